@@ -1,0 +1,14 @@
+"""layercheck: validate hand-written neural-network layers and their backward passes.
+
+    report = layercheck.check_layer(MyLayer, "24,24,20,128:SSCB")
+    report.raise_on_failure()
+"""
+
+__version__ = "0.1.0"
+
+from .api import check_layer  # noqa: E402
+from .base import Layer  # noqa: E402
+from .layout import Layout, parse_layout  # noqa: E402
+from .results import CheckFailure, CheckResult, Report, TargetReport  # noqa: E402
+
+__all__ = ["Layer", "Layout", "parse_layout", "check_layer", "Report", "TargetReport", "CheckResult", "CheckFailure"]

@@ -1,0 +1,86 @@
+"""backward runs and returns one gradient of the right size per argument."""
+
+from __future__ import annotations
+
+from .. import arrays
+from .common import dtype_name, first_failure, primary_dtype, require_backward
+from .registry import Incomplete, check, failed, passed
+
+
+@check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
+def backward_does_not_error(session):
+    require_backward(session.reference)
+
+    def describe(step, dtype):
+        if step.error is None:
+            return None
+        if step.error.is_contract:
+            raise Incomplete(f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)")
+        if step.error.method != "backward":
+            raise Incomplete(f"not checked: {step.error.summary()}")
+        message = step.error.summary() + f" with {dtype_name(dtype)} inputs"
+        hint = _unassigned_hint(step.error.exception)
+        if hint:
+            message += f": {hint}"
+        return message, {"traceback": step.error.traceback, "dtype": dtype_name(dtype)}
+
+    problem = first_failure(session, session.backward, describe)
+    if problem:
+        return failed(problem[0], **problem[1])
+    return passed()
+
+
+def _unassigned_hint(exc: BaseException) -> str | None:
+    """NameError/UnboundLocalError on a dLd... name: the gradient was never assigned."""
+    name = getattr(exc, "name", None)
+    if isinstance(exc, NameError) and name and name.lower().startswith("dld"):
+        return f"{name} is returned but never assigned"
+    return None
+
+
+def describe_reduction(grad_shape: tuple, arg_shape: tuple, labels: str | None) -> str:
+    """Name the axes a wrongly shaped gradient was (or was not) reduced over."""
+    if len(grad_shape) != len(arg_shape):
+        if sorted(d for d in grad_shape if d != 1) == sorted(d for d in arg_shape if d != 1):
+            return "it has the right elements but the wrong number of axes (reshape or keepdims=True)"
+        return f"it has {len(grad_shape)} axes instead of {len(arg_shape)}"
+    if tuple(reversed(grad_shape)) == tuple(arg_shape) and len(arg_shape) == 2:
+        return "it is transposed"
+
+    def axis(i: int) -> str:
+        return f"axis {i} ({labels[i]})" if labels and i < len(labels) else f"axis {i}"
+
+    not_reduced = [axis(i) for i, (g, a) in enumerate(zip(grad_shape, arg_shape)) if a == 1 and g != 1]
+    over_reduced = [axis(i) for i, (g, a) in enumerate(zip(grad_shape, arg_shape)) if a != 1 and g == 1]
+    parts = []
+    if not_reduced:
+        parts.append("it was not summed over " + ", ".join(not_reduced))
+    if over_reduced:
+        parts.append("it was summed over " + ", ".join(over_reduced) + ", which the argument keeps")
+    return "; ".join(parts) or "the axis sizes differ"
+
+
+@check(
+    "backward_is_consistent_in_size",
+    "backward returns one gradient per input, learnable and state, each of its argument's shape",
+    "backwardIsConsistentInSize",
+)
+def backward_is_consistent_in_size(session):
+    layer = session.reference
+    require_backward(layer)
+    result = session.backward(primary_dtype(session)).require()
+    args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
+    n_inputs = layer.num_inputs
+    for i, (name, grad, arg) in enumerate(zip(layer.gradient_names(), result.gradients.all, args)):
+        if grad is None:
+            return failed(f"backward returned None as the gradient of {name}", argument=name)
+        if not arrays.is_array(grad):
+            return failed(f"the gradient of {name} is {arrays.describe(grad)}, not an array", argument=name)
+        if tuple(grad.shape) != tuple(arg.shape):
+            labels = session.layouts[i].format if i < n_inputs else (session.layouts[0].format if arg.ndim == session.layouts[0].ndim else None)
+            why = describe_reduction(tuple(grad.shape), tuple(arg.shape), labels)
+            return failed(
+                f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}",
+                argument=name, gradient_shape=list(grad.shape), argument_shape=list(arg.shape), diagnosis=why,
+            )
+    return passed()

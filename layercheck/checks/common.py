@@ -1,0 +1,58 @@
+"""Small helpers shared by the check families."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from .. import arrays
+from ..contract import LayerAdapter, Outputs
+from .registry import Incomplete, Skip
+
+
+def primary_dtype(session) -> str:
+    """The dtype for checks that run once: float64 when tested, else the first tested dtype."""
+    dtypes = session.options.dtypes
+    return "float64" if "float64" in dtypes else ("complex128" if "complex128" in dtypes else dtypes[0])
+
+
+def require_forward(layer: LayerAdapter) -> None:
+    if not layer.has_forward:
+        raise Skip("no forward defined (predict is used at training time)")
+
+
+def require_backward(layer: LayerAdapter) -> None:
+    if not layer.has_backward:
+        raise Skip("no backward defined")
+
+
+def output_names(layer: LayerAdapter) -> tuple[str, ...]:
+    return layer.output_names + tuple(f"updated {s}" for s in layer.state)
+
+
+def named_outputs(layer: LayerAdapter, outputs: Outputs) -> list[tuple[str, Any]]:
+    return list(zip(output_names(layer), outputs.all))
+
+
+def require_arrays(items: Iterable[tuple[str, Any]], method: str) -> None:
+    for name, value in items:
+        if not arrays.is_array(value):
+            raise Incomplete(f"not checked: {method} returned {arrays.describe(value)} as {name}, not an array")
+
+
+def first_failure(session, step_of, describe) -> tuple[str, dict] | None:
+    """Run `describe(step, dtype)` over the tested dtypes; the first problem found, or None."""
+    for dtype in session.options.dtypes:
+        problem = describe(step_of(dtype), dtype)
+        if problem is not None:
+            return problem
+    return None
+
+
+def snapshot(values: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return [(name, arrays.copy_tree(value)) for name, value in values]
+
+
+def dtype_name(dtype: Any) -> str:
+    return np.dtype(dtype).name

@@ -1,0 +1,140 @@
+"""Signatures, return arities and initialization."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from ..compare import mismatch
+from ..contract import LayerAdapter
+from .common import primary_dtype
+from .registry import Incomplete, Skip, check, failed, passed
+
+
+def _signature_problems(layer: LayerAdapter) -> list[str]:
+    n = layer.num_inputs
+    inputs = ", ".join(layer.input_names)
+    expected = [
+        ("predict", n, inputs),
+        ("forward", n, inputs),
+        ("initialize", n, "one layout per input"),
+        ("backward", *layer.backward_takes()),
+        ("reset_state", 0, "no arguments"),
+    ]
+    problems = []
+    for method, count, names in expected:
+        sig = layer.method_signature(method)
+        if sig is not None and not sig.accepts(count):
+            problems.append(f"{method}{sig.describe()} cannot be called with {count} argument(s) ({names})")
+    sig = layer.predict_signature
+    if not sig.variadic and sig.required != n:
+        problems.append(f"num_inputs is {n} but predict{sig.describe()} requires {sig.required} input(s)")
+    return problems
+
+
+def _parameter_problems(session) -> list[str]:
+    layer = session.reference
+    problems = []
+    for group, names in (("learnable", layer.learnables), ("state", layer.state)):
+        for name in names:
+            if not hasattr(layer.obj, name):
+                problems.append(f"{group} {name!r} is listed but the layer has no attribute {name!r}")
+                continue
+            value = session.reference_parameters[name]
+            if not arrays.is_array(value):
+                when = "after initialize" if layer.has_initialize else "after construction (and there is no initialize)"
+                problems.append(f"{group} {name!r} is {arrays.describe(value)} {when}; it must be an array")
+            elif np.dtype(value.dtype).kind not in "fc":
+                problems.append(f"{group} {name!r} has dtype {value.dtype}; it must be a floating or complex array")
+    return problems
+
+
+@check(
+    "function_syntaxes_are_correct",
+    "predict, forward, backward and initialize take and return as many values as the inputs, "
+    "outputs, learnables and state require",
+    "functionSyntaxesAreCorrect",
+)
+def function_syntaxes_are_correct(session):
+    layer = session.reference
+    problems = _signature_problems(layer)
+    if session.initialize_step.ok:
+        problems += _parameter_problems(session)
+    else:
+        problems.append(f"learnables and state not checked: {session.initialize_step.error.summary()}")
+    dtype = primary_dtype(session)
+    steps = [session.predict(dtype)]
+    if layer.has_forward:
+        steps.append(session.forward(dtype))
+    if layer.has_backward and not problems:
+        steps.append(session.backward(dtype))
+    for step in steps:
+        if step.error is not None and step.error.is_contract:
+            problems.append(str(step.error.exception))
+    if problems:
+        return failed(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""), problems=problems)
+    return passed()
+
+
+@check("initialize_does_not_error", "initialize runs without error on the given layouts", "initializeDoesNotError")
+def initialize_does_not_error(session):
+    if not session.reference.has_initialize:
+        raise Skip("no initialize defined")
+    error = session.initialize_step.error
+    if error is not None:
+        return failed(error.summary(), traceback=error.traceback)
+    return passed()
+
+
+def _initialize_keeps(session, names: tuple[str, ...], group: str):
+    if not session.reference.has_initialize:
+        raise Skip("no initialize defined")
+    if not names:
+        raise Skip(f"the layer has no {group}")
+    session.initialize_step.require()
+    preset = {}
+    rng = session.rng(f"preset {group}")
+    for name in names:
+        ref = session.reference_parameters[name]
+        if not arrays.is_array(ref):
+            raise Incomplete(f"not checked: {name!r} is not an array after initialize")
+        value = arrays.random_like(arrays.to_numpy(ref), rng) + 3.0
+        preset[name] = arrays.array_module(ref).asarray(value.astype(ref.dtype))
+    layer = session.new_layer(initialize=False)
+    layer.set_parameters({name: arrays.copy_tree(v) for name, v in preset.items()})
+    try:
+        layer.initialize(session.layouts)
+    except Exception as exc:  # reported by initialize_does_not_error
+        raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}") from None
+    for name, value in preset.items():
+        after = layer.get(name)
+        if not arrays.is_array(after) or after.shape != value.shape:
+            return failed(
+                f"initialize replaced {name!r}, which was already set "
+                f"({arrays.describe(value)} became {arrays.describe(after)})"
+            )
+        diff = mismatch(after, value)
+        if diff is not None:
+            return failed(
+                f"initialize changed {name!r}, which was already set: " + diff.describe(name).split(": ", 1)[1],
+                parameter=name, mismatch=diff.to_dict(),
+            )
+    return passed()
+
+
+@check(
+    "initialize_does_not_change_nonempty_learnables",
+    "initialize leaves learnables that are already set unchanged",
+    "initializeDoesNotChangeLearnableParametersWhenTheyAreNotEmpty",
+)
+def initialize_does_not_change_nonempty_learnables(session):
+    return _initialize_keeps(session, session.reference.learnables, "learnables")
+
+
+@check(
+    "initialize_does_not_change_nonempty_states",
+    "initialize leaves state parameters that are already set unchanged",
+    "initializeDoesNotChangeStatefulParametersWhenTheyAreNotEmpty",
+)
+def initialize_does_not_change_nonempty_states(session):
+    return _initialize_keeps(session, session.reference.state, "state")

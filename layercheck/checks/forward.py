@@ -1,0 +1,106 @@
+"""predict and forward: they run, agree in size, and produce finite values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from .common import dtype_name, first_failure, named_outputs, primary_dtype, require_arrays, require_forward
+from .registry import Incomplete, check, failed, passed
+
+
+def _does_not_error(session, method: str):
+    step_of = session.predict if method == "predict" else session.forward
+
+    def describe(step, dtype):
+        if step.error is None:
+            return None
+        if step.error.is_contract:
+            raise Incomplete(f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)")
+        return step.error.summary() + f" with {dtype_name(dtype)} inputs", {"traceback": step.error.traceback, "dtype": dtype_name(dtype)}
+
+    problem = first_failure(session, step_of, describe)
+    if problem:
+        return failed(problem[0], **problem[1])
+    return passed()
+
+
+@check("predict_does_not_error", "predict runs without error at every tested dtype", "predictDoesNotError")
+def predict_does_not_error(session):
+    return _does_not_error(session, "predict")
+
+
+@check("forward_does_not_error", "forward runs without error at every tested dtype", "forwardDoesNotError")
+def forward_does_not_error(session):
+    require_forward(session.reference)
+    return _does_not_error(session, "forward")
+
+
+@check(
+    "forward_predict_are_consistent_in_size",
+    "forward and predict return outputs and states of the same sizes",
+    "forwardPredictAreConsistentInSize",
+)
+def forward_predict_are_consistent_in_size(session):
+    layer = session.reference
+    require_forward(layer)
+    dtype = primary_dtype(session)
+    predicted = named_outputs(layer, session.predict(dtype).require())
+    trained = named_outputs(layer, session.forward(dtype).require())
+    require_arrays(predicted, "predict")
+    require_arrays(trained, "forward")
+    for (name, p), (_, f) in zip(predicted, trained):
+        if p.shape != f.shape:
+            return failed(
+                f"{name} has shape {tuple(f.shape)} from forward but {tuple(p.shape)} from predict",
+                output=name, forward_shape=list(f.shape), predict_shape=list(p.shape),
+            )
+    return passed()
+
+
+def _nonfinite(session, method: str):
+    layer = session.reference
+    step_of = session.predict if method == "predict" else session.forward
+
+    def describe(step, dtype):
+        if not step.ok:
+            return None
+        for name, y in named_outputs(layer, step.value):
+            if not arrays.is_array(y):
+                continue
+            y = arrays.to_numpy(y)
+            bad = ~np.isfinite(y)
+            if bad.any():
+                first = tuple(int(i) for i in np.argwhere(bad)[0])
+                n_nan, n_inf = int(np.isnan(y).sum()), int(np.isinf(y).sum())
+                message = (
+                    f"{method} output {name} has {n_nan} NaN and {n_inf} infinite value(s) of {y.size} "
+                    f"with {dtype_name(dtype)} inputs (first at index {first})"
+                )
+                return message, {"method": method, "output": name, "nan": n_nan, "inf": n_inf, "first_index": list(first)}
+        return None
+
+    return first_failure(session, step_of, describe)
+
+
+@check(
+    "outputs_are_finite",
+    "predict and forward return no NaN or infinite values on inputs inside the layer's domain",
+    "",
+)
+def outputs_are_finite(session):
+    layer = session.reference
+    methods = ["predict"] + (["forward"] if layer.has_forward else [])
+    ran = False
+    for method in methods:
+        step_of = session.predict if method == "predict" else session.forward
+        ran = ran or any(step_of(d).ok for d in session.options.dtypes)
+        problem = _nonfinite(session, method)
+        if problem:
+            message, details = problem
+            if all(d == (None, None) for d in layer.input_domains()):
+                message += "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
+            return failed(message, **details)
+    if not ran:
+        raise Incomplete("not checked: predict failed at every tested dtype")
+    return passed()

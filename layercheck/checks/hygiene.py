@@ -1,0 +1,121 @@
+"""Beyond MATLAB: layers must not modify their arguments and must be deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from ..compare import mismatch
+from .common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
+from .registry import Incomplete, check, failed, passed
+
+
+def _modified(before, after) -> str | None:
+    for (name, old), (_, new) in zip(before, after):
+        if not arrays.is_array(old):
+            continue
+        if not arrays.is_array(new) or new.shape != old.shape:
+            return f"{name} was replaced ({arrays.describe(old)} became {arrays.describe(new)})"
+        diff = mismatch(new, old)
+        if diff is not None:
+            return f"{name} was modified in place: " + diff.describe(name).split(": ", 1)[1]
+    return None
+
+
+def _arguments(layer, xs):
+    return list(zip(layer.input_names, xs)) + [(f"learnable {n}", layer.get(n)) for n in layer.learnables] + [
+        (f"state {n}", layer.get(n)) for n in layer.state
+    ]
+
+
+def _does_not_modify(session, method: str):
+    dtype = primary_dtype(session)
+    getattr(session, method)(dtype).require()
+    layer = session.layer(dtype)
+    xs = session.inputs(dtype)
+    before = snapshot(_arguments(layer, xs))
+    try:
+        getattr(layer, method)(xs)
+    except Exception as exc:
+        raise Incomplete(f"not checked: {method} raised {type(exc).__name__}") from None
+    problem = _modified(before, _arguments(layer, xs))
+    if problem:
+        return failed(f"{method} modifies its arguments: {problem}")
+    return passed()
+
+
+@check(
+    "predict_does_not_modify_inputs",
+    "predict leaves its inputs, learnables and state unchanged",
+)
+def predict_does_not_modify_inputs(session):
+    return _does_not_modify(session, "predict")
+
+
+@check(
+    "forward_does_not_modify_inputs",
+    "forward leaves its inputs, learnables and state unchanged (it returns updated states instead)",
+)
+def forward_does_not_modify_inputs(session):
+    require_forward(session.reference)
+    return _does_not_modify(session, "forward")
+
+
+@check(
+    "backward_does_not_modify_inputs",
+    "backward leaves X, Y, dLdY, learnables and state unchanged",
+)
+def backward_does_not_modify_inputs(session):
+    require_backward(session.reference)
+    dtype = primary_dtype(session)
+    session.backward(dtype).require()
+    layer = session.layer(dtype)
+    xs = session.inputs(dtype)
+    outputs = layer.forward(xs)
+    dLdY, dLdS = session.output_gradients(outputs, "dLdY modify")
+    names = [f"output {n}" for n in layer.output_names] + [f"dLd{n}" for n in layer.output_names]
+    names += [f"dLd{s}_out" for s in layer.state]
+    args = _arguments(layer, xs) + list(zip(names, [*outputs.values, *dLdY, *dLdS]))
+    before = snapshot(args)
+    try:
+        layer.backward(xs, outputs, dLdY, dLdS)
+    except Exception as exc:
+        raise Incomplete(f"not checked: backward raised {type(exc).__name__}") from None
+    after = _arguments(layer, xs) + list(zip(names, [*outputs.values, *dLdY, *dLdS]))
+    problem = _modified(before, after)
+    if problem:
+        return failed(f"backward modifies its arguments: {problem}")
+    return passed()
+
+
+def _determinism_tolerance(y) -> float:
+    """A few ulps of the output's magnitude: exact up to reordered reductions."""
+    y = arrays.to_numpy(y)
+    finite = np.abs(y[np.isfinite(y)]) if y.size else np.zeros(0)
+    scale = float(finite.max()) if finite.size else 0.0
+    return 16 * float(np.finfo(arrays.precision_of(y.dtype)).eps) * scale
+
+
+@check(
+    "predict_is_deterministic",
+    "predict returns the same outputs when called twice with the same inputs",
+)
+def predict_is_deterministic(session):
+    dtype = primary_dtype(session)
+    session.predict(dtype).require()
+    layer = session.layer(dtype)
+    try:
+        first = named_outputs(layer, layer.predict(session.inputs(dtype)))
+        second = named_outputs(layer, layer.predict(session.inputs(dtype)))
+    except Exception as exc:
+        raise Incomplete(f"not checked: predict raised {type(exc).__name__} when called again") from None
+    for (name, a), (_, b) in zip(first, second):
+        if not (arrays.is_array(a) and arrays.is_array(b)) or a.shape != b.shape:
+            return failed(f"two calls of predict return {name} as {arrays.describe(a)} and {arrays.describe(b)}")
+        diff = mismatch(b, a, atol=_determinism_tolerance(a))
+        if diff is not None:
+            return failed(
+                "predict is not deterministic: " + diff.describe(f"{name} of the second call"),
+                output=name, mismatch=diff.to_dict(),
+            )
+    return passed()

@@ -1,0 +1,102 @@
+"""Outputs and gradients keep the tested precision and the array type of the inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from .common import dtype_name, named_outputs, require_backward, require_forward
+from .registry import Incomplete, check, failed, passed
+
+
+def _expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
+    """The tested precision, complex only where the layer may legitimately produce complex values."""
+    real = arrays.precision_of(dtype)
+    if complex_allowed and np.dtype(actual.dtype).kind == "c":
+        return np.result_type(real, np.complex64)
+    return real
+
+
+def _complex_allowed(session, dtype) -> bool:
+    """Outputs may be complex when an input or a learnable is complex."""
+    params = session.reference_parameters.values()
+    return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
+
+
+def _type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | None:
+    what = f"{name} with {dtype_name(dtype)} inputs"
+    if not arrays.is_array(value):
+        return f"{what} is {arrays.describe(value)}, not an array"
+    if arrays.array_module(value) is not module:
+        return f"{what} is a {arrays.describe(value)} but the inputs were {module.__name__} arrays"
+    if np.dtype(value.dtype) != expected:
+        if np.dtype(value.dtype).kind == "c" and expected.kind != "c":
+            return f"{what} is complex ({value.dtype}) although the inputs and learnables are real"
+        return f"{what} is {value.dtype}, expected {expected}"
+    return None
+
+
+def _outputs_type(session, method: str):
+    layer = session.reference
+    step_of = session.predict if method == "predict" else session.forward
+    ran = False
+    for dtype in session.options.dtypes:
+        step = step_of(dtype)
+        if not step.ok:
+            continue
+        ran = True
+        allowed = _complex_allowed(session, dtype)
+        for name, y in named_outputs(layer, step.value):
+            expected = _expected_dtype(dtype, allowed, y) if arrays.is_array(y) else None
+            problem = _type_problem(f"{method} output {name}", y, expected, dtype, np)
+            if problem:
+                return failed(problem, method=method, output=name, dtype=dtype_name(dtype))
+    if not ran:
+        raise Incomplete(f"not checked: {method} failed at every tested dtype")
+    return passed()
+
+
+@check(
+    "predict_is_consistent_in_type",
+    "predict keeps the precision and array type of its inputs and learnables",
+    "predictIsConsistentInType",
+)
+def predict_is_consistent_in_type(session):
+    return _outputs_type(session, "predict")
+
+
+@check(
+    "forward_is_consistent_in_type",
+    "forward keeps the precision and array type of its inputs and learnables",
+    "forwardIsConsistentInType",
+)
+def forward_is_consistent_in_type(session):
+    require_forward(session.reference)
+    return _outputs_type(session, "forward")
+
+
+@check(
+    "backward_is_consistent_in_type",
+    "each gradient has the dtype and array type of its argument",
+    "backwardIsConsistentInType",
+)
+def backward_is_consistent_in_type(session):
+    layer = session.reference
+    require_backward(layer)
+    ran = False
+    for dtype in session.options.dtypes:
+        step = session.backward(dtype)
+        if not step.ok:
+            continue
+        ran = True
+        result = step.value
+        args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
+        for name, grad, arg in zip(layer.gradient_names(), result.gradients.all, args):
+            if grad is None or not arrays.is_array(arg):
+                continue  # reported by backward_is_consistent_in_size
+            problem = _type_problem(f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg))
+            if problem:
+                return failed(problem, argument=name, dtype=dtype_name(dtype))
+    if not ran:
+        raise Incomplete("not checked: backward failed at every tested dtype")
+    return passed()

@@ -1,0 +1,301 @@
+"""The layer contract of DESIGN.md section 3, behind one normalized interface.
+
+This module alone knows how a user's layer is called: how many inputs `predict` takes,
+how its return value unpacks into outputs and updated states, when `forward` appends a
+memory value, and in which order `backward` takes and returns its arguments. Checks see
+`Outputs` and `Gradients` and never count tuple elements themselves.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from .errors import ContractError
+from .layout import Layout
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What one forward pass produced: outputs Y1..YM, updated states S1..SK, memory."""
+
+    values: tuple
+    states: tuple
+    memory: Any = None
+
+    @property
+    def all(self) -> tuple:
+        """Outputs then states: every array the loss of a gradient check depends on."""
+        return self.values + self.states
+
+
+@dataclass(frozen=True)
+class Gradients:
+    """What `backward` returned, split into its three groups."""
+
+    inputs: tuple
+    learnables: tuple
+    states: tuple
+
+    @property
+    def all(self) -> tuple:
+        return self.inputs + self.learnables + self.states
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Positional parameters of one method, with `self` removed."""
+
+    names: tuple[str, ...]
+    required: int
+    variadic: bool
+
+    def accepts(self, n: int) -> bool:
+        return self.required <= n and (self.variadic or n <= len(self.names))
+
+    def describe(self) -> str:
+        names = list(self.names) + (["*args"] if self.variadic else [])
+        return "(" + ", ".join(names) + ")"
+
+
+def signature_of(fn: Callable) -> Signature:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return Signature((), 0, True)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return Signature(
+        names=tuple(p.name for p in positional),
+        required=sum(p.default is p.empty for p in positional),
+        variadic=any(p.kind is p.VAR_POSITIONAL for p in params),
+    )
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    try:
+        names = tuple(value)
+    except TypeError:
+        raise ContractError(f"`{what}` must be a tuple of attribute names, got {value!r}") from None
+    if not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise ContractError(f"`{what}` must hold attribute names (strings), got {value!r}")
+    return names
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def unpack(result: Any, n: int, what: str, expected: str) -> tuple:
+    """Split a method's return value into exactly `n` values.
+
+    The contract returns a bare array when there is exactly one value, else a tuple.
+    """
+    if n == 1:
+        if isinstance(result, (tuple, list)):
+            raise ContractError(
+                f"{what} returned a {type(result).__name__} of {len(result)} value(s) but should return "
+                f"one bare array ({expected})"
+            )
+        return (result,)
+    if not isinstance(result, (tuple, list)):
+        raise ContractError(f"{what} returned one value but should return a tuple of {n} ({expected})")
+    if len(result) != n:
+        raise ContractError(f"{what} returned {_plural(len(result), 'value')} but should return {n} ({expected})")
+    return tuple(result)
+
+
+class LayerAdapter:
+    """A user's layer (any object with `predict`, or a plain function) seen through the contract."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+        self.is_plain_function = inspect.isfunction(obj) or inspect.isbuiltin(obj)
+        if self.is_plain_function:
+            self._predict = obj
+        elif callable(getattr(obj, "predict", None)):
+            self._predict = obj.predict
+        else:
+            raise ContractError(f"{type(obj).__name__} has no predict method")
+        self.learnables = () if self.is_plain_function else _names(getattr(obj, "learnables", ()), "learnables")
+        self.state = () if self.is_plain_function else _names(getattr(obj, "state", ()), "state")
+        clash = set(self.learnables) & set(self.state)
+        if clash:
+            raise ContractError(f"{sorted(clash)} listed both as learnables and as state")
+        self.num_outputs = self._count("num_outputs", 1)
+        self.predict_signature = signature_of(self._predict)
+        self.num_inputs = self._infer_num_inputs()
+        self.has_forward = self._method("forward") is not None
+        self.has_backward = self._method("backward") is not None
+        self.has_initialize = self._method("initialize") is not None
+        self.has_reset_state = self._method("reset_state") is not None
+
+    # -- description -------------------------------------------------------------------
+
+    def _method(self, name: str) -> Callable | None:
+        if self.is_plain_function:
+            return None
+        fn = getattr(self.obj, name, None)
+        return fn if callable(fn) else None
+
+    def _count(self, attr: str, default: int) -> int:
+        value = default if self.is_plain_function else getattr(self.obj, attr, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ContractError(f"`{attr}` must be a positive integer, got {value!r}")
+        return value
+
+    def _infer_num_inputs(self) -> int:
+        declared = None if self.is_plain_function else getattr(self.obj, "num_inputs", None)
+        if declared is not None:
+            return self._count("num_inputs", 1)
+        sig = self.predict_signature
+        if sig.variadic and sig.required == 0:
+            raise ContractError("predict takes *X, so the layer must set `num_inputs`")
+        if sig.required == 0:
+            raise ContractError("predict takes no input argument")
+        return sig.required
+
+    @property
+    def name(self) -> str:
+        return getattr(self.obj, "__name__", None) or type(self.obj).__name__
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        names = self.predict_signature.names
+        if len(names) >= self.num_inputs and len(set(names[: self.num_inputs])) == self.num_inputs:
+            return tuple(names[: self.num_inputs])
+        return ("X",) if self.num_inputs == 1 else tuple(f"X{i + 1}" for i in range(self.num_inputs))
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return ("Y",) if self.num_outputs == 1 else tuple(f"Y{i + 1}" for i in range(self.num_outputs))
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """Learnables then state: the arrays held as attributes of the layer."""
+        return self.learnables + self.state
+
+    def method_signature(self, name: str) -> Signature | None:
+        fn = self._predict if name == "predict" else self._method(name)
+        return None if fn is None else signature_of(fn)
+
+    # Expected arities, named for messages.
+
+    def predict_returns(self) -> tuple[int, str]:
+        names = list(self.output_names) + [f"updated {s}" for s in self.state]
+        return len(names), ", ".join(names)
+
+    def forward_returns(self) -> tuple[int, str]:
+        n, names = self.predict_returns()
+        if self.has_backward:
+            return n + 1, names + ", memory"
+        return n, names
+
+    def backward_takes(self) -> tuple[int, str]:
+        names = (
+            list(self.input_names)
+            + list(self.output_names)
+            + [f"dLd{y}" for y in self.output_names]
+            + [f"dLd{s}_out" for s in self.state]
+            + ["memory"]
+        )
+        return len(names), ", ".join(names)
+
+    def backward_returns(self) -> tuple[int, str]:
+        names = [f"dLd{x}" for x in self.input_names] + [f"dLd{p}" for p in self.learnables]
+        names += [f"dLd{s}_in" for s in self.state]
+        return len(names), ", ".join(names)
+
+    def gradient_names(self) -> tuple[str, ...]:
+        """The argument each returned gradient belongs to, in backward's return order."""
+        return self.input_names + self.learnables + self.state
+
+    # -- parameters ------------------------------------------------------------------
+
+    def get(self, name: str) -> Any:
+        return getattr(self.obj, name, None)
+
+    def set(self, name: str, value: Any) -> None:
+        setattr(self.obj, name, value)
+
+    def parameters(self) -> dict[str, Any]:
+        return {name: self.get(name) for name in self.parameter_names}
+
+    def set_parameters(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            self.set(name, value)
+
+    # -- calls --------------------------------------------------------------------------
+
+    def initialize(self, layouts: Sequence[Layout]) -> None:
+        fn = self._method("initialize")
+        if fn is not None:
+            fn(*layouts)
+
+    def reset_state(self) -> None:
+        fn = self._method("reset_state")
+        if fn is not None:
+            fn()
+
+    def predict(self, inputs: Sequence[Any]) -> Outputs:
+        n, names = self.predict_returns()
+        values = unpack(self._predict(*inputs), n, "predict", names)
+        return Outputs(values[: self.num_outputs], values[self.num_outputs :])
+
+    def forward(self, inputs: Sequence[Any]) -> Outputs:
+        """The training-time pass: `forward` when the layer defines one, else `predict`."""
+        if not self.has_forward:
+            return self.predict(inputs)
+        n, names = self.forward_returns()
+        values = unpack(self._method("forward")(*inputs), n, "forward", names)
+        m, k = self.num_outputs, len(self.state)
+        memory = values[m + k] if self.has_backward else None
+        return Outputs(values[:m], values[m : m + k], memory)
+
+    def backward(self, inputs: Sequence[Any], outputs: Outputs, dLdY: Sequence[Any], dLdS: Sequence[Any]) -> Gradients:
+        fn = self._method("backward")
+        if fn is None:
+            raise ContractError("the layer defines no backward")
+        args = [*inputs, *outputs.values, *dLdY, *(dLdS if self.state else ()), outputs.memory]
+        n, names = self.backward_returns()
+        values = unpack(fn(*args), n, "backward", names)
+        a, b = self.num_inputs, self.num_inputs + len(self.learnables)
+        return Gradients(values[:a], values[a:b], values[b:])
+
+    def output_format(self, input_formats: Sequence[str]) -> tuple[str, ...]:
+        """The format of each output; the first input's format unless the layer says otherwise."""
+        fn = self._method("output_format")
+        if fn is None:
+            return (input_formats[0],) * self.num_outputs
+        result = fn(*input_formats)
+        formats = (result,) if isinstance(result, str) else tuple(result)
+        if len(formats) != self.num_outputs or not all(isinstance(f, str) for f in formats):
+            raise ContractError(f"output_format returned {result!r}; expected {self.num_outputs} format string(s)")
+        return formats
+
+    def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
+        """Where each input lives: `input_domain` is one (low, high) or one per input."""
+        domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
+        if domain is None:
+            return ((None, None),) * self.num_inputs
+        if _is_interval(domain):
+            return (tuple(domain),) * self.num_inputs
+        domains = tuple(domain)
+        if len(domains) != self.num_inputs or not all(d is None or _is_interval(d) for d in domains):
+            raise ContractError(
+                f"input_domain must be (low, high) or one (low, high) per input, got {domain!r}"
+            )
+        return tuple((None, None) if d is None else tuple(d) for d in domains)
+
+
+def _is_interval(value: Any) -> bool:
+    return (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in value)
+        and (value[0] is None or value[1] is None or value[0] < value[1])
+    )

@@ -1,0 +1,300 @@
+"""What is wrong with a gradient that failed, and where.
+
+Patterns are recognised from probes that already ran (no extra cost): a gradient that is zero,
+has the wrong sign or a constant factor, belongs to another argument (returned in the wrong
+order), is transposed or conjugated. Localization then spends a bounded number of restricted
+probes: per channel, per observation, per range of input values, or element by element for
+small arguments, to say where the gradient is wrong and by how much.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .gradcheck import FAIL, PASS, ArgumentVerdict, Baseline, GradientProblem, Probe, Tolerances, element_probe, restricted_probe
+
+_LABEL_NAMES = {"C": "channel", "B": "observation", "T": "time step", "S": "spatial position", "U": "index"}
+_MAX_CELLS = 16
+_ELEMENTWISE_LIMIT = 32
+
+
+@dataclass
+class Diagnosis:
+    headline: str
+    causes: list[str] = field(default_factory=list)
+    where: list[str] = field(default_factory=list)
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    swapped_with: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"headline": self.headline, "causes": self.causes, "where": self.where, "examples": self.examples}
+
+
+@dataclass(frozen=True)
+class SizeContext:
+    """Sizes that make a constant factor recognisable (batch size, elements per channel...)."""
+
+    named: tuple[tuple[str, int], ...]
+
+
+def size_context(problem: GradientProblem) -> SizeContext:
+    named: list[tuple[str, int]] = []
+    for value, labels in zip(problem.values, problem.labels):
+        if not labels or len(labels) != value.ndim:
+            continue
+        for label, word in (("B", "batch size"), ("C", "number of channels"), ("T", "sequence length")):
+            axis = labels.find(label)
+            if axis >= 0 and value.shape[axis] > 1:
+                named.append((word, value.shape[axis]))
+        c = labels.find("C")
+        if c >= 0 and value.size // value.shape[c] > 1:
+            named.append(("number of elements per channel", value.size // value.shape[c]))
+        spatial = math.prod(value.shape[i] for i, ch in enumerate(labels) if ch == "S")
+        if spatial > 1:
+            named.append(("number of spatial positions", spatial))
+        named.append(("number of elements", value.size))
+        break
+    return SizeContext(tuple(dict.fromkeys(named)))
+
+
+def name_factor(ratio: float, context: SizeContext) -> str:
+    """`2`, `1/128 (1/batch size)`, or the ratio itself."""
+    candidates: list[tuple[float, str]] = [(-1.0, "-1")]
+    for n in (2, 3, 4, 8):
+        candidates += [(float(n), str(n)), (1.0 / n, f"1/{n}"), (-float(n), f"-{n}"), (-1.0 / n, f"-1/{n}")]
+    for word, n in context.named:
+        candidates += [(float(n), f"{n} (the {word})"), (1.0 / n, f"1/{n} (1/{word})")]
+    for value, text in candidates:
+        if abs(ratio - value) <= 1e-4 * abs(value):
+            return text
+    frac = Fraction(ratio).limit_denominator(64)
+    if frac.denominator > 1 and abs(float(frac) - ratio) <= 1e-6 * abs(ratio):
+        return f"{frac.numerator}/{frac.denominator}"
+    return f"{ratio:.6g}"
+
+
+def _failing(verdict: ArgumentVerdict) -> list[Probe]:
+    return [p for p in verdict.probes if p.verdict == FAIL]
+
+
+def _reference_probe(verdict: ArgumentVerdict) -> Probe | None:
+    """The first probe of an argument whose numeric side is trustworthy."""
+    for probe in verdict.probes:
+        if probe.verdict in (PASS, FAIL):
+            return probe
+    return None
+
+
+def constant_factor(probes: list[Probe]) -> float | None:
+    """A ratio analytic/numeric shared by every failing probe (two at least)."""
+    ratios = []
+    for p in probes:
+        if abs(p.numeric) <= 10 * p.fixed_tolerance:
+            return None
+        ratios.append(p.analytic / p.numeric)
+    if len(ratios) < 2:
+        return None
+    spread = max(ratios) - min(ratios)
+    if spread <= 1e-5 * max(abs(r) for r in ratios):
+        return float(np.mean(ratios))
+    return None
+
+
+def _misplaced(problem: GradientProblem, verdicts: list[ArgumentVerdict], index: int) -> tuple[str, bool] | None:
+    """Another argument whose gradient the layer returned in this argument's place.
+
+    Returns (other name, swapped) where `swapped` says the other slot holds this gradient.
+    """
+    mine = _failing(verdicts[index])[0]
+    for other, verdict in enumerate(verdicts):
+        if other == index or problem.values[other].shape != problem.values[index].shape:
+            continue
+        theirs = _reference_probe(verdict)
+        if theirs is None or not theirs.agrees(theirs.gradients[index]):
+            continue
+        return problem.names[other], mine.agrees(mine.gradients[other])
+    return None
+
+
+def _transposed(probes: list[Probe], gradient: np.ndarray) -> str | None:
+    if gradient.ndim < 2 or gradient.ndim > 4:
+        return None
+    for perm in itertools.permutations(range(gradient.ndim)):
+        if perm == tuple(range(gradient.ndim)):
+            continue
+        moved = gradient.transpose(perm)
+        if moved.shape == gradient.shape and all(p.agrees(moved) for p in probes):
+            return "transposed" if gradient.ndim == 2 else f"has its axes permuted (transpose {perm} fits)"
+    return None
+
+
+def patterns(problem: GradientProblem, verdicts: list[ArgumentVerdict], index: int, context: SizeContext) -> Diagnosis | None:
+    """A pattern that explains the failure from the probes alone, or None."""
+    name = problem.names[index]
+    probes = _failing(verdicts[index])
+    gradient = probes[0].gradients[index]
+    if not np.any(gradient):
+        return Diagnosis(f"the gradient of {name} is zero everywhere", ["zero or missing gradient"])
+    misplaced = _misplaced(problem, verdicts, index)
+    if misplaced is not None:
+        other, swapped = misplaced
+        if swapped:
+            return Diagnosis(
+                f"the gradients of {name} and {other} are returned in each other's place",
+                [f"gradient order: {name} and {other} swapped"], swapped_with=other,
+            )
+        return Diagnosis(f"the gradient returned for {name} is the gradient of {other}", [f"gradient of {other} in the place of {name}"])
+    if np.iscomplexobj(gradient) and all(p.agrees(np.conj(gradient)) for p in probes):
+        return Diagnosis(f"the gradient of {name} is the conjugate of the correct one (conj missing)", ["conj missing"])
+    transposed = _transposed(probes, gradient)
+    if transposed:
+        return Diagnosis(f"the gradient of {name} is {transposed}", [transposed])
+    ratio = constant_factor(probes)
+    if ratio is not None:
+        if abs(ratio + 1) <= 1e-4:
+            return Diagnosis(f"the gradient of {name} has the wrong sign", ["wrong sign"])
+        if abs(ratio) <= 1e-6:
+            return Diagnosis(f"the gradient of {name} is (nearly) zero", ["zero or missing gradient"])
+        factor = name_factor(ratio, context)
+        cause = f"off by a constant factor {factor}"
+        hint = ""
+        if "1/batch size" in factor:
+            hint = ": a mean over the observations instead of a sum?"
+        elif "(the batch size)" in factor:
+            hint = ": a sum over the observations where a mean belongs?"
+        return Diagnosis(f"the gradient of {name} is {cause}{hint}", [cause])
+    return None
+
+
+# -- localization ------------------------------------------------------------------------------
+
+
+def _cells_along(shape: tuple[int, ...], axis: int) -> list[tuple[str, np.ndarray]]:
+    n = shape[axis]
+    edges = np.linspace(0, n, min(n, _MAX_CELLS) + 1).astype(int)
+    cells = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        mask = np.zeros(shape, dtype=bool)
+        index = [slice(None)] * len(shape)
+        index[axis] = slice(lo, hi)
+        mask[tuple(index)] = True
+        cells.append((str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", mask))
+    return cells
+
+
+_QUANTILES = (0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0)
+
+
+def _value_cells(value: np.ndarray) -> list[tuple[tuple[float, float, float, float], np.ndarray]]:
+    real = value.real
+    edges = np.quantile(real, _QUANTILES)
+    cells = []
+    for k, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+        mask = (real >= lo) & ((real < hi) if k < len(edges) - 2 else (real <= hi))
+        if mask.any():
+            cells.append(((float(lo), float(hi), _QUANTILES[k], _QUANTILES[k + 1]), mask))
+    return cells
+
+
+def _cell_verdicts(problem, base, index, cells, tol, rng) -> list[str | None]:
+    out = []
+    for _, mask in cells:
+        probe = restricted_probe(problem, base, index, mask, tol, rng)
+        out.append("bad" if probe.verdict == FAIL else "ok" if probe.verdict == PASS else None)
+    return out
+
+
+def _describe_axis(name: str, label: str, cells, verdicts) -> str | None:
+    bad = [c for (c, _), v in zip(cells, verdicts) if v == "bad"]
+    ok = [c for (c, _), v in zip(cells, verdicts) if v == "ok"]
+    if not bad or not ok:
+        return None
+    word = _LABEL_NAMES.get(label, "index")
+    plural = "s" if len(bad) > 1 else ""
+    return f"wrong only in {word}{plural} {', '.join(bad)} of {name} (right in {len(ok)} other group(s) checked)"
+
+
+def _describe_values(name: str, cells, verdicts) -> str | None:
+    bad = [k for k, v in enumerate(verdicts) if v == "bad"]
+    ok = [k for k, v in enumerate(verdicts) if v == "ok"]
+    if not bad or not ok:
+        return None
+    lo = cells[bad[0]][0][0]
+    hi = cells[bad[-1]][0][1]
+    q_lo, q_hi = cells[bad[0]][0][2], cells[bad[-1]][0][3]
+    share = (q_hi - q_lo) * 100
+    contiguous = bad == list(range(bad[0], bad[-1] + 1))
+    span = f"where {name} is in [{lo:.4g}, {hi:.4g}]" if contiguous else f"for some ranges of {name} (between {lo:.4g} and {hi:.4g})"
+    return f"wrong only {span}, about {share:.0f}% of the elements; right elsewhere"
+
+
+def _example(problem, base, index, element, gradient, tol) -> dict[str, Any] | None:
+    probe = element_probe(problem, base, index, element, tol)
+    if probe.verdict not in (PASS, FAIL):
+        return None
+    analytic = complex(gradient[element]) if np.iscomplexobj(gradient) else float(gradient[element])
+    numeric = probe.numeric
+    abs_error = abs(analytic - numeric)
+    return {
+        "index": [int(i) for i in element],
+        "analytic": analytic,
+        "numeric": numeric,
+        "abs_error": abs_error,
+        "rel_error": abs_error / abs(numeric) if numeric else math.inf,
+        "tolerance": probe.tolerance,
+        "wrong": probe.verdict == FAIL,
+    }
+
+
+def localize(
+    problem: GradientProblem,
+    base: Baseline,
+    verdicts: list[ArgumentVerdict],
+    index: int,
+    tol: Tolerances,
+    rng: np.random.Generator,
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Where the gradient of argument `index` is wrong, and a few elements as examples."""
+    name = problem.names[index]
+    value = problem.values[index]
+    gradient = _failing(verdicts[index])[0].gradients[index]
+    where: list[str] = []
+    if value.size <= _ELEMENTWISE_LIMIT:
+        examples = [e for e in (_example(problem, base, index, el, gradient, tol) for el in np.ndindex(value.shape)) if e]
+        wrong = [e for e in examples if e["wrong"]]
+        if wrong and len(wrong) < len(examples):
+            where.append(
+                f"wrong at {len(wrong)} of {len(examples)} elements: "
+                + ", ".join(str(tuple(e["index"])) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
+            )
+        return where, sorted(examples, key=lambda e: -e["abs_error"])[:5]
+    worst_mask = None
+    labels = problem.labels[index]
+    if labels and len(labels) == value.ndim:
+        for label in "CBT":
+            axis = labels.find(label)
+            if axis < 0 or value.shape[axis] < 2:
+                continue
+            cells = _cells_along(value.shape, axis)
+            verdict = _cell_verdicts(problem, base, index, cells, tol, rng)
+            text = _describe_axis(name, label, cells, verdict)
+            if text:
+                where.append(text)
+                worst_mask = next(m for (_, m), v in zip(cells, verdict) if v == "bad")
+    cells = _value_cells(value)
+    verdict = _cell_verdicts(problem, base, index, cells, tol, rng)
+    text = _describe_values(name, cells, verdict)
+    if text:
+        where.append(text)
+        bad = [m for (_, m), v in zip(cells, verdict) if v == "bad"]
+        worst_mask = bad[0] if worst_mask is None else (worst_mask & bad[0] if (worst_mask & bad[0]).any() else worst_mask)
+    candidates = np.argwhere(worst_mask) if worst_mask is not None else np.argwhere(np.ones(value.shape, dtype=bool))
+    picks = candidates[rng.choice(len(candidates), size=min(3, len(candidates)), replace=False)]
+    examples = [e for e in (_example(problem, base, index, tuple(int(i) for i in el), gradient, tol) for el in picks) if e]
+    return where, examples

@@ -1,0 +1,28 @@
+"""Exceptions that carry a user-facing message.
+
+`UsageError` is bad input to layercheck itself (exit status 2, one line, no traceback).
+`TargetError` is a target that could not be loaded or constructed; it is reported as
+that target's error and the run goes on with the others.
+`ContractError` is a layer that breaks the calling conventions of DESIGN.md section 3
+(wrong number of returned values, missing attributes); the checks report it as a failure.
+"""
+
+
+class LayercheckError(Exception):
+    """Base class for errors with a message meant for the user."""
+
+
+class UsageError(LayercheckError):
+    """Malformed layout, argument, option or config: exit status 2."""
+
+
+class TargetError(LayercheckError):
+    """A target that could not be imported, found or constructed."""
+
+    def __init__(self, message: str, traceback: str = ""):
+        super().__init__(message)
+        self.traceback = traceback
+
+
+class ContractError(LayercheckError):
+    """A layer whose methods do not follow the layer contract."""

@@ -1,0 +1,231 @@
+"""Finding and constructing targets: `path.py`, `path.py:Name`, or a folder of modules."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from .errors import TargetError, UsageError
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass(frozen=True)
+class Target:
+    """One layer (a class with `predict`, or a plain function) found in a user's module."""
+
+    label: str
+    path: Path
+    name: str
+    obj: Any
+    kind: str = "layer"
+
+    @property
+    def is_class(self) -> bool:
+        return inspect.isclass(self.obj)
+
+    @property
+    def example_layout(self) -> Any:
+        return getattr(self.obj, "example_layout", None)
+
+    def factory(self, args: Mapping[str, Any] | None = None) -> Callable[[], Any]:
+        """A callable that builds a fresh layer; errors become TargetError with user frames."""
+        args = dict(args or {})
+        if not self.is_class:
+            if args:
+                raise TargetError(f"{self.label} is a plain function and takes no constructor arguments ({', '.join(args)})")
+            return lambda: self.obj
+
+        def build():
+            try:
+                return self.obj(**args)
+            except Exception as exc:  # the user's constructor
+                raise TargetError(
+                    f"constructing {self.name} raised {exception_summary(exc)}", user_traceback(exc)
+                ) from None
+
+        return build
+
+
+def exception_summary(exc: BaseException) -> str:
+    """`NameError: name 'dLdX' is not defined (srelu.py:57 in backward)`."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    frame = last_user_frame(exc)
+    if frame is not None:
+        text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
+    return text
+
+
+def _is_user_frame(frame: traceback.FrameSummary) -> bool:
+    name = os.path.abspath(frame.filename)
+    return not (name.startswith(_PACKAGE_DIR + os.sep) or frame.filename.startswith("<frozen"))
+
+
+def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f)]
+    return frames[-1] if frames else None
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of `exc` with layercheck's and importlib's own frames removed."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f)]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip()
+
+
+def parse_target_spec(spec: str) -> tuple[Path, str | None]:
+    """Split `path.py:Name` (the name is optional)."""
+    path_text, name = spec, None
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail.isidentifier() and not os.path.exists(spec):
+        path_text, name = head, tail
+    return Path(path_text), name
+
+
+def import_module(path: Path) -> ModuleType:
+    """Import a user's module from its file, with its folder importable for siblings."""
+    path = path.resolve()
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    module_name = f"layercheck_user_{path.stem}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise TargetError(f"cannot import {path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    folder = str(path.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        del sys.modules[module_name]
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise TargetError(f"importing {path.name} raised {exception_summary(exc)}", user_traceback(exc)) from None
+    finally:
+        if added:
+            sys.path.remove(folder)
+    return module
+
+
+def is_layer_class(obj: Any) -> bool:
+    return inspect.isclass(obj) and callable(getattr(obj, "predict", None))
+
+
+def discover(module: ModuleType) -> list[tuple[str, Any]]:
+    """The layers a module defines (not the ones it imports), in source order."""
+    found = [
+        (name, obj)
+        for name, obj in vars(module).items()
+        if not name.startswith("_") and is_layer_class(obj) and obj.__module__ == module.__name__
+    ]
+    return sorted(found, key=lambda item: _source_line(item[1]))
+
+
+def _source_line(obj: Any) -> int:
+    try:
+        return inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        return 0
+
+
+def load_targets(spec: str) -> list[Target]:
+    """The targets named by `path.py`, `path.py:Name` or a folder.
+
+    Raises UsageError for a path that does not exist (bad usage of the tool) and TargetError
+    for a module that cannot be imported or names nothing checkable.
+    """
+    path, name = parse_target_spec(spec)
+    if not path.exists():
+        raise UsageError(f"target {spec!r}: no such file or folder")
+    if path.suffix != ".py":
+        raise UsageError(f"target {spec!r} is not a .py file")
+    module = import_module(path)
+    if name is not None:
+        obj = getattr(module, name, None)
+        if obj is None:
+            raise TargetError(f"{path.name} defines no {name!r}")
+        if not (is_layer_class(obj) or inspect.isfunction(obj)):
+            raise TargetError(f"{path.name}:{name} is neither a layer class (with predict) nor a function")
+        return [Target(f"{spec}", path, name, obj)]
+    layers = discover(module)
+    if not layers:
+        raise TargetError(
+            f"{path.name} defines no layer (a class with a predict method); "
+            f"name a plain function as {path.name}:function_name"
+        )
+    if len(layers) == 1:
+        return [Target(str(path), path, layers[0][0], layers[0][1])]
+    return [Target(f"{path}:{n}", path, n, obj) for n, obj in layers]
+
+
+def parse_args(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """`--arg NAME=VALUE` pairs, with values read as YAML scalars (`3`, `1.0e-3`, `true`, `SSCB`)."""
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--arg {pair!r} is not NAME=VALUE with NAME a Python identifier")
+        try:
+            parsed = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            raise UsageError(f"--arg {pair!r}: the value is not a valid YAML scalar") from None
+        if isinstance(parsed, str):
+            parsed = _number_or_string(parsed)
+        args[key] = parsed
+    return args
+
+
+def _number_or_string(text: str) -> Any:
+    # YAML 1.1 reads 1e-4 as a string; users mean the number.
+    try:
+        return float(text) if any(c in text for c in ".eE") else text
+    except ValueError:
+        return text
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A module that could not be imported, or names nothing checkable: reported as an error."""
+
+    label: str
+    error: TargetError
+
+
+def collect_targets(spec: str) -> list[Target | LoadFailure]:
+    """Targets of a file or of every `.py` file below a folder; load errors stay per file."""
+    path, _ = parse_target_spec(spec)
+    if not path.exists():
+        raise UsageError(f"target {spec!r}: no such file or folder")
+    if not path.is_dir():
+        try:
+            return list(load_targets(spec))
+        except TargetError as exc:
+            return [LoadFailure(spec, exc)]
+    found: list[Target | LoadFailure] = []
+    for file in sorted(p for p in path.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(path).parts)):
+        try:
+            module = import_module(file)
+        except TargetError as exc:
+            found.append(LoadFailure(str(file), exc))
+            continue
+        found += [Target(f"{file}:{name}", file, name, obj) for name, obj in discover(module)]
+    if not found:
+        raise UsageError(f"folder {spec!r} holds no layer (no .py file below it defines a class with predict)")
+    return found

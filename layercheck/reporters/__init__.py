@@ -1,0 +1,1 @@
+"""Reporters turn results into console text, JSON and (later) JUnit; checks never import them."""

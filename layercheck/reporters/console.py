@@ -1,0 +1,86 @@
+"""The rich console report: a table per target, failure details, the summary line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..results import FAILED, INCOMPLETE, PASSED, SKIPPED, Report, TargetReport
+
+_STYLE = {PASSED: "green", FAILED: "bold red", INCOMPLETE: "yellow", SKIPPED: "dim"}
+
+
+def make_console(stderr: bool = False) -> Console:
+    """Colour and box drawing on a terminal; plain, wide text otherwise (CI logs, pipes)."""
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, highlight=False, no_color=True, width=200, emoji=False)
+    return console
+
+
+def summary_line(summary: dict[str, int], seconds: float) -> str:
+    return (
+        f"Test Summary: {summary[PASSED]} passed, {summary[FAILED]} failed, "
+        f"{summary[INCOMPLETE]} incomplete, {summary[SKIPPED]} skipped. Time elapsed: {seconds:.2f} s."
+    )
+
+
+def _detail_lines(details: dict[str, Any]) -> list[str]:
+    lines = list(details.get("explanation", []))
+    for key in ("problems",):
+        if key in details and len(details[key]) > 1:
+            lines += [f"- {p}" for p in details[key]]
+    return lines
+
+
+class ConsoleReporter:
+    def __init__(self, console: Console, quiet: bool = False):
+        self.console = console
+        self.quiet = quiet
+
+    def target(self, report: TargetReport) -> None:
+        c = self.console
+        layouts = ", ".join(report.layouts)
+        if report.error is not None:
+            c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)}): [bold red]ERROR[/] {escape(report.error)}")
+            if report.traceback:
+                c.print(escape(report.traceback), style="dim")
+            c.print(summary_line(report.summary, report.duration_s))
+            return
+        if not self.quiet:
+            c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
+            table = Table(box=box.SIMPLE_HEAD if c.is_terminal else None, show_edge=False, pad_edge=False)
+            table.add_column("Status", no_wrap=True)
+            table.add_column("Check", no_wrap=True)
+            table.add_column("Time", justify="right", no_wrap=True)
+            table.add_column("Message", overflow="fold")
+            for check in report.checks:
+                table.add_row(
+                    f"[{_STYLE[check.status]}]{check.status.upper()}[/]",
+                    check.name,
+                    f"{check.duration_s:.2f}s",
+                    escape(check.message),
+                )
+            c.print(table)
+        troubles = [ch for ch in report.checks if ch.status == FAILED or (ch.status == INCOMPLETE and not self.quiet)]
+        if troubles and self.quiet:
+            c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
+        for check in troubles:
+            c.print(f"[{_STYLE[check.status]}]{check.status.upper()}[/] [bold]{check.name}[/]: {escape(check.message)}")
+            for line in _detail_lines(check.details):
+                c.print(f"    {escape(line)}")
+            if check.details.get("traceback"):
+                c.print(escape(check.details["traceback"]), style="dim")
+        c.print(summary_line(report.summary, report.duration_s))
+
+    def overall(self, report: Report) -> None:
+        if len(report.targets) > 1:
+            errors = sum(t.status == "error" for t in report.targets)
+            line = summary_line(report.summary, report.duration_s)
+            if errors:
+                line += f" {errors} target(s) could not be checked."
+            self.console.print(f"[bold]{line}[/]")

@@ -1,0 +1,234 @@
+"""Everything the checks of one target share: fresh layers, inputs, and cached steps.
+
+A step (predict, forward, backward at one dtype) runs once and is cached with its result or
+the user's exception, so that a check depending on a step that failed can say so instead of
+failing again, and so that the run costs one call per step however many checks read it.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import arrays
+from .checks.registry import Incomplete
+from .contract import Gradients, LayerAdapter, Outputs
+from .errors import ContractError, TargetError
+from .layout import Layout
+from .loading import exception_summary, user_traceback
+
+DEFAULT_TOLERANCES = {
+    "float32": {"rtol": 1e-4, "atol": 1e-5},
+    "float64": {"rtol": 1e-9, "atol": 1e-12},
+    "complex64": {"rtol": 1e-4, "atol": 1e-5},
+    "complex128": {"rtol": 1e-9, "atol": 1e-12},
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    dtypes: tuple[str, ...] = ("float64", "float32")
+    seed: int = 0
+    tolerances: dict[str, dict[str, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    checks: tuple[str, ...] | None = None
+    skip: tuple[str, ...] = ()
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]:
+        tol = self.tolerances.get(np.dtype(dtype).name) or DEFAULT_TOLERANCES[np.dtype(dtype).name]
+        return float(tol["rtol"]), float(tol["atol"])
+
+
+@dataclass(frozen=True)
+class CallError:
+    """A user method that raised, or broke the contract, during a step."""
+
+    method: str
+    exception: BaseException
+    traceback: str
+
+    @property
+    def is_contract(self) -> bool:
+        return isinstance(self.exception, ContractError)
+
+    def summary(self) -> str:
+        if self.is_contract:
+            return str(self.exception)
+        return f"{self.method} raised {exception_summary(self.exception)}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """The result of one call of a user method, or the error it raised."""
+
+    what: str
+    value: Any = None
+    error: CallError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def require(self) -> Any:
+        """The value, or `Incomplete` naming the step that failed."""
+        if self.error is not None:
+            raise Incomplete(f"not checked: {self.what} failed ({self.error.summary()})")
+        return self.value
+
+
+def call(what: str, method: str, fn: Callable[[], Any]) -> Step:
+    try:
+        return Step(what, fn())
+    except ContractError as exc:
+        return Step(what, error=CallError(method, exc, ""))
+    except Exception as exc:  # the user's code
+        return Step(what, error=CallError(method, exc, user_traceback(exc)))
+
+
+def seed_user_rngs(seed: int) -> None:
+    """Layers initialize with the global RNGs; seed them so that every fresh layer is alike."""
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+
+
+class Session:
+    """One target under test: its factory, input layouts and options."""
+
+    def __init__(self, factory: Callable[[], Any], layouts: Sequence[Layout], options: Options):
+        self.factory = factory
+        self.layouts = tuple(layouts)
+        self.options = options
+        self._cache: dict[Any, Any] = {}
+        self.reference = self._build_reference()
+
+    # -- randomness ---------------------------------------------------------------------
+
+    def rng(self, purpose: str) -> np.random.Generator:
+        """A generator that depends only on the seed and `purpose`: checks do not disturb each other."""
+        return np.random.default_rng([self.options.seed, zlib.crc32(purpose.encode())])
+
+    # -- layers -------------------------------------------------------------------------
+
+    def _build_reference(self) -> LayerAdapter:
+        """The layer constructed and initialized once; its parameters are the reference values."""
+        adapter = self.new_layer(initialize=False)
+        if adapter.num_inputs != len(self.layouts):
+            names = ", ".join(adapter.input_names)
+            raise TargetError(
+                f"{adapter.name} takes {adapter.num_inputs} input(s) ({names}) but "
+                f"{len(self.layouts)} layout(s) were given: give one --layout per input"
+            )
+        self.initialize_step = call("initialize", "initialize", lambda: adapter.initialize(self.layouts))
+        self.reference_parameters = {
+            name: arrays.copy_tree(value) for name, value in adapter.parameters().items()
+        }
+        return adapter
+
+    def new_layer(self, initialize: bool = True) -> LayerAdapter:
+        """A freshly constructed layer; initialized with the seeded global RNGs when asked."""
+        seed_user_rngs(self.options.seed)
+        obj = self.factory()
+        try:
+            adapter = LayerAdapter(obj)
+        except ContractError as exc:
+            raise TargetError(str(exc)) from None
+        if initialize:
+            seed_user_rngs(self.options.seed)
+            adapter.initialize(self.layouts)
+        return adapter
+
+    def layer(self, dtype: Any) -> LayerAdapter:
+        """A fresh layer whose parameters are the reference values cast to `dtype`'s precision.
+
+        It is initialized like the reference first: initialize may also set up what is not a
+        parameter (a channel axis, say).
+        """
+        self.initialize_step.require()
+        adapter = self.new_layer(initialize=True)
+        params = {name: arrays.cast(value, dtype) for name, value in self.reference_parameters.items()}
+        adapter.set_parameters(params)
+        return adapter
+
+    @property
+    def has_parameters_set(self) -> bool:
+        return all(arrays.is_array(v) for v in self.reference_parameters.values())
+
+    # -- data ---------------------------------------------------------------------------
+
+    def inputs(self, dtype: Any) -> tuple[Any, ...]:
+        """Random inputs at `dtype` (the same values at every precision); a fresh copy each call."""
+        key = ("inputs", np.dtype(dtype).name)
+        if key not in self._cache:
+            domains = self.reference.input_domains()
+            rng = self.rng("inputs")
+            is_complex = np.dtype(dtype).kind == "c"
+            base = [
+                arrays.random_array(layout, np.complex128 if is_complex else np.float64, rng, domain)
+                for layout, domain in zip(self.layouts, domains)
+            ]
+            self._cache[key] = tuple(x.astype(dtype) for x in base)
+        return tuple(x.copy() for x in self._cache[key])
+
+    def output_gradients(self, outputs: Outputs, purpose: str) -> tuple[tuple, tuple]:
+        """Random dL/dY and dL/dS_out shaped and typed like the outputs and states."""
+        rng = self.rng(purpose)
+
+        def like(y: Any) -> Any:
+            if not arrays.is_array(y):
+                raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
+            xp = arrays.array_module(y)
+            return xp.asarray(arrays.random_like(arrays.to_numpy(y), rng).astype(y.dtype))
+
+        return tuple(like(y) for y in outputs.values), tuple(like(s) for s in outputs.states)
+
+    # -- cached steps -----------------------------------------------------------------------
+
+    def _cached(self, key: Any, make: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def predict(self, dtype: Any) -> Step:
+        name = np.dtype(dtype).name
+        return self._cached(("predict", name), lambda: self._run_pass("predict", dtype))
+
+    def forward(self, dtype: Any) -> Step:
+        name = np.dtype(dtype).name
+        return self._cached(("forward", name), lambda: self._run_pass("forward", dtype))
+
+    def _run_pass(self, method: str, dtype: Any) -> Step:
+        layer = self.layer(dtype)
+        xs = self.inputs(dtype)
+        what = f"{method} with {np.dtype(dtype).name} inputs"
+        return call(what, method, lambda: getattr(layer, method)(xs))
+
+    def backward(self, dtype: Any) -> Step:
+        """forward then backward at `dtype`, with random dL/dY; value is (Gradients, inputs, outputs, dLdY)."""
+        name = np.dtype(dtype).name
+        return self._cached(("backward", name), lambda: self._run_backward(dtype))
+
+    def _run_backward(self, dtype: Any) -> Step:
+        self.forward(dtype).require()
+        layer = self.layer(dtype)
+        xs = self.inputs(dtype)
+        what = f"backward with {np.dtype(dtype).name} inputs"
+        forward = call(f"forward with {np.dtype(dtype).name} inputs", "forward", lambda: layer.forward(xs))
+        outputs = forward.require()
+        dLdY, dLdS = self.output_gradients(outputs, f"dLdY {np.dtype(dtype).name}")
+        step = call(what, "backward", lambda: layer.backward(xs, outputs, dLdY, dLdS))
+        if not step.ok:
+            return step
+        return Step(what, BackwardResult(step.value, xs, outputs, dLdY, dLdS, layer))
+
+
+@dataclass(frozen=True)
+class BackwardResult:
+    gradients: Gradients
+    inputs: tuple
+    outputs: Outputs
+    dLdY: tuple
+    dLdS: tuple
+    layer: LayerAdapter

@@ -1,0 +1,16 @@
+"""Broken: backward reads a mask from `memory`, but the layer has no forward, so memory is
+None and backward raises TypeError. Must fail: backward_does_not_error."""
+
+
+class BackwardRaises:
+    example_layout = "4,3,5,6:SSCB"
+
+    def __init__(self, name="backward_raises"):
+        self.name = name
+
+    def predict(self, X):
+        xp = X.__array_namespace__()
+        return xp.maximum(X, 0)
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * memory["mask"]  # BUG: memory is None (no forward) -> TypeError

@@ -1,0 +1,17 @@
+"""Broken: forward clamps its input in place (X[X < 0] = 0) and returns it; predict is
+correct. Must fail: forward_does_not_modify_inputs."""
+
+
+class ForwardModifiesInput:
+    example_layout = "4,3,5,6:SSCB"
+
+    def __init__(self, name="relu_inplace"):
+        self.name = name
+
+    def predict(self, X):
+        xp = X.__array_namespace__()
+        return xp.maximum(X, 0)
+
+    def forward(self, X):
+        X[X < 0] = 0  # BUG: modifies the caller's array
+        return X

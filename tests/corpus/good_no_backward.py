@@ -1,0 +1,25 @@
+"""Correct: PReLU-like layer with a learnable per-channel slope and NO backward.
+Every check must pass (the backward and gradient checks are skipped: no backward defined)."""
+
+import numpy as np
+
+
+class PReLUNoBackward:
+    learnables = ("alpha",)
+    example_layout = "4,3,5,6:SSCB"
+
+    def __init__(self, name="prelu_nb"):
+        self.name = name
+        self.alpha = None
+
+    def initialize(self, layout):
+        c = layout.find("C")
+        shape = [1] * layout.ndim
+        if c is not None:
+            shape[c] = layout.size[c]
+        if self.alpha is None:
+            self.alpha = np.random.rand(*shape)
+
+    def predict(self, X):
+        xp = X.__array_namespace__()
+        return xp.maximum(X, 0) + self.alpha * xp.minimum(X, 0)
