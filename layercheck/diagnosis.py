@@ -73,6 +73,8 @@ def name_factor(ratio: float, context: SizeContext) -> str:
     for value, text in candidates:
         if abs(ratio - value) <= 1e-4 * abs(value):
             return text
+    if abs(ratio - 1) < 1e-2:
+        return f"1 {'+' if ratio > 1 else '-'} {abs(ratio - 1):.3g} (a relative error of {abs(ratio - 1):.2g})"
     frac = Fraction(ratio).limit_denominator(64)
     if frac.denominator > 1 and abs(float(frac) - ratio) <= 1e-6 * abs(ratio):
         return f"{frac.numerator}/{frac.denominator}"
@@ -210,28 +212,45 @@ def _cell_verdicts(problem, base, index, cells, tol, rng) -> list[str | None]:
     return out
 
 
-def _describe_axis(name: str, label: str, cells, verdicts) -> str | None:
-    bad = [c for (c, _), v in zip(cells, verdicts) if v == "bad"]
+@dataclass(frozen=True)
+class Region:
+    """Where a gradient is wrong along one partition: text, share of elements, and mask."""
+
+    text: str
+    share: float
+    mask: np.ndarray
+
+
+def _axis_region(name: str, label: str, cells, verdicts) -> Region | None:
+    bad = [(c, m) for (c, m), v in zip(cells, verdicts) if v == "bad"]
     ok = [c for (c, _), v in zip(cells, verdicts) if v == "ok"]
     if not bad or not ok:
         return None
     word = _LABEL_NAMES.get(label, "index")
-    plural = "s" if len(bad) > 1 else ""
-    return f"wrong only in {word}{plural} {', '.join(bad)} of {name} (right in {len(ok)} other group(s) checked)"
+    plural = "s" if len(bad) > 1 or "-" in bad[0][0] else ""
+    mask = np.logical_or.reduce([m for _, m in bad])
+    text = f"wrong only in {word}{plural} {', '.join(c for c, _ in bad)} of {name} (right in the {len(ok)} other(s) checked)"
+    return Region(text, float(mask.mean()), mask)
 
 
-def _describe_values(name: str, cells, verdicts) -> str | None:
+def _value_region(name: str, cells, verdicts) -> Region | None:
     bad = [k for k, v in enumerate(verdicts) if v == "bad"]
     ok = [k for k, v in enumerate(verdicts) if v == "ok"]
     if not bad or not ok:
         return None
-    lo = cells[bad[0]][0][0]
-    hi = cells[bad[-1]][0][1]
-    q_lo, q_hi = cells[bad[0]][0][2], cells[bad[-1]][0][3]
-    share = (q_hi - q_lo) * 100
-    contiguous = bad == list(range(bad[0], bad[-1] + 1))
-    span = f"where {name} is in [{lo:.4g}, {hi:.4g}]" if contiguous else f"for some ranges of {name} (between {lo:.4g} and {hi:.4g})"
-    return f"wrong only {span}, about {share:.0f}% of the elements; right elsewhere"
+    (lo, _, q_lo, _), (_, hi, _, q_hi) = cells[bad[0]][0], cells[bad[-1]][0]
+    mask = np.logical_or.reduce([cells[k][1] for k in bad])
+    if bad == list(range(bad[0], bad[-1] + 1)):
+        if bad[-1] == len(cells) - 1:
+            span = f"where {name} >= {lo:.4g}"
+        elif bad[0] == 0:
+            span = f"where {name} <= {hi:.4g}"
+        else:
+            span = f"where {name} is in [{lo:.4g}, {hi:.4g}]"
+    else:
+        span = f"for some ranges of {name} between {lo:.4g} and {hi:.4g}"
+    text = f"wrong only {span} (about {100 * float(mask.mean()):.2g}% of the elements), right elsewhere"
+    return Region(text, float(mask.mean()), mask)
 
 
 def _example(problem, base, index, element, gradient, tol) -> dict[str, Any] | None:
@@ -252,6 +271,11 @@ def _example(problem, base, index, element, gradient, tol) -> dict[str, Any] | N
     }
 
 
+def _examples(problem, base, index, gradient, tol, elements) -> list[dict[str, Any]]:
+    found = [e for e in (_example(problem, base, index, el, gradient, tol) for el in elements) if e]
+    return sorted(found, key=lambda e: (not e["wrong"], -e["abs_error"]))
+
+
 def localize(
     problem: GradientProblem,
     base: Baseline,
@@ -260,41 +284,38 @@ def localize(
     tol: Tolerances,
     rng: np.random.Generator,
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """Where the gradient of argument `index` is wrong, and a few elements as examples."""
+    """Where the gradient of argument `index` is wrong (most specific first), and examples."""
     name = problem.names[index]
     value = problem.values[index]
     gradient = _failing(verdicts[index])[0].gradients[index]
-    where: list[str] = []
     if value.size <= _ELEMENTWISE_LIMIT:
-        examples = [e for e in (_example(problem, base, index, el, gradient, tol) for el in np.ndindex(value.shape)) if e]
+        examples = _examples(problem, base, index, gradient, tol, np.ndindex(value.shape))
         wrong = [e for e in examples if e["wrong"]]
+        where = []
         if wrong and len(wrong) < len(examples):
-            where.append(
-                f"wrong at {len(wrong)} of {len(examples)} elements: "
-                + ", ".join(str(tuple(e["index"])) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
-            )
-        return where, sorted(examples, key=lambda e: -e["abs_error"])[:5]
-    worst_mask = None
+            listed = ", ".join(str(tuple(e["index"])) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
+            where.append(f"wrong at {len(wrong)} of {len(examples)} elements of {name}: {listed}")
+        return where, examples[:5]
+    regions: list[Region] = []
     labels = problem.labels[index]
     if labels and len(labels) == value.ndim:
         for label in "CBT":
             axis = labels.find(label)
-            if axis < 0 or value.shape[axis] < 2:
-                continue
-            cells = _cells_along(value.shape, axis)
-            verdict = _cell_verdicts(problem, base, index, cells, tol, rng)
-            text = _describe_axis(name, label, cells, verdict)
-            if text:
-                where.append(text)
-                worst_mask = next(m for (_, m), v in zip(cells, verdict) if v == "bad")
+            if axis >= 0 and value.shape[axis] > 1:
+                cells = _cells_along(value.shape, axis)
+                region = _axis_region(name, label, cells, _cell_verdicts(problem, base, index, cells, tol, rng))
+                if region:
+                    regions.append(region)
     cells = _value_cells(value)
-    verdict = _cell_verdicts(problem, base, index, cells, tol, rng)
-    text = _describe_values(name, cells, verdict)
-    if text:
-        where.append(text)
-        bad = [m for (_, m), v in zip(cells, verdict) if v == "bad"]
-        worst_mask = bad[0] if worst_mask is None else (worst_mask & bad[0] if (worst_mask & bad[0]).any() else worst_mask)
-    candidates = np.argwhere(worst_mask) if worst_mask is not None else np.argwhere(np.ones(value.shape, dtype=bool))
-    picks = candidates[rng.choice(len(candidates), size=min(3, len(candidates)), replace=False)]
-    examples = [e for e in (_example(problem, base, index, tuple(int(i) for i in el), gradient, tol) for el in picks) if e]
-    return where, examples
+    region = _value_region(name, cells, _cell_verdicts(problem, base, index, cells, tol, rng))
+    if region:
+        regions.append(region)
+    regions = sorted((r for r in regions if r.share <= 0.5), key=lambda r: r.share)
+    suspect = np.ones(value.shape, dtype=bool)
+    for r in regions:
+        if (suspect & r.mask).any():
+            suspect &= r.mask
+    candidates = np.argwhere(suspect)
+    picks = candidates[rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)]
+    examples = _examples(problem, base, index, gradient, tol, [tuple(int(i) for i in el) for el in picks])
+    return [r.text for r in regions], examples

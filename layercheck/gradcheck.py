@@ -135,7 +135,8 @@ class Baseline:
     outputs: list[np.ndarray]
     weights: list[np.ndarray]
     gradients: list[np.ndarray | None]
-    roundoff: list[np.ndarray]  # eps * |Y|, element by element
+    kink_floor: list[np.ndarray]  # 64 eps |Y|: second differences below it are round-off
+    roundoff_sq: list[float]  # sum((W eps |Y|)^2) per output: the round-off of C when all of Y changes
 
 
 def _real_dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -149,7 +150,12 @@ def _sq_norm(a: np.ndarray) -> float:
 
 def make_baseline(problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances) -> Baseline:
     gradients = problem.gradients(weights)
-    return Baseline(outputs, weights, gradients, [tol.eps * np.abs(y) for y in outputs])
+    roundoff = [tol.eps * np.abs(y) for y in outputs]
+    return Baseline(
+        outputs, weights, gradients,
+        kink_floor=[64 * r for r in roundoff],
+        roundoff_sq=[_sq_norm(w * r) for w, r in zip(weights, roundoff)],
+    )
 
 
 def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
@@ -195,21 +201,24 @@ def run_probe(
     # A kink within the step makes d2 comparable to the first difference; curvature of a
     # smooth function keeps it about t times smaller; round-off alone stays near eps * |Y|.
     rho = max(1e-3, 30 * tol.step)
-    kink_masks, deltas, seconds = [], [], []
+    kink_masks, deltas, seconds, changes = [], [], [], []
     changed = masked = 0
-    for y0, yp, ym, roundoff in zip(base.outputs, plus, minus, base.roundoff):
+    for y0, yp, ym, floor in zip(base.outputs, plus, minus, base.kink_floor):
         delta = yp - ym
-        second = yp + ym
+        second = np.add(yp, ym, out=yp)  # yp is not needed any more
         second -= 2 * y0
-        if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(second))):
-            return _undecided(index, direction, t, "a perturbed pass produced NaN or infinite outputs")
-        kinks = np.abs(second) > rho * np.abs(delta) + 64 * roundoff
+        threshold = np.abs(delta)
+        threshold *= rho
+        threshold += floor
+        kinks = np.abs(second) > threshold
         n_kinks = int(np.count_nonzero(kinks))
-        changed += int(np.count_nonzero(delta))
+        n_changed = int(np.count_nonzero(delta))
+        changed += n_changed
         masked += n_kinks
         kink_masks.append(kinks if n_kinks else None)
         deltas.append(delta)
         seconds.append(second)
+        changes.append(n_changed)
     if changed and masked > 0.5 * changed:
         reason = f"{masked} of {changed} changed outputs crossed a non-differentiable point"
         return _undecided(index, direction, t, reason, masked, changed)
@@ -220,8 +229,14 @@ def run_probe(
         weights, gradients = base.weights, base.gradients
     numeric = sum(_real_dot(w, d) for w, d in zip(weights, deltas)) / (2 * t)
     second_error = _ERROR_FACTOR * math.sqrt(sum(_sq_norm(w * s) for w, s in zip(weights, seconds))) / (2 * t)
-    roundoff_error = 2 * math.sqrt(sum(_sq_norm(w * r * (d != 0)) for w, r, d in zip(weights, base.roundoff, deltas))) / (2 * t)
+    roundoff_sq = sum(
+        full if n == d.size and w is w0 else _sq_norm(w * y0 * (d != 0)) * tol.eps**2
+        for w, w0, y0, d, n, full in zip(weights, base.weights, base.outputs, deltas, changes, base.roundoff_sq)
+    )
+    roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
+    if not (math.isfinite(numeric) and math.isfinite(error_bound)):
+        return _undecided(index, direction, t, "a perturbed pass produced NaN or infinite outputs")
     g = gradients[index]
     analytic = _real_dot(g, direction)
     scale = max(math.sqrt(_sq_norm(g * direction)), abs(numeric), abs(analytic))

@@ -56,11 +56,16 @@ def build_problem(session, dtype: str):
     values = [_as_compute(v, precision) for v in originals]
     n_in = layer.num_inputs
 
-    def run(vals: list[np.ndarray]) -> Outputs:
-        """The training-time pass at `vals`, on copies (a layer that writes into them harms nothing)."""
+    def set_parameters(vals: list[np.ndarray]) -> None:
         for name, v, o in zip(layer.parameter_names, vals[n_in:], originals[n_in:]):
             layer.set(name, v.astype(o.dtype, copy=True))
-        return layer.forward([v.astype(o.dtype, copy=True) for v, o in zip(vals[:n_in], originals[:n_in])])
+
+    def run(vals: list[np.ndarray], fresh: int | None = None) -> Outputs:
+        """The training-time pass at `vals`. Inputs are passed as copies (a layer that writes
+        into its input harms nothing), except `fresh`, an array made for this call alone."""
+        set_parameters(vals)
+        xs = [v.astype(o.dtype, copy=i != fresh) for i, (v, o) in enumerate(zip(vals[:n_in], originals[:n_in]))]
+        return layer.forward(xs)
 
     try:
         base = run(values)
@@ -75,13 +80,13 @@ def build_problem(session, dtype: str):
     def evaluate(index: int, value: np.ndarray) -> list[np.ndarray]:
         vals = list(values)
         vals[index] = value
-        return [_as_compute(y, precision) for y in run(vals).all]
+        return [_as_compute(y, precision) for y in run(vals, fresh=index).all]
 
     n_out = layer.num_outputs
     grad_names = layer.gradient_names()
 
     def gradients(weights: list[np.ndarray]) -> list[np.ndarray | None]:
-        run(values)  # restore the parameters of the base point
+        set_parameters(values)  # the base point's, which `evaluate` changed
         dLdY = [w.astype(y.dtype) for w, y in zip(weights[:n_out], base.values)]
         dLdS = [w.astype(s.dtype) for w, s in zip(weights[n_out:], base.states)]
         outs = Outputs(base.values, base.states, _copy_memory(base.memory))
@@ -255,7 +260,7 @@ def _explanation(records, fallback, evaluated) -> list[str]:
         if diag:
             lines += [f"  likely cause: {c}" for c in diag["causes"]]
             lines += [f"  where: {w}" for w in diag["where"]]
-            for e in diag["examples"][:3]:
+            for e in [e for e in diag["examples"] if e["wrong"]][:3]:
                 lines.append(
                     f"  at {record['argument']}{tuple(e['index'])}: analytic {e['analytic']:.6g}, numeric {e['numeric']:.6g} "
                     f"(abs error {e['abs_error']:.3g}, rel error {e['rel_error']:.3g})"
