@@ -24,6 +24,7 @@ def make_options(
     tolerances: Mapping[str, Mapping[str, float]] | None = None,
     checks: Sequence[str] | None = None,
     skip: Sequence[str] = (),
+    inputs: Sequence[Any] | None = None,
 ) -> Options:
     merged = {k: dict(v) for k, v in DEFAULT_TOLERANCES.items()}
     for dtype, tol in (tolerances or {}).items():
@@ -34,6 +35,7 @@ def make_options(
         tolerances=merged,
         checks=tuple(checks) if checks is not None else None,
         skip=tuple(skip),
+        inputs=tuple(inputs) if inputs is not None else None,
     )
 
 
@@ -41,7 +43,8 @@ def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = Non
     """Check a layer class (constructed with `args`), a layer instance, or a plain function.
 
     `layout` is `"24,24,20,128:SSCB"`, a Layout, a `{size, format}` mapping, or a list with
-    one of those per input. Options: dtypes, seed, tolerances, checks, skip.
+    one of those per input. Options: dtypes, seed, tolerances ({dtype: {rtol, atol}}), checks,
+    skip, and inputs (arrays to check at, one per input, instead of random draws).
     An instance is copied for every fresh layer the checks need; it is never modified.
     """
     if inspect.isclass(layer):

@@ -94,16 +94,17 @@ def _reference_probe(verdict: ArgumentVerdict) -> Probe | None:
 
 
 def constant_factor(probes: list[Probe]) -> float | None:
-    """A ratio analytic/numeric shared by every failing probe (two at least)."""
-    ratios = []
+    """A ratio analytic/numeric shared by every failing probe (two at least), within their noise."""
+    ratios, noise = [], 0.0
     for p in probes:
         if abs(p.numeric) <= 10 * p.fixed_tolerance:
             return None
         ratios.append(p.analytic / p.numeric)
+        noise += p.fixed_tolerance / abs(p.numeric)
     if len(ratios) < 2:
         return None
-    spread = max(ratios) - min(ratios)
-    if spread <= 1e-5 * max(abs(r) for r in ratios):
+    typical = max(abs(r) for r in ratios)
+    if max(ratios) - min(ratios) <= (1e-5 + noise) * typical:
         return float(np.mean(ratios))
     return None
 

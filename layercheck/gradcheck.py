@@ -159,10 +159,19 @@ def make_baseline(problem: GradientProblem, outputs: list[np.ndarray], weights: 
 
 
 def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
+    """Random signs (Rademacher), or random signs on both parts for complex arguments.
+
+    As good as Gaussian directions for a random projection, several times cheaper to draw at
+    real sizes, and every element moves by exactly the step.
+    """
+    signs = rng.integers(0, 2, size=value.shape, dtype=np.int8).astype(np.float64)
+    signs *= 2
+    signs -= 1
     if np.iscomplexobj(value):
-        v = (rng.standard_normal(value.shape) + 1j * rng.standard_normal(value.shape)) / np.sqrt(2)
+        imag = rng.integers(0, 2, size=value.shape, dtype=np.int8) * 2.0 - 1.0
+        v = (signs + 1j * imag) / np.sqrt(2)
     else:
-        v = rng.standard_normal(value.shape)
+        v = signs
     return v if support is None else v * support
 
 
