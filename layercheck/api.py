@@ -6,7 +6,11 @@ import copy
 import inspect
 from typing import Any, Mapping, Sequence
 
-from .layout import Layout, parse_layout
+import numpy as np
+
+from .errors import UsageError
+from .layout import Layout, parse_layout, refuse_if_too_large
+from .loading import constructor
 from .results import TargetReport
 from .runner import run_target
 from .session import DEFAULT_TOLERANCES, Options
@@ -47,16 +51,26 @@ def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = Non
     skip, and inputs (arrays to check at, one per input, instead of random draws).
     An instance is copied for every fresh layer the checks need; it is never modified.
     """
+    layouts = _layouts(layout)
+    refuse_if_too_large(layouts)
+    opts = make_options(**options)
+    if opts.inputs is not None:
+        shapes = [np.shape(x) for x in opts.inputs]
+        if shapes != [layout.size for layout in layouts]:
+            raise UsageError(f"inputs have shapes {shapes} but the layouts need {[layout.size for layout in layouts]}")
     if inspect.isclass(layer):
-        def factory():
-            return layer(**dict(args or {}))
-        label = layer.__name__
+        factory, label = constructor(layer, dict(args or {})), layer.__name__
     elif inspect.isfunction(layer):
-        def factory():
-            return layer
-        label = layer.__name__
+        factory, label = (lambda: layer), layer.__name__
     else:
-        def factory():
-            return copy.deepcopy(layer)
-        label = type(layer).__name__
-    return run_target(label, factory, _layouts(layout), make_options(**options))
+        factory, label = _copier(layer), type(layer).__name__
+    return run_target(label, factory, layouts, opts)
+
+
+def _copier(instance: Any):
+    """Fresh copies of an instance; the instance itself when it cannot be copied."""
+    try:
+        copy.deepcopy(instance)
+    except Exception:
+        return lambda: instance
+    return lambda: copy.deepcopy(instance)

@@ -12,7 +12,7 @@ from .api import make_options
 from .arrays import REAL_DTYPES
 from .checks import REGISTRY
 from .errors import TargetError, UsageError
-from .layout import parse_layout
+from .layout import parse_layout, refuse_if_too_large
 from .loading import LoadFailure, collect_targets, parse_args
 from .reporters.console import ConsoleReporter, make_console
 from .reporters.json_report import write_json
@@ -50,13 +50,37 @@ def _layouts_for(target, cli_layouts):
         raise TargetError(f"example_layout of {target.name} is invalid: {exc}") from None
 
 
+def main() -> None:
+    """The console script: click's own usage errors become one line and exit status 2."""
+    try:
+        code = cli.main(standalone_mode=False)
+    except click.UsageError as exc:
+        click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        sys.exit(1)
+    sys.exit(code or 0)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def usage_error(exc: UsageError) -> None:
+    click.echo(f"Error: {_one_line(exc)}", err=True)
+    sys.exit(2)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="layercheck")
-def main():
+def cli():
     """Validate hand-written neural-network layers and their backward passes."""
 
 
-@main.command()
+@cli.command()
 @click.argument("targets", nargs=-1, required=True)
 @click.option("--layout", "layouts", multiple=True, metavar="SIZES:FORMAT", help="Input layout, once per input (e.g. 24,24,20,128:SSCB).")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="Constructor argument (value read as a YAML scalar).")
@@ -72,11 +96,11 @@ def run(targets, layouts, args, checks, skip, dtype_text, seed, json_path, quiet
         options = make_options(dtypes=_dtypes(dtype_text), seed=seed, checks=_names(checks), skip=_names(skip) or ())
         select_checks(options)
         cli_layouts = [parse_layout(text) for text in layouts]
+        refuse_if_too_large(cli_layouts)
         ctor_args = parse_args(args)
         found = [item for spec in targets for item in collect_targets(spec)]
     except UsageError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
+        usage_error(exc)
 
     console = make_console()
     reporter = ConsoleReporter(console, quiet=quiet)
@@ -98,13 +122,14 @@ def _check_one(item, cli_layouts, ctor_args, options) -> TargetReport:
         return TargetReport(item.label, error=str(item.error), traceback=item.error.traceback)
     try:
         layouts = _layouts_for(item, cli_layouts)
+        refuse_if_too_large(layouts)
         factory = item.factory(ctor_args)
-    except TargetError as exc:
-        return TargetReport(item.label, kind=item.kind, error=str(exc), traceback=exc.traceback)
+    except (TargetError, UsageError) as exc:
+        return TargetReport(item.label, kind=item.kind, error=str(exc), traceback=getattr(exc, "traceback", ""))
     return run_target(item.label, factory, layouts, options, kind=item.kind)
 
 
-@main.command("list-checks")
+@cli.command("list-checks")
 def list_checks():
     """List every check: name, what it verifies, MATLAB counterpart."""
     from rich.table import Table

@@ -26,3 +26,7 @@ class TargetError(LayercheckError):
 
 class ContractError(LayercheckError):
     """A layer whose methods do not follow the layer contract."""
+
+
+# What a user's code may raise that layercheck reports instead of dying of it: sys.exit too.
+USER_ERRORS = (Exception, SystemExit)

@@ -37,9 +37,11 @@ PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 # Relative step per precision: central differences at this step have a truncation error far
 # below the resolution target while round-off stays well under it (eps / h).
 _STEP = {np.dtype(np.float64): 1e-7, np.dtype(np.float32): 3e-3}
-# The largest numeric error estimate (relative to the probe's scale) for a decisive pass, and
-# the largest one accepted at all, per precision.
-_RESOLUTION = {np.dtype(np.float64): (1e-6, 1e-4), np.dtype(np.float32): (3e-3, 3e-2)}
+# Per precision: the largest numeric error estimate (relative to the probe's scale) for a
+# decisive pass; the largest accepted at all; and the largest tolerance relative to the
+# projection itself, so that a pass rules out a uniform relative error of that size even when
+# the random projection happens to be small.
+_RESOLUTION = {np.dtype(np.float64): (1e-6, 1e-4, 5e-7), np.dtype(np.float32): (3e-3, 3e-2, 3e-3)}
 _ERROR_FACTOR = 4.0  # E = 4 x the W-weighted RMS of the second differences (+ a round-off floor)
 _MAX_PROBES = 6
 
@@ -124,8 +126,8 @@ class Tolerances:
         return _STEP.get(np.dtype(self.precision), 3e-3)
 
     @property
-    def resolution(self) -> tuple[float, float]:
-        return _RESOLUTION.get(np.dtype(self.precision), (3e-3, 3e-2))
+    def resolution(self) -> tuple[float, float, float]:
+        return _RESOLUTION.get(np.dtype(self.precision), _RESOLUTION[np.dtype(np.float32)])
 
 
 @dataclass
@@ -260,6 +262,8 @@ def run_probe(
     elif scale > 0 and error_bound > tol.resolution[0] * scale:
         probe.verdict = UNDECIDED
         probe.reason = "round-off" if second_error < 20 * roundoff_error else "curvature"
+    elif np.any(g) and probe.tolerance > tol.resolution[2] * max(abs(analytic), abs(numeric)):
+        probe.verdict, probe.reason = UNDECIDED, "a small projection"
     return probe
 
 
@@ -313,7 +317,7 @@ def check_argument(
             h /= 4
         elif probe.reason == "round-off":
             h = min(h * 10, 1e-2)
-        else:
+        elif probe.reason != "a small projection":
             h /= 10
     agreeing = [
         p for p in probes

@@ -55,7 +55,7 @@ def _validate(size: tuple[int, ...], fmt: str) -> None:
     bad = sorted({c for c in fmt if c not in LABELS})
     if bad:
         raise UsageError(
-            f"format {fmt!r} has unknown label(s) {', '.join(bad)}; "
+            f"format {fmt!r} has unknown label(s) {', '.join(map(repr, bad))}; "
             "use S (spatial), C (channel), B (batch), T (time), U (unspecified)"
         )
     for label in _UNIQUE_LABELS:
@@ -89,7 +89,20 @@ def parse_layout(spec: Any) -> Layout:
     parts = sizes_text.split(",")
     if not all(_SIZE_RE.match(p) for p in parts):
         raise UsageError(f"layout {spec!r}: sizes must be comma-separated positive integers")
-    return Layout(tuple(int(p) for p in parts), fmt.strip().upper())
+    return Layout(_sizes(parts, spec), _format(fmt))
+
+
+def _sizes(parts, spec) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError:  # more digits than Python converts
+        raise UsageError(f"layout {spec!r}: a size is too large") from None
+
+
+def _format(text: str) -> str:
+    """Upper-case labels; only the ASCII labels themselves ('ß'.upper() is 'SS')."""
+    text = text.strip()
+    return "".join(c.upper() if c in LABELS.lower() else c for c in text)
 
 
 def _from_mapping(spec: Mapping) -> Layout:
@@ -101,4 +114,36 @@ def _from_mapping(spec: Mapping) -> Layout:
         raise UsageError(f"layout 'size' must be a list of positive integers, got {size!r}")
     if not isinstance(fmt, str):
         raise UsageError(f"layout 'format' must be a string such as SSCB, got {fmt!r}")
-    return Layout(tuple(size), fmt.strip().upper())
+    return Layout(tuple(size), _format(fmt))
+
+
+# A check holds about this many arrays of an input's size at once (inputs at two precisions,
+# outputs, perturbed outputs, their differences, loss weights, directions, gradients).
+ARRAYS_HELD = 16
+
+
+def memory_estimate(layouts: "list[Layout]") -> int:
+    """Bytes a run needs for these layouts, in float64 (outputs assumed the size of inputs)."""
+    return ARRAYS_HELD * 8 * sum(layout.numel for layout in layouts)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux /proc/meminfo), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def refuse_if_too_large(layouts: "list[Layout]") -> None:
+    need, have = memory_estimate(layouts), available_memory()
+    if have is not None and need > have:
+        sizes = " + ".join(str(layout) for layout in layouts)
+        raise UsageError(
+            f"layout {sizes} needs about {need / 2**30:.1f} GiB to check but {have / 2**30:.1f} GiB "
+            "is available; use a smaller layout"
+        )

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from .errors import TargetError, UsageError
+from .errors import USER_ERRORS, TargetError, UsageError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -45,16 +45,19 @@ class Target:
             if args:
                 raise TargetError(f"{self.label} is a plain function and takes no constructor arguments ({', '.join(args)})")
             return lambda: self.obj
+        return constructor(self.obj, args)
 
-        def build():
-            try:
-                return self.obj(**args)
-            except Exception as exc:  # the user's constructor
-                raise TargetError(
-                    f"constructing {self.name} raised {exception_summary(exc)}", user_traceback(exc)
-                ) from None
 
-        return build
+def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
+    """`cls(**args)` as a factory whose errors are TargetErrors with the user's frames."""
+
+    def build():
+        try:
+            return cls(**args)
+        except USER_ERRORS as exc:  # the user's constructor
+            raise TargetError(f"constructing {cls.__name__} raised {exception_summary(exc)}", user_traceback(exc)) from None
+
+    return build
 
 
 def exception_summary(exc: BaseException) -> str:
@@ -127,12 +130,20 @@ def is_layer_class(obj: Any) -> bool:
     return inspect.isclass(obj) and callable(getattr(obj, "predict", None))
 
 
+def is_declared_function(obj: Any) -> bool:
+    """A plain function that declares `example_layout`: a layer target when found in a module."""
+    return inspect.isfunction(obj) and getattr(obj, "example_layout", None) is not None
+
+
 def discover(module: ModuleType) -> list[tuple[str, Any]]:
-    """The layers a module defines (not the ones it imports), in source order."""
+    """The layers a module defines (not the ones it imports), in source order: classes with
+    `predict`, and plain functions that declare `example_layout` (other functions are helpers)."""
     found = [
         (name, obj)
         for name, obj in vars(module).items()
-        if not name.startswith("_") and is_layer_class(obj) and obj.__module__ == module.__name__
+        if not name.startswith("_")
+        and (is_layer_class(obj) or is_declared_function(obj))
+        and getattr(obj, "__module__", None) == module.__name__
     ]
     return sorted(found, key=lambda item: _source_line(item[1]))
 
@@ -166,8 +177,8 @@ def load_targets(spec: str) -> list[Target]:
     layers = discover(module)
     if not layers:
         raise TargetError(
-            f"{path.name} defines no layer (a class with a predict method); "
-            f"name a plain function as {path.name}:function_name"
+            f"{path.name} defines no layer (a class with a predict method, or a function with "
+            f"example_layout); name a plain function as {path.name}:function_name"
         )
     if len(layers) == 1:
         return [Target(str(path), path, layers[0][0], layers[0][1])]

@@ -33,6 +33,8 @@ def run_check(check: Check, session: Session) -> CheckResult:
         result = CheckResult(check.name, INCOMPLETE, str(exc), dict(exc.details))
     except TargetError as exc:
         result = CheckResult(check.name, INCOMPLETE, f"not checked: {exc}", {"traceback": exc.traceback})
+    except SystemExit as exc:
+        result = CheckResult(check.name, FAILED, f"the layer called sys.exit({exc.code!r}) during the check")
     except Exception as exc:  # a defect of layercheck: never blame the layer for it
         result = CheckResult(
             check.name, INCOMPLETE, f"layercheck internal error: {type(exc).__name__}: {exc}",

@@ -17,7 +17,7 @@ import numpy as np
 from . import arrays
 from .checks.registry import Incomplete
 from .contract import Gradients, LayerAdapter, Outputs
-from .errors import ContractError, TargetError
+from .errors import USER_ERRORS, ContractError, TargetError
 from .layout import Layout
 from .loading import exception_summary, user_traceback
 
@@ -85,7 +85,7 @@ def call(what: str, method: str, fn: Callable[[], Any]) -> Step:
         return Step(what, fn())
     except ContractError as exc:
         return Step(what, error=CallError(method, exc, ""))
-    except Exception as exc:  # the user's code
+    except USER_ERRORS as exc:  # the user's code
         return Step(what, error=CallError(method, exc, user_traceback(exc)))
 
 
@@ -148,14 +148,13 @@ class Session:
         parameter (a channel axis, say).
         """
         self.initialize_step.require()
+        for name, value in self.reference_parameters.items():
+            if not arrays.is_array(value):
+                raise Incomplete(f"not checked: {name!r} is {arrays.describe(value)}, not an array (see function_syntaxes_are_correct)")
         adapter = self.new_layer(initialize=True)
         params = {name: arrays.cast(value, dtype) for name, value in self.reference_parameters.items()}
         adapter.set_parameters(params)
         return adapter
-
-    @property
-    def has_parameters_set(self) -> bool:
-        return all(arrays.is_array(v) for v in self.reference_parameters.values())
 
     # -- data ---------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from .. import arrays
 from ..compare import mismatch
 from ..contract import LayerAdapter
 from .common import primary_dtype
+from ..errors import USER_ERRORS
 from .registry import Incomplete, Skip, check, failed, passed
 
 
@@ -49,6 +50,19 @@ def _parameter_problems(session) -> list[str]:
     return problems
 
 
+def _return_problems(session) -> list[str]:
+    """Return arities broken by predict, forward and (when those ran) backward."""
+    layer = session.reference
+    dtype = primary_dtype(session)
+    passes = [session.predict(dtype)] + ([session.forward(dtype)] if layer.has_forward else [])
+    problems = [str(step.error.exception) for step in passes if step.error is not None and step.error.is_contract]
+    if layer.has_backward and not problems and all(step.ok for step in passes):
+        error = session.backward(dtype).error
+        if error is not None and error.is_contract:
+            problems.append(str(error.exception))
+    return problems
+
+
 @check(
     "function_syntaxes_are_correct",
     "predict, forward, backward and initialize take and return as many values as the inputs, "
@@ -62,15 +76,11 @@ def function_syntaxes_are_correct(session):
         problems += _parameter_problems(session)
     else:
         problems.append(f"learnables and state not checked: {session.initialize_step.error.summary()}")
-    dtype = primary_dtype(session)
-    steps = [session.predict(dtype)]
-    if layer.has_forward:
-        steps.append(session.forward(dtype))
-    if layer.has_backward and not problems:
-        steps.append(session.backward(dtype))
-    for step in steps:
-        if step.error is not None and step.error.is_contract:
-            problems.append(str(step.error.exception))
+    try:
+        problems += _return_problems(session)
+    except Incomplete:
+        if not problems:
+            raise
     if problems:
         return failed(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""), problems=problems)
     return passed()
@@ -104,7 +114,7 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
     layer.set_parameters({name: arrays.copy_tree(v) for name, v in preset.items()})
     try:
         layer.initialize(session.layouts)
-    except Exception as exc:  # reported by initialize_does_not_error
+    except USER_ERRORS as exc:  # reported by initialize_does_not_error
         raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}") from None
     for name, value in preset.items():
         after = layer.get(name)

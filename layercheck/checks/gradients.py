@@ -14,6 +14,7 @@ from ..contract import LayerAdapter, Outputs
 from ..diagnosis import Diagnosis, localize, patterns, size_context
 from ..gradcheck import FAIL, ArgumentVerdict, GradientProblem, Tolerances, check_argument, make_baseline
 from .common import require_backward
+from ..errors import USER_ERRORS
 from .registry import Incomplete, check, failed, passed
 
 
@@ -60,16 +61,19 @@ def build_problem(session, dtype: str):
         for name, v, o in zip(layer.parameter_names, vals[n_in:], originals[n_in:]):
             layer.set(name, v.astype(o.dtype, copy=True))
 
+    at_base = [False]  # did the last pass run at the base point?
+
     def run(vals: list[np.ndarray], fresh: int | None = None) -> Outputs:
         """The training-time pass at `vals`. Inputs are passed as copies (a layer that writes
         into its input harms nothing), except `fresh`, an array made for this call alone."""
         set_parameters(vals)
         xs = [v.astype(o.dtype, copy=i != fresh) for i, (v, o) in enumerate(zip(vals[:n_in], originals[:n_in]))]
+        at_base[0] = vals is values
         return layer.forward(xs)
 
     try:
         base = run(values)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         raise _CannotRun(f"{'forward' if layer.has_forward else 'predict'} raised {type(exc).__name__}: {exc}") from None
     for y in base.all:
         if not arrays.is_array(y):
@@ -86,10 +90,11 @@ def build_problem(session, dtype: str):
     grad_names = layer.gradient_names()
 
     def gradients(weights: list[np.ndarray]) -> list[np.ndarray | None]:
-        set_parameters(values)  # the base point's, which `evaluate` changed
+        # Back to the base point: layers may cache what forward saw (on self) for backward.
+        current = base if at_base[0] else run(values)
         dLdY = [w.astype(y.dtype) for w, y in zip(weights[:n_out], base.values)]
         dLdS = [w.astype(s.dtype) for w, s in zip(weights[n_out:], base.states)]
-        outs = Outputs(base.values, base.states, _copy_memory(base.memory))
+        outs = Outputs(base.values, base.states, _copy_memory(current.memory))
         grads = layer.backward([x.copy() for x in inputs], outs, dLdY, dLdS).all
         result = []
         for name, g, v in zip(grad_names, grads, values):
@@ -106,7 +111,7 @@ def build_problem(session, dtype: str):
     tol = Tolerances(rtol, atol, precision)
     try:
         baseline = make_baseline(problem, outputs, weights, tol)
-    except Exception as exc:
+    except USER_ERRORS as exc:
         raise _CannotRun(f"backward raised {type(exc).__name__}: {exc}") from None
     return problem, baseline, tol, layer
 
@@ -127,9 +132,9 @@ def _prepare(session):
 
 
 def _is_deterministic(problem: GradientProblem, baseline) -> bool:
-    again = problem.evaluate(0, problem.values[0])
+    again = problem.evaluate(0, problem.values[0].copy())
     return all(
-        mismatch(b, a, atol=16 * float(np.finfo(arrays.precision_of(a.dtype)).eps) * float(np.abs(a).max(initial=0))) is None
+        mismatch(b, a, atol=16 * arrays.eps(a.dtype) * float(np.abs(a).max(initial=0))) is None
         for a, b in zip(baseline.outputs, again)
     )
 

@@ -44,7 +44,7 @@ class ConsoleReporter:
 
     def target(self, report: TargetReport) -> None:
         c = self.console
-        layouts = ", ".join(report.layouts)
+        layouts = ", ".join(report.layouts) or "no layout"
         if report.error is not None:
             c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)}): [bold red]ERROR[/] {escape(report.error)}")
             if report.traceback:
@@ -75,7 +75,8 @@ class ConsoleReporter:
                 c.print(f"    {escape(line)}")
             if check.details.get("traceback"):
                 c.print(escape(check.details["traceback"]), style="dim")
-        c.print(summary_line(report.summary, report.duration_s))
+        prefix = f"{escape(report.target)}: " if self.quiet and not troubles else ""
+        c.print(prefix + summary_line(report.summary, report.duration_s))
 
     def overall(self, report: Report) -> None:
         if len(report.targets) > 1:

@@ -1,0 +1,107 @@
+"""Shared helpers for the layercheck test-suite.
+
+Every layer file under tests/corpus/ and tests/layers/ declares in its module docstring what
+layercheck must say about it: it starts with "Correct" (every check passed or skipped), or it
+contains "Must fail: <check_name>" (that check must fail). `declared()` reads that contract
+without importing the module; `load_layer()` imports it the way the CLI does.
+
+Test modules import these helpers with `from conftest import ...` (tests/ is on sys.path in
+pytest's default import mode, and the module is the one pytest loaded).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from layercheck.loading import discover, import_module
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+CORPUS = TESTS / "corpus"
+LAYERS = TESTS / "layers"
+CLI_LAYERS = LAYERS / "cli"
+SAMPLES = REPO / "sample_layers"
+
+GRADIENTS = "gradients_are_numerically_correct"
+SMALL_LAYOUT = "4,3,5,6:SSCB"
+SEED_LAYOUT = "24,24,20,128:SSCB"
+
+_MUST_FAIL = re.compile(r"Must fail:\s*([a-z_]+)")
+_ARGUMENTS = re.compile(r"\(arguments?\s+(\w+)(?:\s+and\s+(\w+))?")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a layer file's docstring promises."""
+
+    path: Path
+    correct: bool
+    must_fail: tuple[str, ...]  # check names that must fail
+    arguments: tuple[str, ...]  # for gradient bugs: the argument(s) the docstring names
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+
+def declared(path: Path) -> Declared:
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    must_fail = tuple(_MUST_FAIL.findall(doc))
+    arguments: tuple[str, ...] = ()
+    match = _ARGUMENTS.search(doc)
+    if match:
+        arguments = tuple(a for a in match.groups() if a)
+    return Declared(path, doc.startswith("Correct"), must_fail, arguments)
+
+
+def layer_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def load_layer(path: Path) -> Any:
+    """The single layer class a module defines, or (plain_function.py) its function `square`."""
+    module = import_module(Path(path))
+    layers = discover(module)
+    if not layers:
+        return module.square
+    assert len(layers) == 1, f"{path.name} defines {len(layers)} layers; the tests expect one"
+    return layers[0][1]
+
+
+def example_layout(obj: Any) -> Any:
+    layout = getattr(obj, "example_layout", None)
+    assert layout is not None, f"{obj!r} has no example_layout"
+    return layout
+
+
+def statuses(report) -> dict[str, str]:
+    return {c.name: c.status for c in report.checks}
+
+
+def not_ok(report) -> dict[str, str]:
+    """name -> 'status: message' of every check that neither passed nor was skipped."""
+    return {c.name: f"{c.status}: {c.message}" for c in report.checks if c.status not in ("passed", "skipped")}
+
+
+def mentions(text: str, word: str) -> bool:
+    """`word` appears in `text` as a whole word (so that `X` is not found in `Xhat`)."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text) is not None
+
+
+def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes)."""
+    return subprocess.run(
+        [sys.executable, "-m", "layercheck", *map(str, args)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def pytest_configure(config):
+    # nan_output.py is meant to take log of negative numbers; its RuntimeWarning is expected.
+    config.addinivalue_line("filterwarnings", "ignore:invalid value encountered in log:RuntimeWarning")

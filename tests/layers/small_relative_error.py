@@ -1,0 +1,36 @@
+"""Broken gradient: per-channel scale and bias, Y = w*X + b, whose dLdb is multiplied by
+(1 + 1e-4), a relative error of 1e-4 only; dLdX and dLdw are exact. Shapes and dtypes are
+right. Must fail: gradients_are_numerically_correct (argument b)."""
+
+import numpy as np
+
+
+class SmallRelativeError:
+    learnables = ("w", "b")
+    example_layout = "4,3,5,6:SSCB"
+
+    def __init__(self, name="scale_bias"):
+        self.name = name
+        self.w = None
+        self.b = None
+        self.channel_axis = None
+
+    def initialize(self, layout):
+        self.channel_axis = layout.find("C")
+        shape = [1] * layout.ndim
+        shape[self.channel_axis] = layout.size[self.channel_axis]
+        if self.w is None:
+            self.w = np.random.rand(*shape)
+        if self.b is None:
+            self.b = np.random.rand(*shape)
+
+    def predict(self, X):
+        return self.w * X + self.b
+
+    def backward(self, X, Y, dLdY, memory):
+        xp = X.__array_namespace__()
+        axes = tuple(i for i in range(X.ndim) if i != self.channel_axis)
+        dLdX = self.w * dLdY
+        dLdw = xp.sum(dLdY * X, axis=axes, keepdims=True)
+        dLdb = xp.sum(dLdY, axis=axes, keepdims=True) * (1 + 1e-4)  # BUG: relative error 1e-4
+        return dLdX, dLdw, dLdb

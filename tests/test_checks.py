@@ -1,0 +1,356 @@
+"""Every registered check can pass and can fail; checks degrade gracefully; the Python API."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import layercheck
+from layercheck import CheckFailure, Report, TargetReport
+from layercheck.checks import REGISTRY
+from layercheck.errors import UsageError
+
+from conftest import (
+    CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, example_layout, layer_files, load_layer, mentions,
+    not_ok,
+)
+
+DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS)]
+OWN = [d for d in DECLARED if d.path.parent == LAYERS]
+
+
+@pytest.fixture(scope="module")
+def reports():
+    """The report of every declared layer at its example layout, by file name."""
+    out = {}
+    for d in DECLARED:
+        obj = load_layer(d.path)
+        out[d.id] = layercheck.check_layer(obj, example_layout(obj))
+    return out
+
+
+# -- the declared layers of tests/layers keep their promise --------------------------------------
+
+
+@pytest.mark.parametrize("d", OWN, ids=lambda d: d.id)
+def test_own_layer_keeps_its_declared_expectation(d, reports):
+    assert d.correct != bool(d.must_fail)
+    report = reports[d.id]
+    assert report.error is None
+    if d.correct:
+        assert not_ok(report) == {}
+        assert report.status == "passed"
+    else:
+        result = report.result(d.must_fail[0])
+        assert result.status == "failed", result.message
+        for argument in d.arguments:
+            assert mentions(result.message, argument)
+
+
+# -- every check can pass and can fail ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_check_has_a_layer_that_fails_it(name, reports):
+    failing = [d for d in DECLARED if name in d.must_fail]
+    assert failing, f"no layer in tests/corpus or tests/layers declares 'Must fail: {name}'"
+    for d in failing:
+        result = reports[d.id].result(name)
+        assert result.status == "failed", f"{d.id}: {name} {result.status}: {result.message}"
+        assert result.message
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_check_has_a_correct_layer_that_passes_it(name, reports):
+    passing = [d.id for d in DECLARED if d.correct and reports[d.id].result(name).status == "passed"]
+    assert passing, f"no correct layer exercises {name} (it is skipped or incomplete for all of them)"
+
+
+def test_registry_entries_are_described():
+    assert len(REGISTRY) >= 18
+    for name, check in REGISTRY.items():
+        assert check.name == name
+        assert name.isidentifier() and name == name.lower()
+        assert check.description
+        assert callable(check.run)
+
+
+def test_no_check_ever_reports_an_internal_error(reports):
+    internal = {
+        (file, c.name): c.message for file, r in reports.items() for c in r.checks if "internal error" in c.message
+    }
+    assert internal == {}
+
+
+def test_every_check_ends_in_a_known_status(reports):
+    for file, report in reports.items():
+        assert [c.name for c in report.checks] == list(REGISTRY), file
+        for c in report.checks:
+            assert c.status in ("passed", "failed", "incomplete", "skipped")
+            assert c.duration_s >= 0
+            if c.status in ("skipped", "incomplete"):
+                assert c.message, f"{file}: {c.name} is {c.status} without a reason"
+
+
+# -- a check that depends on a step that failed is incomplete or skipped ------------------------
+
+DEPENDENTS = {
+    "predict_raises.py": ("predict_does_not_error", [
+        "outputs_are_finite", "predict_is_consistent_in_type", "predict_does_not_modify_inputs",
+        "predict_is_deterministic"]),
+    "init_raises.py": ("initialize_does_not_error", [
+        "predict_does_not_error", "outputs_are_finite", "predict_is_consistent_in_type",
+        "predict_does_not_modify_inputs", "predict_is_deterministic"]),
+    "forward_raises.py": ("forward_does_not_error", [
+        "forward_predict_are_consistent_in_size", "forward_is_consistent_in_type", "forward_does_not_modify_inputs"]),
+    "backward_raises.py": ("backward_does_not_error", [
+        "backward_is_consistent_in_size", "backward_is_consistent_in_type", GRADIENTS,
+        "backward_does_not_modify_inputs"]),
+    "wrong_arity.py": ("function_syntaxes_are_correct", [
+        "predict_does_not_error", "outputs_are_finite", "predict_is_deterministic"]),
+    "backward_bad_signature.py": ("function_syntaxes_are_correct", [
+        "backward_is_consistent_in_size", GRADIENTS, "backward_does_not_modify_inputs"]),
+}
+
+
+@pytest.mark.parametrize("file", list(DEPENDENTS))
+def test_checks_depending_on_a_failed_step_are_incomplete_not_failed(file, reports):
+    failing, dependents = DEPENDENTS[file]
+    report = reports[file]
+    assert report.result(failing).status == "failed"
+    for name in dependents:
+        result = report.result(name)
+        assert result.status in ("incomplete", "skipped"), f"{name}: {result.status}: {result.message}"
+        assert "internal error" not in result.message
+        assert result.message
+
+
+def test_a_single_dependent_check_run_alone_is_incomplete():
+    obj = load_layer(CORPUS / "backward_raises.py")
+    report = layercheck.check_layer(obj, SMALL_LAYOUT, checks=[GRADIENTS])
+    assert [c.name for c in report.checks] == [GRADIENTS]
+    assert report.result(GRADIENTS).status == "incomplete"
+    assert "backward" in report.result(GRADIENTS).message
+
+
+def test_checks_needing_a_backward_are_skipped_without_one(reports):
+    report = reports["good_no_backward.py"]
+    for name in ("backward_does_not_error", "backward_is_consistent_in_size", "backward_is_consistent_in_type",
+                 GRADIENTS, "backward_does_not_modify_inputs"):
+        assert report.result(name).status == "skipped"
+        assert "no backward" in report.result(name).message
+
+
+# -- the Python API ---------------------------------------------------------------------------------
+
+
+def test_raise_on_failure_raises_for_a_broken_layer():
+    obj = load_layer(CORPUS / "grad_wrong_sign.py")
+    report = layercheck.check_layer(obj, SMALL_LAYOUT)
+    with pytest.raises(CheckFailure) as info:
+        report.raise_on_failure()
+    assert isinstance(info.value, AssertionError)
+    assert GRADIENTS in str(info.value) and "wrong sign" in str(info.value)
+
+
+def test_raise_on_failure_is_silent_for_a_good_layer():
+    obj = load_layer(CORPUS / "good_scale_bias.py")
+    layercheck.check_layer(obj, SMALL_LAYOUT).raise_on_failure()
+
+
+def test_raise_on_failure_raises_for_a_target_error():
+    class OneInputTooMany:
+        def predict(self, A, B):
+            return A + B
+
+    report = layercheck.check_layer(OneInputTooMany, SMALL_LAYOUT)
+    assert report.status == "error" and "2 input(s)" in report.error
+    with pytest.raises(CheckFailure, match="2 input"):
+        report.raise_on_failure()
+
+
+def test_report_over_several_targets_raises_for_each_problem():
+    good = layercheck.check_layer(load_layer(CORPUS / "good_tanh.py"), SMALL_LAYOUT)
+    bad = layercheck.check_layer(load_layer(CORPUS / "grad_scaled.py"), SMALL_LAYOUT)
+    broken = TargetReport("broken.py", error="importing broken.py raised ImportError")
+    Report([good]).raise_on_failure()
+    with pytest.raises(CheckFailure) as info:
+        Report([good, bad, broken]).raise_on_failure()
+    assert "TanhScaled" in str(info.value) and "ImportError" in str(info.value)
+    assert "Tanh:" not in str(info.value)
+    summary = Report([good, bad, broken]).summary
+    assert summary == {k: good.summary[k] + bad.summary[k] for k in summary}
+
+
+def test_check_layer_does_not_modify_an_instance():
+    cls = load_layer(CORPUS / "good_scale_bias.py")
+    fresh = cls(name="fresh")
+    layercheck.check_layer(fresh, SMALL_LAYOUT)
+    assert (fresh.w, fresh.b, fresh.channel_axis) == (None, None, None), "initialize ran on the user's object"
+
+    ready = cls(name="ready")
+    ready.initialize(layercheck.parse_layout(SMALL_LAYOUT))
+    before = copy.deepcopy(vars(ready))
+    w_id, b_id = id(ready.w), id(ready.b)
+    report = layercheck.check_layer(ready, SMALL_LAYOUT)
+    assert report.status == "passed"
+    assert (id(ready.w), id(ready.b)) == (w_id, b_id)
+    assert set(vars(ready)) == set(before)
+    for key, value in before.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(vars(ready)[key], value)
+            assert vars(ready)[key].dtype == value.dtype
+        else:
+            assert vars(ready)[key] == value
+
+
+def test_check_layer_checks_the_instances_own_parameters():
+    cls = load_layer(CORPUS / "good_scale_bias.py")
+    layer = cls()
+    layer.initialize(layercheck.parse_layout(SMALL_LAYOUT))
+    layer.w = np.full_like(layer.w, np.nan)
+    report = layercheck.check_layer(layer, SMALL_LAYOUT)
+    assert report.result("outputs_are_finite").status == "failed"
+    assert np.isnan(layer.w).all()
+
+
+def test_args_reach_the_constructor():
+    cls = load_layer(SAMPLES / "prelu.py")
+    assert layercheck.check_layer(cls, SMALL_LAYOUT, args={"num_channels": 5}).status == "passed"
+    report = layercheck.check_layer(cls, SMALL_LAYOUT, args={"num_channels": 7})
+    result = report.result("initialize_does_not_error")
+    assert result.status == "failed" and "7 channels" in result.message
+
+
+def test_checks_and_skip_options():
+    cls = load_layer(CORPUS / "good_tanh.py")
+    report = layercheck.check_layer(cls, SMALL_LAYOUT, checks=["predict_does_not_error", GRADIENTS])
+    assert [c.name for c in report.checks] == ["predict_does_not_error", GRADIENTS]
+    report = layercheck.check_layer(cls, SMALL_LAYOUT, skip=[GRADIENTS])
+    assert GRADIENTS not in [c.name for c in report.checks]
+    assert len(report.checks) == len(REGISTRY) - 1
+    with pytest.raises(UsageError, match="no_such_check"):
+        layercheck.check_layer(cls, SMALL_LAYOUT, checks=["no_such_check"])
+
+
+def test_layout_forms_are_equivalent():
+    cls = load_layer(CORPUS / "good_dense.py")
+    forms = ["6,10:CB", {"size": [6, 10], "format": "CB"}, layercheck.parse_layout("6,10:CB"), ["6,10:CB"]]
+    for form in forms:
+        report = layercheck.check_layer(cls, form)
+        assert report.layouts == ["6,10:CB"] and report.status == "passed"
+
+
+def test_layer_with_two_inputs_takes_one_layout_per_input():
+    class Product:
+        def predict(self, A, B):
+            return A * B
+
+        def backward(self, A, B, Y, dLdY, memory):
+            return dLdY * B, dLdY * A
+
+    class ProductSwapped(Product):
+        def backward(self, A, B, Y, dLdY, memory):
+            return dLdY * A, dLdY * B
+
+    assert layercheck.check_layer(Product, ["4,3:CB", "4,3:CB"]).status == "passed"
+    report = layercheck.check_layer(ProductSwapped, ["4,3:CB", "4,3:CB"])
+    assert "A and B" in report.result(GRADIENTS).message
+    report = layercheck.check_layer(Product, "4,3:CB")
+    assert report.status == "error" and "2 input(s)" in report.error
+
+
+def test_inputs_option_is_used_instead_of_random_draws():
+    cls = load_layer(CORPUS / "nan_output.py")  # log without an input_domain
+    positive = np.random.default_rng(0).uniform(0.5, 2.0, (4, 3, 5, 6))
+    report = layercheck.check_layer(cls, SMALL_LAYOUT, inputs=[positive])
+    assert report.result("outputs_are_finite").status == "passed"
+
+
+def test_plain_function_and_lambda_are_targets():
+    assert layercheck.check_layer(lambda X: X * X, SMALL_LAYOUT).status == "passed"
+    report = layercheck.check_layer(load_layer(CORPUS / "plain_function.py"), SMALL_LAYOUT)
+    assert report.status == "passed" and report.kind == "layer"
+
+
+# -- known defects (see the report of the test-suite author) ------------------------------------
+
+
+def test_forward_without_memory_fails_function_syntaxes():
+    class ForwardWithoutMemory:
+        def predict(self, X):
+            return 2 * X
+
+        def forward(self, X):
+            return 2 * X  # the contract: (Y, memory) when the layer defines backward
+
+        def backward(self, X, Y, dLdY, memory):
+            return 2 * dLdY
+
+    report = layercheck.check_layer(ForwardWithoutMemory, "4,3:CB")
+    assert report.result("function_syntaxes_are_correct").status == "failed"
+
+
+def test_integer_outputs_give_no_internal_error():
+    class IntegerOutput:
+        def predict(self, X):
+            return (X > 0).astype(np.int64)
+
+    report = layercheck.check_layer(IntegerOutput, "4,3:CB")
+    assert report.result("predict_is_consistent_in_type").status == "failed"
+    assert not [c.message for c in report.checks if "internal error" in c.message]
+
+
+def test_missing_learnable_attribute_gives_no_internal_error():
+    class MissingLearnable:
+        learnables = ("w",)
+
+        def predict(self, X):
+            return 2 * X
+
+        def backward(self, X, Y, dLdY, memory):
+            return 2 * dLdY, np.zeros((4, 1))
+
+    report = layercheck.check_layer(MissingLearnable, "4,3:CB")
+    assert report.result("function_syntaxes_are_correct").status == "failed"
+    assert not [c.message for c in report.checks if "internal error" in c.message]
+
+
+def test_inputs_of_the_wrong_shape_are_not_a_pass():
+    cls = load_layer(CORPUS / "good_relu.py")
+    try:
+        report = layercheck.check_layer(cls, SMALL_LAYOUT, inputs=[np.zeros((2, 3, 5, 6))])
+    except UsageError:
+        return
+    assert report.status != "passed"
+
+
+def test_api_refuses_a_layout_too_large_for_memory():
+    try:
+        report = layercheck.check_layer(lambda X: X, "100000,100000,1000,1000:SSCB")
+    except UsageError:
+        return
+    assert report.status != "passed"
+
+
+def test_constructor_raising_is_the_reports_error():
+    class Unbuildable:
+        def __init__(self):
+            raise RuntimeError("no weights")
+
+        def predict(self, X):
+            return X
+
+    report = layercheck.check_layer(Unbuildable, SMALL_LAYOUT)
+    assert report.status == "error" and "no weights" in report.error
+
+
+def test_layer_calling_sys_exit_is_a_failed_check():
+    class Exits:
+        def predict(self, X):
+            raise SystemExit(3)
+
+    report = layercheck.check_layer(Exits, "4,3:CB")
+    assert report.result("predict_does_not_error").status == "failed"

@@ -1,0 +1,148 @@
+"""The gradient check localizes and names the cause of a wrong backward (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import layercheck
+
+from conftest import CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, load_layer, mentions, not_ok
+
+
+def gradient_result(path, layout=None, **options):
+    obj = load_layer(path)
+    report = layercheck.check_layer(obj, layout or obj.example_layout, checks=[GRADIENTS], **options)
+    assert report.error is None
+    return obj, report.result(GRADIENTS)
+
+
+def records(result) -> dict[str, dict]:
+    return {r["argument"]: r for r in result.details["arguments"]}
+
+
+# (file, the argument that is wrong, the arguments that are right, what the message must say)
+CASES = [
+    (CORPUS / "grad_wrong_sign.py", ["w"], ["X", "b"], [r"wrong sign"]),
+    (CORPUS / "grad_scaled.py", ["X"], [], [r"factor 2\b"]),
+    (CORPUS / "grad_mean_not_sum.py", ["alpha"], ["X"], [r"1/6\b", r"batch"]),
+    (CORPUS / "grad_transposed.py", ["W"], ["X", "b"], [r"transposed"]),
+    (CORPUS / "grad_zero.py", ["w"], ["X"], [r"\bzero\b"]),
+    (CORPUS / "grad_one_channel.py", ["X"], ["w", "b"], [r"channel 2\b"]),
+    (CORPUS / "grad_rare_region.py", ["X"], [], [r"X >="]),
+    (CORPUS / "grad_tiny_error.py", ["X"], [], []),
+    (CORPUS / "grad_missing_term.py", ["X"], [], []),
+    (SAMPLES / "buggy" / "srelu_swapped.py", ["al", "tr"], ["X", "tl", "ar"], [r"\bal and tr\b", r"each other's place"]),
+    (LAYERS / "swapped_learnables.py", ["a", "b"], ["X"], [r"\b(a and b|b and a)\b", r"each other's place"]),
+    (LAYERS / "missing_batch_factor.py", ["w"], ["X"], [r"factor 6\b", r"batch size"]),
+    (LAYERS / "small_relative_error.py", ["b"], ["X", "w"], [r"relative error"]),
+    (LAYERS / "state_gradient_missing_term.py", ["h"], ["X"], []),
+]
+
+
+@pytest.mark.parametrize("path, wrong, right, says", CASES, ids=[c[0].name for c in CASES])
+def test_gradient_bug_is_found_localized_and_named(path, wrong, right, says):
+    obj, result = gradient_result(path)
+    assert result.status == "failed", result.message
+    message = result.message
+    for pattern in says:
+        assert re.search(pattern, message), f"{pattern!r} not in {message!r}"
+    by_name = records(result)
+    for argument in wrong:
+        assert by_name[argument]["status"] == "failed"
+        assert mentions(message, argument), f"{argument!r} not named in {message!r}"
+    for argument in right:
+        assert by_name[argument]["status"] == "passed", f"{argument} is correct: {by_name[argument]}"
+
+
+def test_rare_region_names_the_large_inputs_where_it_is_wrong():
+    _, result = gradient_result(CORPUS / "grad_rare_region.py")
+    match = re.search(r"X >= (-?[\d.]+(?:e[-+]?\d+)?)", result.message)
+    assert match, result.message
+    # The layer is wrong for X > 2.5 only: the region named must hold all of those and
+    # lie in the upper tail of the standard-normal inputs.
+    assert 1.0 <= float(match.group(1)) <= 2.5
+
+
+def test_a_relative_error_of_1e_6_is_caught_in_float64():
+    _, result = gradient_result(CORPUS / "grad_tiny_error.py")
+    assert result.status == "failed"
+    assert result.details["precision"] == "float64"
+    record = records(result)["X"]
+    assert record["max_rel_error"] < 1e-5  # the error really is tiny ...
+    assert record["max_abs_error"] > record["tolerance"]  # ... and still above the tolerance
+
+
+def test_a_looser_tolerance_accepts_the_tiny_error():
+    _, result = gradient_result(CORPUS / "grad_tiny_error.py", tolerances={"float64": {"rtol": 1e-3}})
+    assert result.status != "failed", result.message
+
+
+@pytest.mark.parametrize("path", [c[0] for c in CASES], ids=[c[0].name for c in CASES])
+def test_details_hold_one_record_per_argument(path):
+    obj, result = gradient_result(path)
+    expected = ["X"] + list(getattr(obj, "learnables", ())) + list(getattr(obj, "state", ()))
+    arguments = result.details["arguments"]
+    assert [r["argument"] for r in arguments] == expected
+    for record in arguments:
+        assert {"argument", "status", "probes"} <= set(record)
+        assert record["status"] in ("passed", "failed", "incomplete")
+        assert record["probes"], f"no probe recorded for {record['argument']}"
+        if record["status"] == "failed":
+            assert {"max_abs_error", "max_rel_error", "tolerance", "diagnosis"} <= set(record)
+            assert record["max_abs_error"] > record["tolerance"] >= 0
+            assert record["max_rel_error"] > 0
+            assert record["diagnosis"]["headline"]
+            assert record["diagnosis"]["headline"] in result.message or "each other's place" in result.message
+
+
+def test_swapped_pair_is_reported_once():
+    _, result = gradient_result(SAMPLES / "buggy" / "srelu_swapped.py")
+    assert result.message.count("each other's place") == 1
+
+
+def test_sample_srelu_swapped_is_named_at_a_small_layout_too():
+    _, result = gradient_result(SAMPLES / "buggy" / "srelu_swapped.py", layout=SMALL_LAYOUT)
+    assert result.status == "failed"
+    assert "al and tr" in result.message and "each other's place" in result.message
+
+
+def test_diagnosis_is_reproducible_for_a_seed():
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "duration_s"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    obj = load_layer(CORPUS / "grad_one_channel.py")
+    first = layercheck.check_layer(obj, obj.example_layout, seed=7).to_dict()
+    second = layercheck.check_layer(obj, obj.example_layout, seed=7).to_dict()
+    assert strip(first) == strip(second)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("path", [c[0] for c in CASES if c[0].parent == LAYERS], ids=lambda p: p.name)
+def test_own_broken_layers_fail_for_other_seeds_too(path, seed):
+    _, result = gradient_result(path, seed=seed)
+    assert result.status == "failed", result.message
+
+
+# -- correct layers of our own: no false alarm over 20 seeds -----------------------------------
+
+
+@pytest.mark.parametrize("name", ["dense_tanh", "max_pool", "running_mean_state"])
+def test_own_correct_layer_passes_for_20_seeds(name):
+    path = LAYERS / f"{name}.py"
+    assert declared(path).correct
+    obj = load_layer(path)
+    problems = {}
+    for seed in range(20):
+        report = layercheck.check_layer(obj, obj.example_layout, seed=seed)
+        assert report.error is None
+        if not_ok(report):
+            problems[seed] = not_ok(report)
+        else:
+            assert report.result(GRADIENTS).status == "passed"  # decided, not skipped
+    assert problems == {}
