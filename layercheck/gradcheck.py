@@ -46,13 +46,18 @@ _ERROR_FACTOR = 4.0  # E = 4 x the W-weighted RMS of the second differences (+ a
 _MAX_PROBES = 6
 
 
+class EvaluationError(Exception):
+    """The layer raised while the engine evaluated it (at a perturbed point, or backward again)."""
+
+
 @dataclass
 class GradientProblem:
     """The arguments of a training-time pass, how to evaluate it and how to differentiate it.
 
     `evaluate(i, value)` returns every output and updated state with argument i replaced by
     `value`; `gradients(weights)` runs backward with dL/dY = weights and returns the gradient
-    of every argument (None where the layer returned none).
+    of every argument (None where the layer returned none). Both raise EvaluationError when
+    the layer raises.
     """
 
     names: list[str]
@@ -313,7 +318,10 @@ def check_argument(
         direction = keep_inside(value, random_direction(value, rng), t, problem.domains[index])
         if not np.any(direction):
             return ArgumentVerdict(index, "incomplete", probes, "every element sits at the edge of its domain")
-        probe = run_probe(problem, base, index, direction, t, tol)
+        try:
+            probe = run_probe(problem, base, index, direction, t, tol)
+        except EvaluationError as exc:
+            return ArgumentVerdict(index, "incomplete", probes, str(exc))
         probes.append(probe)
         if probe.verdict == PASS:
             if fails:

@@ -12,7 +12,7 @@ from .. import arrays
 from ..compare import mismatch
 from ..contract import LayerAdapter, Outputs
 from ..diagnosis import Diagnosis, localize, patterns, size_context
-from ..gradcheck import FAIL, ArgumentVerdict, GradientProblem, Tolerances, check_argument, make_baseline
+from ..gradcheck import FAIL, ArgumentVerdict, EvaluationError, GradientProblem, Tolerances, check_argument, make_baseline
 from .common import require_backward
 from ..errors import USER_ERRORS
 from .registry import Incomplete, check, failed, passed
@@ -46,74 +46,92 @@ def _labels(session, layer: LayerAdapter) -> list[str | None]:
     return labels
 
 
+class TrainingPass:
+    """The layer's training-time pass and backward at one precision, as the engine sees them.
+
+    Arguments are the inputs, then learnables, then state; `evaluate` runs the pass with one
+    argument replaced and `gradients` runs backward at the base point for given loss weights.
+    """
+
+    def __init__(self, session, dtype: str):
+        self.layer = layer = session.layer(dtype)
+        self.precision = arrays.precision_of(dtype)
+        self.inputs = list(session.inputs(dtype))
+        self.originals = self.inputs + [layer.get(n) for n in layer.parameter_names]
+        self.values = [_as_compute(v, self.precision) for v in self.originals]
+        self.n_in = layer.num_inputs
+        self.at_base = False
+        try:
+            self.base = self.run(self.values)
+        except USER_ERRORS as exc:
+            raise _CannotRun(f"{self.method} raised {type(exc).__name__}: {exc}") from None
+        for y in self.base.all:
+            if not arrays.is_array(y):
+                raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
+            if arrays.precision_of(y.dtype) != self.precision:
+                raise _CannotRun(f"it returns {y.dtype} outputs from {self.precision} inputs")
+
+    @property
+    def method(self) -> str:
+        return "forward" if self.layer.has_forward else "predict"
+
+    def run(self, values: list[np.ndarray], fresh: int | None = None) -> Outputs:
+        """The pass at `values`. Inputs are passed as copies (a layer that writes into its
+        input harms nothing), except `fresh`, an array made for this call alone."""
+        n = self.n_in
+        for name, v, o in zip(self.layer.parameter_names, values[n:], self.originals[n:]):
+            self.layer.set(name, v.astype(o.dtype, copy=True))
+        xs = [v.astype(o.dtype, copy=i != fresh) for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))]
+        self.at_base = values is self.values
+        return self.layer.forward(xs)
+
+    def evaluate(self, index: int, value: np.ndarray) -> list[np.ndarray]:
+        values = list(self.values)
+        values[index] = value
+        try:
+            outputs = self.run(values, fresh=index)
+        except USER_ERRORS as exc:
+            raise EvaluationError(f"{self.method} raised {type(exc).__name__} at a perturbed point: {exc}") from None
+        return [_as_compute(y, self.precision) for y in outputs.all]
+
+    def gradients(self, weights: list[np.ndarray]) -> list[np.ndarray | None]:
+        """backward at the base point with dL/dY = weights; None where no gradient of the right shape."""
+        try:
+            # Back to the base point first: layers may cache on self what forward saw.
+            current = self.base if self.at_base else self.run(self.values)
+            m = self.layer.num_outputs
+            dLdY = [w.astype(y.dtype) for w, y in zip(weights[:m], self.base.values)]
+            dLdS = [w.astype(s.dtype) for w, s in zip(weights[m:], self.base.states)]
+            outputs = Outputs(self.base.values, self.base.states, _copy_memory(current.memory))
+            grads = self.layer.backward([x.copy() for x in self.inputs], outputs, dLdY, dLdS).all
+        except USER_ERRORS as exc:
+            raise EvaluationError(f"backward raised {type(exc).__name__}: {exc}") from None
+        return [
+            _as_compute(g, self.precision) if arrays.is_array(g) and tuple(g.shape) == v.shape else None
+            for g, v in zip(grads, self.values)
+        ]
+
+    def problem(self, session) -> GradientProblem:
+        layer = self.layer
+        kinds = ["input"] * self.n_in + ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
+        domains = list(layer.input_domains()) + [(None, None)] * len(layer.parameter_names)
+        names = list(layer.input_names) + list(layer.parameter_names)
+        return GradientProblem(names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer))
+
+
 def build_problem(session, dtype: str):
     """The gradient problem at `dtype`'s precision; raises _CannotRun when the layer cannot."""
-    layer = session.layer(dtype)
-    precision = arrays.precision_of(dtype)
-    inputs = list(session.inputs(dtype))
-    names = list(layer.input_names) + list(layer.parameter_names)
-    kinds = ["input"] * layer.num_inputs + ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
-    originals = inputs + [layer.get(n) for n in layer.parameter_names]
-    values = [_as_compute(v, precision) for v in originals]
-    n_in = layer.num_inputs
-
-    def set_parameters(vals: list[np.ndarray]) -> None:
-        for name, v, o in zip(layer.parameter_names, vals[n_in:], originals[n_in:]):
-            layer.set(name, v.astype(o.dtype, copy=True))
-
-    at_base = [False]  # did the last pass run at the base point?
-
-    def run(vals: list[np.ndarray], fresh: int | None = None) -> Outputs:
-        """The training-time pass at `vals`. Inputs are passed as copies (a layer that writes
-        into its input harms nothing), except `fresh`, an array made for this call alone."""
-        set_parameters(vals)
-        xs = [v.astype(o.dtype, copy=i != fresh) for i, (v, o) in enumerate(zip(vals[:n_in], originals[:n_in]))]
-        at_base[0] = vals is values
-        return layer.forward(xs)
-
-    try:
-        base = run(values)
-    except USER_ERRORS as exc:
-        raise _CannotRun(f"{'forward' if layer.has_forward else 'predict'} raised {type(exc).__name__}: {exc}") from None
-    for y in base.all:
-        if not arrays.is_array(y):
-            raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
-        if arrays.precision_of(y.dtype) != precision:
-            raise _CannotRun(f"it returns {y.dtype} outputs from {precision} inputs")
-
-    def evaluate(index: int, value: np.ndarray) -> list[np.ndarray]:
-        vals = list(values)
-        vals[index] = value
-        return [_as_compute(y, precision) for y in run(vals, fresh=index).all]
-
-    n_out = layer.num_outputs
-    grad_names = layer.gradient_names()
-
-    def gradients(weights: list[np.ndarray]) -> list[np.ndarray | None]:
-        # Back to the base point: layers may cache what forward saw (on self) for backward.
-        current = base if at_base[0] else run(values)
-        dLdY = [w.astype(y.dtype) for w, y in zip(weights[:n_out], base.values)]
-        dLdS = [w.astype(s.dtype) for w, s in zip(weights[n_out:], base.states)]
-        outs = Outputs(base.values, base.states, _copy_memory(current.memory))
-        grads = layer.backward([x.copy() for x in inputs], outs, dLdY, dLdS).all
-        result = []
-        for name, g, v in zip(grad_names, grads, values):
-            ok = arrays.is_array(g) and tuple(g.shape) == v.shape
-            result.append(_as_compute(g, precision) if ok else None)
-        return result
-
-    outputs = [_as_compute(y, precision) for y in base.all]
+    training = TrainingPass(session, dtype)
+    problem = training.problem(session)
+    outputs = [_as_compute(y, training.precision) for y in training.base.all]
     rng = session.rng("gradient weights")
     weights = [arrays.random_like(y, rng) for y in outputs]
-    domains = list(layer.input_domains()) + [(None, None)] * len(layer.parameter_names)
-    problem = GradientProblem(names, kinds, values, evaluate, gradients, domains, _labels(session, layer))
-    rtol, atol = session.options.tolerance(dtype)
-    tol = Tolerances(rtol, atol, precision)
+    tol = Tolerances(*session.options.tolerance(dtype), training.precision)
     try:
         baseline = make_baseline(problem, outputs, weights, tol)
-    except USER_ERRORS as exc:
-        raise _CannotRun(f"backward raised {type(exc).__name__}: {exc}") from None
-    return problem, baseline, tol, layer
+    except EvaluationError as exc:
+        raise _CannotRun(str(exc)) from None
+    return problem, baseline, tol
 
 
 def _prepare(session):
@@ -122,17 +140,20 @@ def _prepare(session):
     reasons = []
     for dtype in candidates:
         try:
-            problem, baseline, tol, layer = build_problem(session, dtype)
+            problem, baseline, tol = build_problem(session, dtype)
         except _CannotRun as exc:
             reasons.append(f"{dtype}: {exc}")
             continue
         fallback = None if dtype == "float64" else f"could not run in float64 ({reasons[0].split(': ', 1)[1]}); checked in {dtype}"
-        return problem, baseline, tol, layer, fallback
+        return problem, baseline, tol, fallback
     raise Incomplete("not checked: the training-time pass or backward failed at every precision (" + "; ".join(reasons) + ")")
 
 
 def _is_deterministic(problem: GradientProblem, baseline) -> bool:
-    again = problem.evaluate(0, problem.values[0].copy())
+    try:
+        again = problem.evaluate(0, problem.values[0].copy())
+    except EvaluationError as exc:
+        raise Incomplete(f"not checked: {exc}") from None
     return all(
         mismatch(b, a, atol=16 * arrays.eps(a.dtype) * float(np.abs(a).max(initial=0))) is None
         for a, b in zip(baseline.outputs, again)
@@ -163,79 +184,94 @@ def _probe_record(p) -> dict[str, Any]:
 def gradients_are_numerically_correct(session):
     layer = session.reference
     require_backward(layer)
-    problem, baseline, tol, _, fallback = _prepare(session)
+    problem, baseline, tol, fallback = _prepare(session)
     evaluated = "forward" if layer.has_forward else "predict"
-    verdicts = []
-    for index, name in enumerate(problem.names):
-        if baseline.gradients[index] is None:
-            reason = "backward returned no gradient of the argument's shape (see backward_is_consistent_in_size)"
-            verdicts.append(ArgumentVerdict(index, "incomplete", [], reason))
-        elif problem.values[index].size == 0:
-            verdicts.append(ArgumentVerdict(index, "passed", [], "empty"))
-        else:
-            verdicts.append(check_argument(problem, baseline, index, tol, session.rng(f"gradient {name}")))
+    verdicts = [_verdict(session, problem, baseline, tol, index) for index in range(len(problem.names))]
     if any(v.status != "passed" for v in verdicts) and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
             "so finite differences cannot be taken"
         )
-    context = size_context(problem)
-    diagnoses: dict[int, Diagnosis] = {}
-    explained_swaps: set[frozenset] = set()
-    for v in verdicts:
-        if v.status != "failed":
-            continue
-        name = problem.names[v.index]
-        diagnosis = patterns(problem, verdicts, v.index, context)
-        if diagnosis is None:
-            where, examples = localize(problem, baseline, verdicts, v.index, tol, session.rng(f"localize {name}"))
-            first = next(p for p in v.probes if p.verdict == FAIL)
-            headline = f"the gradient of {name} is wrong (relative error {first.relative(first.discrepancy):.2g} along a random direction)"
-            if where:
-                headline = f"the gradient of {name} is " + where[0]
-            diagnosis = Diagnosis(headline, [], where, examples)
-        diagnoses[v.index] = diagnosis
-    records = []
-    for v in verdicts:
-        index, name = v.index, problem.names[v.index]
-        record = {
-            "argument": name,
-            "kind": problem.kinds[index],
-            "status": v.status,
-            "reason": v.reason,
-            "probes": [_probe_record(p) for p in v.probes],
-        }
-        if index in diagnoses:
-            record["diagnosis"] = diagnoses[index].to_dict()
-        failing = [p for p in v.probes if p.verdict == FAIL]
-        if failing:
-            worst = max(failing, key=lambda p: p.discrepancy)
-            record["max_abs_error"] = worst.discrepancy
-            record["max_rel_error"] = worst.relative(worst.discrepancy)
-            record["tolerance"] = worst.tolerance
-        records.append(record)
-
+    diagnoses = {
+        v.index: _diagnose(session, problem, baseline, verdicts, tol, v.index) for v in verdicts if v.status == "failed"
+    }
+    records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     details = {
         "evaluated": evaluated,
         "precision": str(tol.precision),
         "fallback": fallback,
         "arguments": records,
+        "explanation": _explanation(records, fallback, evaluated),
     }
-    headlines = []
-    for index, diagnosis in diagnoses.items():
-        key = frozenset({problem.names[index], diagnosis.swapped_with}) if diagnosis.swapped_with else None
-        if key in explained_swaps:
-            continue
-        if key:
-            explained_swaps.add(key)
-        headlines.append(diagnosis.headline)
-    details["explanation"] = _explanation(records, fallback, evaluated)
-    if headlines:
-        return failed("; ".join(headlines), **details)
+    if diagnoses:
+        return failed(_headline(problem, diagnoses), **details)
     incomplete = [r for r in records if r["status"] == "incomplete"]
     if incomplete:
         names = ", ".join(f"{r['argument']} ({r['reason']})" for r in incomplete)
         raise Incomplete(f"could not decide for {names}", details)
+    return passed(_pass_message(records, evaluated, fallback), **details)
+
+
+def _verdict(session, problem, baseline, tol, index) -> ArgumentVerdict:
+    if baseline.gradients[index] is None:
+        reason = "backward returned no gradient of the argument's shape (see backward_is_consistent_in_size)"
+        return ArgumentVerdict(index, "incomplete", [], reason)
+    if problem.values[index].size == 0:
+        return ArgumentVerdict(index, "passed", [], "empty")
+    return check_argument(problem, baseline, index, tol, session.rng(f"gradient {problem.names[index]}"))
+
+
+def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
+    """A recognised pattern, else where the gradient is wrong (localization)."""
+    diagnosis = patterns(problem, verdicts, index, size_context(problem))
+    if diagnosis is not None:
+        return diagnosis
+    name = problem.names[index]
+    try:
+        where, examples = localize(problem, baseline, verdicts, index, tol, session.rng(f"localize {name}"))
+    except EvaluationError:
+        where, examples = [], []
+    if where:
+        return Diagnosis(f"the gradient of {name} is " + where[0], [], where, examples)
+    first = next(p for p in verdicts[index].probes if p.verdict == FAIL)
+    error = first.relative(first.discrepancy)
+    return Diagnosis(f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)", [], where, examples)
+
+
+def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> dict[str, Any]:
+    """One argument's entry of the JSON details."""
+    record = {
+        "argument": problem.names[verdict.index],
+        "kind": problem.kinds[verdict.index],
+        "status": verdict.status,
+        "reason": verdict.reason,
+        "probes": [_probe_record(p) for p in verdict.probes],
+    }
+    if diagnosis is not None:
+        record["diagnosis"] = diagnosis.to_dict()
+    failing = [p for p in verdict.probes if p.verdict == FAIL]
+    if failing:
+        worst = max(failing, key=lambda p: p.discrepancy)
+        record["max_abs_error"] = worst.discrepancy
+        record["max_rel_error"] = worst.relative(worst.discrepancy)
+        record["tolerance"] = worst.tolerance
+    return record
+
+
+def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
+    """Every diagnosis once: a swap is one finding, not one per argument."""
+    said: set[frozenset] = set()
+    headlines = []
+    for index, diagnosis in diagnoses.items():
+        pair = frozenset({problem.names[index], diagnosis.swapped_with})
+        if diagnosis.swapped_with and pair in said:
+            continue
+        said.add(pair)
+        headlines.append(diagnosis.headline)
+    return "; ".join(headlines)
+
+
+def _pass_message(records, evaluated: str, fallback: str | None) -> str:
     checked = [r for r in records if r["status"] == "passed"]
     masked = sum(p["outputs_masked_at_kinks"] for r in checked for p in r["probes"])
     worst = max((p["rel_error"] or 0.0 for r in checked for p in r["probes"] if p["verdict"] == "pass"), default=0.0)
@@ -244,7 +280,7 @@ def gradients_are_numerically_correct(session):
         message += f"; {masked} output(s) at kinks left out"
     if fallback:
         message += f"; {fallback}"
-    return passed(message, **details)
+    return message
 
 
 def _explanation(records, fallback, evaluated) -> list[str]:
