@@ -9,8 +9,6 @@ import numpy as np
 from .layout import Layout
 
 REAL_DTYPES = ("float32", "float64")
-COMPLEX_DTYPES = ("complex64", "complex128")
-SUPPORTED_DTYPES = REAL_DTYPES + COMPLEX_DTYPES
 
 
 def array_module(x: Any):

@@ -132,7 +132,6 @@ class LayerAdapter:
         self.has_forward = self._method("forward") is not None
         self.has_backward = self._method("backward") is not None
         self.has_initialize = self._method("initialize") is not None
-        self.has_reset_state = self._method("reset_state") is not None
 
     # -- description -------------------------------------------------------------------
 
@@ -236,11 +235,6 @@ class LayerAdapter:
         if fn is not None:
             fn(*layouts)
 
-    def reset_state(self) -> None:
-        fn = self._method("reset_state")
-        if fn is not None:
-            fn()
-
     def predict(self, inputs: Sequence[Any]) -> Outputs:
         n, names = self.predict_returns()
         values = unpack(self._predict(*inputs), n, "predict", names)
@@ -265,17 +259,6 @@ class LayerAdapter:
         values = unpack(fn(*args), n, "backward", names)
         a, b = self.num_inputs, self.num_inputs + len(self.learnables)
         return Gradients(values[:a], values[a:b], values[b:])
-
-    def output_format(self, input_formats: Sequence[str]) -> tuple[str, ...]:
-        """The format of each output; the first input's format unless the layer says otherwise."""
-        fn = self._method("output_format")
-        if fn is None:
-            return (input_formats[0],) * self.num_outputs
-        result = fn(*input_formats)
-        formats = (result,) if isinstance(result, str) else tuple(result)
-        if len(formats) != self.num_outputs or not all(isinstance(f, str) for f in formats):
-            raise ContractError(f"output_format returned {result!r}; expected {self.num_outputs} format string(s)")
-        return formats
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input lives: `input_domain` is one (low, high) or one per input."""

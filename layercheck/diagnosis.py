@@ -194,14 +194,15 @@ def _cells_along(shape: tuple[int, ...], axis: int) -> list[tuple[str, np.ndarra
 _QUANTILES = (0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0)
 
 
-def _value_cells(value: np.ndarray) -> list[tuple[tuple[float, float, float, float], np.ndarray]]:
+def _value_cells(value: np.ndarray) -> list[tuple[tuple[float, float], np.ndarray]]:
+    """Cells by quantile of the (real part of the) argument's values, the tails finest."""
     real = value.real
     edges = np.quantile(real, _QUANTILES)
     cells = []
     for k, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
         mask = (real >= lo) & ((real < hi) if k < len(edges) - 2 else (real <= hi))
         if mask.any():
-            cells.append(((float(lo), float(hi), _QUANTILES[k], _QUANTILES[k + 1]), mask))
+            cells.append(((float(lo), float(hi)), mask))
     return cells
 
 
@@ -239,7 +240,7 @@ def _value_region(name: str, cells, verdicts) -> Region | None:
     ok = [k for k, v in enumerate(verdicts) if v == "ok"]
     if not bad or not ok:
         return None
-    (lo, _, q_lo, _), (_, hi, _, q_hi) = cells[bad[0]][0], cells[bad[-1]][0]
+    lo, hi = cells[bad[0]][0][0], cells[bad[-1]][0][1]
     mask = np.logical_or.reduce([cells[k][1] for k in bad])
     if bad == list(range(bad[0], bad[-1] + 1)):
         if bad[-1] == len(cells) - 1:

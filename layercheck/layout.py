@@ -37,14 +37,6 @@ class Layout:
         index = self.format.find(label)
         return None if index < 0 else index
 
-    def find_all(self, label: str) -> tuple[int, ...]:
-        return tuple(i for i, c in enumerate(self.format) if c == label)
-
-    def with_size(self, axis: int, n: int) -> "Layout":
-        size = list(self.size)
-        size[axis] = n
-        return Layout(tuple(size), self.format)
-
     def __str__(self) -> str:
         return ",".join(map(str, self.size)) + ":" + self.format
 

@@ -86,7 +86,7 @@ def function_syntaxes_are_correct(session):
     return passed()
 
 
-@check("initialize_does_not_error", "initialize runs without error on the given layouts", "initializeDoesNotError")
+@check("initialize_does_not_error", "initialize runs without error on the given layouts")
 def initialize_does_not_error(session):
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
