@@ -151,7 +151,10 @@ class Session:
         for name, value in self.reference_parameters.items():
             if not arrays.is_array(value):
                 raise Incomplete(f"not checked: {name!r} is {arrays.describe(value)}, not an array (see function_syntaxes_are_correct)")
-        adapter = self.new_layer(initialize=True)
+        try:
+            adapter = self.new_layer(initialize=True)
+        except USER_ERRORS as exc:
+            raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a fresh layer: {exc}") from None
         params = {name: arrays.cast(value, dtype) for name, value in self.reference_parameters.items()}
         adapter.set_parameters(params)
         return adapter
@@ -214,7 +217,7 @@ class Session:
         return call(what, method, lambda: getattr(layer, method)(xs))
 
     def backward(self, dtype: Any) -> Step:
-        """forward then backward at `dtype`, with random dL/dY; value is (Gradients, inputs, outputs, dLdY)."""
+        """forward then backward at `dtype`, with random dL/dY; the value is a BackwardResult."""
         name = np.dtype(dtype).name
         return self._cached(("backward", name), lambda: self._run_backward(dtype))
 
