@@ -254,6 +254,8 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
         weights, gradients = base.weights, base.gradients
     numeric = sum(_real_dot(w, d) for w, d in zip(weights, deltas)) / (2 * t)
     second_error = _ERROR_FACTOR * math.sqrt(sum(_sq_norm(w * s) for w, s in zip(weights, seconds))) / (2 * t)
+    # Round-off of the changed outputs only (unchanged ones cancel exactly); precomputed for
+    # the common case where every output changed and no output was masked.
     roundoff_sq = sum(
         full if n == d.size and w is w0 else _sq_norm(w * y0 * (d != 0)) * tol.eps**2
         for w, w0, y0, d, n, full in zip(weights, base.weights, base.outputs, deltas, changes, base.roundoff_sq)
