@@ -48,12 +48,6 @@ def precision_of(dtype: Any) -> np.dtype:
     return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
 
 
-def eps(dtype: Any) -> float:
-    """Machine epsilon of a floating or complex dtype; 0 for integers and booleans (exact)."""
-    dtype = np.dtype(dtype)
-    return float(np.finfo(dtype).eps) if dtype.kind in "fc" else 0.0
-
-
 def at_precision(dtype: Any, like: Any) -> np.dtype:
     """The dtype of `like`'s kind (real or complex) at `dtype`'s precision.
 

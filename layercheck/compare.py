@@ -83,3 +83,13 @@ def mismatch(actual: Any, expected: Any, rtol: float = 0.0, atol: float = 0.0) -
     rel_diff = abs_diff / scale if scale > 0 else float("inf")
     as_scalar = complex if np.iscomplexobj(a64) else float
     return Mismatch(n_bad, a.size, index, as_scalar(worst_a), as_scalar(worst_e), abs_diff, rel_diff, rtol, atol)
+
+
+def repeat_tolerance(y: Any) -> float:
+    """How far two calls with the same inputs may differ: a few ulps of the largest finite
+    value (exact up to reordered reductions); 0 for integer outputs."""
+    y = np.asarray(to_numpy(y))
+    if y.dtype.kind not in "fc":
+        return 0.0
+    finite = np.abs(y[np.isfinite(y)])
+    return 16 * float(np.finfo(y.dtype).eps) * (float(finite.max()) if finite.size else 0.0)

@@ -7,8 +7,8 @@ import numpy as np
 from .. import arrays
 from ..compare import mismatch
 from ..contract import LayerAdapter
-from .common import primary_dtype
 from ..errors import USER_ERRORS
+from .common import primary_dtype
 from .registry import Incomplete, Skip, check, failed, passed
 
 

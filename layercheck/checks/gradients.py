@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 
 from .. import arrays
-from ..compare import mismatch
+from ..compare import mismatch, repeat_tolerance
 from ..contract import LayerAdapter, Outputs
 from ..diagnosis import Diagnosis, localize, patterns, size_context
+from ..errors import USER_ERRORS
 from ..gradcheck import FAIL, ArgumentVerdict, EvaluationError, GradientProblem, Tolerances, check_argument, make_baseline
 from .common import require_backward
-from ..errors import USER_ERRORS
 from .registry import Incomplete, check, failed, passed
 
 
@@ -155,7 +155,7 @@ def _is_deterministic(problem: GradientProblem, baseline) -> bool:
     except EvaluationError as exc:
         raise Incomplete(f"not checked: {exc}") from None
     return all(
-        mismatch(b, a, atol=16 * arrays.eps(a.dtype) * float(np.abs(a).max(initial=0))) is None
+        mismatch(b, a, atol=repeat_tolerance(a)) is None
         for a, b in zip(baseline.outputs, again)
     )
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays
-from ..compare import mismatch
-from .common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
+from ..compare import mismatch, repeat_tolerance
 from ..errors import USER_ERRORS
+from .common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
 from .registry import Incomplete, check, failed, passed
 
 
@@ -89,16 +89,6 @@ def backward_does_not_modify_inputs(session):
     return passed()
 
 
-def _determinism_tolerance(y) -> float:
-    """A few ulps of the output's magnitude: exact up to reordered reductions."""
-    y = arrays.to_numpy(y)
-    if y.dtype.kind not in "fc":
-        return 0.0
-    finite = np.abs(y[np.isfinite(y)]) if y.size else np.zeros(0)
-    scale = float(finite.max()) if finite.size else 0.0
-    return 16 * arrays.eps(y.dtype) * scale
-
-
 @check(
     "predict_is_deterministic",
     "predict returns the same outputs when called twice with the same inputs",
@@ -115,7 +105,7 @@ def predict_is_deterministic(session):
     for (name, a), (_, b) in zip(first, second):
         if not (arrays.is_array(a) and arrays.is_array(b)) or a.shape != b.shape:
             return failed(f"two calls of predict return {name} as {arrays.describe(a)} and {arrays.describe(b)}")
-        diff = mismatch(b, a, atol=_determinism_tolerance(a))
+        diff = mismatch(b, a, atol=repeat_tolerance(a))
         if diff is not None:
             return failed(
                 "predict is not deterministic: " + diff.describe(f"{name} of the second call"),
