@@ -12,8 +12,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .errors import ContractError
-from .layout import Layout
+from .errors import ContractError, UsageError
+from .layout import Layout, validate_format
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,7 @@ class LayerAdapter:
         self.has_forward = self._method("forward") is not None
         self.has_backward = self._method("backward") is not None
         self.has_initialize = self._method("initialize") is not None
+        self.has_reset_state = self._method("reset_state") is not None
 
     # -- description -------------------------------------------------------------------
 
@@ -259,6 +260,29 @@ class LayerAdapter:
         values = unpack(fn(*args), n, "backward", names)
         a, b = self.num_inputs, self.num_inputs + len(self.learnables)
         return Gradients(values[:a], values[a:b], values[b:])
+
+    def reset_state(self) -> None:
+        """Reset the state attributes; a layer returned in MATLAB's style gives its state back."""
+        result = self._method("reset_state")()
+        if result is not None and result is not self.obj and type(result) is type(self.obj):
+            for name in self.state:
+                self.set(name, getattr(result, name, None))
+
+    def output_formats(self, input_formats: Sequence[str]) -> tuple[str, ...]:
+        """The format of each output: what `output_format` declares, else the first input's."""
+        declared = None if self.is_plain_function else getattr(self.obj, "output_format", None)
+        if declared is None:
+            return (input_formats[0],) * self.num_outputs
+        what = f"output_format{tuple(input_formats)}"
+        formats = unpack(declared(*input_formats) if callable(declared) else declared, self.num_outputs, what, "one format string per output")
+        for fmt in formats:
+            if not isinstance(fmt, str):
+                raise ContractError(f"{what} returned {fmt!r}; a format is a string such as 'CB'")
+            try:
+                validate_format(fmt)
+            except UsageError as exc:
+                raise ContractError(f"{what} returned an invalid format: {exc}") from None
+        return formats
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input lives: `input_domain` is one (low, high) or one per input."""

@@ -58,6 +58,10 @@ def size_context(problem: GradientProblem) -> SizeContext:
         spatial = math.prod(value.shape[i] for i, ch in enumerate(labels) if ch == "S")
         if spatial > 1:
             named.append(("number of spatial positions", spatial))
+            spatial_axes = [i for i, ch in enumerate(labels) if ch == "S"]
+            for k, axis in enumerate(spatial_axes, 1):
+                if value.shape[axis] > 1 and len(spatial_axes) > 1:
+                    named.append((f"size of spatial axis {k}", value.shape[axis]))
         named.append(("number of elements", value.size))
         break
     return SizeContext(tuple(dict.fromkeys(named)))
@@ -65,11 +69,14 @@ def size_context(problem: GradientProblem) -> SizeContext:
 
 def name_factor(ratio: float, context: SizeContext) -> str:
     """`2`, `1/128 (1/batch size)`, or the ratio itself."""
+    # A size of the problem explains a factor better than a small integer does, except 2,
+    # which a forgotten derivative of a square explains as well.
     candidates: list[tuple[float, str]] = [(-1.0, "-1")]
+    for word, n in context.named:
+        if n > 2:
+            candidates += [(float(n), f"{n} (the {word})"), (1.0 / n, f"1/{n} (1/{word})")]
     for n in (2, 3, 4, 8):
         candidates += [(float(n), str(n)), (1.0 / n, f"1/{n}"), (-float(n), f"-{n}"), (-1.0 / n, f"-1/{n}")]
-    for word, n in context.named:
-        candidates += [(float(n), f"{n} (the {word})"), (1.0 / n, f"1/{n} (1/{word})")]
     for value, text in candidates:
         if abs(ratio - value) <= 1e-4 * abs(value):
             return text

@@ -113,6 +113,8 @@ class Probe:
         return abs(_real_dot(gradient, self.direction) - self.numeric) <= self.tolerance_for(gradient)
 
     def relative(self, value: float) -> float:
+        if value == 0:
+            return 0.0
         return value / self.scale if self.scale > 0 else math.inf
 
 

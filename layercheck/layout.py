@@ -37,11 +37,19 @@ class Layout:
         index = self.format.find(label)
         return None if index < 0 else index
 
+    def with_batch_size(self, n: int) -> "Layout":
+        """The same layout with `n` observations (unchanged when there is no B axis)."""
+        axis = self.find("B")
+        if axis is None:
+            return self
+        return Layout(self.size[:axis] + (n,) + self.size[axis + 1 :], self.format)
+
     def __str__(self) -> str:
         return ",".join(map(str, self.size)) + ":" + self.format
 
 
-def _validate(size: tuple[int, ...], fmt: str) -> None:
+def validate_format(fmt: str) -> None:
+    """Known labels, and at most one C, B and T axis."""
     if not fmt:
         raise UsageError("a layout needs a format such as SSCB")
     bad = sorted({c for c in fmt if c not in LABELS})
@@ -53,6 +61,10 @@ def _validate(size: tuple[int, ...], fmt: str) -> None:
     for label in _UNIQUE_LABELS:
         if fmt.count(label) > 1:
             raise UsageError(f"format {fmt!r} has {fmt.count(label)} {label} ({_NAMES[label]}) axes; at most one is allowed")
+
+
+def _validate(size: tuple[int, ...], fmt: str) -> None:
+    validate_format(fmt)
     if len(size) != len(fmt):
         raise UsageError(
             f"layout has {len(size)} size(s) but format {fmt!r} has {len(fmt)} label(s); "

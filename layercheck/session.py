@@ -128,7 +128,7 @@ class Session:
         }
         return adapter
 
-    def new_layer(self, initialize: bool = True) -> LayerAdapter:
+    def new_layer(self, initialize: bool = True, layouts: Sequence[Layout] | None = None) -> LayerAdapter:
         """A freshly constructed layer; initialized with the seeded global RNGs when asked."""
         seed_user_rngs(self.options.seed)
         obj = self.factory()
@@ -138,26 +138,39 @@ class Session:
             raise TargetError(str(exc)) from None
         if initialize:
             seed_user_rngs(self.options.seed)
-            adapter.initialize(self.layouts)
+            adapter.initialize(self.layouts if layouts is None else layouts)
         return adapter
 
-    def layer(self, dtype: Any) -> LayerAdapter:
+    def layer(self, dtype: Any, layouts: Sequence[Layout] | None = None) -> LayerAdapter:
         """A fresh layer whose parameters are the reference values cast to `dtype`'s precision.
 
         It is initialized like the reference first: initialize may also set up what is not a
-        parameter (a channel axis, say).
+        parameter (a channel axis, say). On other `layouts` (another batch size), the states
+        are the ones initialize gives there, since their shape may follow the layout.
         """
         self.initialize_step.require()
         for name, value in self.reference_parameters.items():
             if not arrays.is_array(value):
                 raise Incomplete(f"not checked: {name!r} is {arrays.describe(value)}, not an array (see function_syntaxes_are_correct)")
         try:
-            adapter = self.new_layer(initialize=True)
+            adapter = self.new_layer(initialize=True, layouts=layouts)
         except USER_ERRORS as exc:
-            raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a fresh layer: {exc}") from None
-        params = {name: arrays.cast(value, dtype) for name, value in self.reference_parameters.items()}
-        adapter.set_parameters(params)
+            where = "" if layouts is None else f" with layouts {', '.join(map(str, layouts))}"
+            raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a fresh layer{where}: {exc}") from None
+        values = dict(self.reference_parameters)
+        if layouts is not None:
+            values.update({name: adapter.get(name) for name in adapter.state if arrays.is_array(adapter.get(name))})
+        adapter.set_parameters({name: arrays.cast(value, dtype) for name, value in values.items()})
         return adapter
+
+    def output_formats(self) -> tuple[str, ...]:
+        """The declared format of each output; `Incomplete` when output_format breaks."""
+        step = self._cached(
+            "output formats",
+            lambda: call("output_format", "output_format",
+                         lambda: self.reference.output_formats([layout.format for layout in self.layouts])),
+        )
+        return step.require()
 
     # -- data ---------------------------------------------------------------------------
 
@@ -167,6 +180,15 @@ class Session:
         if key not in self._cache:
             self._cache[key] = tuple(x.astype(dtype) for x in self._input_values(np.dtype(dtype).kind == "c"))
         return tuple(x.copy() for x in self._cache[key])
+
+    def random_inputs(self, layouts: Sequence[Layout], dtype: Any, purpose: str) -> tuple[Any, ...]:
+        """Inputs drawn like `inputs` but for other layouts (another batch size)."""
+        rng = self.rng(purpose)
+        draw = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+        return tuple(
+            arrays.random_array(layout, draw, rng, domain).astype(dtype)
+            for layout, domain in zip(layouts, self.reference.input_domains())
+        )
 
     def _input_values(self, is_complex: bool) -> list[np.ndarray]:
         """The user's fixed inputs (shapes checked by `check_layer`), or standard normal draws

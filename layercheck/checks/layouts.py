@@ -1,0 +1,92 @@
+"""Output layouts: each output has the rank of its format, and the batch size carries through."""
+
+from __future__ import annotations
+
+from .. import arrays
+from ..errors import USER_ERRORS
+from ..loading import exception_summary
+from .common import named_outputs, primary_dtype, require_arrays
+from .registry import Incomplete, Skip, check, failed, passed
+
+
+def require_batch(session) -> int:
+    """The number of observations; `Skip` when no input layout has a B axis."""
+    sizes = {layout.size[layout.find("B")] for layout in session.layouts if layout.find("B") is not None}
+    if not sizes:
+        raise Skip("no input layout has a batch (B) axis")
+    if len(sizes) > 1:
+        raise Incomplete(f"not checked: the inputs have different batch sizes {sorted(sizes)}")
+    return sizes.pop()
+
+
+def output_batch_axes(session, outputs) -> list[int | None]:
+    """The B axis of each output by its declared format (`Incomplete` on a rank mismatch)."""
+    formats = session.output_formats()
+    axes = []
+    for name, y, fmt in zip(session.reference.output_names, outputs.values, formats):
+        if y.ndim != len(fmt):
+            raise Incomplete(f"not checked: output {name} has {y.ndim} dimension(s) but its format {fmt!r} has {len(fmt)} (see output_format_is_consistent)")
+        axes.append(fmt.find("B") if "B" in fmt else None)
+    return axes
+
+
+@check(
+    "output_format_is_consistent",
+    "every output has as many dimensions as its format: the one output_format declares, "
+    "else the first input's",
+)
+def output_format_is_consistent(session):
+    layer = session.reference
+    try:
+        formats = session.output_formats()
+    except Incomplete as exc:
+        return failed(str(exc).removeprefix("not checked: ").replace("output_format failed", "output_format is invalid"))
+    outputs = session.predict(primary_dtype(session)).require()
+    require_arrays(named_outputs(layer, outputs), "predict")
+    declared = "declared by output_format" if getattr(layer.obj, "output_format", None) is not None else "the first input's; a layer that changes layout declares output_format"
+    for name, y, fmt in zip(layer.output_names, outputs.values, formats):
+        if y.ndim != len(fmt):
+            return failed(
+                f"predict output {name} has {y.ndim} dimension(s) (shape {tuple(y.shape)}) but its format {fmt!r} "
+                f"({declared}) has {len(fmt)}",
+                output=name, shape=list(y.shape), format=fmt,
+            )
+    return passed(", ".join(f"{name}: {fmt}" for name, fmt in zip(layer.output_names, formats)))
+
+
+def _other_batch_size(n: int) -> int:
+    return 2 if n != 2 else 3
+
+
+@check(
+    "output_batch_size_matches_input",
+    "predict returns as many observations as it is given, at the layout's batch size and one more",
+    "",
+)
+def output_batch_size_matches_input(session):
+    n = require_batch(session)
+    dtype = primary_dtype(session)
+    outputs = session.predict(dtype).require()
+    require_arrays(named_outputs(session.reference, outputs), "predict")
+    axes = output_batch_axes(session, outputs)
+    if all(axis is None for axis in axes):
+        raise Skip(f"no output has a batch axis (output formats {', '.join(session.output_formats())})")
+    for size in (n, _other_batch_size(n)):
+        if size != n:
+            layouts = [layout.with_batch_size(size) for layout in session.layouts]
+            layer = session.layer(dtype, layouts)
+            xs = session.random_inputs(layouts, dtype, f"inputs batch {size}")
+            try:
+                outputs = layer.predict(xs)
+            except USER_ERRORS as exc:
+                return failed(f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})")
+            require_arrays(named_outputs(layer, outputs), "predict")
+        for name, y, axis in zip(session.reference.output_names, outputs.values, axes):
+            if axis is not None and (y.ndim <= axis or y.shape[axis] != size):
+                got = y.shape[axis] if y.ndim > axis else "no"
+                return failed(
+                    f"predict output {name} has batch size {got} (shape {tuple(y.shape)}, B is axis {axis}) "
+                    f"for inputs with {size} observations",
+                    output=name, observations=size, shape=list(y.shape),
+                )
+    return passed(f"checked with {n} and {_other_batch_size(n)} observations")

@@ -1,0 +1,300 @@
+"""Observations do not mix: a batch gives what its observations give one at a time.
+
+The batch is the layout's observations, or a random subset of them (the first and last
+included) when there are many; each observation then runs alone on a layer initialized for
+one observation. States whose size follows the batch are split along their batch axis;
+states of fixed size are shared by every observation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import arrays
+from ..compare import Mismatch, mismatch
+from ..contract import LayerAdapter, Outputs
+from ..errors import USER_ERRORS
+from ..loading import exception_summary
+from .common import named_outputs, primary_dtype, require_arrays, require_backward, require_forward
+from .layouts import output_batch_axes, require_batch
+from .registry import Incomplete, Skip, check, failed, passed
+
+MAX_OBSERVATIONS = 16
+
+
+def _take(x: Any, indices: Sequence[int], axis: int | None) -> Any:
+    return x if axis is None else x.take(list(indices), axis=axis)
+
+
+def _chosen(n: int, rng: np.random.Generator) -> list[int]:
+    if n <= MAX_OBSERVATIONS:
+        return list(range(n))
+    middle = rng.choice(np.arange(1, n - 1), MAX_OBSERVATIONS - 2, replace=False)
+    return sorted({0, n - 1, *middle.tolist()})
+
+
+@dataclass(frozen=True)
+class Split:
+    """How to cut the arguments and results of one layer by observation."""
+
+    dtype: str
+    inputs: list[int | None]
+    outputs: list[int | None]
+    states: dict[str, int | None]
+
+    @property
+    def results(self) -> list[int | None]:
+        """The batch axis of each output, then of each updated state."""
+        return self.outputs + list(self.states.values())
+
+
+def _state_axes(session, dtype: str, n: int) -> dict[str, int | None]:
+    """Each state's batch axis: the one axis where its size is n with n observations and 1 with one."""
+    names = session.reference.state
+    if not names:
+        return {}
+    one = session.layer(dtype, [layout.with_batch_size(1) for layout in session.layouts])
+    axes = {}
+    for name in names:
+        full, single = session.reference_parameters[name].shape, one.get(name).shape
+        differ = [k for k in range(len(full)) if len(full) == len(single) and full[k] != single[k]]
+        if full == single:
+            axes[name] = None
+        elif len(full) == len(single) and len(differ) == 1 and full[differ[0]] == n and single[differ[0]] == 1:
+            axes[name] = differ[0]
+        else:
+            raise Incomplete(
+                f"not checked: state {name} has shape {tuple(full)} for {n} observations and {tuple(single)} "
+                "for one, so it cannot be split by observation"
+            )
+    return axes
+
+
+def _split(session, method: str) -> tuple[Split, list[int]]:
+    """How to cut by observation, and which observations to check."""
+    n = require_batch(session)
+    if n == 1:
+        raise Skip("the layout has a single observation")
+    dtype = primary_dtype(session)
+    step = (session.predict if method == "predict" else session.forward)(dtype)
+    outputs = step.require()
+    require_arrays(named_outputs(session.reference, outputs), method)
+    split = Split(
+        dtype,
+        [layout.find("B") for layout in session.layouts],
+        output_batch_axes(session, outputs),
+        _state_axes(session, dtype, n),
+    )
+    if all(axis is None for axis in split.results):
+        raise Skip("no output or state has a batch axis")
+    return split, _chosen(n, session.rng("observations"))
+
+
+def _subset_layer(session, split: Split, indices: Sequence[int]) -> LayerAdapter:
+    layer = session.layer(split.dtype, [layout.with_batch_size(len(indices)) for layout in session.layouts])
+    for name, axis in split.states.items():
+        layer.set(name, _take(arrays.cast(session.reference_parameters[name], split.dtype), indices, axis))
+    return layer
+
+
+def _subset_inputs(session, split: Split, indices: Sequence[int]) -> list[Any]:
+    return [_take(x, indices, axis) for x, axis in zip(session.inputs(split.dtype), split.inputs)]
+
+
+def _run(layer: LayerAdapter, method: str, xs, who: str) -> Outputs:
+    try:
+        return getattr(layer, method)(xs)
+    except USER_ERRORS as exc:
+        raise _Raised(f"{method} raised {exception_summary(exc)} on {who}") from None
+
+
+class _Raised(Exception):
+    """The layer raised on a subset of the observations: a failure of the check."""
+
+
+def _tolerance(session, dtype, values) -> tuple[float, float]:
+    """The dtype's rtol, and an atol relative to the largest value compared (sums reorder)."""
+    rtol, atol = session.options.tolerance(dtype)
+    scale = max((float(np.max(np.abs(arrays.to_numpy(v)), initial=0.0)) for v in values), default=0.0)
+    return rtol, max(atol, rtol * scale)
+
+
+def _differences_message(what: str, differ: dict[int, list[tuple[str, Mismatch]]], checked: int) -> str:
+    observations = sorted(differ)
+    shown = ", ".join(map(str, observations[:10])) + (", ..." if len(observations) > 10 else "")
+    name, worst = max((item for items in differ.values() for item in items), key=lambda item: item[1].abs_diff)
+    return (
+        f"{what} of observation(s) {shown} ({len(observations)} of {checked} checked) differ when each "
+        "observation runs alone: the layer mixes observations (statistics over the batch?); " + worst.describe(name)
+    )
+
+
+def _compare_outputs(session, method: str) -> tuple[str | None, dict]:
+    """A message when the batch and its observations run one at a time disagree, else None."""
+    split, indices = _split(session, method)
+    names = [name for name, _ in named_outputs(session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states)))]
+    try:
+        batch = _run(_subset_layer(session, split, indices), method, _subset_inputs(session, split, indices), "the batch")
+        _require_batch_sizes(names, batch.all, split.results, len(indices))
+        rtol, atol = _tolerance(session, split.dtype, batch.all)
+        differ: dict[int, list[tuple[str, Mismatch]]] = {}
+        for k, i in enumerate(indices):
+            alone = _run(_subset_layer(session, split, [i]), method, _subset_inputs(session, split, [i]), f"observation {i} alone")
+            for name, together, single, axis in zip(names, batch.all, alone.all, split.results):
+                if axis is None:
+                    continue
+                problem = _compare(name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone")
+                if isinstance(problem, str):
+                    return problem, {}
+                if problem is not None:
+                    differ.setdefault(i, []).append((name, problem))
+    except _Raised as exc:
+        return str(exc), {}
+    details = {"observations_checked": indices, "differing_observations": sorted(differ)}
+    return (_differences_message(f"{method} outputs", differ, len(indices)) if differ else None), details
+
+
+def _require_batch_sizes(names, values, axes, n: int) -> None:
+    for name, value, axis in zip(names, values, axes):
+        if axis is not None and (not arrays.is_array(value) or value.ndim <= axis or value.shape[axis] != n):
+            raise Incomplete(
+                f"not checked: {name} of a batch of {n} is {arrays.describe(value)}, without {n} observations "
+                "along its batch axis (see output_batch_size_matches_input)"
+            )
+
+
+def _compare(name: str, actual: Any, expected: Any, rtol: float, atol: float, who: str) -> Mismatch | str | None:
+    if not arrays.is_array(actual) or actual.shape != expected.shape:
+        return f"{who} returns {name} as {arrays.describe(actual)}; its part of the batch is {arrays.describe(expected)}"
+    return mismatch(actual, expected, rtol, atol)
+
+
+def _training_differs(session, dtype: str) -> bool:
+    """forward computes something else than predict (batch statistics, as in batch normalization)."""
+    layer = session.reference
+    if not layer.has_forward:
+        return False
+    predicted, trained = session.predict(dtype).require(), session.forward(dtype).require()
+    rtol, atol = _tolerance(session, dtype, predicted.values)
+    return any(
+        not arrays.is_array(f) or f.shape != p.shape or mismatch(f, p, rtol, atol) is not None
+        for p, f in zip(predicted.values, trained.values)
+    )
+
+
+_TRAINING_STATISTICS = (
+    "forward differs from predict and its observations interact: training-time batch statistics "
+    "(as in batch normalization) are allowed; predict_is_consistent_across_observations checks predict"
+)
+
+
+@check(
+    "predict_is_consistent_across_observations",
+    "predict on a batch equals predict on each of its observations alone (outputs and states)",
+)
+def predict_is_consistent_across_observations(session):
+    message, details = _compare_outputs(session, "predict")
+    return failed(message, **details) if message else passed(f"{len(details['observations_checked'])} observations checked", **details)
+
+
+@check(
+    "forward_is_consistent_across_observations",
+    "forward on a batch equals forward on each of its observations alone, unless forward "
+    "legitimately uses batch statistics (it then differs from predict)",
+)
+def forward_is_consistent_across_observations(session):
+    require_forward(session.reference)
+    message, details = _compare_outputs(session, "forward")
+    if message and _training_differs(session, primary_dtype(session)):
+        raise Skip(_TRAINING_STATISTICS)
+    return failed(message, **details) if message else passed(f"{len(details['observations_checked'])} observations checked", **details)
+
+
+def _split_gradients(session, outputs: Outputs, split: Split) -> tuple[list, list]:
+    """Random dL/dY and dL/dS_out where they can be split by observation, zero where shared."""
+    dLdY, dLdS = session.output_gradients(outputs, "observations dLdY")
+    return (
+        [d if axis is not None else d * 0 for d, axis in zip(dLdY, split.outputs)],
+        [d if axis is not None else d * 0 for d, axis in zip(dLdS, split.states.values())],
+    )
+
+
+def _backward(session, split: Split, indices: Sequence[int], dLdY, dLdS, who: str) -> tuple:
+    layer = _subset_layer(session, split, indices)
+    xs = _subset_inputs(session, split, indices)
+    outputs = _run(layer, "forward", xs, who)
+    try:
+        return layer.backward(xs, outputs, dLdY, dLdS).all
+    except USER_ERRORS as exc:
+        raise _Raised(f"backward raised {exception_summary(exc)} on {who}") from None
+
+
+def _backward_differences(session, split: Split, indices: list[int]) -> tuple[str | None, dict]:
+    layer = session.reference
+    batch_layer = _subset_layer(session, split, indices)
+    outputs = _run(batch_layer, "forward", _subset_inputs(session, split, indices), "the batch")
+    dLdY, dLdS = _split_gradients(session, outputs, split)
+    batch = _backward(session, split, indices, dLdY, dLdS, "the batch")
+    names = layer.gradient_names()
+    for name, g in zip(names, batch):
+        if not arrays.is_array(g):
+            raise Incomplete(f"not checked: backward returned {arrays.describe(g)} as the gradient of {name} (see backward_is_consistent_in_size)")
+    axes = split.inputs + [None] * len(layer.learnables) + list(split.states.values())
+    rtol, atol = _tolerance(session, split.dtype, batch)
+    sums: list[Any] = [0.0] * len(names)
+    magnitudes: list[Any] = [0.0] * len(names)
+    differ: dict[int, list[tuple[str, Mismatch]]] = {}
+    for k, i in enumerate(indices):
+        who = f"observation {i} alone"
+        alone = _backward(
+            session, split, [i],
+            [_take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
+            [_take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
+            who,
+        )
+        for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
+            expected = together if axis is None else _take(together, [k], axis)
+            if not arrays.is_array(single) or single.shape != expected.shape:
+                return f"backward of {who} returns dLd{name} as {arrays.describe(single)}; expected {arrays.describe(expected)}", {}
+            if axis is None:
+                sums[j] = sums[j] + single
+                magnitudes[j] = magnitudes[j] + abs(single)
+                continue
+            diff = mismatch(single, expected, rtol, atol)
+            if diff is not None:
+                differ.setdefault(i, []).append((f"dLd{name}", diff))
+    details = {"observations_checked": indices, "differing_observations": sorted(differ)}
+    if differ:
+        return _differences_message("input gradients", differ, len(indices)), details
+    for name, together, total, magnitude, axis in zip(names, batch, sums, magnitudes, axes):
+        if axis is not None:
+            continue
+        scale = float(np.max(arrays.to_numpy(magnitude), initial=0.0))
+        diff = mismatch(together, total, rtol, max(atol, rtol * scale))
+        if diff is not None:
+            return (
+                f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
+                "observations: the layer mixes observations; " + diff.describe(f"dLd{name}")
+            ), details
+    return None, details
+
+
+@check(
+    "backward_is_consistent_across_observations",
+    "the input gradients of a batch equal those of its observations alone, and learnable gradients "
+    "equal their sum over the observations",
+)
+def backward_is_consistent_across_observations(session):
+    require_backward(session.reference)
+    split, indices = _split(session, "forward")
+    session.backward(split.dtype).require()
+    try:
+        message, details = _backward_differences(session, split, indices)
+    except _Raised as exc:
+        message, details = str(exc), {}
+    if message and _training_differs(session, split.dtype):
+        raise Skip(_TRAINING_STATISTICS)
+    return failed(message, **details) if message else passed(f"{len(indices)} observations checked", **details)

@@ -1,0 +1,109 @@
+"""State parameters: updated states keep their shape and dtype, and reset_state resets them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from ..compare import mismatch
+from ..errors import USER_ERRORS
+from ..loading import exception_summary
+from .common import dtype_name, primary_dtype, require_forward
+from .registry import Incomplete, Skip, check, failed, passed
+
+
+def require_state(layer) -> None:
+    if not layer.state:
+        raise Skip("the layer has no state")
+
+
+def _state_problem(name: str, updated, current, method: str, dtype) -> str | None:
+    what = f"{method} returns updated {name} as {arrays.describe(updated)} with {dtype_name(dtype)} inputs"
+    if not arrays.is_array(updated):
+        return what + "; it must be an array"
+    if updated.shape != current.shape:
+        return f"{what}, but state {name} has shape {tuple(current.shape)}: an updated state keeps its shape"
+    if np.dtype(updated.dtype) != np.dtype(current.dtype):
+        return f"{what}, but state {name} is {current.dtype}: an updated state keeps its dtype"
+    if arrays.array_module(updated) is not arrays.array_module(current):
+        return f"{what}, but state {name} is a {arrays.describe(current)}"
+    return None
+
+
+def _returns_valid_states(session, method: str):
+    layer = session.reference
+    require_state(layer)
+    step_of = session.predict if method == "predict" else session.forward
+    ran = False
+    for dtype in session.options.dtypes:
+        step = step_of(dtype)
+        if not step.ok:
+            continue
+        ran = True
+        for name, updated in zip(layer.state, step.value.states):
+            current = arrays.cast(session.reference_parameters[name], dtype)
+            problem = _state_problem(name, updated, current, method, dtype)
+            if problem:
+                return failed(problem, state=name, dtype=dtype_name(dtype))
+    if not ran:
+        raise Incomplete(f"not checked: {method} failed at every tested dtype")
+    return passed()
+
+
+@check(
+    "predict_returns_valid_states",
+    "the states predict returns are arrays of the shape and dtype of the states they update",
+    "predictReturnsValidStates",
+)
+def predict_returns_valid_states(session):
+    return _returns_valid_states(session, "predict")
+
+
+@check(
+    "forward_returns_valid_states",
+    "the states forward returns are arrays of the shape and dtype of the states they update",
+    "forwardReturnsValidStates",
+)
+def forward_returns_valid_states(session):
+    require_forward(session.reference)
+    return _returns_valid_states(session, "forward")
+
+
+@check(
+    "reset_state_does_not_error",
+    "after predict has updated the state, reset_state runs without error and restores the "
+    "initial state",
+    "resetStateDoesNotError",
+)
+def reset_state_does_not_error(session):
+    reference = session.reference
+    require_state(reference)
+    if not reference.has_reset_state:
+        raise Skip("no reset_state defined")
+    dtype = primary_dtype(session)
+    layer = session.layer(dtype)
+    initial = {name: layer.get(name) for name in layer.state}
+    try:
+        updated = layer.predict(session.inputs(dtype)).states
+    except USER_ERRORS as exc:
+        raise Incomplete(f"not checked: predict raised {type(exc).__name__}") from None
+    layer.set_parameters(dict(zip(layer.state, updated)))  # what a network does between time steps
+    try:
+        layer.reset_state()
+    except USER_ERRORS as exc:
+        return failed(f"reset_state raised {exception_summary(exc)}")
+    changed = []
+    for name, before, after_predict in zip(layer.state, initial.values(), updated):
+        after = layer.get(name)
+        if not arrays.is_array(after) or after.shape != before.shape:
+            return failed(f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}")
+        diff = mismatch(after, before)
+        if diff is not None:
+            return failed(
+                f"reset_state does not restore state {name} to its initial value: " + diff.describe(name).split(": ", 1)[1],
+                state=name, mismatch=diff.to_dict(),
+            )
+        if arrays.is_array(after_predict) and after_predict.shape == before.shape and mismatch(after_predict, before) is not None:
+            changed.append(name)
+    note = f"{', '.join(changed)} updated by predict and restored" if changed else "predict left the state as it was"
+    return passed(note)

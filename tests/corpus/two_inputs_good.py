@@ -1,0 +1,38 @@
+"""Correct: two-input layer Z = X1 * tanh(X2) + a * X1 with a learnable per-channel `a`
+(shape (1,1,C,1), broadcast over the other axes) and a custom backward:
+dLdX1 = dLdZ * (tanh(X2) + a), dLdX2 = dLdZ * X1 * (1 - tanh(X2)^2),
+dLda = sum of dLdZ * X1 over every axis but the channel axis.
+Every check must pass."""
+
+import numpy as np
+
+
+class TwoInputsGood:
+    learnables = ("a",)
+    example_layout = ["4,3,5,6:SSCB", "4,3,5,6:SSCB"]
+
+    def __init__(self, name="two_inputs"):
+        self.name = name
+        self.a = None
+        self.channel_axis = None
+
+    def initialize(self, layout1, layout2):
+        self.channel_axis = layout1.find("C")
+        shape = [1] * layout1.ndim
+        if self.channel_axis is not None:
+            shape[self.channel_axis] = layout1.size[self.channel_axis]
+        if self.a is None:
+            self.a = np.random.rand(*shape)
+
+    def predict(self, X1, X2):
+        xp = X1.__array_namespace__()
+        return X1 * xp.tanh(X2) + self.a * X1
+
+    def backward(self, X1, X2, Z, dLdZ, memory):
+        xp = X1.__array_namespace__()
+        t = xp.tanh(X2)
+        dLdX1 = dLdZ * (t + self.a)
+        dLdX2 = dLdZ * X1 * (1 - t * t)
+        axes = tuple(i for i in range(X1.ndim) if i != self.channel_axis)
+        dLda = xp.sum(dLdZ * X1, axis=axes, keepdims=True)
+        return dLdX1, dLdX2, dLda

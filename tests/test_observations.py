@@ -1,0 +1,202 @@
+"""Observations, output formats and state: the checks of issue 4 on small inline layers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import layercheck
+
+from conftest import CORPUS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, run_cli
+
+OBSERVATION_CHECKS = ["output_batch_size_matches_input", "predict_is_consistent_across_observations",
+                      "forward_is_consistent_across_observations", "backward_is_consistent_across_observations"]
+
+
+class Tanh:
+    def predict(self, X):
+        return np.tanh(X)
+
+    def forward(self, X):
+        return np.tanh(X), None
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * (1 - Y * Y)
+
+
+def test_observation_checks_skip_without_a_batch_axis():
+    report = layercheck.check_layer(Tanh, "5,7:CU")
+    for name in OBSERVATION_CHECKS:
+        result = report.result(name)
+        assert result.status == "skipped" and "batch (B) axis" in result.message, name
+
+
+def test_observation_checks_skip_with_a_single_observation():
+    report = layercheck.check_layer(Tanh, "5,1:CB")
+    assert report.result("predict_is_consistent_across_observations").message == "the layout has a single observation"
+    assert report.result("output_batch_size_matches_input").status == "passed"
+
+
+def test_many_observations_are_checked_on_a_subset_with_the_first_and_last():
+    obj = load_layer(SAMPLES / "srelu.py")
+    report = layercheck.check_layer(obj, SEED_LAYOUT, checks=OBSERVATION_CHECKS[1:])
+    result = report.result("predict_is_consistent_across_observations")
+    assert result.status == "passed"
+    chosen = result.details["observations_checked"]
+    assert len(chosen) == 16 and chosen[0] == 0 and chosen[-1] == 127
+    assert report.result("backward_is_consistent_across_observations").status == "passed"
+
+
+class MixesOnlyTheLastObservation:
+    """Observation B-1 gets the first one's values added: a bug only one observation shows."""
+
+    def predict(self, X):
+        Y = X.copy()
+        if X.shape[-1] > 1:
+            Y[..., -1] += X[..., 0]
+        return Y
+
+
+def test_a_single_mixed_observation_is_named():
+    result = layercheck.check_layer(MixesOnlyTheLastObservation, "3,40:CB").result("predict_is_consistent_across_observations")
+    assert result.status == "failed"
+    assert result.details["differing_observations"] == [39]
+    assert "observation(s) 39 (1 of 16 checked)" in result.message
+
+
+class FixedBatch:
+    """Works only at the batch size it was built for: a learnable with a batch axis."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = np.ones((3, 5))
+
+    def predict(self, X):
+        return X * self.w
+
+
+def test_output_batch_size_is_checked_at_a_second_batch_size():
+    result = layercheck.check_layer(FixedBatch, "3,5:CB").result("output_batch_size_matches_input")
+    assert result.status == "failed"
+    assert "with 2 observations (the layouts have 5)" in result.message
+    assert "ValueError" in result.message
+
+
+class BadOutputFormat:
+    def predict(self, X):
+        return X.sum(axis=0)
+
+    def output_format(self, fmt):
+        return "XB"
+
+
+def test_an_invalid_output_format_fails_naming_it():
+    report = layercheck.check_layer(BadOutputFormat, "3,5:CB")
+    result = report.result("output_format_is_consistent")
+    assert result.status == "failed"
+    assert "'X'" in result.message and "output_format" in result.message
+    assert report.result("output_batch_size_matches_input").status == "incomplete"
+
+
+class LearnableGradientIsAMean:
+    """dLdw averages over the observations instead of summing: the batch gradient is not the
+    sum of the observations' gradients (and the gradient check blames w as 1/B)."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = np.full((3, 1), 0.5)
+
+    def predict(self, X):
+        return X * self.w
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * self.w, (dLdY * X).mean(axis=1, keepdims=True)
+
+
+def test_a_learnable_gradient_that_is_not_the_sum_over_observations_fails():
+    report = layercheck.check_layer(LearnableGradientIsAMean, "3,4:CB")
+    result = report.result("backward_is_consistent_across_observations")
+    assert result.status == "failed"
+    assert "not the sum of the gradients of its observations" in result.message and "dLdw" in result.message
+    assert "1/4 (1/batch size)" in report.result("gradients_are_numerically_correct").message
+
+
+class SharedCounterState:
+    """A state of fixed size (a step counter) is shared by every observation, not split."""
+
+    state = ("steps",)
+
+    def __init__(self):
+        self.steps = np.zeros(1)
+
+    def predict(self, X):
+        return 2 * X, self.steps + 1
+
+
+def test_a_state_of_fixed_size_is_shared_and_one_with_a_batch_axis_is_split():
+    report = layercheck.check_layer(SharedCounterState, "3,4:CB")
+    assert not_ok(report) == {}
+    assert report.result("predict_is_consistent_across_observations").status == "passed"
+    report = layercheck.check_layer(load_layer(SAMPLES / "peephole_lstm.py"), "5,4,7:CBT")
+    assert report.result("predict_is_consistent_across_observations").status == "passed"
+
+
+class ResetReturnsANewLayer:
+    """reset_state in MATLAB's style: it returns the reset layer instead of changing self."""
+
+    state = ("h",)
+
+    def __init__(self, h=None):
+        self.h = np.zeros((3, 4)) if h is None else h
+
+    def predict(self, X):
+        return X + self.h, self.h + X
+
+    def reset_state(self):
+        return ResetReturnsANewLayer()
+
+
+def test_reset_state_may_return_the_reset_layer():
+    result = layercheck.check_layer(ResetReturnsANewLayer, "3,4:CB").result("reset_state_does_not_error")
+    assert result.status == "passed"
+    assert result.message == "h updated by predict and restored"
+
+
+class ResetRaises(ResetReturnsANewLayer):
+    def reset_state(self):
+        raise RuntimeError("cannot reset")
+
+
+def test_reset_state_that_raises_fails_with_the_error():
+    result = layercheck.check_layer(ResetRaises, "3,4:CB").result("reset_state_does_not_error")
+    assert result.status == "failed"
+    assert "RuntimeError: cannot reset" in result.message
+
+
+def test_batch_normalization_forward_may_use_batch_statistics_but_predict_may_not():
+    report = layercheck.check_layer(load_layer(CORPUS / "good_batch_norm.py"), "4,3,5,6:SSCB")
+    assert not_ok(report) == {}
+    assert report.result("predict_is_consistent_across_observations").status == "passed"
+    for name in ("forward_is_consistent_across_observations", "backward_is_consistent_across_observations"):
+        result = report.result(name)
+        assert result.status == "skipped" and "batch statistics" in result.message
+
+
+def test_the_cli_takes_one_layout_per_input():
+    path = SAMPLES / "buggy" / "weighted_addition_swapped.py"
+    proc = run_cli("run", path, "--layout", "6,5,4,3:SSCB", "--layout", "6,5,4,3:SSCB")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "the gradients of X1 and X2 are returned in each other's place" in proc.stdout
+    proc = run_cli("run", path, "--layout", "6,5,4,3:SSCB")
+    assert proc.returncode == 1
+    assert "takes 2 input(s) (X1, X2) but 1 layout(s) were given" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["two_inputs_good.py", "pooling_good.py", "good_recurrent_state.py", "good_batch_norm.py"])
+def test_correct_contract_layers_pass_for_many_seeds(name):
+    obj = load_layer(CORPUS / name)
+    for seed in range(12):
+        report = layercheck.check_layer(obj, obj.example_layout, seed=seed)
+        assert not_ok(report) == {}, (seed, not_ok(report))
