@@ -6,9 +6,9 @@
 
 __version__ = "0.1.0"
 
-from .api import check_layer  # noqa: E402
+from .api import check_function, check_layer  # noqa: E402
 from .base import Layer  # noqa: E402
 from .layout import Layout, parse_layout  # noqa: E402
 from .results import CheckFailure, CheckResult, Report, TargetReport  # noqa: E402
 
-__all__ = ["Layer", "Layout", "parse_layout", "check_layer", "Report", "TargetReport", "CheckResult", "CheckFailure"]
+__all__ = ["Layer", "Layout", "parse_layout", "check_layer", "check_function", "Report", "TargetReport", "CheckResult", "CheckFailure"]

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .contract import is_operation, kind_of
 from .errors import UsageError
 from .layout import Layout, parse_layout, refuse_if_too_large
 from .loading import constructor
@@ -50,7 +51,24 @@ def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = Non
     one of those per input. Options: dtypes, seed, tolerances ({dtype: {rtol, atol}}), checks,
     skip, and inputs (arrays to check at, one per input, instead of random draws).
     An instance is copied for every fresh layer the checks need; it is never modified.
+    An operation given here is checked as one (see `check_function`).
     """
+    return _check(layer, layout, args, options)
+
+
+def check_function(fn: Any, layouts: Any, *, args: Mapping[str, Any] | None = None, **options: Any) -> TargetReport:
+    """Check a differentiable operation: a class (constructed with `args`) or instance with
+    `forward` and `backward` and no `predict`. `layouts` has one layout per input of forward;
+    options as for `check_layer`. The report's kind is "function"."""
+    if not is_operation(fn):
+        raise UsageError(
+            f"{getattr(fn, '__name__', type(fn).__name__)} is not an operation (a class with forward and "
+            "backward and no predict); check layers and plain functions with check_layer"
+        )
+    return _check(fn, layouts, args, options)
+
+
+def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, options: dict[str, Any]) -> TargetReport:
     layouts = _layouts(layout)
     refuse_if_too_large(layouts)
     opts = make_options(**options)
@@ -64,7 +82,7 @@ def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = Non
         factory, label = (lambda: layer), layer.__name__
     else:
         factory, label = _copier(layer), type(layer).__name__
-    return run_target(label, factory, layouts, opts)
+    return run_target(label, factory, layouts, opts, kind=kind_of(layer))
 
 
 def _copier(instance: Any):

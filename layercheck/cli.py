@@ -131,14 +131,16 @@ def _check_one(item, cli_layouts, ctor_args, options) -> TargetReport:
 
 @cli.command("list-checks")
 def list_checks():
-    """List every check: name, what it verifies, MATLAB counterpart."""
+    """List every check: name, what it verifies, what it applies to, MATLAB counterpart."""
     from rich.table import Table
 
     console = make_console()
     table = Table(box=None, show_edge=False, pad_edge=False)
     table.add_column("Check", no_wrap=True)
     table.add_column("Verifies")
+    table.add_column("For", no_wrap=True)
     table.add_column("MATLAB counterpart", no_wrap=True)
+    applies = {("layer",): "layers", ("function",): "operations"}
     for check in REGISTRY.values():
-        table.add_row(check.name, check.description, check.matlab or "-")
+        table.add_row(check.name, check.description, applies.get(check.kinds, "both"), check.matlab or "-")
     console.print(table)

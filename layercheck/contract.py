@@ -109,32 +109,47 @@ def unpack(result: Any, n: int, what: str, expected: str) -> tuple:
     return tuple(result)
 
 
-class LayerAdapter:
-    """A user's layer (any object with `predict`, or a plain function) seen through the contract."""
+def _count(obj: Any, attr: str, default: int, minimum: int = 1) -> int:
+    value = getattr(obj, attr, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ContractError(f"`{attr}` must be {kind}, got {value!r}")
+    return value
 
-    def __init__(self, obj: Any):
+
+def is_operation(obj: Any) -> bool:
+    """A differentiable operation (DESIGN section 4): `forward` and `backward`, no `predict`."""
+    return (
+        not inspect.isfunction(obj)
+        and callable(getattr(obj, "forward", None))
+        and callable(getattr(obj, "backward", None))
+        and not callable(getattr(obj, "predict", None))
+    )
+
+
+def kind_of(obj: Any) -> str:
+    """How a target is reported: "function" for an operation, else "layer"."""
+    return "function" if is_operation(obj) else "layer"
+
+
+def adapt(obj: Any) -> "Adapter":
+    return OperationAdapter(obj) if is_operation(obj) else LayerAdapter(obj)
+
+
+class Adapter:
+    """What layers and operations share: names, parameters, formats, domains."""
+
+    kind = "layer"
+    is_plain_function = False
+    learnables: tuple[str, ...] = ()
+    state: tuple[str, ...] = ()
+    has_initialize = has_reset_state = False
+
+    def __init__(self, obj: Any, input_signature: Signature):
         self.obj = obj
-        self.is_plain_function = inspect.isfunction(obj) or inspect.isbuiltin(obj)
-        if self.is_plain_function:
-            self._predict = obj
-        elif callable(getattr(obj, "predict", None)):
-            self._predict = obj.predict
-        else:
-            raise ContractError(f"{type(obj).__name__} has no predict method")
-        self.learnables = () if self.is_plain_function else _names(getattr(obj, "learnables", ()), "learnables")
-        self.state = () if self.is_plain_function else _names(getattr(obj, "state", ()), "state")
-        clash = set(self.learnables) & set(self.state)
-        if clash:
-            raise ContractError(f"{sorted(clash)} listed both as learnables and as state")
+        self.input_signature = input_signature
         self.num_outputs = self._count("num_outputs", 1)
-        self.predict_signature = signature_of(self._predict)
         self.num_inputs = self._infer_num_inputs()
-        self.has_forward = self._method("forward") is not None
-        self.has_backward = self._method("backward") is not None
-        self.has_initialize = self._method("initialize") is not None
-        self.has_reset_state = self._method("reset_state") is not None
-
-    # -- description -------------------------------------------------------------------
 
     def _method(self, name: str) -> Callable | None:
         if self.is_plain_function:
@@ -142,22 +157,27 @@ class LayerAdapter:
         fn = getattr(self.obj, name, None)
         return fn if callable(fn) else None
 
-    def _count(self, attr: str, default: int) -> int:
-        value = default if self.is_plain_function else getattr(self.obj, attr, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ContractError(f"`{attr}` must be a positive integer, got {value!r}")
-        return value
+    def _count(self, attr: str, default: int, minimum: int = 1) -> int:
+        return default if self.is_plain_function else _count(self.obj, attr, default, minimum)
 
     def _infer_num_inputs(self) -> int:
         declared = None if self.is_plain_function else getattr(self.obj, "num_inputs", None)
         if declared is not None:
             return self._count("num_inputs", 1)
-        sig = self.predict_signature
+        sig, method = self.input_signature, self.input_method
         if sig.variadic and sig.required == 0:
-            raise ContractError("predict takes *X, so the layer must set `num_inputs`")
+            raise ContractError(f"{method} takes *X, so the {self.kind_word} must set `num_inputs`")
         if sig.required == 0:
-            raise ContractError("predict takes no input argument")
+            raise ContractError(f"{method} takes no input argument")
         return sig.required
+
+    @property
+    def input_method(self) -> str:
+        return "predict"
+
+    @property
+    def kind_word(self) -> str:
+        return "layer"
 
     @property
     def name(self) -> str:
@@ -165,7 +185,7 @@ class LayerAdapter:
 
     @property
     def input_names(self) -> tuple[str, ...]:
-        names = self.predict_signature.names
+        names = self.input_signature.names
         if len(names) >= self.num_inputs and len(set(names[: self.num_inputs])) == self.num_inputs:
             return tuple(names[: self.num_inputs])
         return ("X",) if self.num_inputs == 1 else tuple(f"X{i + 1}" for i in range(self.num_inputs))
@@ -179,9 +199,84 @@ class LayerAdapter:
         """Learnables then state: the arrays held as attributes of the layer."""
         return self.learnables + self.state
 
+    def gradient_names(self) -> tuple[str, ...]:
+        """The argument each returned gradient belongs to, in backward's return order."""
+        return self.input_names + self.learnables + self.state
+
     def method_signature(self, name: str) -> Signature | None:
-        fn = self._predict if name == "predict" else self._method(name)
+        fn = self._method(name)
         return None if fn is None else signature_of(fn)
+
+    # -- parameters ------------------------------------------------------------------
+
+    def get(self, name: str) -> Any:
+        return getattr(self.obj, name, None)
+
+    def set(self, name: str, value: Any) -> None:
+        setattr(self.obj, name, value)
+
+    def parameters(self) -> dict[str, Any]:
+        return {name: self.get(name) for name in self.parameter_names}
+
+    def set_parameters(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            self.set(name, value)
+
+    def initialize(self, layouts: Sequence[Layout]) -> None:
+        fn = self._method("initialize")
+        if fn is not None:
+            fn(*layouts)
+    def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
+        """Where each input lives: `input_domain` is one (low, high) or one per input."""
+        domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
+        if domain is None:
+            return ((None, None),) * self.num_inputs
+        if _is_interval(domain):
+            return (tuple(domain),) * self.num_inputs
+        domains = tuple(domain)
+        if len(domains) != self.num_inputs or not all(d is None or _is_interval(d) for d in domains):
+            raise ContractError(
+                f"input_domain must be (low, high) or one (low, high) per input, got {domain!r}"
+            )
+        return tuple((None, None) if d is None else tuple(d) for d in domains)
+
+
+class LayerAdapter(Adapter):
+    """A user's layer (any object with `predict`, or a plain function) seen through the contract."""
+
+    def __init__(self, obj: Any):
+        self.is_plain_function = inspect.isfunction(obj) or inspect.isbuiltin(obj)
+        if self.is_plain_function:
+            self._predict = obj
+        elif callable(getattr(obj, "predict", None)):
+            self._predict = obj.predict
+        else:
+            raise ContractError(f"{type(obj).__name__} has no predict method")
+        self.predict_signature = signature_of(self._predict)
+        super().__init__(obj, self.predict_signature)
+        self.learnables = () if self.is_plain_function else _names(getattr(obj, "learnables", ()), "learnables")
+        self.state = () if self.is_plain_function else _names(getattr(obj, "state", ()), "state")
+        clash = set(self.learnables) & set(self.state)
+        if clash:
+            raise ContractError(f"{sorted(clash)} listed both as learnables and as state")
+        self.has_forward = self._method("forward") is not None
+        self.has_backward = self._method("backward") is not None
+        self.has_initialize = self._method("initialize") is not None
+        self.has_reset_state = self._method("reset_state") is not None
+
+    def method_signature(self, name: str) -> Signature | None:
+        return self.predict_signature if name == "predict" else super().method_signature(name)
+
+    def expected_calls(self) -> list[tuple[str, int, str]]:
+        """(method, number of positional arguments, what they are) for every method."""
+        inputs = ", ".join(self.input_names)
+        return [
+            ("predict", self.num_inputs, inputs),
+            ("forward", self.num_inputs, inputs),
+            ("initialize", self.num_inputs, "one layout per input"),
+            ("backward", *self.backward_takes()),
+            ("reset_state", 0, "no arguments"),
+        ]
 
     # Expected arities, named for messages.
 
@@ -210,31 +305,7 @@ class LayerAdapter:
         names += [f"dLd{s}_in" for s in self.state]
         return len(names), ", ".join(names)
 
-    def gradient_names(self) -> tuple[str, ...]:
-        """The argument each returned gradient belongs to, in backward's return order."""
-        return self.input_names + self.learnables + self.state
-
-    # -- parameters ------------------------------------------------------------------
-
-    def get(self, name: str) -> Any:
-        return getattr(self.obj, name, None)
-
-    def set(self, name: str, value: Any) -> None:
-        setattr(self.obj, name, value)
-
-    def parameters(self) -> dict[str, Any]:
-        return {name: self.get(name) for name in self.parameter_names}
-
-    def set_parameters(self, values: dict[str, Any]) -> None:
-        for name, value in values.items():
-            self.set(name, value)
-
     # -- calls --------------------------------------------------------------------------
-
-    def initialize(self, layouts: Sequence[Layout]) -> None:
-        fn = self._method("initialize")
-        if fn is not None:
-            fn(*layouts)
 
     def predict(self, inputs: Sequence[Any]) -> Outputs:
         n, names = self.predict_returns()
@@ -284,19 +355,61 @@ class LayerAdapter:
                 raise ContractError(f"{what} returned an invalid format: {exc}") from None
         return formats
 
-    def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
-        """Where each input lives: `input_domain` is one (low, high) or one per input."""
-        domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
-        if domain is None:
-            return ((None, None),) * self.num_inputs
-        if _is_interval(domain):
-            return (tuple(domain),) * self.num_inputs
-        domains = tuple(domain)
-        if len(domains) != self.num_inputs or not all(d is None or _is_interval(d) for d in domains):
-            raise ContractError(
-                f"input_domain must be (low, high) or one (low, high) per input, got {domain!r}"
-            )
-        return tuple((None, None) if d is None else tuple(d) for d in domains)
+class OperationAdapter(Adapter):
+    """A differentiable operation (DESIGN section 4) seen through the same interface as a layer:
+    no learnables or state, `forward` appends the memory values, and `backward` takes the
+    mask `compute_gradients` and returns one gradient (or None) per input."""
+
+    kind = "function"
+    has_forward = has_backward = True
+
+    def __init__(self, obj: Any):
+        super().__init__(obj, signature_of(obj.forward))
+        self.num_memory_values = self._count("num_memory_values", 0, minimum=0)
+        self.save_inputs = bool(getattr(obj, "save_inputs_for_backward", False))
+        self.save_outputs = bool(getattr(obj, "save_outputs_for_backward", False))
+
+    @property
+    def input_method(self) -> str:
+        return "forward"
+
+    @property
+    def kind_word(self) -> str:
+        return "operation"
+
+    def forward_returns(self) -> tuple[int, str]:
+        names = list(self.output_names) + [f"memory{i + 1}" for i in range(self.num_memory_values)]
+        return len(names), ", ".join(names)
+
+    def backward_takes(self) -> tuple[int, str]:
+        names = [f"dLd{y}" for y in self.output_names] + ["compute_gradients"]
+        names += list(self.input_names) if self.save_inputs else []
+        names += list(self.output_names) if self.save_outputs else []
+        names += [f"memory{i + 1}" for i in range(self.num_memory_values)]
+        return len(names), ", ".join(names)
+
+    def backward_returns(self) -> tuple[int, str]:
+        return self.num_inputs, ", ".join(f"dLd{x}" for x in self.input_names) + " (None where not requested)"
+
+    def expected_calls(self) -> list[tuple[str, int, str]]:
+        return [("forward", self.num_inputs, ", ".join(self.input_names)), ("backward", *self.backward_takes())]
+
+    def forward(self, inputs: Sequence[Any]) -> Outputs:
+        n, names = self.forward_returns()
+        values = unpack(self.obj.forward(*inputs), n, "forward", names)
+        return Outputs(values[: self.num_outputs], (), values[self.num_outputs :])
+
+    def backward(
+        self, inputs: Sequence[Any], outputs: Outputs, dLdY: Sequence[Any], dLdS: Sequence[Any] = (),
+        compute_gradients: Sequence[bool] | None = None,
+    ) -> Gradients:
+        mask = tuple(bool(m) for m in compute_gradients) if compute_gradients is not None else (True,) * self.num_inputs
+        args = [*dLdY, mask]
+        args += list(inputs) if self.save_inputs else []
+        args += list(outputs.values) if self.save_outputs else []
+        args += list(outputs.memory)
+        n, names = self.backward_returns()
+        return Gradients(unpack(self.obj.backward(*args), n, "backward", names), (), ())
 
 
 def _is_interval(value: Any) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from .contract import is_operation, kind_of
 from .errors import USER_ERRORS, TargetError, UsageError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -22,13 +23,17 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 @dataclass(frozen=True)
 class Target:
-    """One layer (a class with `predict`, or a plain function) found in a user's module."""
+    """One layer (a class with `predict`, or a plain function) or operation (a class with
+    `forward` and `backward`) found in a user's module."""
 
     label: str
     path: Path
     name: str
     obj: Any
-    kind: str = "layer"
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.obj)
 
     @property
     def is_class(self) -> bool:
@@ -127,7 +132,8 @@ def import_module(path: Path) -> ModuleType:
 
 
 def is_layer_class(obj: Any) -> bool:
-    return inspect.isclass(obj) and callable(getattr(obj, "predict", None))
+    """A class with `predict` (a layer) or with `forward` and `backward` (an operation)."""
+    return inspect.isclass(obj) and (callable(getattr(obj, "predict", None)) or is_operation(obj))
 
 
 def is_declared_function(obj: Any) -> bool:
@@ -136,8 +142,9 @@ def is_declared_function(obj: Any) -> bool:
 
 
 def discover(module: ModuleType) -> list[tuple[str, Any]]:
-    """The layers a module defines (not the ones it imports), in source order: classes with
-    `predict`, and plain functions that declare `example_layout` (other functions are helpers)."""
+    """The layers and operations a module defines (not the ones it imports), in source order:
+    classes with `predict`, classes with `forward` and `backward`, and plain functions that
+    declare `example_layout` (other functions are helpers)."""
     found = [
         (name, obj)
         for name, obj in vars(module).items()
@@ -172,13 +179,14 @@ def load_targets(spec: str) -> list[Target]:
         if obj is None:
             raise TargetError(f"{path.name} defines no {name!r}")
         if not (is_layer_class(obj) or inspect.isfunction(obj)):
-            raise TargetError(f"{path.name}:{name} is neither a layer class (with predict) nor a function")
+            raise TargetError(f"{path.name}:{name} is not a layer class (with predict), an operation (with forward and backward) or a function")
         return [Target(f"{spec}", path, name, obj)]
     layers = discover(module)
     if not layers:
         raise TargetError(
             f"{path.name} defines no layer (a class with a predict method, or a function with "
-            f"example_layout); name a plain function as {path.name}:function_name"
+            f"example_layout) and no operation (a class with forward and backward); "
+            f"name a plain function as {path.name}:function_name"
         )
     if len(layers) == 1:
         return [Target(str(path), path, layers[0][0], layers[0][1])]

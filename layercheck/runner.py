@@ -25,6 +25,9 @@ def select_checks(options: Options) -> list[Check]:
 def run_check(check: Check, session: Session) -> CheckResult:
     start = time.perf_counter()
     try:
+        not_applicable = check.applies_to(session.reference.kind)
+        if not_applicable:
+            raise Skip(not_applicable)
         outcome = check.run(session)
         result = CheckResult(check.name, outcome.status, outcome.message, dict(outcome.details))
     except Skip as exc:

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import arrays
 from .checks.registry import Incomplete
-from .contract import Gradients, LayerAdapter, Outputs
+from .contract import Adapter, Gradients, Outputs, adapt
 from .errors import USER_ERRORS, ContractError, TargetError
 from .layout import Layout
 from .loading import exception_summary, user_traceback
@@ -113,7 +113,7 @@ class Session:
 
     # -- layers -------------------------------------------------------------------------
 
-    def _build_reference(self) -> LayerAdapter:
+    def _build_reference(self) -> Adapter:
         """The layer constructed and initialized once; its parameters are the reference values."""
         adapter = self.new_layer(initialize=False)
         if adapter.num_inputs != len(self.layouts):
@@ -128,12 +128,12 @@ class Session:
         }
         return adapter
 
-    def new_layer(self, initialize: bool = True, layouts: Sequence[Layout] | None = None) -> LayerAdapter:
+    def new_layer(self, initialize: bool = True, layouts: Sequence[Layout] | None = None) -> Adapter:
         """A freshly constructed layer; initialized with the seeded global RNGs when asked."""
         seed_user_rngs(self.options.seed)
         obj = self.factory()
         try:
-            adapter = LayerAdapter(obj)
+            adapter = adapt(obj)
         except ContractError as exc:
             raise TargetError(str(exc)) from None
         if initialize:
@@ -141,7 +141,7 @@ class Session:
             adapter.initialize(self.layouts if layouts is None else layouts)
         return adapter
 
-    def layer(self, dtype: Any, layouts: Sequence[Layout] | None = None) -> LayerAdapter:
+    def layer(self, dtype: Any, layouts: Sequence[Layout] | None = None) -> Adapter:
         """A fresh layer whose parameters are the reference values cast to `dtype`'s precision.
 
         It is initialized like the reference first: initialize may also set up what is not a
@@ -261,4 +261,4 @@ class BackwardResult:
     outputs: Outputs
     dLdY: tuple
     dLdS: tuple
-    layer: LayerAdapter
+    layer: Adapter

@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 CORPUS = TESTS / "corpus"
 LAYERS = TESTS / "layers"
+FUNCTIONS = TESTS / "corpus_functions"
 CLI_LAYERS = LAYERS / "cli"
 SAMPLES = REPO / "sample_layers"
 

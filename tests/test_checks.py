@@ -13,11 +13,11 @@ from layercheck.checks import REGISTRY
 from layercheck.errors import UsageError
 
 from conftest import (
-    CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, example_layout, layer_files, load_layer, mentions,
+    CORPUS, FUNCTIONS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, example_layout, layer_files, load_layer, mentions,
     not_ok,
 )
 
-DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS)]
+DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS) + layer_files(FUNCTIONS)]
 OWN = [d for d in DECLARED if d.path.parent == LAYERS]
 
 

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .. import arrays
-from ..contract import LayerAdapter, Outputs
+from ..contract import Adapter, Outputs
 from .registry import Incomplete, Skip
 
 
@@ -17,21 +17,21 @@ def primary_dtype(session) -> str:
     return "float64" if "float64" in dtypes else ("complex128" if "complex128" in dtypes else dtypes[0])
 
 
-def require_forward(layer: LayerAdapter) -> None:
+def require_forward(layer: Adapter) -> None:
     if not layer.has_forward:
         raise Skip("no forward defined (predict is used at training time)")
 
 
-def require_backward(layer: LayerAdapter) -> None:
+def require_backward(layer: Adapter) -> None:
     if not layer.has_backward:
         raise Skip("no backward defined")
 
 
-def output_names(layer: LayerAdapter) -> tuple[str, ...]:
+def output_names(layer: Adapter) -> tuple[str, ...]:
     return layer.output_names + tuple(f"updated {s}" for s in layer.state)
 
 
-def named_outputs(layer: LayerAdapter, outputs: Outputs) -> list[tuple[str, Any]]:
+def named_outputs(layer: Adapter, outputs: Outputs) -> list[tuple[str, Any]]:
     return list(zip(output_names(layer), outputs.all))
 
 

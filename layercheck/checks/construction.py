@@ -6,30 +6,21 @@ import numpy as np
 
 from .. import arrays
 from ..compare import mismatch
-from ..contract import LayerAdapter
+from ..contract import Adapter
 from ..errors import USER_ERRORS
 from .common import primary_dtype
-from .registry import Incomplete, Skip, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 
 
-def _signature_problems(layer: LayerAdapter) -> list[str]:
-    n = layer.num_inputs
-    inputs = ", ".join(layer.input_names)
-    expected = [
-        ("predict", n, inputs),
-        ("forward", n, inputs),
-        ("initialize", n, "one layout per input"),
-        ("backward", *layer.backward_takes()),
-        ("reset_state", 0, "no arguments"),
-    ]
+def _signature_problems(layer: Adapter) -> list[str]:
     problems = []
-    for method, count, names in expected:
+    for method, count, names in layer.expected_calls():
         sig = layer.method_signature(method)
         if sig is not None and not sig.accepts(count):
             problems.append(f"{method}{sig.describe()} cannot be called with {count} argument(s) ({names})")
-    sig = layer.predict_signature
+    sig, n = layer.input_signature, layer.num_inputs
     if not sig.variadic and sig.required != n:
-        problems.append(f"num_inputs is {n} but predict{sig.describe()} requires {sig.required} input(s)")
+        problems.append(f"num_inputs is {n} but {layer.input_method}{sig.describe()} requires {sig.required} input(s)")
     return problems
 
 
@@ -54,7 +45,7 @@ def _return_problems(session) -> list[str]:
     """Return arities broken by predict, forward and (when those ran) backward."""
     layer = session.reference
     dtype = primary_dtype(session)
-    passes = [session.predict(dtype)] + ([session.forward(dtype)] if layer.has_forward else [])
+    passes = ([session.predict(dtype)] if layer.kind == "layer" else []) + ([session.forward(dtype)] if layer.has_forward else [])
     problems = [str(step.error.exception) for step in passes if step.error is not None and step.error.is_contract]
     if layer.has_backward and not problems and all(step.ok for step in passes):
         error = session.backward(dtype).error
@@ -66,7 +57,8 @@ def _return_problems(session) -> list[str]:
 @check(
     "function_syntaxes_are_correct",
     "predict, forward, backward and initialize take and return as many values as the inputs, "
-    "outputs, learnables and state require",
+    "outputs, learnables and state require (for an operation: forward and backward, with the "
+    "mask, saved inputs and outputs and memory values)",
     "functionSyntaxesAreCorrect",
 )
 def function_syntaxes_are_correct(session):
@@ -86,7 +78,7 @@ def function_syntaxes_are_correct(session):
     return passed()
 
 
-@check("initialize_does_not_error", "initialize runs without error on the given layouts")
+@check("initialize_does_not_error", "initialize runs without error on the given layouts", kinds=LAYERS_ONLY)
 def initialize_does_not_error(session):
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
@@ -136,6 +128,7 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
     "initialize_does_not_change_nonempty_learnables",
     "initialize leaves learnables that are already set unchanged",
     "initializeDoesNotChangeLearnableParametersWhenTheyAreNotEmpty",
+    kinds=LAYERS_ONLY,
 )
 def initialize_does_not_change_nonempty_learnables(session):
     return _initialize_keeps(session, session.reference.learnables, "learnables")
@@ -145,6 +138,7 @@ def initialize_does_not_change_nonempty_learnables(session):
     "initialize_does_not_change_nonempty_states",
     "initialize leaves state parameters that are already set unchanged",
     "initializeDoesNotChangeStatefulParametersWhenTheyAreNotEmpty",
+    kinds=LAYERS_ONLY,
 )
 def initialize_does_not_change_nonempty_states(session):
     return _initialize_keeps(session, session.reference.state, "state")

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import arrays
 from .common import dtype_name, first_failure, named_outputs, primary_dtype, require_arrays, require_forward
-from .registry import Incomplete, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
 
 
 def _does_not_error(session, method: str):
@@ -25,7 +25,7 @@ def _does_not_error(session, method: str):
     return passed()
 
 
-@check("predict_does_not_error", "predict runs without error at every tested dtype", "predictDoesNotError")
+@check("predict_does_not_error", "predict runs without error at every tested dtype", "predictDoesNotError", kinds=LAYERS_ONLY)
 def predict_does_not_error(session):
     return _does_not_error(session, "predict")
 
@@ -40,6 +40,7 @@ def forward_does_not_error(session):
     "forward_predict_are_consistent_in_size",
     "forward and predict return outputs and states of the same sizes",
     "forwardPredictAreConsistentInSize",
+    kinds=LAYERS_ONLY,
 )
 def forward_predict_are_consistent_in_size(session):
     layer = session.reference
@@ -90,7 +91,7 @@ def _nonfinite(session, method: str):
 )
 def outputs_are_finite(session):
     layer = session.reference
-    methods = ["predict"] + (["forward"] if layer.has_forward else [])
+    methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
     ran = False
     for method in methods:
         step_of = session.predict if method == "predict" else session.forward
@@ -102,5 +103,5 @@ def outputs_are_finite(session):
                 message += "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
             return failed(message, **details)
     if not ran:
-        raise Incomplete("not checked: predict failed at every tested dtype")
+        raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype")
     return passed()

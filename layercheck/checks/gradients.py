@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import arrays
 from ..compare import mismatch, repeat_tolerance
-from ..contract import LayerAdapter, Outputs
+from ..contract import Adapter, Outputs
 from ..diagnosis import Diagnosis, localize, patterns, size_context
 from ..errors import USER_ERRORS
 from ..gradcheck import FAIL, ArgumentVerdict, EvaluationError, GradientProblem, Tolerances, check_argument, make_baseline
@@ -36,7 +36,7 @@ def _copy_memory(memory: Any) -> Any:
         return memory
 
 
-def _labels(session, layer: LayerAdapter) -> list[str | None]:
+def _labels(session, layer: Adapter) -> list[str | None]:
     """The format of each argument: an input's own; a parameter's when it matches the first input's rank."""
     first = session.layouts[0]
     labels: list[str | None] = [layout.format for layout in session.layouts]

@@ -8,7 +8,7 @@ from .. import arrays
 from ..compare import mismatch, repeat_tolerance
 from ..errors import USER_ERRORS
 from .common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
-from .registry import Incomplete, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
 
 
 def _modified(before, after) -> str | None:
@@ -48,6 +48,7 @@ def _does_not_modify(session, method: str):
 @check(
     "predict_does_not_modify_inputs",
     "predict leaves its inputs, learnables and state unchanged",
+    kinds=LAYERS_ONLY,
 )
 def predict_does_not_modify_inputs(session):
     return _does_not_modify(session, "predict")
@@ -92,6 +93,7 @@ def backward_does_not_modify_inputs(session):
 @check(
     "predict_is_deterministic",
     "predict returns the same outputs when called twice with the same inputs",
+    kinds=LAYERS_ONLY,
 )
 def predict_is_deterministic(session):
     dtype = primary_dtype(session)

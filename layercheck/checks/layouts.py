@@ -6,7 +6,7 @@ from .. import arrays
 from ..errors import USER_ERRORS
 from ..loading import exception_summary
 from .common import named_outputs, primary_dtype, require_arrays
-from .registry import Incomplete, Skip, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 
 
 def require_batch(session) -> int:
@@ -34,6 +34,7 @@ def output_batch_axes(session, outputs) -> list[int | None]:
     "output_format_is_consistent",
     "every output has as many dimensions as its format: the one output_format declares, "
     "else the first input's",
+    kinds=LAYERS_ONLY,
 )
 def output_format_is_consistent(session):
     layer = session.reference
@@ -62,6 +63,7 @@ def _other_batch_size(n: int) -> int:
     "output_batch_size_matches_input",
     "predict returns as many observations as it is given, at the layout's batch size and one more",
     "",
+    kinds=LAYERS_ONLY,
 )
 def output_batch_size_matches_input(session):
     n = require_batch(session)

@@ -15,12 +15,12 @@ import numpy as np
 
 from .. import arrays
 from ..compare import Mismatch, mismatch
-from ..contract import LayerAdapter, Outputs
+from ..contract import Adapter, Outputs
 from ..errors import USER_ERRORS
 from ..loading import exception_summary
 from .common import named_outputs, primary_dtype, require_arrays, require_backward, require_forward
 from .layouts import output_batch_axes, require_batch
-from .registry import Incomplete, Skip, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 
 MAX_OBSERVATIONS = 16
 
@@ -93,7 +93,7 @@ def _split(session, method: str) -> tuple[Split, list[int]]:
     return split, _chosen(n, session.rng("observations"))
 
 
-def _subset_layer(session, split: Split, indices: Sequence[int]) -> LayerAdapter:
+def _subset_layer(session, split: Split, indices: Sequence[int]) -> Adapter:
     layer = session.layer(split.dtype, [layout.with_batch_size(len(indices)) for layout in session.layouts])
     for name, axis in split.states.items():
         layer.set(name, _take(arrays.cast(session.reference_parameters[name], split.dtype), indices, axis))
@@ -104,7 +104,7 @@ def _subset_inputs(session, split: Split, indices: Sequence[int]) -> list[Any]:
     return [_take(x, indices, axis) for x, axis in zip(session.inputs(split.dtype), split.inputs)]
 
 
-def _run(layer: LayerAdapter, method: str, xs, who: str) -> Outputs:
+def _run(layer: Adapter, method: str, xs, who: str) -> Outputs:
     try:
         return getattr(layer, method)(xs)
     except USER_ERRORS as exc:
@@ -185,6 +185,12 @@ def _training_differs(session, dtype: str) -> bool:
     )
 
 
+def _outcome(message: str | None, details: dict):
+    if message:
+        return failed(message, **details)
+    return passed(f"{len(details['observations_checked'])} observations checked", **details)
+
+
 _TRAINING_STATISTICS = (
     "forward differs from predict and its observations interact: training-time batch statistics "
     "(as in batch normalization) are allowed; predict_is_consistent_across_observations checks predict"
@@ -194,23 +200,25 @@ _TRAINING_STATISTICS = (
 @check(
     "predict_is_consistent_across_observations",
     "predict on a batch equals predict on each of its observations alone (outputs and states)",
+    kinds=LAYERS_ONLY,
 )
 def predict_is_consistent_across_observations(session):
     message, details = _compare_outputs(session, "predict")
-    return failed(message, **details) if message else passed(f"{len(details['observations_checked'])} observations checked", **details)
+    return _outcome(message, details)
 
 
 @check(
     "forward_is_consistent_across_observations",
     "forward on a batch equals forward on each of its observations alone, unless forward "
     "legitimately uses batch statistics (it then differs from predict)",
+    kinds=LAYERS_ONLY,
 )
 def forward_is_consistent_across_observations(session):
     require_forward(session.reference)
     message, details = _compare_outputs(session, "forward")
     if message and _training_differs(session, primary_dtype(session)):
         raise Skip(_TRAINING_STATISTICS)
-    return failed(message, **details) if message else passed(f"{len(details['observations_checked'])} observations checked", **details)
+    return _outcome(message, details)
 
 
 def _split_gradients(session, outputs: Outputs, split: Split) -> tuple[list, list]:
@@ -286,6 +294,7 @@ def _backward_differences(session, split: Split, indices: list[int]) -> tuple[st
     "backward_is_consistent_across_observations",
     "the input gradients of a batch equal those of its observations alone, and learnable gradients "
     "equal their sum over the observations",
+    kinds=LAYERS_ONLY,
 )
 def backward_is_consistent_across_observations(session):
     require_backward(session.reference)
@@ -297,4 +306,4 @@ def backward_is_consistent_across_observations(session):
         message, details = str(exc), {}
     if message and _training_differs(session, split.dtype):
         raise Skip(_TRAINING_STATISTICS)
-    return failed(message, **details) if message else passed(f"{len(indices)} observations checked", **details)
+    return _outcome(message, details or {"observations_checked": indices})

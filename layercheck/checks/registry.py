@@ -44,19 +44,32 @@ class Check:
     matlab: str
     family: str
     run: Callable[[Any], Outcome]
+    kinds: tuple[str, ...] = ("layer", "function")
+
+    def applies_to(self, kind: str) -> str | None:
+        """None when the check applies to targets of `kind`, else why it is skipped."""
+        if kind in self.kinds:
+            return None
+        if kind == "function":
+            return "layers only (an operation has no predict, initialize, state or output format)"
+        return "operations only (a layer's backward has no compute_gradients mask)"
 
 
 REGISTRY: dict[str, Check] = {}
 
 
-def check(name: str, description: str, matlab: str = "", family: str = ""):
-    """Register the decorated function as the check `name`."""
+LAYERS_ONLY = ("layer",)
+OPERATIONS_ONLY = ("function",)
+
+
+def check(name: str, description: str, matlab: str = "", family: str = "", kinds: tuple[str, ...] = ("layer", "function")):
+    """Register the decorated function as the check `name` for targets of the given kinds."""
 
     def register(fn: Callable[[Any], Outcome]) -> Callable[[Any], Outcome]:
         if name in REGISTRY:
             raise ValueError(f"check {name!r} registered twice")
         module_family = family or fn.__module__.rsplit(".", 1)[-1]
-        REGISTRY[name] = Check(name, description, matlab, module_family, fn)
+        REGISTRY[name] = Check(name, description, matlab, module_family, fn, tuple(kinds))
         return fn
 
     return register

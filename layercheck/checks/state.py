@@ -9,7 +9,7 @@ from ..compare import mismatch
 from ..errors import USER_ERRORS
 from ..loading import exception_summary
 from .common import dtype_name, primary_dtype, require_forward
-from .registry import Incomplete, Skip, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 
 
 def require_state(layer) -> None:
@@ -54,6 +54,7 @@ def _returns_valid_states(session, method: str):
     "predict_returns_valid_states",
     "the states predict returns are arrays of the shape and dtype of the states they update",
     "predictReturnsValidStates",
+    kinds=LAYERS_ONLY,
 )
 def predict_returns_valid_states(session):
     return _returns_valid_states(session, "predict")
@@ -63,6 +64,7 @@ def predict_returns_valid_states(session):
     "forward_returns_valid_states",
     "the states forward returns are arrays of the shape and dtype of the states they update",
     "forwardReturnsValidStates",
+    kinds=LAYERS_ONLY,
 )
 def forward_returns_valid_states(session):
     require_forward(session.reference)
@@ -74,6 +76,7 @@ def forward_returns_valid_states(session):
     "after predict has updated the state, reset_state runs without error and restores the "
     "initial state",
     "resetStateDoesNotError",
+    kinds=LAYERS_ONLY,
 )
 def reset_state_does_not_error(session):
     reference = session.reference

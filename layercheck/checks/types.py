@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import arrays
 from .common import dtype_name, named_outputs, require_backward, require_forward
-from .registry import Incomplete, check, failed, passed
+from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
 
 
 def _expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
@@ -60,6 +60,7 @@ def _outputs_type(session, method: str):
     "predict_is_consistent_in_type",
     "predict keeps the precision and array type of its inputs and learnables",
     "predictIsConsistentInType",
+    kinds=LAYERS_ONLY,
 )
 def predict_is_consistent_in_type(session):
     return _outputs_type(session, "predict")

@@ -1,0 +1,66 @@
+"""Differentiable operations: backward honours its `compute_gradients` mask."""
+
+from __future__ import annotations
+
+from .. import arrays
+from ..compare import mismatch, repeat_tolerance
+from ..errors import USER_ERRORS
+from ..loading import exception_summary
+from .common import primary_dtype
+from .registry import OPERATIONS_ONLY, Incomplete, check, failed, passed
+
+
+def _describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
+    requested = [name for name, wanted in zip(names, mask) if wanted]
+    which = "every gradient" if all(mask) else "only " + ", ".join(requested)
+    return f"compute_gradients={mask} ({which} requested)"
+
+
+def _mask_problem(names, mask, gradients, reference) -> str | None:
+    """What is wrong with one masked call's gradients, compared with the all-True call."""
+    for name, wanted, grad, full in zip(names, mask, gradients, reference):
+        if not wanted and grad is not None:
+            return f"returned a gradient for {name}, which was not requested (it must return None there)"
+        if wanted and grad is None:
+            return f"returned None for {name}, which was requested"
+        if wanted:
+            if not arrays.is_array(grad) or grad.shape != full.shape:
+                return f"returned {arrays.describe(grad)} for {name}; with every gradient requested it returns {arrays.describe(full)}"
+            diff = mismatch(grad, full, atol=repeat_tolerance(full))
+            if diff is not None:
+                return f"returned a gradient for {name} that differs from the one with every gradient requested: " + diff.describe(f"dLd{name}").split(": ", 1)[1]
+    return None
+
+
+@check(
+    "backward_respects_compute_gradients",
+    "with a single gradient requested, and with all, backward returns exactly the requested "
+    "gradients (None for the others), equal to those of the all-True call",
+    kinds=OPERATIONS_ONLY,
+)
+def backward_respects_compute_gradients(session):
+    operation = session.reference
+    dtype = primary_dtype(session)
+    full = session.backward(dtype).require()
+    names = operation.input_names
+    reference = full.gradients.inputs
+    missing = [name for name, grad in zip(names, reference) if not arrays.is_array(grad)]
+    if missing:
+        return failed(f"with compute_gradients all True, backward returned no gradient for {', '.join(missing)}")
+    n = operation.num_inputs
+    masks = [tuple(j == i for j in range(n)) for i in range(n)] + [(True,) * n]
+    for mask in masks:
+        op = session.layer(dtype)
+        xs = session.inputs(dtype)
+        try:
+            outputs = op.forward(xs)
+        except USER_ERRORS as exc:
+            raise Incomplete(f"not checked: forward raised {type(exc).__name__} on a second call") from None
+        try:
+            gradients = op.backward(xs, outputs, [d.copy() for d in full.dLdY], (), mask).inputs
+        except USER_ERRORS as exc:
+            return failed(f"with {_describe_mask(mask, names)}, backward raised {exception_summary(exc)}")
+        problem = _mask_problem(names, mask, gradients, reference)
+        if problem:
+            return failed(f"with {_describe_mask(mask, names)}, backward {problem}", mask=list(mask))
+    return passed(f"{len(masks)} masks checked")
