@@ -8,13 +8,17 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .contract import is_operation, kind_of
-from .errors import UsageError
+from .arrays import DTYPES
+from .contract import domains_per_input, is_operation, kind_of
+from .errors import ContractError, UsageError
 from .layout import Layout, parse_layout, refuse_if_too_large
 from .loading import constructor
 from .results import TargetReport
 from .runner import run_target
 from .session import DEFAULT_TOLERANCES, Options
+
+
+DEVICES = ("cpu", "gpu", "auto")
 
 
 def _layouts(layout: Any) -> list[Layout]:
@@ -30,7 +34,14 @@ def make_options(
     checks: Sequence[str] | None = None,
     skip: Sequence[str] = (),
     inputs: Sequence[Any] | None = None,
+    input_domains: Any = None,
+    device: str = "auto",
 ) -> Options:
+    if device not in DEVICES:
+        raise UsageError(f"device {device!r}: choose cpu, gpu or auto")
+    unknown = [d for d in dtypes if d not in DTYPES]
+    if unknown or not dtypes:
+        raise UsageError(f"dtypes {list(dtypes)!r}: choose from {', '.join(DTYPES)}")
     merged = {k: dict(v) for k, v in DEFAULT_TOLERANCES.items()}
     for dtype, tol in (tolerances or {}).items():
         merged.setdefault(dtype, {}).update(tol)
@@ -41,7 +52,25 @@ def make_options(
         checks=tuple(checks) if checks is not None else None,
         skip=tuple(skip),
         inputs=tuple(inputs) if inputs is not None else None,
+        input_domains=_domains(input_domains),
+        device=device,
     )
+
+
+def _domains(value: Any) -> Any:
+    """The input-domain override as tuples; its count is checked against the inputs later."""
+    if value is None:
+        return None
+    try:
+        domains = tuple(value) if _is_single(value) else tuple(None if d is None else tuple(d) for d in value)
+        domains_per_input(domains, 1 if _is_single(value) else len(domains))
+        return domains
+    except (ContractError, TypeError):
+        raise UsageError(f"input_domains must be (low, high) or one (low, high) per input, got {value!r}") from None
+
+
+def _is_single(value: Any) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == 2 and all(v is None or isinstance(v, (int, float)) for v in value)
 
 
 def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = None, **options: Any) -> TargetReport:
@@ -49,7 +78,8 @@ def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = Non
 
     `layout` is `"24,24,20,128:SSCB"`, a Layout, a `{size, format}` mapping, or a list with
     one of those per input. Options: dtypes, seed, tolerances ({dtype: {rtol, atol}}), checks,
-    skip, and inputs (arrays to check at, one per input, instead of random draws).
+    skip, inputs (arrays to check at, one per input, instead of random draws), and
+    input_domains ((low, high) or one per input, None for unbounded: overrides input_domain).
     An instance is copied for every fresh layer the checks need; it is never modified.
     An operation given here is checked as one (see `check_function`).
     """

@@ -9,6 +9,7 @@ import numpy as np
 from .layout import Layout
 
 REAL_DTYPES = ("float32", "float64")
+DTYPES = REAL_DTYPES + ("complex64", "complex128")
 
 
 def array_module(x: Any):

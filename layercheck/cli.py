@@ -9,7 +9,7 @@ import click
 
 from . import __version__
 from .api import make_options
-from .arrays import REAL_DTYPES
+from .arrays import DTYPES
 from .checks import REGISTRY
 from .errors import TargetError, UsageError
 from .layout import parse_layout, refuse_if_too_large
@@ -28,9 +28,9 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 
 def _dtypes(text: str) -> tuple[str, ...]:
     dtypes = _names(text) or ()
-    bad = [d for d in dtypes if d not in REAL_DTYPES]
+    bad = [d for d in dtypes if d not in DTYPES]
     if bad or not dtypes:
-        raise UsageError(f"--dtype {text!r}: choose from {', '.join(REAL_DTYPES)} (comma-separated)")
+        raise UsageError(f"--dtype {text!r}: choose from {', '.join(DTYPES)} (comma-separated)")
     return dtypes
 
 

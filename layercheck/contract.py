@@ -229,16 +229,7 @@ class Adapter:
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input lives: `input_domain` is one (low, high) or one per input."""
         domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
-        if domain is None:
-            return ((None, None),) * self.num_inputs
-        if _is_interval(domain):
-            return (tuple(domain),) * self.num_inputs
-        domains = tuple(domain)
-        if len(domains) != self.num_inputs or not all(d is None or _is_interval(d) for d in domains):
-            raise ContractError(
-                f"input_domain must be (low, high) or one (low, high) per input, got {domain!r}"
-            )
-        return tuple((None, None) if d is None else tuple(d) for d in domains)
+        return domains_per_input(domain, self.num_inputs)
 
 
 class LayerAdapter(Adapter):
@@ -410,6 +401,21 @@ class OperationAdapter(Adapter):
         args += list(outputs.memory)
         n, names = self.backward_returns()
         return Gradients(unpack(self.obj.backward(*args), n, "backward", names), (), ())
+
+
+def domains_per_input(domain: Any, n: int) -> tuple[tuple[float | None, float | None], ...]:
+    """`None`, one `(low, high)` for every input, or one (or None) per input, as n intervals."""
+    if domain is None:
+        return ((None, None),) * n
+    if _is_interval(domain):
+        return (tuple(domain),) * n
+    domains = tuple(domain) if isinstance(domain, (tuple, list)) else ()
+    if len(domains) != n or not all(d is None or _is_interval(d) for d in domains):
+        raise ContractError(
+            f"input_domain must be (low, high) with low < high (None for unbounded), or one per input "
+            f"({n} input(s)), got {domain!r}"
+        )
+    return tuple((None, None) if d is None else tuple(d) for d in domains)
 
 
 def _is_interval(value: Any) -> bool:

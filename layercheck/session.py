@@ -16,7 +16,7 @@ import numpy as np
 
 from . import arrays
 from .checks.registry import Incomplete
-from .contract import Adapter, Gradients, Outputs, adapt
+from .contract import Adapter, Gradients, Outputs, adapt, domains_per_input
 from .errors import USER_ERRORS, ContractError, TargetError
 from .layout import Layout
 from .loading import exception_summary, user_traceback
@@ -37,6 +37,8 @@ class Options:
     checks: tuple[str, ...] | None = None
     skip: tuple[str, ...] = ()
     inputs: tuple[Any, ...] | None = None  # fixed input values instead of random draws
+    input_domains: Any = None  # overrides the layer's input_domain: (low, high) or one per input
+    device: str = "auto"  # cpu | gpu | auto
 
     def tolerance(self, dtype: Any) -> tuple[float, float]:
         tol = self.tolerances.get(np.dtype(dtype).name) or DEFAULT_TOLERANCES[np.dtype(dtype).name]
@@ -122,6 +124,11 @@ class Session:
                 f"{adapter.name} takes {adapter.num_inputs} input(s) ({names}) but "
                 f"{len(self.layouts)} layout(s) were given: give one --layout per input"
             )
+        try:
+            self.reference = adapter
+            self.input_domains()
+        except ContractError as exc:
+            raise TargetError(str(exc)) from None
         self.initialize_step = call("initialize", "initialize", lambda: adapter.initialize(self.layouts))
         self.reference_parameters = {
             name: arrays.copy_tree(value) for name, value in adapter.parameters().items()
@@ -181,13 +188,19 @@ class Session:
             self._cache[key] = tuple(x.astype(dtype) for x in self._input_values(np.dtype(dtype).kind == "c"))
         return tuple(x.copy() for x in self._cache[key])
 
+    def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
+        """Where each input is drawn and perturbed: the options' override, else the layer's."""
+        if self.options.input_domains is not None:
+            return domains_per_input(self.options.input_domains, self.reference.num_inputs)
+        return self.reference.input_domains()
+
     def random_inputs(self, layouts: Sequence[Layout], dtype: Any, purpose: str) -> tuple[Any, ...]:
         """Inputs drawn like `inputs` but for other layouts (another batch size)."""
         rng = self.rng(purpose)
         draw = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
         return tuple(
             arrays.random_array(layout, draw, rng, domain).astype(dtype)
-            for layout, domain in zip(layouts, self.reference.input_domains())
+            for layout, domain in zip(layouts, self.input_domains())
         )
 
     def _input_values(self, is_complex: bool) -> list[np.ndarray]:
@@ -199,7 +212,7 @@ class Session:
         dtype = np.complex128 if is_complex else np.float64
         return [
             arrays.random_array(layout, dtype, rng, domain)
-            for layout, domain in zip(self.layouts, self.reference.input_domains())
+            for layout, domain in zip(self.layouts, self.input_domains())
         ]
 
     def output_gradients(self, outputs: Outputs, purpose: str) -> tuple[tuple, tuple]:

@@ -99,7 +99,7 @@ def outputs_are_finite(session):
         problem = _nonfinite(session, method)
         if problem:
             message, details = problem
-            if all(d == (None, None) for d in layer.input_domains()):
+            if all(d == (None, None) for d in session.input_domains()):
                 message += "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
             return failed(message, **details)
     if not ran:

@@ -114,7 +114,7 @@ class TrainingPass:
     def problem(self, session) -> GradientProblem:
         layer = self.layer
         kinds = ["input"] * self.n_in + ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
-        domains = list(layer.input_domains()) + [(None, None)] * len(layer.parameter_names)
+        domains = list(session.input_domains()) + [(None, None)] * len(layer.parameter_names)
         names = list(layer.input_names) + list(layer.parameter_names)
         return GradientProblem(names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer))
 
