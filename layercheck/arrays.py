@@ -77,10 +77,13 @@ def copy_tree(x: Any) -> Any:
 
 
 def random_array(layout: Layout, dtype: Any, rng: np.random.Generator, domain=(None, None)) -> np.ndarray:
-    """Standard normal data (complex normal for complex dtypes) inside `domain`."""
+    """Standard normal data (complex normal for complex dtypes) inside `domain`; uniform
+    int64 integers in the layout's range for an integer input."""
     dtype = np.dtype(dtype)
     low, high = domain
     shape = layout.size
+    if layout.integer is not None:
+        return rng.integers(layout.integer[0], layout.integer[1], shape, endpoint=True, dtype=np.int64)
     if low is not None and high is not None:
         span = high - low
         x = rng.uniform(low + 0.05 * span, high - 0.05 * span, shape)
@@ -93,6 +96,11 @@ def random_array(layout: Layout, dtype: Any, rng: np.random.Generator, domain=(N
     if dtype.kind == "c":
         x = (x + 1j * rng.standard_normal(shape)) / np.sqrt(2)
     return np.asarray(x, dtype=dtype)
+
+
+def at_dtype(x: Any, dtype: Any) -> Any:
+    """`x` as `dtype`, except integer inputs, which keep their integers."""
+    return x if np.dtype(x.dtype).kind in "iub" else x.astype(dtype)
 
 
 def random_like(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -359,6 +359,8 @@ class OperationAdapter(Adapter):
         self.num_memory_values = self._count("num_memory_values", 0, minimum=0)
         self.save_inputs = bool(getattr(obj, "save_inputs_for_backward", False))
         self.save_outputs = bool(getattr(obj, "save_outputs_for_backward", False))
+        # The default mask: integer inputs are not differentiated (set from their layouts).
+        self.differentiable = (True,) * self.num_inputs
 
     @property
     def input_method(self) -> str:
@@ -394,7 +396,7 @@ class OperationAdapter(Adapter):
         self, inputs: Sequence[Any], outputs: Outputs, dLdY: Sequence[Any], dLdS: Sequence[Any] = (),
         compute_gradients: Sequence[bool] | None = None,
     ) -> Gradients:
-        mask = tuple(bool(m) for m in compute_gradients) if compute_gradients is not None else (True,) * self.num_inputs
+        mask = tuple(bool(m) for m in (self.differentiable if compute_gradients is None else compute_gradients))
         args = [*dLdY, mask]
         args += list(inputs) if self.save_inputs else []
         args += list(outputs.values) if self.save_outputs else []

@@ -16,13 +16,17 @@ _NAMES = {"S": "spatial", "C": "channel", "B": "batch", "T": "time", "U": "unspe
 
 @dataclass(frozen=True)
 class Layout:
-    """The size and format of one layer input (MATLAB's networkDataLayout)."""
+    """The size and format of one layer input (MATLAB's networkDataLayout); `integer` is the
+    inclusive range (low, high) of an input of integers (token ids, class indices)."""
 
     size: tuple[int, ...]
     format: str
+    integer: tuple[int, int] | None = None
 
     def __post_init__(self):
         _validate(self.size, self.format)
+        if self.integer is not None:
+            _validate_range(self.integer)
 
     @property
     def ndim(self) -> int:
@@ -42,10 +46,20 @@ class Layout:
         axis = self.find("B")
         if axis is None:
             return self
-        return Layout(self.size[:axis] + (n,) + self.size[axis + 1 :], self.format)
+        return Layout(self.size[:axis] + (n,) + self.size[axis + 1 :], self.format, self.integer)
 
     def __str__(self) -> str:
-        return ",".join(map(str, self.size)) + ":" + self.format
+        text = ",".join(map(str, self.size)) + ":" + self.format
+        return text if self.integer is None else text + f":int={self.integer[0]}..{self.integer[1]}"
+
+
+def _validate_range(integer: Any) -> None:
+    if (
+        not isinstance(integer, tuple) or len(integer) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in integer)
+        or integer[0] > integer[1]
+    ):
+        raise UsageError(f"an integer input's range is (low, high) with integers low <= high, got {integer!r}")
 
 
 def validate_format(fmt: str) -> None:
@@ -79,7 +93,10 @@ _SIZE_RE = re.compile(r"^\s*\d+\s*$")
 
 
 def parse_layout(spec: Any) -> Layout:
-    """Parse `"24,24,20,128:SSCB"`, `{"size": [...], "format": "SSCB"}` or a Layout."""
+    """Parse `"24,24,20,128:SSCB"`, `{"size": [...], "format": "SSCB"}` or a Layout.
+
+    An input of integers in [low, high] is `"20,32:TB:int=0..999"` or has the key
+    `integer: [0, 999]`."""
     if isinstance(spec, Layout):
         return spec
     if isinstance(spec, Mapping):
@@ -87,13 +104,26 @@ def parse_layout(spec: Any) -> Layout:
     if not isinstance(spec, str):
         raise UsageError(f"a layout is a string SIZES:FORMAT such as 24,24,20,128:SSCB, got {spec!r}")
     text = spec.strip()
-    if text.count(":") != 1:
-        raise UsageError(f"layout {spec!r} is not SIZES:FORMAT (e.g. 24,24,20,128:SSCB)")
-    sizes_text, fmt = text.split(":")
+    if text.count(":") not in (1, 2):
+        raise UsageError(f"layout {spec!r} is not SIZES:FORMAT (e.g. 24,24,20,128:SSCB, or 20,32:TB:int=0..999)")
+    sizes_text, fmt, *integer = text.split(":")
     parts = sizes_text.split(",")
     if not all(_SIZE_RE.match(p) for p in parts):
         raise UsageError(f"layout {spec!r}: sizes must be comma-separated positive integers")
-    return Layout(_sizes(parts, spec), _format(fmt))
+    return Layout(_sizes(parts, spec), _format(fmt), _integer_range(integer[0], spec) if integer else None)
+
+
+_RANGE_RE = re.compile(r"^\s*int\s*=\s*(-?\d{1,18})\s*\.\.\s*(-?\d{1,18})\s*$")
+
+
+def _integer_range(text: str, spec: str) -> tuple[int, int]:
+    match = _RANGE_RE.match(text)
+    if not match:
+        raise UsageError(f"layout {spec!r}: the part after the format must be int=LOW..HIGH (e.g. int=0..999)")
+    low, high = int(match.group(1)), int(match.group(2))
+    if low > high:
+        raise UsageError(f"layout {spec!r}: the integer range {low}..{high} is empty")
+    return low, high
 
 
 def _sizes(parts, spec) -> tuple[int, ...]:
@@ -110,15 +140,22 @@ def _format(text: str) -> str:
 
 
 def _from_mapping(spec: Mapping) -> Layout:
-    unknown = set(spec) - {"size", "format"}
+    unknown = set(spec) - {"size", "format", "integer"}
     if unknown or "size" not in spec or "format" not in spec:
-        raise UsageError(f"a layout mapping has exactly the keys 'size' and 'format', got {sorted(map(str, spec))}")
+        raise UsageError(
+            f"a layout mapping has the keys 'size' and 'format' (and 'integer': [low, high]), got {sorted(map(str, spec))}"
+        )
     size, fmt = spec["size"], spec["format"]
     if not isinstance(size, (list, tuple)):
         raise UsageError(f"layout 'size' must be a list of positive integers, got {size!r}")
     if not isinstance(fmt, str):
         raise UsageError(f"layout 'format' must be a string such as SSCB, got {fmt!r}")
-    return Layout(tuple(size), _format(fmt))
+    integer = spec.get("integer")
+    if integer is not None:
+        if not isinstance(integer, (list, tuple)):
+            raise UsageError(f"layout 'integer' must be [low, high], got {integer!r}")
+        integer = tuple(integer)
+    return Layout(tuple(size), _format(fmt), integer)
 
 
 # A check holds about this many arrays of an input's size at once (inputs at two precisions,

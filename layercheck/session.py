@@ -143,6 +143,8 @@ class Session:
             adapter = adapt(obj)
         except ContractError as exc:
             raise TargetError(str(exc)) from None
+        if adapter.kind == "function":
+            adapter.differentiable = tuple(not integer for integer in self.integer_inputs)
         if initialize:
             seed_user_rngs(self.options.seed)
             adapter.initialize(self.layouts if layouts is None else layouts)
@@ -185,7 +187,7 @@ class Session:
         """Random inputs at `dtype` (the same values at every precision); a fresh copy each call."""
         key = ("inputs", np.dtype(dtype).name)
         if key not in self._cache:
-            self._cache[key] = tuple(x.astype(dtype) for x in self._input_values(np.dtype(dtype).kind == "c"))
+            self._cache[key] = tuple(arrays.at_dtype(x, dtype) for x in self._input_values(np.dtype(dtype).kind == "c"))
         return tuple(x.copy() for x in self._cache[key])
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
@@ -194,12 +196,17 @@ class Session:
             return domains_per_input(self.options.input_domains, self.reference.num_inputs)
         return self.reference.input_domains()
 
+    @property
+    def integer_inputs(self) -> tuple[bool, ...]:
+        """Which inputs hold integers (not differentiated; backward returns None for them)."""
+        return tuple(layout.integer is not None for layout in self.layouts)
+
     def random_inputs(self, layouts: Sequence[Layout], dtype: Any, purpose: str) -> tuple[Any, ...]:
         """Inputs drawn like `inputs` but for other layouts (another batch size)."""
         rng = self.rng(purpose)
         draw = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
         return tuple(
-            arrays.random_array(layout, draw, rng, domain).astype(dtype)
+            arrays.at_dtype(arrays.random_array(layout, draw, rng, domain), dtype)
             for layout, domain in zip(layouts, self.input_domains())
         )
 

@@ -71,7 +71,15 @@ def backward_is_consistent_in_size(session):
     result = session.backward(primary_dtype(session)).require()
     args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
     n_inputs = layer.num_inputs
+    integer = session.integer_inputs + (False,) * len(layer.parameter_names)
     for i, (name, grad, arg) in enumerate(zip(layer.gradient_names(), result.gradients.all, args)):
+        if integer[i]:
+            if grad is not None:
+                return failed(
+                    f"backward returned {arrays.describe(grad)} as the gradient of {name}, an integer input: "
+                    "it must return None for it", argument=name,
+                )
+            continue
         if grad is None:
             return failed(f"backward returned None as the gradient of {name}", argument=name)
         if not arrays.is_array(grad):

@@ -113,7 +113,8 @@ class TrainingPass:
 
     def problem(self, session) -> GradientProblem:
         layer = self.layer
-        kinds = ["input"] * self.n_in + ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
+        kinds = ["integer input" if integer else "input" for integer in session.integer_inputs]
+        kinds += ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
         domains = list(session.input_domains()) + [(None, None)] * len(layer.parameter_names)
         names = list(layer.input_names) + list(layer.parameter_names)
         return GradientProblem(names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer))
@@ -187,7 +188,7 @@ def gradients_are_numerically_correct(session):
     problem, baseline, tol, fallback = _prepare(session)
     evaluated = "forward" if layer.has_forward else "predict"
     verdicts = [_verdict(session, problem, baseline, tol, index) for index in range(len(problem.names))]
-    if any(v.status != "passed" for v in verdicts) and not _is_deterministic(problem, baseline):
+    if any(v.status not in ("passed", "skipped") for v in verdicts) and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
             "so finite differences cannot be taken"
@@ -213,6 +214,8 @@ def gradients_are_numerically_correct(session):
 
 
 def _verdict(session, problem, baseline, tol, index) -> ArgumentVerdict:
+    if problem.kinds[index] == "integer input":
+        return ArgumentVerdict(index, "skipped", [], "an integer input is not differentiated")
     if baseline.gradients[index] is None:
         reason = "backward returned no gradient of the argument's shape (see backward_is_consistent_in_size)"
         return ArgumentVerdict(index, "incomplete", [], reason)
@@ -286,7 +289,7 @@ def _pass_message(records, evaluated: str, fallback: str | None) -> str:
 def _explanation(records, fallback, evaluated) -> list[str]:
     lines = [f"differentiated: {evaluated}" + (f"; {fallback}" if fallback else "")]
     for record in records:
-        if record["status"] == "passed":
+        if record["status"] in ("passed", "skipped"):
             continue
         line = f"{record['argument']} ({record['kind']}): {record['status']}"
         if record.get("max_rel_error") is not None:

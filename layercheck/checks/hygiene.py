@@ -7,6 +7,7 @@ import numpy as np
 from .. import arrays
 from ..compare import mismatch, repeat_tolerance
 from ..errors import USER_ERRORS
+from ..loading import exception_summary
 from .common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
 from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
 
@@ -112,5 +113,47 @@ def predict_is_deterministic(session):
             return failed(
                 "predict is not deterministic: " + diff.describe(f"{name} of the second call"),
                 output=name, mismatch=diff.to_dict(),
+            )
+    return passed()
+
+
+def _training_step(layer, xs, dLdY, dLdS) -> tuple:
+    outputs = layer.forward(xs)
+    return layer.backward(xs, outputs, [d.copy() for d in dLdY], [d.copy() for d in dLdS]).all
+
+
+@check(
+    "backward_is_repeatable",
+    "forward then backward, run twice on the same layer object (with predict between), give "
+    "the same gradients: nothing cached or accumulated between calls changes them",
+)
+def backward_is_repeatable(session):
+    layer = session.reference
+    require_backward(layer)
+    dtype = primary_dtype(session)
+    first_step = session.backward(dtype).require()
+    layer = session.layer(dtype)
+    dLdY, dLdS = first_step.dLdY, first_step.dLdS
+    try:
+        first = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
+    except USER_ERRORS as exc:
+        raise Incomplete(f"not checked: forward or backward raised {type(exc).__name__} on a fresh layer") from None
+    try:
+        if layer.kind == "layer":
+            layer.predict(session.inputs(dtype))
+        second = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
+    except USER_ERRORS as exc:
+        return failed(f"the second training step on the same layer raised {exception_summary(exc)}")
+    for name, a, b in zip(layer.gradient_names(), first, second):
+        if a is None and b is None:
+            continue
+        if not (arrays.is_array(a) and arrays.is_array(b)) or a.shape != b.shape:
+            return failed(f"the gradient of {name} is {arrays.describe(a)} at the first step and {arrays.describe(b)} at the second")
+        diff = mismatch(b, a, atol=repeat_tolerance(a))
+        if diff is not None:
+            return failed(
+                f"the second forward+backward on the same layer gives another gradient of {name} "
+                "(a value cached or accumulated between calls?): " + diff.describe(f"dLd{name}").split(": ", 1)[1],
+                argument=name, mismatch=diff.to_dict(),
             )
     return passed()

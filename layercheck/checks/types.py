@@ -92,8 +92,9 @@ def backward_is_consistent_in_type(session):
         ran = True
         result = step.value
         args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
-        for name, grad, arg in zip(layer.gradient_names(), result.gradients.all, args):
-            if grad is None or not arrays.is_array(arg):
+        integer = session.integer_inputs + (False,) * len(layer.parameter_names)
+        for name, grad, arg, skip in zip(layer.gradient_names(), result.gradients.all, args, integer):
+            if grad is None or skip or not arrays.is_array(arg):
                 continue  # reported by backward_is_consistent_in_size
             problem = _type_problem(f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg))
             if problem:
