@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .gradcheck import FAIL, PASS, ArgumentVerdict, Baseline, GradientProblem, Probe, Tolerances, element_probe, restricted_probe
+from .gradcheck import (
+    FAIL, PASS, ArgumentVerdict, Baseline, EvaluationError, GradientProblem, Probe, Tolerances, element_probe, restricted_probe,
+)
 
 _LABEL_NAMES = {"C": "channel", "B": "observation", "T": "time step", "S": "spatial position", "U": "index"}
 _MAX_CELLS = 16
@@ -144,8 +146,45 @@ def _transposed(probes: list[Probe], gradient: np.ndarray) -> str | None:
     return None
 
 
-def patterns(problem: GradientProblem, verdicts: list[ArgumentVerdict], index: int, context: SizeContext) -> Diagnosis | None:
-    """A pattern that explains the failure from the probes alone, or None."""
+_CONVENTION = "layercheck's convention is dL/da + i*dL/db"
+
+
+def _conjugation(problem: GradientProblem, probes: list[Probe], index: int, weights) -> str | None:
+    """How a complex gradient misses a conjugate, if it does.
+
+    The whole gradient conjugated is JAX's convention. A conjugate missing inside backward
+    (f'(X)*dLdY where conj(f'(X))*dLdY is due) shows as a backward that is right when given
+    conj(dLdY) and conjugated afterwards.
+    """
+    gradient = probes[0].gradients[index]
+    if all(p.agrees(np.conj(gradient)) for p in probes):
+        return f"the conjugate of the correct one (conj missing: dL/da - i*dL/db is JAX's convention, {_CONVENTION})"
+    if all(p.agrees(2 * np.conj(gradient)) for p in probes):
+        return f"half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
+    if weights is None:
+        return None
+    try:
+        flipped = problem.gradients([np.conj(w) for w in weights])[index]
+    except EvaluationError:
+        return None
+    if flipped is not None and all(p.agrees(np.conj(flipped)) for p in probes):
+        return "missing a conjugate (conj missing): a derivative multiplies dL/dY where its conjugate belongs"
+    return None
+
+
+def _complex_factor_hint(ratio: float) -> str:
+    if abs(ratio - 0.5) <= 1e-4 * 0.5:
+        return f": the Wirtinger derivative dL/dconj(z) = (dL/da + i*dL/db)/2? {_CONVENTION}"
+    if abs(ratio - 2) <= 1e-4 * 2:
+        return f": twice the gradient, as if dL/dY were taken as a Wirtinger derivative and doubled? {_CONVENTION}"
+    return ""
+
+
+def patterns(
+    problem: GradientProblem, verdicts: list[ArgumentVerdict], index: int, context: SizeContext, weights=None,
+) -> Diagnosis | None:
+    """A pattern that explains the failure from the probes alone (and, for a missing conjugate,
+    one more backward call with conjugated loss weights `weights`), or None."""
     name = problem.names[index]
     probes = _failing(verdicts[index])
     gradient = probes[0].gradients[index]
@@ -160,8 +199,10 @@ def patterns(problem: GradientProblem, verdicts: list[ArgumentVerdict], index: i
                 [f"gradient order: {name} and {other} swapped"], swapped_with=other,
             )
         return Diagnosis(f"the gradient returned for {name} is the gradient of {other}", [f"gradient of {other} in the place of {name}"])
-    if np.iscomplexobj(gradient) and all(p.agrees(np.conj(gradient)) for p in probes):
-        return Diagnosis(f"the gradient of {name} is the conjugate of the correct one (conj missing)", ["conj missing"])
+    is_complex = any(np.iscomplexobj(v) for v in problem.values) or np.iscomplexobj(gradient)
+    conjugation = _conjugation(problem, probes, index, weights) if is_complex else None
+    if conjugation:
+        return Diagnosis(f"the gradient of {name} is {conjugation}", ["conj missing"])
     transposed = _transposed(probes, gradient)
     if transposed:
         return Diagnosis(f"the gradient of {name} is {transposed}", [transposed])
@@ -178,6 +219,8 @@ def patterns(problem: GradientProblem, verdicts: list[ArgumentVerdict], index: i
             hint = ": a mean over the observations instead of a sum?"
         elif "(the batch size)" in factor:
             hint = ": a sum over the observations where a mean belongs?"
+        elif is_complex:
+            hint = _complex_factor_hint(ratio)
         return Diagnosis(f"the gradient of {name} is {cause}{hint}", [cause])
     return None
 
@@ -263,11 +306,15 @@ def _value_region(name: str, cells, verdicts) -> Region | None:
 
 
 def _example(problem, base, index, element, gradient, tol) -> dict[str, Any] | None:
-    probe = element_probe(problem, base, index, element, tol)
-    if probe.verdict not in (PASS, FAIL):
+    """The analytic and numeric gradient at one element; for a complex argument the numeric
+    one is dL/da + i*dL/db, from one probe of each part."""
+    units = (1, 1j) if np.iscomplexobj(problem.values[index]) else (1,)
+    probes = [element_probe(problem, base, index, element, tol, unit) for unit in units]
+    if any(p.verdict not in (PASS, FAIL) for p in probes):
         return None
     analytic = complex(gradient[element]) if np.iscomplexobj(gradient) else float(gradient[element])
-    numeric = probe.numeric
+    numeric = probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
+    probe = max(probes, key=lambda p: (p.verdict == FAIL, p.tolerance))
     abs_error = abs(analytic - numeric)
     return {
         "index": [int(i) for i in element],

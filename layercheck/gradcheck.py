@@ -367,11 +367,12 @@ def restricted_probe(
     return run_probe(problem, base, index, direction, t, tol)
 
 
-def element_probe(problem: GradientProblem, base: Baseline, index: int, element: tuple, tol: Tolerances) -> Probe:
-    """The numeric partial derivative with respect to one element (a one-hot direction)."""
+def element_probe(problem: GradientProblem, base: Baseline, index: int, element: tuple, tol: Tolerances, unit: complex = 1) -> Probe:
+    """The numeric partial derivative with respect to one element (a one-hot direction): of its
+    real part, or of its imaginary part with `unit=1j`."""
     value = problem.values[index]
     direction = np.zeros(value.shape, dtype=value.dtype)
-    direction[element] = 1
+    direction[element] = unit
     t = tol.step * step_scale(value)
     direction = keep_inside(value, direction, t, problem.domains[index])
     return run_probe(problem, base, index, direction, t, tol)

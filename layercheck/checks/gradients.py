@@ -136,8 +136,10 @@ def build_problem(session, dtype: str):
 
 
 def _prepare(session):
-    """Float64 when the layer can, else the widest tested precision it runs in, and why."""
-    candidates = ["float64"] + [d for d in session.options.dtypes if d != "float64"]
+    """Float64 (complex128 when complex dtypes are tested) when the layer can, else the widest
+    tested precision it runs in, and why."""
+    widest = "complex128" if any(np.dtype(d).kind == "c" for d in session.options.dtypes) else "float64"
+    candidates = [widest] + [d for d in session.options.dtypes if d != widest]
     reasons = []
     for dtype in candidates:
         try:
@@ -145,7 +147,7 @@ def _prepare(session):
         except _CannotRun as exc:
             reasons.append(f"{dtype}: {exc}")
             continue
-        fallback = None if dtype == "float64" else f"could not run in float64 ({reasons[0].split(': ', 1)[1]}); checked in {dtype}"
+        fallback = None if dtype == widest else f"could not run in {widest} ({reasons[0].split(': ', 1)[1]}); checked in {dtype}"
         return problem, baseline, tol, fallback
     raise Incomplete("not checked: the training-time pass or backward failed at every precision (" + "; ".join(reasons) + ")")
 
@@ -226,7 +228,7 @@ def _verdict(session, problem, baseline, tol, index) -> ArgumentVerdict:
 
 def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
     """A recognised pattern, else where the gradient is wrong (localization)."""
-    diagnosis = patterns(problem, verdicts, index, size_context(problem))
+    diagnosis = patterns(problem, verdicts, index, size_context(problem), baseline.weights)
     if diagnosis is not None:
         return diagnosis
     name = problem.names[index]
@@ -238,7 +240,13 @@ def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
         return Diagnosis(f"the gradient of {name} is " + where[0], [], where, examples)
     first = next(p for p in verdicts[index].probes if p.verdict == FAIL)
     error = first.relative(first.discrepancy)
-    return Diagnosis(f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)", [], where, examples)
+    headline = f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)"
+    causes = []
+    if np.iscomplexobj(problem.values[index]) or any(np.iscomplexobj(y) for y in baseline.outputs):
+        # Not a plain missing conjugate (that is a pattern), but the usual suspect in complex code.
+        causes = ["complex values: check each conj against the convention dL/da + i*dL/db"]
+        headline += "; " + causes[0]
+    return Diagnosis(headline, causes, where, examples)
 
 
 def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> dict[str, Any]:
@@ -261,16 +269,31 @@ def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> d
     return record
 
 
+_PLURAL_VERBS = {"is": "are", "has": "have"}
+
+
 def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
-    """Every diagnosis once: a swap is one finding, not one per argument."""
+    """Every finding once: a swap is one finding, not one per argument, and arguments with the
+    same diagnosis share one sentence ("the gradients of X and w are missing a conjugate")."""
     said: set[frozenset] = set()
-    headlines = []
+    findings: dict[str, list[str]] = {}
     for index, diagnosis in diagnoses.items():
-        pair = frozenset({problem.names[index], diagnosis.swapped_with})
+        name = problem.names[index]
+        pair = frozenset({name, diagnosis.swapped_with})
         if diagnosis.swapped_with and pair in said:
             continue
         said.add(pair)
-        headlines.append(diagnosis.headline)
+        prefix = f"the gradient of {name} "
+        key = diagnosis.headline[len(prefix):] if diagnosis.headline.startswith(prefix) and not diagnosis.swapped_with else None
+        findings.setdefault(key or diagnosis.headline, []).append(name if key else "")
+    headlines = []
+    for key, names in findings.items():
+        if len(names) < 2 or not all(names):
+            headlines.append(key if not all(names) else f"the gradient of {names[0]} {key}")
+            continue
+        verb, _, rest = key.partition(" ")
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        headlines.append(f"the gradients of {listed} {_PLURAL_VERBS.get(verb, verb)} {rest}")
     return "; ".join(headlines)
 
 

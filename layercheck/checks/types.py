@@ -31,6 +31,8 @@ def _type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | 
         return f"{what} is a {arrays.describe(value)} but the inputs were {module.__name__} arrays"
     if np.dtype(value.dtype) != expected:
         if np.dtype(value.dtype).kind == "c" and expected.kind != "c":
+            if name.startswith("gradient dLd"):
+                return f"{what} is complex ({value.dtype}) but its argument is real: the gradient of a real argument is real (its real part)"
             return f"{what} is complex ({value.dtype}) although the inputs and learnables are real"
         return f"{what} is {value.dtype}, expected {expected}"
     return None
