@@ -10,6 +10,7 @@ import numpy as np
 
 from .arrays import DTYPES
 from .contract import domains_per_input, is_operation, kind_of
+from .devices import require_usable_gpu
 from .errors import ContractError, UsageError
 from .layout import Layout, parse_layout, refuse_if_too_large
 from .loading import constructor
@@ -39,6 +40,8 @@ def make_options(
 ) -> Options:
     if device not in DEVICES:
         raise UsageError(f"device {device!r}: choose cpu, gpu or auto")
+    if device == "gpu":
+        require_usable_gpu()
     unknown = [d for d in dtypes if d not in DTYPES]
     if unknown or not dtypes:
         raise UsageError(f"dtypes {list(dtypes)!r}: choose from {', '.join(DTYPES)}")

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import math
+import re
 import sys
-import time
+from typing import Any
 
 import click
 
 from . import __version__
-from .api import make_options
+from .api import DEVICES
 from .arrays import DTYPES
+from .batch import Batch, Request, options_from, requests_from_config, requests_from_specs, run_batch
 from .checks import REGISTRY
-from .errors import TargetError, UsageError
+from .config import BUILTIN, load_config, settings_from
+from .errors import UsageError
+from .isolation import default_memory_cap
 from .layout import parse_layout, refuse_if_too_large
-from .loading import LoadFailure, collect_targets, parse_args
-from .reporters.console import ConsoleReporter, make_console
+from .loading import parse_args
+from .reporters.console import ConsoleReporter, ProgressBar, make_console
 from .reporters.json_report import write_json
-from .results import Report, TargetReport
-from .runner import run_target, select_checks
+from .reporters.junit import write_junit
+from .runner import select_checks
+from .templates import function_template, layer_template, names_of, write_new
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -32,22 +38,6 @@ def _dtypes(text: str) -> tuple[str, ...]:
     if bad or not dtypes:
         raise UsageError(f"--dtype {text!r}: choose from {', '.join(DTYPES)} (comma-separated)")
     return dtypes
-
-
-def _layouts_for(target, cli_layouts):
-    """Layouts from the command line, else the class attribute `example_layout`."""
-    if cli_layouts:
-        return cli_layouts
-    example = target.example_layout
-    if example is None:
-        raise TargetError(
-            f"no layout for {target.label}: pass --layout SIZES:FORMAT (once per input) "
-            "or set the class attribute example_layout"
-        )
-    try:
-        return [parse_layout(example)] if isinstance(example, (str, dict)) else [parse_layout(e) for e in example]
-    except UsageError as exc:
-        raise TargetError(f"example_layout of {target.name} is invalid: {exc}") from None
 
 
 def main() -> None:
@@ -81,52 +71,114 @@ def cli():
 
 
 @cli.command()
-@click.argument("targets", nargs=-1, required=True)
+@click.argument("targets", nargs=-1)
 @click.option("--layout", "layouts", multiple=True, metavar="SIZES:FORMAT", help="Input layout, once per input (e.g. 24,24,20,128:SSCB).")
 @click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="Constructor argument (value read as a YAML scalar).")
+@click.option("--config", "config_path", metavar="FILE", help="YAML defaults and targets (see configs/default.yaml).")
 @click.option("--checks", metavar="NAMES", help="Run only these checks (comma-separated).")
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")
-@click.option("--dtype", "dtype_text", default="float64,float32", show_default=True, help="Precisions to test.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random draw.")
+@click.option("--dtype", "dtype_text", metavar="NAMES", help="Precisions to test  [default: float64,float32]")
+@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Seed of every random draw  [default: 0]")
+@click.option("--device", type=click.Choice(DEVICES), help="Where to run: cpu, gpu, or auto (gpu checks when a GPU is usable)  [default: auto]")
+@click.option("--domain", "domains", multiple=True, metavar="LOW:HIGH", help="Input domain, once for every input or once per input; an empty side is unbounded (0:).")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N", help="Targets checked in parallel, each in its own worker process.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S", help="Seconds per target before its worker is stopped  [default: 120]")
+@click.option("--max-memory", "max_memory", metavar="SIZE", help="Memory cap per worker, e.g. 4G, or none  [default: available memory / jobs]")
+@click.option("--shard", "shard_text", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JSON.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML.")
 @click.option("--quiet", is_flag=True, help="Print only failures and summaries.")
-def run(targets, layouts, args, checks, skip, dtype_text, seed, json_path, quiet):
-    """Check the layers in TARGET (path.py, path.py:ClassName, or a folder)."""
+def run(targets, layouts, args, config_path, checks, skip, dtype_text, seed, device, domains, jobs, timeout, max_memory, shard_text, json_path, junit_path, quiet):
+    """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config."""
     try:
-        options = make_options(dtypes=_dtypes(dtype_text), seed=seed, checks=_names(checks), skip=_names(skip) or ())
-        select_checks(options)
-        cli_layouts = [parse_layout(text) for text in layouts]
-        refuse_if_too_large(cli_layouts)
-        ctor_args = parse_args(args)
-        found = [item for spec in targets for item in collect_targets(spec)]
+        config = load_config(config_path) if config_path else None
+        settings = settings_from(
+            dtypes=_dtypes(dtype_text) if dtype_text is not None else None, seed=seed, timeout=timeout,
+            device=device, checks=_names(checks), skip=_names(skip), input_domain=_domains(domains),
+        )
+        select_checks(options_from(settings.over(BUILTIN)))  # the command line's own values
+        cli_layouts = tuple(parse_layout(text) for text in layouts)
+        refuse_if_too_large(list(cli_layouts))
+        batch = Batch(
+            requests=tuple(_requests(targets, config)), config=config, layouts=cli_layouts,
+            args=parse_args(args), settings=settings, jobs=jobs,
+            max_memory=_memory_cap(max_memory, jobs), shard=_shard(shard_text),
+        )
     except UsageError as exc:
         usage_error(exc)
 
     console = make_console()
     reporter = ConsoleReporter(console, quiet=quiet)
-    report = Report()
-    start = time.perf_counter()
-    for item in found:
-        target_report = _check_one(item, cli_layouts, ctor_args, options)
-        reporter.target(target_report)
-        report.targets.append(target_report)
-    report.duration_s = time.perf_counter() - start
+    try:
+        with ProgressBar(console) as bar:
+            report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
+    except UsageError as exc:  # known once modules are imported: a folder without any layer
+        usage_error(exc)
+    if not report.targets:
+        console.print(f"No targets in shard {shard_text}.")
     reporter.overall(report)
-    if json_path:
-        write_json(report, json_path)
+    for path, write in ((json_path, write_json), (junit_path, write_junit)):
+        if path:
+            try:
+                write(report, path)
+            except OSError as exc:
+                usage_error(UsageError(f"cannot write {path}: {exc.strerror or exc}"))
     sys.exit(0 if report.ok else 1)
 
 
-def _check_one(item, cli_layouts, ctor_args, options) -> TargetReport:
-    if isinstance(item, LoadFailure):
-        return TargetReport(item.label, error=str(item.error), traceback=item.error.traceback)
+def _requests(targets, config) -> list[Request]:
+    if targets:
+        return requests_from_specs(targets)
+    if config is None:
+        raise UsageError("give a TARGET (path.py, path.py:ClassName or a folder) or --config FILE")
+    if not config.targets:
+        raise UsageError(f"{config.source}: targets: the config lists no targets; give them there or on the command line")
+    return requests_from_config(config)
+
+
+def _domains(texts: tuple[str, ...]) -> Any:
+    """`--domain LOW:HIGH`: once, one interval for every input; repeated, one per input."""
+    if not texts:
+        return None
+    domains = tuple(_domain(text) for text in texts)
+    return domains[0] if len(domains) == 1 else domains
+
+
+def _domain(text: str) -> tuple[float | None, float | None]:
+    low_text, sep, high_text = text.partition(":")
     try:
-        layouts = _layouts_for(item, cli_layouts)
-        refuse_if_too_large(layouts)
-        factory = item.factory(ctor_args)
-    except (TargetError, UsageError) as exc:
-        return TargetReport(item.label, kind=item.kind, error=str(exc), traceback=getattr(exc, "traceback", ""))
-    return run_target(item.label, factory, layouts, options, kind=item.kind)
+        if not sep:
+            raise ValueError
+        low, high = (float(t) if t.strip() else None for t in (low_text, high_text))
+        if any(b is not None and math.isnan(b) for b in (low, high)) or (low is not None and high is not None and low >= high):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--domain {text!r}: give LOW:HIGH with LOW < HIGH, an empty side for unbounded (e.g. 0: or -1:1)") from None
+    return low, high
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _memory_cap(text: str | None, jobs: int) -> int | None:
+    """`--max-memory 4G` (K, M, G, T: powers of 1024; a B or iB after them is allowed), or none."""
+    if text is None:
+        return default_memory_cap(jobs)
+    if text.strip().lower() == "none":
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not match or float(match[1]) <= 0:
+        raise UsageError(f"--max-memory {text!r}: give a size such as 512M, 4G or 1.5GiB, or none")
+    return int(float(match[1]) * _UNITS[match[2].upper()])
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageError(f"--shard {text!r}: give K/N with 1 <= K <= N, e.g. 1/4")
+    return int(match[1]), int(match[2])
 
 
 @cli.command("list-checks")
@@ -144,3 +196,25 @@ def list_checks():
     for check in REGISTRY.values():
         table.add_row(check.name, check.description, applies.get(check.kinds, "both"), check.matlab or "-")
     console.print(table)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--learnables", metavar="A,B", help="Learnable attributes (comma-separated); with --function, extra inputs (per-channel parameters).")
+@click.option("--state", "state_names", metavar="H,C", help="State attributes (comma-separated).")
+@click.option("--backward", is_flag=True, help="Write a backward (an operation always has one).")
+@click.option("--function", "operation", is_flag=True, help="Write an operation (forward and backward, like deep.DifferentiableFunction).")
+@click.option("-o", "--output", "directory", default=".", show_default=True, metavar="DIR", help="Folder to write into.")
+def new(name, learnables, state_names, backward, operation, directory):
+    """Write a template layer (or operation) file NAME.py that passes every check as written."""
+    try:
+        if operation:
+            if state_names:
+                raise UsageError("--state: an operation (--function) has no state; write a layer to keep state")
+            template = function_template(name, names_of(learnables, "learnables"))
+        else:
+            template = layer_template(name, names_of(learnables, "learnables"), names_of(state_names, "state"), backward)
+        path = write_new(directory, template)
+    except UsageError as exc:
+        usage_error(exc)
+    click.echo(f"Wrote {path} (class {template.class_name}). Check it with: layercheck run {path}")

@@ -180,11 +180,18 @@ def available_memory() -> int | None:
     return None
 
 
+def _gib(n: int) -> str:
+    """Bytes in GiB, for messages; sizes beyond a float's range (999...9:S) too."""
+    if n.bit_length() < 1000:
+        return f"{n / 2**30:.1f}"
+    return f"10^{len(str(n // 2**30)) - 1}"
+
+
 def refuse_if_too_large(layouts: "list[Layout]") -> None:
     need, have = memory_estimate(layouts), available_memory()
     if have is not None and need > have:
         sizes = " + ".join(str(layout) for layout in layouts)
         raise UsageError(
-            f"layout {sizes} needs about {need / 2**30:.1f} GiB to check but {have / 2**30:.1f} GiB "
+            f"layout {sizes} needs about {_gib(need)} GiB to check but {_gib(have)} GiB "
             "is available; use a smaller layout"
         )

@@ -219,6 +219,11 @@ def _number_or_string(text: str) -> Any:
         return text
 
 
+def module_files(folder: Path) -> list[Path]:
+    """The `.py` files below a folder, sorted; hidden and dunder files and folders left out."""
+    return sorted(p for p in folder.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts))
+
+
 @dataclass(frozen=True)
 class LoadFailure:
     """A module that could not be imported, or names nothing checkable: reported as an error."""
@@ -238,7 +243,7 @@ def collect_targets(spec: str) -> list[Target | LoadFailure]:
         except TargetError as exc:
             return [LoadFailure(spec, exc)]
     found: list[Target | LoadFailure] = []
-    for file in sorted(p for p in path.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(path).parts)):
+    for file in module_files(path):
         try:
             module = import_module(file)
         except TargetError as exc:

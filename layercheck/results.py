@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
+
+import numpy as np
 
 PASSED, FAILED, INCOMPLETE, SKIPPED = "passed", "failed", "incomplete", "skipped"
 STATUSES = (PASSED, FAILED, INCOMPLETE, SKIPPED)
+ERROR = "error"  # a target's status when it could not be checked (TargetReport.error is set)
 
 SCHEMA_VERSION = "1.0"
 
@@ -27,6 +31,13 @@ class CheckResult:
             "details": self.details,
             "duration_s": round(self.duration_s, 6),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "CheckResult":
+        return cls(
+            str(data["name"]), str(data["status"]), str(data.get("message", "")),
+            dict(data.get("details") or {}), float(data.get("duration_s", 0.0)),
+        )
 
 
 def count(statuses) -> dict[str, int]:
@@ -53,7 +64,7 @@ class TargetReport:
     @property
     def status(self) -> str:
         if self.error is not None:
-            return "error"
+            return ERROR
         return FAILED if any(c.status == FAILED for c in self.checks) else PASSED
 
     @property
@@ -94,6 +105,23 @@ class TargetReport:
             "summary": self.summary,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TargetReport":
+        """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read).
+
+        `traceback` is not part of the public schema; it is read when present, which is how
+        a worker process sends the user's frames back with its report.
+        """
+        return cls(
+            target=str(data["target"]),
+            kind=str(data.get("kind", "layer")),
+            layouts=[str(layout) for layout in data.get("layouts", [])],
+            checks=[CheckResult.from_dict(c) for c in data.get("checks", [])],
+            error=None if data.get("error") is None else str(data["error"]),
+            traceback=str(data.get("traceback") or ""),
+            duration_s=float(data.get("duration_s", 0.0)),
+        )
+
 
 @dataclass
 class Report:
@@ -129,3 +157,28 @@ class Report:
             "summary": self.summary,
             "duration_s": round(self.duration_s, 6),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Report":
+        """A report read back from `to_dict` or a `--json` file (to merge CI shards, say)."""
+        return cls([TargetReport.from_dict(t) for t in data.get("targets", [])], float(data.get("duration_s", 0.0)))
+
+
+def plain(value: Any) -> Any:
+    """JSON-safe data: NumPy scalars and arrays to Python, complex numbers to [re, im] and
+    non-finite floats to strings (strict JSON has no NaN)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return plain(value.tolist())
+    if isinstance(value, np.generic):
+        return plain(value.item())
+    if isinstance(value, complex):
+        return [plain(value.real), plain(value.imag)]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)

@@ -55,8 +55,13 @@ def run_target(
     options: Options,
     kind: str = "layer",
     on_check: Callable[[CheckResult], None] | None = None,
+    on_start: Callable[[Check], None] | None = None,
 ) -> TargetReport:
-    """Check one layer; construction errors become the report's `error`."""
+    """Check one layer; construction errors become the report's `error`.
+
+    `on_start(check)` and `on_check(result)` are called around each check (a worker process
+    reports with them where it is, so that a hang or a crash can be placed).
+    """
     start = time.perf_counter()
     report = TargetReport(label, kind, [str(layout) for layout in layouts])
     checks = select_checks(options)
@@ -66,6 +71,8 @@ def run_target(
         report.error, report.traceback = str(exc), exc.traceback
     else:
         for check in checks:
+            if on_start is not None:
+                on_start(check)
             result = run_check(check, session)
             report.checks.append(result)
             if on_check is not None:

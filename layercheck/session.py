@@ -17,6 +17,7 @@ import numpy as np
 from . import arrays
 from .checks.registry import Incomplete
 from .contract import Adapter, Gradients, Outputs, adapt, domains_per_input
+from .devices import GpuStatus, gpu_status, to_device
 from .errors import USER_ERRORS, ContractError, TargetError
 from .layout import Layout
 from .loading import exception_summary, user_traceback
@@ -241,37 +242,50 @@ class Session:
             self._cache[key] = make()
         return self._cache[key]
 
-    def predict(self, dtype: Any) -> Step:
-        name = np.dtype(dtype).name
-        return self._cached(("predict", name), lambda: self._run_pass("predict", dtype))
+    def predict(self, dtype: Any, gpu: bool = False) -> Step:
+        return self._cached(("predict", np.dtype(dtype).name, gpu), lambda: self._run_pass("predict", dtype, gpu))
 
-    def forward(self, dtype: Any) -> Step:
-        name = np.dtype(dtype).name
-        return self._cached(("forward", name), lambda: self._run_pass("forward", dtype))
+    def forward(self, dtype: Any, gpu: bool = False) -> Step:
+        return self._cached(("forward", np.dtype(dtype).name, gpu), lambda: self._run_pass("forward", dtype, gpu))
 
-    def _run_pass(self, method: str, dtype: Any) -> Step:
+    def _on(self, dtype: Any, gpu: bool) -> tuple[Adapter, tuple[Any, ...], str]:
+        """A fresh layer and the inputs, on the GPU when asked (learnables and state too)."""
         layer = self.layer(dtype)
         xs = self.inputs(dtype)
-        what = f"{method} with {np.dtype(dtype).name} inputs"
-        return call(what, method, lambda: getattr(layer, method)(xs))
+        where = f"{np.dtype(dtype).name} inputs"
+        if gpu:
+            xp = self.gpu().module
+            layer.set_parameters({name: to_device(value, xp) for name, value in layer.parameters().items()})
+            xs = tuple(to_device(x, xp) for x in xs)
+            where = f"{np.dtype(dtype).name} CuPy inputs"
+        return layer, xs, where
 
-    def backward(self, dtype: Any) -> Step:
+    def _run_pass(self, method: str, dtype: Any, gpu: bool) -> Step:
+        layer, xs, where = self._on(dtype, gpu)
+        return call(f"{method} with {where}", method, lambda: getattr(layer, method)(xs))
+
+    def backward(self, dtype: Any, gpu: bool = False) -> Step:
         """forward then backward at `dtype`, with random dL/dY; the value is a BackwardResult."""
-        name = np.dtype(dtype).name
-        return self._cached(("backward", name), lambda: self._run_backward(dtype))
+        return self._cached(("backward", np.dtype(dtype).name, gpu), lambda: self._run_backward(dtype, gpu))
 
-    def _run_backward(self, dtype: Any) -> Step:
-        self.forward(dtype).require()
-        layer = self.layer(dtype)
-        xs = self.inputs(dtype)
-        what = f"backward with {np.dtype(dtype).name} inputs"
-        forward = call(f"forward with {np.dtype(dtype).name} inputs", "forward", lambda: layer.forward(xs))
+    def _run_backward(self, dtype: Any, gpu: bool) -> Step:
+        self.forward(dtype, gpu).require()
+        layer, xs, where = self._on(dtype, gpu)
+        forward = call(f"forward with {where}", "forward", lambda: layer.forward(xs))
         outputs = forward.require()
+        # The same purpose on both devices: the GPU gets the CPU's dL/dY values.
         dLdY, dLdS = self.output_gradients(outputs, f"dLdY {np.dtype(dtype).name}")
+        what = f"backward with {where}"
         step = call(what, "backward", lambda: layer.backward(xs, outputs, dLdY, dLdS))
         if not step.ok:
             return step
         return Step(what, BackwardResult(step.value, xs, outputs, dLdY, dLdS, layer))
+
+    def gpu(self) -> GpuStatus:
+        """The GPU the checks may use; never asks CuPy with `device="cpu"`."""
+        if self.options.device == "cpu":
+            return GpuStatus(False, "--device cpu")
+        return gpu_status()
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from .. import arrays
 from ..compare import mismatch, repeat_tolerance
 from ..contract import Adapter, Outputs
 from ..diagnosis import Diagnosis, localize, patterns, size_context
+from ..devices import to_device
 from ..errors import USER_ERRORS
 from ..gradcheck import FAIL, ArgumentVerdict, EvaluationError, GradientProblem, Tolerances, check_argument, make_baseline
 from .common import require_backward
@@ -55,6 +56,8 @@ class TrainingPass:
 
     def __init__(self, session, dtype: str):
         self.layer = layer = session.layer(dtype)
+        # With --device gpu the layer runs on CuPy arrays; the numerics stay on the host.
+        self.xp = session.gpu().module if session.options.device == "gpu" else None
         self.precision = arrays.precision_of(dtype)
         self.inputs = list(session.inputs(dtype))
         self.originals = self.inputs + [layer.get(n) for n in layer.parameter_names]
@@ -80,8 +83,8 @@ class TrainingPass:
         input harms nothing), except `fresh`, an array made for this call alone."""
         n = self.n_in
         for name, v, o in zip(self.layer.parameter_names, values[n:], self.originals[n:]):
-            self.layer.set(name, v.astype(o.dtype, copy=True))
-        xs = [v.astype(o.dtype, copy=i != fresh) for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))]
+            self.layer.set(name, to_device(v.astype(o.dtype, copy=True), self.xp))
+        xs = [to_device(v.astype(o.dtype, copy=i != fresh), self.xp) for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))]
         self.at_base = values is self.values
         return self.layer.forward(xs)
 
@@ -100,10 +103,10 @@ class TrainingPass:
             # Back to the base point first: layers may cache on self what forward saw.
             current = self.base if self.at_base else self.run(self.values)
             m = self.layer.num_outputs
-            dLdY = [w.astype(y.dtype) for w, y in zip(weights[:m], self.base.values)]
-            dLdS = [w.astype(s.dtype) for w, s in zip(weights[m:], self.base.states)]
+            dLdY = [to_device(w.astype(y.dtype), self.xp) for w, y in zip(weights[:m], self.base.values)]
+            dLdS = [to_device(w.astype(s.dtype), self.xp) for w, s in zip(weights[m:], self.base.states)]
             outputs = Outputs(self.base.values, self.base.states, _copy_memory(current.memory))
-            grads = self.layer.backward([x.copy() for x in self.inputs], outputs, dLdY, dLdS).all
+            grads = self.layer.backward([to_device(x.copy(), self.xp) for x in self.inputs], outputs, dLdY, dLdS).all
         except USER_ERRORS as exc:
             raise EvaluationError(f"backward raised {type(exc).__name__}: {exc}") from None
         return [
@@ -201,6 +204,7 @@ def gradients_are_numerically_correct(session):
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     details = {
         "evaluated": evaluated,
+        "device": "gpu" if session.options.device == "gpu" else "cpu",
         "precision": str(tol.precision),
         "fallback": fallback,
         "arguments": records,
@@ -212,7 +216,7 @@ def gradients_are_numerically_correct(session):
     if incomplete:
         names = ", ".join(f"{r['argument']} ({r['reason']})" for r in incomplete)
         raise Incomplete(f"could not decide for {names}", details)
-    return passed(_pass_message(records, evaluated, fallback), **details)
+    return passed(_pass_message(records, evaluated, fallback, details["device"]), **details)
 
 
 def _verdict(session, problem, baseline, tol, index) -> ArgumentVerdict:
@@ -297,11 +301,13 @@ def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
     return "; ".join(headlines)
 
 
-def _pass_message(records, evaluated: str, fallback: str | None) -> str:
+def _pass_message(records, evaluated: str, fallback: str | None, device: str) -> str:
     checked = [r for r in records if r["status"] == "passed"]
     masked = sum(p["outputs_masked_at_kinks"] for r in checked for p in r["probes"])
     worst = max((p["rel_error"] or 0.0 for r in checked for p in r["probes"] if p["verdict"] == "pass"), default=0.0)
     message = f"{len(checked)} gradient(s) of {evaluated} agree with finite differences (worst relative difference {worst:.1g})"
+    if device == "gpu":
+        message += " on the GPU"
     if masked:
         message += f"; {masked} output(s) at kinks left out"
     if fallback:

@@ -9,7 +9,7 @@ from .common import dtype_name, named_outputs, require_backward, require_forward
 from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
 
 
-def _expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
+def expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
     """The tested precision, complex only where the layer may legitimately produce complex values."""
     real = arrays.precision_of(dtype)
     if complex_allowed and np.dtype(actual.dtype).kind == "c":
@@ -17,13 +17,13 @@ def _expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
     return real
 
 
-def _complex_allowed(session, dtype) -> bool:
+def complex_allowed(session, dtype) -> bool:
     """Outputs may be complex when an input or a learnable is complex."""
     params = session.reference_parameters.values()
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
 
 
-def _type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | None:
+def type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | None:
     what = f"{name} with {dtype_name(dtype)} inputs"
     if not arrays.is_array(value):
         return f"{what} is {arrays.describe(value)}, not an array"
@@ -47,10 +47,10 @@ def _outputs_type(session, method: str):
         if not step.ok:
             continue
         ran = True
-        allowed = _complex_allowed(session, dtype)
+        allowed = complex_allowed(session, dtype)
         for name, y in named_outputs(layer, step.value):
-            expected = _expected_dtype(dtype, allowed, y) if arrays.is_array(y) else None
-            problem = _type_problem(f"{method} output {name}", y, expected, dtype, np)
+            expected = expected_dtype(dtype, allowed, y) if arrays.is_array(y) else None
+            problem = type_problem(f"{method} output {name}", y, expected, dtype, np)
             if problem:
                 return failed(problem, method=method, output=name, dtype=dtype_name(dtype))
     if not ran:
@@ -98,7 +98,7 @@ def backward_is_consistent_in_type(session):
         for name, grad, arg, skip in zip(layer.gradient_names(), result.gradients.all, args, integer):
             if grad is None or skip or not arrays.is_array(arg):
                 continue  # reported by backward_is_consistent_in_size
-            problem = _type_problem(f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg))
+            problem = type_problem(f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg))
             if problem:
                 return failed(problem, argument=name, dtype=dtype_name(dtype))
     if not ran:

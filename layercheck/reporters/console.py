@@ -7,6 +7,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..results import FAILED, INCOMPLETE, PASSED, SKIPPED, Report, TargetReport
@@ -49,23 +50,13 @@ class ConsoleReporter:
             c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)}): [bold red]ERROR[/] {escape(report.error)}")
             if report.traceback:
                 c.print(escape(report.traceback), style="dim")
+            if report.checks and not self.quiet:  # the checks it got through before the error
+                c.print(self._table(report))
             c.print(summary_line(report.summary, report.duration_s))
             return
         if not self.quiet:
             c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
-            table = Table(box=box.SIMPLE_HEAD if c.is_terminal else None, show_edge=False, pad_edge=False)
-            table.add_column("Status", no_wrap=True)
-            table.add_column("Check", no_wrap=True)
-            table.add_column("Time", justify="right", no_wrap=True)
-            table.add_column("Message", overflow="fold")
-            for check in report.checks:
-                table.add_row(
-                    f"[{_STYLE[check.status]}]{check.status.upper()}[/]",
-                    check.name,
-                    f"{check.duration_s:.2f}s",
-                    escape(check.message),
-                )
-            c.print(table)
+            c.print(self._table(report))
         troubles = [ch for ch in report.checks if ch.status == FAILED or (ch.status == INCOMPLETE and not self.quiet)]
         if troubles and self.quiet:
             c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
@@ -78,6 +69,21 @@ class ConsoleReporter:
         prefix = f"{escape(report.target)}: " if self.quiet and not troubles else ""
         c.print(prefix + summary_line(report.summary, report.duration_s))
 
+    def _table(self, report: TargetReport) -> Table:
+        table = Table(box=box.SIMPLE_HEAD if self.console.is_terminal else None, show_edge=False, pad_edge=False)
+        table.add_column("Status", no_wrap=True)
+        table.add_column("Check", no_wrap=True)
+        table.add_column("Time", justify="right", no_wrap=True)
+        table.add_column("Message", overflow="fold")
+        for check in report.checks:
+            table.add_row(
+                f"[{_STYLE[check.status]}]{check.status.upper()}[/]",
+                check.name,
+                f"{check.duration_s:.2f}s",
+                escape(check.message),
+            )
+        return table
+
     def overall(self, report: Report) -> None:
         if len(report.targets) > 1:
             errors = sum(t.status == "error" for t in report.targets)
@@ -85,3 +91,33 @@ class ConsoleReporter:
             if errors:
                 line += f" {errors} target(s) could not be checked."
             self.console.print(f"[bold]{line}[/]")
+
+
+class ProgressBar:
+    """A transient progress bar while targets are found and checked: on a terminal only, so
+    that CI logs and pipes get the reports alone. Reports printed meanwhile go above it."""
+
+    def __init__(self, console: Console):
+        self.progress = None
+        if console.is_terminal:
+            self.progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                console=console, transient=True,
+            )
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> "ProgressBar":
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def update(self, what: str, done: int, total: int) -> None:
+        if self.progress is None:
+            return
+        if what not in self.tasks:
+            self.tasks[what] = self.progress.add_task(what, total=total)
+        self.progress.update(self.tasks[what], completed=done, total=total)

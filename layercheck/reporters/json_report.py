@@ -3,38 +3,15 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-from ..results import Report
-
-
-def _plain(value: Any) -> Any:
-    """JSON-safe: NumPy scalars and arrays to Python, non-finite floats to strings."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return _plain(value.item())
-    if isinstance(value, complex):
-        return [_plain(value.real), _plain(value.imag)]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
+from ..results import Report, plain
 
 
 def report_json(report: Report) -> str:
-    return json.dumps(_plain(report.to_dict()), indent=2, allow_nan=False)
+    return json.dumps(plain(report.to_dict()), indent=2, allow_nan=False)
 
 
 def write_json(report: Report, path: str | os.PathLike) -> None:

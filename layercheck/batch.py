@@ -1,0 +1,439 @@
+"""Batch runs (`layercheck run`): every target found and checked in its own worker process.
+
+1. discover: each file named, and each `.py` file below a folder named, is imported in a
+   worker that lists the layers and operations it defines (a module that hangs, crashes or
+   raises at import is that file's error; the parent never imports user code);
+2. plan: each target gets its layouts (command line, else config, else `example_layout`),
+   constructor arguments and options (command line over config target over config defaults);
+   a target without a usable layout is reported with how to give one;
+3. shard: keep the targets of shard K of N (round robin over the sorted labels);
+4. check: each target in its own worker, `jobs` at a time; the reports come back in target
+   order whatever the order in which the workers finish.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .api import make_options
+from .config import BUILTIN, Config, Settings, TargetEntry
+from .contract import kind_of
+from .errors import TargetError, UsageError
+from .isolation import Outcome, last_user_frame, run_jobs
+from .layout import Layout, parse_layout, refuse_if_too_large
+from .loading import (
+    Target, discover, exception_summary, import_module, load_targets, module_files, parse_target_spec, user_traceback,
+)
+from .results import CheckResult, Report, TargetReport, plain
+from .runner import run_target
+from .session import Options
+
+_MEMORY_ERROR = re.compile(r"\bMemoryError\b")
+_SYSTEM_EXIT = re.compile(r"\bSystemExit\b|\bsys\.exit\(")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One TARGET of the command line, or one entry of the config's `targets`."""
+
+    label: str  # the path as shown in reports
+    path: Path  # absolute
+    name: str | None = None  # the class or function after `path.py:`
+    entry: TargetEntry | None = None  # the config entry it comes from
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What to check and how: everything `layercheck run` validated up front."""
+
+    requests: tuple[Request, ...]
+    config: Config | None = None
+    layouts: tuple[Layout, ...] = ()  # --layout: for every target, over the config's
+    args: Mapping[str, Any] = field(default_factory=dict)  # --arg: over the config's
+    settings: Settings = Settings()  # command-line options: over the config's
+    jobs: int = 1
+    max_memory: int | None = None  # bytes per worker; None: no cap
+    shard: tuple[int, int] | None = None  # (K, N): the K-th of N shards, from 1
+
+
+def requests_from_specs(specs: Sequence[str]) -> list[Request]:
+    """Command-line TARGETs: `path.py`, `path.py:Name` or a folder (UsageError if missing)."""
+    requests = []
+    for spec in specs:
+        path, name = parse_target_spec(spec)
+        if not path.exists():
+            raise UsageError(f"target {spec!r}: no such file or folder")
+        if not path.is_dir() and path.suffix != ".py":
+            raise UsageError(f"target {spec!r} is not a .py file or a folder")
+        label = spec if name is not None else str(path)
+        requests.append(Request(label, path.resolve(), name))
+    return requests
+
+
+def requests_from_config(config: Config) -> list[Request]:
+    return [
+        Request(_display(entry.path) + (f":{entry.name}" if entry.name else ""), entry.path, entry.name, entry)
+        for entry in config.targets
+    ]
+
+
+def _display(path: Path) -> str:
+    """A path relative to the working folder when it is below it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+# -- jobs (run in worker processes) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiscoverJob:
+    """Import one file and list its targets."""
+
+    path: str
+    name: str | None
+    whole_module: bool  # a file below a folder: its layers; a module of helpers is no error
+    timeout: float
+
+    def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
+        emit("step", f"importing {os.path.basename(self.path)}")
+        try:
+            if self.whole_module:
+                found = discover(import_module(Path(self.path)))
+            else:
+                spec = self.path if self.name is None else f"{self.path}:{self.name}"
+                found = [(t.name, t.obj) for t in load_targets(spec)]
+        except (TargetError, UsageError) as exc:
+            return {"error": str(exc), "traceback": getattr(exc, "traceback", "")}
+        except BaseException as exc:  # what import_module lets through: KeyboardInterrupt
+            error = f"importing {os.path.basename(self.path)} raised {exception_summary(exc)}"
+            return {"error": error, "traceback": user_traceback(exc)}
+        return {"found": [_describe(name, obj) for name, obj in found]}
+
+
+def _describe(name: str, obj: Any) -> dict[str, Any]:
+    """What the parent needs of a target: its kind and its example layouts (as text)."""
+    layouts, problem = None, None
+    try:
+        example = getattr(obj, "example_layout", None)
+        if example is not None:
+            items = [example] if isinstance(example, (str, Mapping)) else list(example)
+            layouts = [str(parse_layout(e)) for e in items]
+    except UsageError as exc:
+        problem = f"example_layout of {name} is invalid: {exc}"
+    except Exception as exc:  # the user's attribute: not a layout, or a property that raises
+        problem = f"example_layout of {name} is invalid: {type(exc).__name__}: {exc}"
+    return {"name": name, "kind": kind_of(obj), "example": layouts, "example_error": problem}
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    """Import a target's module and run the checks on it."""
+
+    label: str
+    path: str
+    name: str
+    kind: str
+    layouts: tuple[Layout, ...]
+    args: Mapping[str, Any]
+    options: Options
+    timeout: float
+
+    def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
+        started = time.perf_counter()
+        emit("step", f"importing {os.path.basename(self.path)}")
+        try:
+            obj = getattr(import_module(Path(self.path)), self.name, None)
+            if obj is None:
+                raise TargetError(f"{os.path.basename(self.path)} defines no {self.name!r}")
+            factory = Target(self.label, Path(self.path), self.name, obj).factory(self.args)
+        except TargetError as exc:
+            return _payload(self._report(error=str(exc), traceback=exc.traceback))
+        emit("step", "constructing and initializing the layer")
+        done: list[CheckResult] = []
+        current = ["setting up the layer"]
+
+        def on_start(check) -> None:
+            current[0] = check.name
+            emit("start", check.name)
+
+        def on_check(result: CheckResult) -> None:
+            done.append(result)
+            emit("check", plain(result.to_dict()))
+            if _MEMORY_ERROR.search(result.message):
+                # Stop here: every further check would run into the same wall.
+                raise _OutOfMemory(result)
+
+        try:
+            report = run_target(
+                self.label, factory, self.layouts, self.options, kind=kind_of(obj), on_check=on_check, on_start=on_start,
+            )
+        except _OutOfMemory as exc:
+            report = self._report(checks=done, error=f"ran out of memory in {exc.result.name}: {exc.result.message}")
+        except BaseException as exc:  # what the checks let through (KeyboardInterrupt from a layer)
+            error = f"the layer raised {exception_summary(exc)} in {current[0]}"
+            report = self._report(checks=done, error=error, traceback=user_traceback(exc))
+        else:
+            return _payload(_process_errors(report))
+        report.duration_s = time.perf_counter() - started
+        return _payload(report)
+
+    def _report(self, **fields: Any) -> TargetReport:
+        return TargetReport(self.label, self.kind, [str(layout) for layout in self.layouts], **fields)
+
+
+class _OutOfMemory(Exception):
+    def __init__(self, result: CheckResult):
+        super().__init__(result.message)
+        self.result = result
+
+
+def _process_errors(report: TargetReport) -> TargetReport:
+    """A target that ran out of memory or called sys.exit could not really be checked: in a
+    batch run it is an error (with the checks it got through), like one that crashed."""
+    if report.error is not None:
+        if _MEMORY_ERROR.search(report.error) and not report.error.startswith("ran out of memory"):
+            report.error = f"ran out of memory: {report.error}"
+        return report
+    for check in report.checks:
+        if _SYSTEM_EXIT.search(check.message):
+            report.error = f"the layer called sys.exit in {check.name}: {check.message}"
+            break
+    return report
+
+
+def _payload(report: TargetReport) -> dict[str, Any]:
+    return {**plain(report.to_dict()), "traceback": report.traceback}
+
+
+# -- the parent ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A target a discovery worker found."""
+
+    request: Request
+    label: str
+    path: Path
+    name: str
+    kind: str
+    example: tuple[str, ...] | None
+    example_error: str | None
+
+
+@dataclass
+class _Item:
+    """A planned target: a job to run, or a report known without running anything."""
+
+    label: str
+    job: CheckJob | None = None
+    report: TargetReport | None = None
+
+
+Progress = Callable[[str, int, int], None]  # (what, done, total)
+
+
+def run_batch(
+    batch: Batch,
+    on_report: Callable[[TargetReport], None] | None = None,
+    on_progress: Progress | None = None,
+) -> Report:
+    """Discover, plan, shard and check; `on_report` gets each target's report in order.
+
+    Raises UsageError (before anything is checked) for a folder without any target.
+    """
+    start = time.perf_counter()
+    items = _plan(batch, _discover(batch, on_progress))
+    if batch.shard is not None:
+        items = shard(items, *batch.shard, key=lambda item: item.label)
+    reports = _check(batch, items, on_report, on_progress)
+    return Report(reports, time.perf_counter() - start)
+
+
+def _settings(batch: Batch, entry: TargetEntry | None) -> Settings:
+    defaults = batch.config.defaults.over(BUILTIN) if batch.config else BUILTIN
+    return batch.settings.over(entry.settings.over(defaults) if entry else defaults)
+
+
+def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | TargetReport]:
+    """Every target of every request, in order; a file that cannot be imported is a report."""
+    units: list[tuple[Request, str, DiscoverJob]] = []  # (request, file label, job)
+    for request in batch.requests:
+        timeout = float(_settings(batch, request.entry).timeout)
+        if request.path.is_dir():
+            files = module_files(request.path)
+            for file in files:
+                label = str(Path(request.label) / file.relative_to(request.path))
+                units.append((request, label, DiscoverJob(str(file), None, True, timeout)))
+        else:
+            units.append((request, request.label, DiscoverJob(str(request.path), request.name, False, timeout)))
+    outcomes = run_jobs(
+        [job for _, _, job in units], workers=batch.jobs, max_memory=batch.max_memory,
+        on_done=_counter("discovering targets", len(units), on_progress),
+    )
+    per_request: dict[int, list[_Found | TargetReport]] = {id(r): [] for r in batch.requests}
+    for (request, label, job), outcome in zip(units, outcomes):
+        per_request[id(request)] += _targets_of(request, label, job, outcome)
+    found: list[_Found | TargetReport] = []
+    for request in batch.requests:
+        mine = per_request[id(request)]
+        if request.path.is_dir() and not mine:
+            raise UsageError(f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)")
+        found += mine
+    return found
+
+
+def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome) -> list[_Found | TargetReport]:
+    """The targets one discovery worker found, or the file's error report."""
+    if not outcome.ok:
+        where = _where(outcome)
+        return [TargetReport(
+            label, error=f"{outcome.failure}{where}", traceback=outcome.stack or outcome.output[-2000:],
+            duration_s=outcome.duration_s,
+        )]
+    result = outcome.result
+    if "error" in result:
+        error = result["error"]
+        if _MEMORY_ERROR.search(error):
+            error = f"ran out of memory: {error}"
+        return [TargetReport(label, error=error, traceback=result["traceback"], duration_s=outcome.duration_s)]
+    targets = result["found"]
+    own_label = request.name is not None or (len(targets) == 1 and not job.whole_module)
+    return [
+        _Found(
+            request, label if own_label else f"{label}:{t['name']}", Path(job.path), t["name"], t["kind"],
+            None if t["example"] is None else tuple(t["example"]), t["example_error"],
+        )
+        for t in targets
+    ]
+
+
+def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
+    items = []
+    for target in found:
+        if isinstance(target, TargetReport):
+            items.append(_Item(target.target, report=target))
+            continue
+        entry = target.request.entry
+        if entry is None and batch.config is not None:
+            entry = batch.config.entry_for(target.path, target.name)
+        settings = _settings(batch, entry)
+        try:
+            layouts = _layouts(batch, entry, target)
+        except TargetError as exc:
+            items.append(_Item(target.label, report=TargetReport(target.label, target.kind, error=str(exc))))
+            continue
+        job = CheckJob(
+            target.label, str(target.path), target.name, target.kind, layouts,
+            {**(entry.args if entry else {}), **batch.args}, options_from(settings), float(settings.timeout),
+        )
+        items.append(_Item(target.label, job=job))
+    return items
+
+
+def options_from(settings: Settings) -> Options:
+    return make_options(
+        dtypes=settings.dtypes, seed=settings.seed, tolerances=settings.tolerances, checks=settings.checks,
+        skip=settings.skip, input_domains=settings.input_domain, device=settings.device,
+    )
+
+
+def _layouts(batch: Batch, entry: TargetEntry | None, target: _Found) -> tuple[Layout, ...]:
+    """The command line's layouts, else the config entry's, else the class's example_layout."""
+    if batch.layouts:
+        return batch.layouts
+    if entry is not None and entry.layouts:
+        return entry.layouts
+    if target.example_error:
+        raise TargetError(target.example_error)
+    if target.example is None:
+        raise TargetError(
+            f"no layout for {target.label}: pass --layout SIZES:FORMAT (once per input), give it a "
+            "layout in the config file, or set the class attribute example_layout"
+        )
+    layouts = tuple(parse_layout(text) for text in target.example)
+    try:
+        refuse_if_too_large(list(layouts))
+    except UsageError as exc:
+        raise TargetError(f"example_layout of {target.name}: {exc}") from None
+    return layouts
+
+
+def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> list[Any]:
+    """The items of shard k of n (k from 1): round robin over the items sorted by `key`, so
+    that every item is in exactly one shard; kept in their original order."""
+    order = sorted(range(len(items)), key=lambda i: (key(items[i]), i))
+    chosen = {index for rank, index in enumerate(order) if rank % n == k - 1}
+    return [item for i, item in enumerate(items) if i in chosen]
+
+
+def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[TargetReport]:
+    reports: list[TargetReport | None] = [item.report for item in items]
+    runs = [i for i, item in enumerate(items) if item.job is not None]
+    next_out = 0
+
+    def flush() -> None:  # hand on the reports that are ready, in target order
+        nonlocal next_out
+        while next_out < len(reports) and reports[next_out] is not None:
+            if on_report is not None:
+                on_report(reports[next_out])
+            next_out += 1
+
+    count = _counter("checking targets", len(runs), on_progress)
+
+    def done(index: int, outcome: Outcome) -> None:
+        reports[runs[index]] = _checked(items[runs[index]].job, outcome)
+        count(index, outcome)
+        flush()
+
+    flush()
+    run_jobs([items[i].job for i in runs], workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+    flush()
+    return reports  # type: ignore[return-value]
+
+
+def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
+    if outcome.ok:
+        return TargetReport.from_dict(outcome.result)
+    checks = [CheckResult.from_dict(data) for kind, data in outcome.events if kind == "check"]
+    return TargetReport(
+        job.label, job.kind, [str(layout) for layout in job.layouts], checks,
+        error=f"{outcome.failure}{_where(outcome)}", traceback=outcome.stack or outcome.output[-2000:],
+        duration_s=outcome.duration_s,
+    )
+
+
+def _where(outcome: Outcome) -> str:
+    """` in predict_does_not_error (loop.py:9 in predict)`: where a worker was when it ended."""
+    where = ""
+    for kind, data in reversed(outcome.events):
+        if kind == "start":
+            where = f" in {data}"
+            break
+        if kind == "step":
+            where = f" while {data}"
+            break
+    frame = last_user_frame(outcome.stack)
+    return where + (f" ({frame})" if frame else "")
+
+
+def _counter(what: str, total: int, on_progress: Progress | None):
+    done = 0
+    if on_progress is not None:
+        on_progress(what, 0, total)
+
+    def tick(index: int, outcome: Outcome) -> None:
+        nonlocal done
+        done += 1
+        if on_progress is not None:
+            on_progress(what, done, total)
+
+    return tick

@@ -1,0 +1,142 @@
+"""CPU/GPU parity and device hygiene, with CuPy.
+
+The same inputs, learnables and dL/dY move to the GPU; outputs and gradients must agree with
+the CPU's within the tested dtype's tolerance (rtol, and an atol of rtol times the largest
+value compared: reductions run in another order on the GPU), and every array the layer
+returns from CuPy inputs must be a CuPy array of the tested precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from ..compare import mismatch
+from .common import dtype_name, named_outputs, require_backward
+from .registry import Incomplete, Skip, check, failed, passed
+from .types import complex_allowed, expected_dtype, type_problem
+
+
+def require_gpu(session):
+    if session.options.device == "cpu":
+        raise Skip("--device cpu: GPU checks not run")
+    status = session.gpu()
+    if not status.usable:
+        raise Skip(f"no GPU: {status.reason}")
+    return status
+
+
+def _gpu_step(step, dtype):
+    """The GPU step's value; its error is this check's failure (the CPU step ran)."""
+    if step.error is not None:
+        hint = ""
+        if "Implicit conversion to a NumPy array" in str(step.error.exception):
+            hint = ": the layer converts a CuPy array to NumPy (numpy.asarray, numpy functions, or float()) — use xp = X.__array_namespace__()"
+        return None, f"{step.error.summary()} on the GPU{hint}"
+    return step.value, None
+
+
+def _parity(session, name: str, cpu, gpu, dtype) -> str | None:
+    rtol, atol = session.options.tolerance(dtype)
+    if not arrays.is_array(gpu) or tuple(gpu.shape) != tuple(cpu.shape):
+        return f"{name} is {arrays.describe(gpu)} on the GPU but {arrays.describe(cpu)} on the CPU"
+    scale = float(np.max(np.abs(arrays.to_numpy(cpu)), initial=0.0))
+    diff = mismatch(arrays.to_numpy(gpu), cpu, rtol, max(atol, rtol * scale))
+    if diff is None:
+        return None
+    return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: " + diff.describe(name).split(": ", 1)[1]
+
+
+@check(
+    "predict_is_consistent_on_gpu",
+    "predict (forward for an operation) on CuPy arrays agrees with the CPU within the dtype's tolerance",
+)
+def predict_is_consistent_on_gpu(session):
+    require_gpu(session)
+    layer = session.reference
+    method = "predict" if layer.kind == "layer" else "forward"
+    worst = 0.0
+    for dtype in session.options.dtypes:
+        cpu = (session.predict if method == "predict" else session.forward)(dtype).require()
+        value, error = _gpu_step((session.predict if method == "predict" else session.forward)(dtype, gpu=True), dtype)
+        if error:
+            return failed(error)
+        for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
+            problem = _parity(session, f"{method} output {name}", c, g, dtype)
+            if problem:
+                return failed(problem, output=name, dtype=dtype_name(dtype))
+            worst = max(worst, float(np.max(np.abs(arrays.to_numpy(g) - c), initial=0.0)))
+    return passed(f"largest difference {worst:.2g}")
+
+
+@check(
+    "backward_is_consistent_on_gpu",
+    "forward and backward on CuPy arrays give every gradient the CPU gives, within the dtype's tolerance",
+)
+def backward_is_consistent_on_gpu(session):
+    require_gpu(session)
+    layer = session.reference
+    require_backward(layer)
+    for dtype in session.options.dtypes:
+        cpu = session.backward(dtype).require()
+        value, error = _gpu_step(session.backward(dtype, gpu=True), dtype)
+        if error:
+            return failed(error)
+        for name, c, g in zip(layer.gradient_names(), cpu.gradients.all, value.gradients.all):
+            if c is None and g is None:
+                continue
+            if not arrays.is_array(c):
+                raise Incomplete(f"not checked: the CPU gradient of {name} is {arrays.describe(c)}")
+            problem = _parity(session, f"gradient dLd{name}", c, g, dtype)
+            if problem:
+                return failed(problem, argument=name, dtype=dtype_name(dtype))
+    return passed()
+
+
+def _returned(session, dtype):
+    """(what, name, value) for every array the layer returns from CuPy inputs at `dtype`."""
+    layer = session.reference
+    methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
+    for method in methods:
+        value, error = _gpu_step((session.predict if method == "predict" else session.forward)(dtype, gpu=True), dtype)
+        if error:
+            yield "error", error, None
+            return
+        for name, y in named_outputs(layer, value):
+            yield f"{method} output", name, y
+    if layer.has_backward:
+        value, error = _gpu_step(session.backward(dtype, gpu=True), dtype)
+        if error:
+            yield "error", error, None
+            return
+        for name, grad in zip(layer.gradient_names(), value.gradients.all):
+            if grad is not None:
+                yield "gradient", f"dLd{name}", grad
+
+
+@check(
+    "outputs_stay_on_device",
+    "from CuPy inputs, outputs, states and gradients are CuPy arrays of the tested precision "
+    "(no silent round trip through host memory)",
+)
+def outputs_stay_on_device(session):
+    status = require_gpu(session)
+    cupy = status.module
+    for dtype in session.options.dtypes:
+        allowed = complex_allowed(session, dtype)
+        for what, name, value in _returned(session, dtype):
+            if what == "error":
+                return failed(name)
+            if arrays.is_array(value) and arrays.array_module(value) is np:
+                return failed(
+                    f"{what} {name} is a NumPy array from CuPy inputs ({dtype_name(dtype)}): the layer moved it to the "
+                    "host (cupy.asnumpy, .get() or a NumPy function); use xp = X.__array_namespace__()",
+                    output=name, dtype=dtype_name(dtype),
+                )
+            if what == "gradient":
+                continue  # dtypes of gradients: backward_is_consistent_in_type's rule, checked on the CPU
+            expected = expected_dtype(dtype, allowed, value) if arrays.is_array(value) else None
+            problem = type_problem(f"{what} {name}", value, expected, dtype, cupy)
+            if problem:
+                return failed(problem + " (on the GPU)", output=name, dtype=dtype_name(dtype))
+    return passed(status.reason)

@@ -1,0 +1,411 @@
+"""Worker processes: each job runs alone, under a timeout and a memory cap, and every way a
+worker can end becomes a reason (DESIGN.md section 7).
+
+A job is a picklable object with `timeout` and `run(emit)`; `run` executes in a fresh worker
+and returns plain data, and `emit(kind, data)` sends progress on the way (the check that
+starts, each result), so that a worker that hangs or dies still leaves what it found and
+where it was.
+
+Workers are forked from a forkserver that has imported layercheck and NumPy but no user
+code: a start costs milliseconds, and nothing a user's module does (monkeypatching, global
+RNG state, threads) reaches the next target. Where there is no forkserver (Windows) they are
+spawned. The worker's stdout and stderr go to a file: the user's prints never interleave
+with the report, and faulthandler writes the Python stack there when the worker crashes or,
+asked with SIGUSR1 just before it is killed for its timeout, where it hung.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import linecache
+import multiprocessing
+import os
+import re
+import signal
+import sys
+import sysconfig
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from .layout import available_memory
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
+_DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung worker
+_EXIT_GRACE_S = 1.0  # time given to a worker to exit after it has sent its result
+_OUTPUT_TAIL = 20_000  # characters of a worker's output kept
+_MAX_FILE_BYTES = 2**30  # a worker's files, its captured output included: a print loop cannot fill the disk
+
+
+class Job(Protocol):
+    timeout: float
+
+    def run(self, emit: Callable[[str, Any], None]) -> Any: ...
+
+
+@dataclass
+class Outcome:
+    """How a job ended: its result, or why there is none."""
+
+    result: Any = None
+    events: list[tuple[str, Any]] = field(default_factory=list)  # what it emitted, in order
+    failure: str | None = None  # set when the worker ended without a result
+    stack: str = ""  # the user's frames where it hung or crashed (faulthandler), if known
+    output: str = ""  # the tail of the worker's stdout and stderr
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def default_memory_cap(workers: int) -> int | None:
+    """Each of `workers` parallel workers may allocate its share of the memory available now
+    (at least 1 GiB)."""
+    available = available_memory()
+    return None if available is None else max(available // max(workers, 1), 2**30)
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    workers: int = 1,
+    max_memory: int | None = None,
+    on_done: Callable[[int, Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run every job in its own worker process, at most `workers` at a time.
+
+    Returns the outcomes in the order of `jobs`; `on_done(index, outcome)` is called as each
+    one ends (in completion order). Never raises for what a job does.
+    """
+    context = _context()
+    outcomes: list[Outcome | None] = [None] * len(jobs)
+    pending = list(range(len(jobs)))[::-1]
+    running: list[_Running] = []
+    setting = _Setting(os.getcwd(), dict(os.environ), max_memory)
+    with tempfile.TemporaryDirectory(prefix="layercheck-") as scratch:
+        try:
+            while pending or running:
+                while pending and len(running) < max(workers, 1):
+                    index = pending.pop()
+                    running.append(_Running.start(context, index, jobs[index], setting, Path(scratch)))
+                _wait_any(running)
+                for worker in list(running):
+                    outcome = worker.poll()
+                    if outcome is not None:
+                        running.remove(worker)
+                        outcomes[worker.index] = outcome
+                        if on_done is not None:
+                            on_done(worker.index, outcome)
+        finally:
+            for worker in running:  # interrupted (Ctrl-C): leave no worker behind
+                worker.kill()
+    return outcomes  # type: ignore[return-value]
+
+
+# -- the parent's side -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Setting:
+    cwd: str
+    env: dict[str, str]
+    max_memory: int | None
+
+
+def _context():
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        # The forkserver imports layercheck once; every worker is forked with it loaded. The
+        # CLI too: multiprocessing re-runs the parent's main script in each worker, and for
+        # the `layercheck` console script that is cheap only when its imports are loaded.
+        context.set_forkserver_preload(["layercheck.cli"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+class _Running:
+    """One worker process and what it has sent so far."""
+
+    def __init__(self, index, job, process, conn, output_path):
+        self.index, self.job, self.process, self.conn, self.output_path = index, job, process, conn, output_path
+        self.started = time.monotonic()
+        self.deadline = self.started + job.timeout
+        self.kill_at: float | None = None  # set once the stack dump of a hung worker is asked
+        self.events: list[tuple[str, Any]] = []
+        self.result: Any = None
+        self.failed: str | None = None
+        self.failed_traceback = ""
+        self.finished = False
+        self.eof = False
+
+    @classmethod
+    def start(cls, context, index: int, job: Job, setting: _Setting, scratch: Path) -> "_Running":
+        output_path = scratch / f"worker-{index}.out"
+        parent_conn, child_conn = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_worker_main, args=(child_conn, job, setting, str(output_path)), name=f"layercheck-worker-{index}",
+        )
+        try:
+            process.start()
+        finally:
+            child_conn.close()  # the parent keeps no write end, so it sees EOF when the worker dies
+        return cls(index, job, process, parent_conn, output_path)
+
+    def wake_at(self) -> float:
+        return self.kill_at if self.kill_at is not None else self.deadline
+
+    def poll(self) -> Outcome | None:
+        """The outcome once the worker has ended (or been ended), else None."""
+        self._drain()
+        if not (self.finished or self.eof or not self.process.is_alive()):
+            return self._check_deadline()
+        self.process.join(_EXIT_GRACE_S)
+        self._drain()  # what it sent just before it died
+        if self.finished:
+            self.kill()  # it has reported; whatever it still does on its way out is moot
+            return self._outcome(self.failed)
+        if self.kill_at is not None:  # past its deadline, it died of the stack-dump signal
+            self.kill()
+            return self._outcome(self._timed_out())
+        return self._outcome(self._death_reason())
+
+    def _check_deadline(self) -> Outcome | None:
+        now = time.monotonic()
+        if now >= self.deadline and self.kill_at is None:
+            self._ask_for_stack()
+            self.kill_at = now + _DUMP_GRACE_S
+        elif self.kill_at is not None and now >= self.kill_at:
+            self.kill()
+            return self._outcome(self._timed_out())
+        return None
+
+    def _timed_out(self) -> str:
+        return f"timed out after {self.job.timeout:g} s"
+
+    def _drain(self) -> None:
+        while not self.eof and not self.finished:
+            try:
+                if not self.conn.poll():
+                    return
+                kind, data = self.conn.recv()
+            except (EOFError, OSError):
+                self.eof = True
+                return
+            except Exception:  # a message cut short by the worker's death
+                self.eof = True
+                return
+            if kind == "done":
+                self.result, self.finished = data, True
+            elif kind == "failed":  # the job raised: a defect of layercheck, not of the layer
+                (self.failed, self.failed_traceback), self.finished = data, True
+            else:
+                self.events.append((kind, data))
+
+    def _ask_for_stack(self) -> None:
+        if _DUMP_SIGNAL is not None:
+            try:
+                os.kill(self.process.pid, _DUMP_SIGNAL)
+            except (OSError, TypeError):
+                pass
+
+    def _death_reason(self) -> str:
+        code = self.process.exitcode
+        if code is None:
+            self.kill()
+            return "the worker process stopped responding"
+        if code < 0:
+            return signal_reason(-code)
+        return f"the worker process exited with status {code} before reporting (os._exit, or exit from native code)"
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(_EXIT_GRACE_S)
+
+    def _outcome(self, failure: str | None) -> Outcome:
+        self.conn.close()
+        output = _read_tail(self.output_path)
+        stack = ""
+        if failure is not None:
+            stack = self.failed_traceback or user_stack(_read_tail(_stack_path(self.output_path)))
+        return Outcome(
+            result=self.result if failure is None else None,
+            events=self.events,
+            failure=failure,
+            stack=stack,
+            output=output,
+            duration_s=time.monotonic() - self.started,
+        )
+
+
+def _wait_any(running: list[_Running]) -> None:
+    """Sleep until a worker sends something, ends, or reaches a deadline."""
+    if not running:
+        return
+    timeout = max(0.0, min(w.wake_at() for w in running) - time.monotonic())
+    handles = [w.conn for w in running if not w.eof] + [w.process.sentinel for w in running]
+    wait(handles, timeout=timeout)
+
+
+def signal_reason(signum: int) -> str:
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    if name == "SIGKILL":
+        # layercheck kills only workers past their timeout, and says so; this is the kernel.
+        return "the worker process was killed (SIGKILL), most likely by the kernel because it ran out of memory"
+    description = signal.strsignal(signum) if hasattr(signal, "strsignal") else None
+    return f"the worker process died with signal {name}" + (f" ({description})" if description else "")
+
+
+def _stack_path(output_path: Path | str) -> Path:
+    """faulthandler writes to a file of its own, so that a full output file cannot stop it."""
+    return Path(f"{output_path}.stack")
+
+
+def _read_tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - _OUTPUT_TAIL))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+# faulthandler writes `  File "/path/x.py", line 12 in predict`, most recent call first.
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)\s*$')
+_LIBRARY_DIRS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} if p
+)
+
+
+def _is_user_file(filename: str) -> bool:
+    path = os.path.realpath(filename)
+    if path.startswith(_PACKAGE_DIR + os.sep) or filename.startswith("<"):
+        return False
+    return not path.startswith(_LIBRARY_DIRS)
+
+
+def user_stack(output: str) -> str:
+    """The user's frames of the last stack faulthandler wrote, as a Python traceback."""
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", output)
+    for block in reversed(blocks):
+        frames = [m for m in map(_FRAME.match, block.splitlines()) if m]
+        user = [m for m in frames if _is_user_file(m["file"])]
+        if user:
+            lines = ["Traceback (most recent call last):"]
+            for m in reversed(user):
+                lines.append(f'  File "{m["file"]}", line {m["line"]}, in {m["name"]}')
+                source = linecache.getline(m["file"], int(m["line"])).strip()
+                if source:
+                    lines.append(f"    {source}")
+            return "\n".join(lines)
+    return ""
+
+
+def last_user_frame(stack: str) -> str:
+    """`loop.py:12 in predict` from a `user_stack` traceback, or ''."""
+    matches = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', stack)
+    if not matches:
+        return ""
+    file, line, name = matches[-1]
+    return f"{os.path.basename(file)}:{line} in {name}"
+
+
+# -- the worker's side -------------------------------------------------------------------
+
+
+def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str) -> None:
+    _capture_output(output_path)
+    _cap_memory(setting.max_memory)
+    try:
+        os.chdir(setting.cwd)
+    except OSError:
+        pass
+    os.environ.clear()
+    os.environ.update(setting.env)
+
+    def emit(kind: str, data: Any = None) -> None:
+        conn.send((kind, data))
+
+    try:
+        result = job.run(emit)
+    except BaseException as exc:  # noqa: BLE001 - jobs report the user's errors themselves
+        emit("failed", (f"layercheck internal error in the worker: {type(exc).__name__}: {exc}", traceback.format_exc()))
+    else:
+        emit("done", result)
+    conn.close()
+
+
+def _capture_output(path: str) -> None:
+    """The worker's fds 1 and 2 (so C-level output too) go to a file, and faulthandler's stacks
+    to another; no file the worker writes may grow past _MAX_FILE_BYTES (a write beyond fails
+    with OSError instead of raising SIGXFSZ)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):
+            pass
+    stacks = open(_stack_path(path), "w", encoding="utf-8")  # open for the worker's lifetime
+    faulthandler.enable(file=stacks, all_threads=True)
+    if _DUMP_SIGNAL is not None:
+        faulthandler.register(_DUMP_SIGNAL, file=stacks, all_threads=True)
+    try:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        limit = _MAX_FILE_BYTES if hard == resource.RLIM_INFINITY else min(_MAX_FILE_BYTES, hard)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    except (ImportError, AttributeError, ValueError, OSError):  # Windows; a lower limit set already
+        pass
+
+
+def _cap_memory(limit: int | None) -> None:
+    """Cap the worker's memory so that a runaway allocation is a MemoryError, not swapping.
+
+    Linux only: RLIMIT_DATA counts what the worker allocates (heap and private mappings) but
+    not address space merely reserved, which CUDA reserves by the terabyte (RLIMIT_AS would
+    break it); macOS enforces neither. The cap is `limit` beyond what the fresh worker already
+    holds (NumPy's thread buffers grow with the number of cores), so it means the same on
+    every machine.
+    """
+    if limit is None or not sys.platform.startswith("linux"):
+        return
+    import resource
+
+    try:
+        _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        soft = _held() + limit
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def _held() -> int:
+    """Bytes of data the process holds now, as RLIMIT_DATA counts them (0 where unknown)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

@@ -1,0 +1,263 @@
+"""`layercheck new`: a layer or operation file to start from, like MATLAB's custom layer
+template: declared learnables and state, initialize, predict, and optionally backward and
+reset_state. The generated code is a small working layer (a scaled tanh with offsets) that
+passes every check as written, so that a user edits something that works.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+
+# Names the generated code uses itself; a learnable or state may not take them.
+_RESERVED = {
+    "self", "name", "learnables", "state", "example_layout", "initialize", "predict", "forward",
+    "backward", "reset_state", "num_inputs", "num_outputs", "output_format", "input_domain",
+    "X", "Y", "Z", "T", "xp", "np", "memory", "axes", "shape", "channel", "layout",
+    "compute_gradients",
+}
+
+
+@dataclass(frozen=True)
+class Template:
+    """What `layercheck new` writes: a class name, its file name and its source."""
+
+    class_name: str
+    file_name: str
+    source: str
+
+
+def names_of(text: str | None, what: str) -> tuple[str, ...]:
+    """`a,b` -> ("a", "b"); each a Python identifier the template does not use itself."""
+    if not text:
+        return ()
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for n in names:
+        if not n.isidentifier() or keyword.iskeyword(n) or n in _RESERVED or n.startswith("dLd"):
+            raise UsageError(
+                f"--{what} {n!r}: give Python identifiers other than {', '.join(sorted(_RESERVED))} "
+                "and names starting with dLd"
+            )
+    return names
+
+
+def class_and_file(name: str) -> tuple[str, str]:
+    """`my_layer` -> (MyLayer, my_layer.py); `MyLayer` -> (MyLayer, my_layer.py). A name in
+    snake_case gives the file name exactly (`prelu` for a file prelu.py, class Prelu)."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) or keyword.iskeyword(name):
+        raise UsageError(f"NAME {name!r}: give a Python identifier such as my_layer or MyLayer")
+    if name[0].isupper():
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()  # WeightedSum: weighted_sum
+        return name, f"{snake}.py"
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part), f"{name}.py"
+
+
+def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str, ...] = (), backward: bool = False) -> Template:
+    """A layer: Z = w1 * tanh(X) + w2 + ... (w per channel); Y = Z + (sum of states) / 2, and
+    every updated state is Y."""
+    _distinct(learnables + state)
+    cls, file = class_and_file(name)
+    z = "xp.tanh(X)"
+    if learnables:
+        z = " + ".join([f"self.{learnables[0]} * xp.tanh(X)"] + [f"self.{w}" for w in learnables[1:]])
+    formula = z.replace("self.", "").replace("xp.", "")
+    lines = [
+        f'"""{cls}: a custom layer (written by `layercheck new`).',
+        "",
+        "Replace the computation with your own; keep the structure. Check it with:",
+        "",
+        f"    layercheck run {file}",
+        '"""',
+        "",
+        "import numpy as np",
+        "",
+        "",
+        f"class {cls}:",
+        f'    """{_doc(formula, state)}"""',
+        "",
+    ]
+    if learnables:
+        lines.append(f"    learnables = {_tuple(learnables)}  # attributes holding learnable arrays")
+    if state:
+        lines.append(f"    state = {_tuple(state)}  # attributes holding state arrays")
+    lines += [
+        '    example_layout = "8,8,4,2:SSCB"  # the layout `layercheck run` uses without --layout',
+        "",
+        f'    def __init__(self, name="{file[:-3]}"):',
+        "        self.name = name",
+    ]
+    lines += [f"        self.{n} = None  # filled by initialize" for n in learnables + state]
+    lines += [
+        "",
+        "    def initialize(self, layout):",
+        '        """Fill the learnables and states that are None; never change those already set."""',
+    ]
+    if learnables:
+        lines += [
+            "        shape = [1] * layout.ndim  # one value per channel, broadcast over the other axes",
+            '        channel = layout.find("C")',
+            "        if channel is not None:",
+            "            shape[channel] = layout.size[channel]",
+        ]
+        for i, w in enumerate(learnables):
+            low, high = (0.5, 1.5) if i == 0 else (-0.5, 0.5)
+            lines += [f"        if self.{w} is None:", f"            self.{w} = np.random.uniform({low}, {high}, shape)"]
+    for s in state:
+        lines += [
+            f"        if self.{s} is None:  # the size of the input: it follows the batch",
+            f"            self.{s} = np.zeros(layout.size)",
+        ]
+    if not learnables and not state:
+        lines.append("        pass")
+    lines += [
+        "",
+        "    def predict(self, X):",
+        '        """The output' + (", then the updated states" if state else "") + '."""',
+        "        xp = X.__array_namespace__()  # NumPy or CuPy: one code path",
+    ]
+    if state:
+        lines += [
+            f"        Z = {z}",
+            f"        Y = Z + 0.5 * ({' + '.join(f'self.{s}' for s in state)})",
+            f"        return {', '.join(['Y'] * (1 + len(state)))}  # Y, then the new {', '.join(state)}",
+        ]
+    else:
+        lines.append(f"        return {z}")
+    lines += [
+        "",
+        "    # Optional: forward(self, X), a training-time pass that differs from predict (dropout,",
+        "    # batch normalization); it returns what predict returns" + (", then memory for backward." if backward else "."),
+    ]
+    if backward:
+        lines += _layer_backward(learnables, state)
+    if state:
+        lines += [
+            "",
+            "    def reset_state(self):",
+            '        """Back to the initial state."""',
+        ]
+        lines += [f"        self.{s} = self.{s}.__array_namespace__().zeros_like(self.{s})" for s in state]
+    return Template(cls, file, "\n".join(lines) + "\n")
+
+
+def _layer_backward(learnables: tuple[str, ...], state: tuple[str, ...]) -> list[str]:
+    d_state_out = [f"dLd{s}" for s in state]
+    arguments = ["X"] + (["the learnables"] if learnables else []) + (["the states"] if state else [])
+    params = ", ".join(["X", "Y", "dLdY"] + d_state_out + ["memory"])
+    lines = [
+        "",
+        f"    def backward(self, {params}):",
+        f'        """Gradients of the loss with respect to {_listing(arguments)}."""',
+        "        xp = X.__array_namespace__()",
+        "        T = xp.tanh(X)",
+    ]
+    dz = " + ".join(["dLdY"] + d_state_out)  # Y and every updated state are Z + ...
+    lines.append(f"        dLdZ = {dz}" if state else "        dLdZ = dLdY")
+    returns = []
+    if learnables:
+        w0 = learnables[0]
+        lines += [
+            f"        axes = tuple(i for i in range(X.ndim) if self.{w0}.shape[i] == 1)  # where {w0} was broadcast",
+            f"        dLdX = dLdZ * self.{w0} * (1 - T * T)",
+            f"        dLd{w0} = (dLdZ * T).sum(axis=axes, keepdims=True)",
+        ]
+        lines += [f"        dLd{w} = dLdZ.sum(axis=axes, keepdims=True)" for w in learnables[1:]]
+    else:
+        lines.append("        dLdX = dLdZ * (1 - T * T)")
+    returns = ["dLdX"] + [f"dLd{w}" for w in learnables] + ["0.5 * dLdZ"] * len(state)
+    lines.append(f"        return {', '.join(returns)}")
+    return lines
+
+
+def function_template(name: str, parameters: tuple[str, ...] = ()) -> Template:
+    """An operation: Y = p1 * tanh(X) + p2 + ..., with per-channel inputs p."""
+    _distinct(parameters)
+    cls, file = class_and_file(name)
+    inputs = ("X",) + parameters
+    z = "xp.tanh(X)"
+    if parameters:
+        z = " + ".join([f"{parameters[0]} * xp.tanh(X)"] + list(parameters[1:]))
+    layouts = ['"8,8,4,2:SSCB"'] + ['"1,1,4,1:SSCU"'] * len(parameters)
+    example = layouts[0] if not parameters else f"[{', '.join(layouts)}]"
+    lines = [
+        f'"""{cls}: a differentiable operation (written by `layercheck new --function`).',
+        "",
+        "Like MATLAB's deep.DifferentiableFunction: forward and backward, no learnables. Replace",
+        "the computation with your own; keep the structure. Check it with:",
+        "",
+        f"    layercheck run {file}",
+        '"""',
+        "",
+        "",
+        f"class {cls}:",
+        f'    """Y = {z.replace("xp.", "")}' + (" (one value of each parameter per channel)" if parameters else "") + '."""',
+        "",
+        "    save_inputs_for_backward = True  # backward receives the inputs after the mask",
+        f"    example_layout = {example}  # one layout per input of forward",
+        "",
+        f"    def forward(self, {', '.join(inputs)}):",
+        "        xp = X.__array_namespace__()  # NumPy or CuPy: one code path",
+        f"        return {z}",
+        "",
+        f"    def backward(self, dLdY, compute_gradients, {', '.join(inputs)}):",
+        '        """One gradient per input of forward, None where compute_gradients says so."""',
+        "        xp = X.__array_namespace__()",
+        "        T = xp.tanh(X)",
+    ]
+    if parameters:
+        p0 = parameters[0]
+        lines += [
+            f"        axes = tuple(i for i in range(X.ndim) if {p0}.shape[i] == 1)  # where {p0} was broadcast",
+            f"        dLdX = dLdY * {p0} * (1 - T * T) if compute_gradients[0] else None",
+            f"        dLd{p0} = (dLdY * T).sum(axis=axes, keepdims=True) if compute_gradients[1] else None",
+        ]
+        lines += [
+            f"        dLd{p} = dLdY.sum(axis=axes, keepdims=True) if compute_gradients[{i}] else None"
+            for i, p in enumerate(parameters[1:], start=2)
+        ]
+        lines.append(f"        return {', '.join('dLd' + n for n in inputs)}")
+    else:
+        lines.append("        return dLdY * (1 - T * T) if compute_gradients[0] else None")
+    return Template(cls, file, "\n".join(lines) + "\n")
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] + ", in that order"
+
+
+def _distinct(names: tuple[str, ...]) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UsageError(f"the names {', '.join(repeated)} are given more than once (learnables and state share one namespace)")
+
+
+def _tuple(names: tuple[str, ...]) -> str:
+    return "(" + ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _doc(formula: str, state: tuple[str, ...]) -> str:
+    text = f"Y = {formula}"
+    if state:
+        text += f" + ({' + '.join(state)}) / 2; every new state is Y"
+    return text + "."
+
+
+def write_new(directory: str | Path, template: Template) -> Path:
+    """Write the template into `directory` (created if needed); never overwrite a file."""
+    folder = Path(directory)
+    path = folder / template.file_name
+    if path.exists():
+        raise UsageError(f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(path, "x", encoding="utf-8") as f:
+            f.write(template.source)
+    except FileExistsError:
+        raise UsageError(f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path

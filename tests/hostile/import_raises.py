@@ -1,0 +1,3 @@
+"""Error: RuntimeError at import."""
+
+raise RuntimeError("this module refuses to be imported")

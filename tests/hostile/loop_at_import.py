@@ -1,0 +1,4 @@
+"""Error: timed out while importing (an endless loop at module level)."""
+
+while True:
+    pass

@@ -1,0 +1,66 @@
+"""Jobs for the worker-process tests (tests/test_isolation.py). They live in a module of
+their own because a worker unpickles a job by importing its module by name."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Sleeps, then returns its value: completion order differs from submission order."""
+
+    seconds: float
+    value: int
+    timeout: float = 30
+
+    def run(self, emit):
+        emit("start", f"sleep {self.seconds}")
+        time.sleep(self.seconds)
+        return self.value
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """Ends its worker in one of the ways a user's layer can."""
+
+    how: str
+    timeout: float = 2
+
+    def run(self, emit):
+        emit("start", self.how)
+        if self.how == "hang":
+            while True:
+                pass
+        if self.how == "segfault":
+            ctypes.string_at(0)
+        if self.how == "os_exit":
+            os._exit(3)
+        if self.how == "raise":
+            raise RuntimeError("a defect of the job itself")
+        if self.how == "allocate":  # 4 GiB, over the cap the test sets
+            try:
+                return float(np.ones(2**29).sum())
+            except MemoryError as exc:
+                return f"MemoryError: {exc}"
+        if self.how == "print":
+            print("chatter on stdout")
+            os.write(2, b"chatter on fd 2\n")
+            return "quiet"
+        raise ValueError(self.how)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Returns what a worker sees of its parent: working folder and environment."""
+
+    name: str
+    timeout: float = 30
+
+    def run(self, emit):
+        return os.getcwd(), os.environ.get(self.name)

@@ -1,0 +1,247 @@
+"""Worker processes (DESIGN.md section 7): every target in its own process, under a timeout
+and a memory cap; whatever a target does, it is reported with the reason and the others are
+checked. The hostile corpus in tests/hostile/ is run as one folder, as CI would."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from layercheck.isolation import run_jobs, signal_reason, user_stack
+
+from conftest import REPO, TESTS, run_cli
+from isolation_jobs import Environment, Hostile, Sleep
+
+HOSTILE = TESTS / "hostile"
+TIMEOUT = 3  # seconds per target in the corpus run
+
+# file -> (status in the JSON report, what its error must say)
+EXPECTED = {
+    "healthy.py": ("passed", None),
+    "syntax_error.py": ("error", r"importing syntax_error\.py raised SyntaxError"),
+    "import_raises.py": ("error", r"importing import_raises\.py raised RuntimeError: this module refuses"),
+    "loop_at_import.py": ("error", rf"timed out after {TIMEOUT} s while importing loop_at_import\.py \(loop_at_import\.py:\d+ in <module>\)"),
+    "loop_in_predict.py": ("error", rf"timed out after {TIMEOUT} s in \w+ \(loop_in_predict\.py:\d+ in predict\)"),
+    "sys_exit_in_predict.py": ("error", r"called sys\.exit in predict_does_not_error: predict raised SystemExit: 3"),
+    "os_exit_at_import.py": ("error", r"exited with status 4 .*os\._exit.* while importing os_exit_at_import\.py"),
+    "os_exit_in_predict.py": ("error", r"exited with status 3 .*os\._exit.* in \w+"),
+    "segfault_in_predict.py": ("error", r"died with signal SIGSEGV .* in \w+ \(segfault_in_predict\.py:\d+ in predict\)"),
+    "huge_allocation.py": ("error", r"ran out of memory in predict_does_not_error: predict raised MemoryError"),
+    "keyboard_interrupt_in_predict.py": ("error", r"the layer raised KeyboardInterrupt \(keyboard_interrupt_in_predict\.py:\d+ in predict\) in \w+"),
+}
+
+
+def file_of(label: str) -> str:
+    return label.split(":")[0].replace("\\", "/").rsplit("/", 1)[-1]
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hostile")
+    json_path, junit_path = out / "report.json", out / "report.xml"
+    start = time.monotonic()
+    proc = run_cli(
+        "run", "tests/hostile", "--jobs", "2", "--timeout", str(TIMEOUT), "--json", json_path, "--junit", junit_path,
+        timeout=120,
+    )
+    elapsed = time.monotonic() - start
+    return proc, elapsed, json.loads(json_path.read_text()), ET.parse(junit_path).getroot()
+
+
+def test_every_hostile_module_has_an_expectation():
+    assert {p.name for p in HOSTILE.glob("*.py")} == set(EXPECTED)
+
+
+def test_hostile_folder_ends_in_bounded_time_with_exit_1(hostile_run):
+    proc, elapsed, _, _ = hostile_run
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    # Two timeouts (one at import, one in predict) in two phases, plus start-up: far below
+    # what the hangs would take if they were not stopped.
+    assert elapsed < 4 * TIMEOUT + 20, elapsed
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == "", "worker output stays out of the report"
+
+
+def test_every_hostile_module_is_reported_with_its_status_and_reason(hostile_run):
+    _, _, report, _ = hostile_run
+    by_file = {file_of(t["target"]): t for t in report["targets"]}
+    assert set(by_file) == set(EXPECTED)
+    for name, (status, reason) in EXPECTED.items():
+        target = by_file[name]
+        assert target["status"] == status, (name, target["status"], target["error"])
+        if reason is None:
+            assert target["error"] is None and target["summary"]["failed"] == 0
+        else:
+            assert re.search(reason, target["error"]), (name, target["error"])
+    # The report is in target order (sorted files), whatever order the workers ended in.
+    assert [t["target"] for t in report["targets"]] == sorted(t["target"] for t in report["targets"])
+
+
+def test_checks_done_before_a_crash_are_kept(hostile_run):
+    _, _, report, _ = hostile_run
+    by_file = {file_of(t["target"]): t for t in report["targets"]}
+    memory = by_file["huge_allocation.py"]
+    statuses = {c["name"]: c["status"] for c in memory["checks"]}
+    assert statuses["predict_does_not_error"] == "failed"  # where it stopped
+    assert list(statuses)[-1] == "predict_does_not_error"  # and no further
+
+
+def test_junit_has_one_suite_per_target_with_an_error_case_for_each_error(hostile_run):
+    _, _, report, root = hostile_run
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [t["target"] for t in report["targets"]]
+    for suite, target in zip(suites, report["targets"]):
+        cases = suite.findall("testcase")
+        errors = [case.find("error") for case in cases if case.find("error") is not None]
+        assert int(suite.get("tests")) == len(cases) == len(target["checks"]) + len(errors)
+        if target["status"] == "error":
+            (error,) = errors
+            assert error.get("message") == target["error"]
+            assert suite.get("errors") == "1"
+        else:
+            assert errors == [] and suite.findall("testcase/failure") == []
+            assert suite.get("failures") == "0" and suite.get("errors") == "0"
+    assert int(root.get("errors")) == sum(t["status"] == "error" for t in report["targets"])
+
+
+def test_the_console_names_every_target_and_where_it_hung(hostile_run):
+    proc, _, _, _ = hostile_run
+    for name in EXPECTED:
+        assert name in proc.stdout
+    # faulthandler's stack of the hung worker, reduced to the user's frames
+    assert re.search(r'loop_in_predict\.py", line \d+, in predict', proc.stdout), proc.stdout
+    assert not re.search(r'File "[^"]*[/\\]layercheck[/\\]', proc.stdout), "layercheck's own frames are left out"
+
+
+# -- run_jobs ------------------------------------------------------------------------------
+
+
+def test_outcomes_come_back_in_job_order_whatever_order_the_workers_end_in():
+    ended = []
+    jobs = [Sleep(0.8, 0), Sleep(0.0, 1), Sleep(0.4, 2)]
+    outcomes = run_jobs(jobs, workers=3, on_done=lambda i, outcome: ended.append(i))
+    assert [o.result for o in outcomes] == [0, 1, 2]
+    assert ended == [1, 2, 0]
+    assert all(o.ok and o.failure is None for o in outcomes)
+
+
+def test_a_hung_worker_is_stopped_with_the_stack_where_it_hung():
+    start = time.monotonic()
+    (outcome,) = run_jobs([Hostile("hang", timeout=1)])
+    assert time.monotonic() - start < 10
+    assert outcome.failure == "timed out after 1 s"
+    assert outcome.events == [("start", "hang")]
+    assert re.search(r'isolation_jobs\.py", line \d+, in run', outcome.stack), outcome.output
+
+
+def test_a_crash_an_exit_and_a_defect_of_the_job_each_have_a_reason():
+    segfault, exit_, defect = run_jobs([Hostile("segfault"), Hostile("os_exit"), Hostile("raise")], workers=3)
+    assert "signal SIGSEGV" in segfault.failure and "isolation_jobs.py" in segfault.stack
+    assert exit_.failure.startswith("the worker process exited with status 3") and "os._exit" in exit_.failure
+    assert defect.failure.startswith("layercheck internal error in the worker: RuntimeError: a defect of the job itself")
+    assert "Traceback" in defect.stack
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the memory cap is Linux only")
+def test_the_memory_cap_turns_a_big_allocation_into_a_memory_error():
+    (capped,) = run_jobs([Hostile("allocate")], max_memory=2**30)
+    assert str(capped.result).startswith("MemoryError"), capped.result
+
+
+def test_worker_output_is_captured_not_printed(capfd):
+    (outcome,) = run_jobs([Hostile("print")])
+    out, err = capfd.readouterr()
+    assert outcome.result == "quiet"
+    assert "chatter" not in out + err
+    assert "chatter on stdout" in outcome.output and "chatter on fd 2" in outcome.output
+
+
+def test_workers_see_the_current_folder_and_environment(tmp_path, monkeypatch):
+    run_jobs([Sleep(0, 0)])  # a forkserver started before the changes below
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LAYERCHECK_TEST_PROBE", "seen")
+    (outcome,) = run_jobs([Environment("LAYERCHECK_TEST_PROBE")])
+    assert outcome.result == (str(tmp_path), "seen")
+
+
+def test_signal_reasons_name_the_signal():
+    assert "SIGSEGV" in signal_reason(11)
+    assert "ran out of memory" in signal_reason(9)  # layercheck itself says "timed out"
+
+
+def test_user_stack_keeps_the_users_frames_most_recent_last():
+    dump = (
+        "Fatal Python error: Segmentation fault\n\n"
+        "Current thread 0x00007f (most recent call first):\n"
+        f'  File "{REPO}/layercheck/contract.py", line 10 in predict\n'
+        '  File "/home/me/layers/bad.py", line 7 in helper\n'
+        '  File "/home/me/layers/bad.py", line 3 in predict\n'
+        f'  File "{REPO}/layercheck/runner.py", line 5 in run_check\n'
+    )
+    stack = user_stack(dump)
+    assert stack.splitlines() == [
+        "Traceback (most recent call last):",
+        '  File "/home/me/layers/bad.py", line 3, in predict',
+        '  File "/home/me/layers/bad.py", line 7, in helper',
+    ]
+    assert user_stack("no stack here") == ""
+
+
+# -- batch runs: order, shards -------------------------------------------------------------
+
+SLOW_FIRST = '''
+import time
+
+class {name}:
+    example_layout = "3,2:CB"
+    calls = 0
+
+    def predict(self, X):
+        type(self).calls += 1
+        if type(self).calls == 1:
+            time.sleep({delay})
+        return 2 * X
+'''
+
+
+def three_layers(folder, first_delay):
+    folder.mkdir()
+    for name, delay in (("a_slow", first_delay), ("b_fast", 0), ("c_fast", 0)):
+        (folder / f"{name}.py").write_text(SLOW_FIRST.format(name=name.title().replace("_", ""), delay=delay))
+    return folder
+
+
+def test_parallel_output_is_in_target_order(tmp_path):
+    out = tmp_path / "r.json"
+    proc = run_cli("run", three_layers(tmp_path / "layers", 1.5), "--jobs", "3", "--json", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    labels = [t["target"] for t in json.loads(out.read_text())["targets"]]
+    assert [file_of(label) for label in labels] == ["a_slow.py", "b_fast.py", "c_fast.py"]
+    positions = [proc.stdout.index(f"{name}.py:") for name in ("a_slow", "b_fast", "c_fast")]
+    assert positions == sorted(positions)
+
+
+def test_shards_split_the_targets_without_overlap(tmp_path):
+    folder = three_layers(tmp_path / "layers", 0)
+    seen = []
+    for k in (1, 2):
+        out = tmp_path / f"shard{k}.json"
+        proc = run_cli("run", folder, "--shard", f"{k}/2", "--json", out, "--quiet")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        seen.append([file_of(t["target"]) for t in json.loads(out.read_text())["targets"]])
+    assert seen == [["a_slow.py", "c_fast.py"], ["b_fast.py"]]  # round robin over sorted labels
+    proc = run_cli("run", folder, "--shard", "5/5", "--quiet")
+    assert proc.returncode == 0 and "No targets in shard 5/5" in proc.stdout
+
+
+@pytest.mark.parametrize("shard", ["0/2", "3/2", "1", "a/b", "1/0"])
+def test_bad_shard_exits_2_with_one_line(shard):
+    proc = run_cli("run", "sample_layers/prelu.py", "--shard", shard)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "--shard" in proc.stderr and proc.stdout == ""

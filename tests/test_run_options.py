@@ -1,0 +1,71 @@
+"""`layercheck run` options of issue 8: --device, --domain, --timeout, --max-memory, and the
+layouts a folder's targets get."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from layercheck.cli import _domains, _memory_cap
+
+from conftest import CORPUS, SAMPLES, run_cli
+
+
+def test_domain_once_is_for_every_input_and_repeated_is_per_input():
+    assert _domains(("0:",)) == (0.0, None)
+    assert _domains(("-1:1", ":2.5")) == ((-1.0, 1.0), (None, 2.5))
+    assert _domains(()) is None
+
+
+def test_domain_reaches_the_checks(tmp_path):
+    log_layer = CORPUS / "log_without_domain.py"
+    assert run_cli("run", log_layer, "--quiet").returncode == 1  # NaN for negative inputs
+    proc = run_cli("run", log_layer, "--quiet", "--domain", "0:")
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["--domain", "5:1"], ["--domain", "abc"], ["--domain", "1"], ["--domain", "nan:1"],
+    ["--device", "tpu"], ["--timeout", "0"], ["--timeout", "soon"], ["--jobs", "0"],
+    ["--max-memory", "lots"], ["--max-memory", "-1G"], ["--seed", "-1"],
+], ids=lambda args: " ".join(args))
+def test_bad_option_values_exit_2_with_one_line(args):
+    proc = run_cli("run", SAMPLES / "prelu.py", *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("Error:") and proc.stderr.count("\n") == 1 and proc.stdout == ""
+
+
+def test_max_memory_sizes():
+    assert _memory_cap("512M", 1) == 512 * 2**20
+    assert _memory_cap("1.5GiB", 1) == 3 * 2**29
+    assert _memory_cap("none", 4) is None
+    assert _memory_cap(None, 2) is None or _memory_cap(None, 2) >= 2**30
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_device_is_accepted(device):
+    proc = run_cli("run", SAMPLES / "prelu.py", "--quiet", "--device", device)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_folder_target_without_a_layout_is_reported_with_how_to_give_one(tmp_path):
+    (tmp_path / "with_layout.py").write_text(
+        'class WithLayout:\n    example_layout = "3,2:CB"\n\n    def predict(self, X):\n        return X\n'
+    )
+    (tmp_path / "without.py").write_text("class Without:\n    def predict(self, X):\n        return X\n")
+    (tmp_path / "helpers.py").write_text("def helper(x):\n    return x\n")  # no layer: not a target
+    out = tmp_path / "r.json"
+    proc = run_cli("run", tmp_path, "--json", out, "--quiet")
+    assert proc.returncode == 1
+    targets = {t["target"].rsplit("/", 1)[-1]: t for t in json.loads(out.read_text())["targets"]}
+    assert set(targets) == {"with_layout.py:WithLayout", "without.py:Without"}
+    assert targets["with_layout.py:WithLayout"]["status"] == "passed"
+    error = targets["without.py:Without"]["error"]
+    assert "--layout" in error and "example_layout" in error and "config" in error
+
+
+def test_a_folder_without_layers_exits_2(tmp_path):
+    (tmp_path / "helpers.py").write_text("def helper(x):\n    return x\n")
+    proc = run_cli("run", tmp_path)
+    assert proc.returncode == 2 and "holds no layer" in proc.stderr and proc.stderr.count("\n") == 1
