@@ -222,34 +222,3 @@ def _number_or_string(text: str) -> Any:
 def module_files(folder: Path) -> list[Path]:
     """The `.py` files below a folder, sorted; hidden and dunder files and folders left out."""
     return sorted(p for p in folder.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts))
-
-
-@dataclass(frozen=True)
-class LoadFailure:
-    """A module that could not be imported, or names nothing checkable: reported as an error."""
-
-    label: str
-    error: TargetError
-
-
-def collect_targets(spec: str) -> list[Target | LoadFailure]:
-    """Targets of a file or of every `.py` file below a folder; load errors stay per file."""
-    path, _ = parse_target_spec(spec)
-    if not path.exists():
-        raise UsageError(f"target {spec!r}: no such file or folder")
-    if not path.is_dir():
-        try:
-            return list(load_targets(spec))
-        except TargetError as exc:
-            return [LoadFailure(spec, exc)]
-    found: list[Target | LoadFailure] = []
-    for file in module_files(path):
-        try:
-            module = import_module(file)
-        except TargetError as exc:
-            found.append(LoadFailure(str(file), exc))
-            continue
-        found += [Target(f"{file}:{name}", file, name, obj) for name, obj in discover(module)]
-    if not found:
-        raise UsageError(f"folder {spec!r} holds no layer (no .py file below it defines a class with predict)")
-    return found
