@@ -12,7 +12,7 @@ from .arrays import DTYPES
 from .contract import domains_per_input, is_operation, kind_of
 from .devices import require_usable_gpu
 from .errors import ContractError, UsageError
-from .layout import Layout, parse_layout, refuse_if_too_large
+from .layout import parse_layouts, refuse_if_too_large
 from .loading import constructor
 from .results import TargetReport
 from .runner import run_target
@@ -20,12 +20,6 @@ from .session import DEFAULT_TOLERANCES, Options
 
 
 DEVICES = ("cpu", "gpu", "auto")
-
-
-def _layouts(layout: Any) -> list[Layout]:
-    if isinstance(layout, (list, tuple)) and not (layout and isinstance(layout[0], int)):
-        return [parse_layout(item) for item in layout]
-    return [parse_layout(layout)]
 
 
 def make_options(
@@ -102,7 +96,7 @@ def check_function(fn: Any, layouts: Any, *, args: Mapping[str, Any] | None = No
 
 
 def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, options: dict[str, Any]) -> TargetReport:
-    layouts = _layouts(layout)
+    layouts = parse_layouts(layout)
     refuse_if_too_large(layouts)
     opts = make_options(**options)
     if opts.inputs is not None:

@@ -25,7 +25,7 @@ from .config import BUILTIN, Config, Settings, TargetEntry
 from .contract import kind_of
 from .errors import TargetError, UsageError
 from .isolation import Outcome, last_user_frame, run_jobs
-from .layout import Layout, parse_layout, refuse_if_too_large
+from .layout import Layout, parse_layout, parse_layouts, refuse_if_too_large
 from .loading import (
     Target, discover, exception_summary, import_module, load_targets, module_files, parse_target_spec, user_traceback,
 )
@@ -124,8 +124,7 @@ def _describe(name: str, obj: Any) -> dict[str, Any]:
     try:
         example = getattr(obj, "example_layout", None)
         if example is not None:
-            items = [example] if isinstance(example, (str, Mapping)) else list(example)
-            layouts = [str(parse_layout(e)) for e in items]
+            layouts = [str(layout) for layout in parse_layouts(example)]
     except UsageError as exc:
         problem = f"example_layout of {name} is invalid: {exc}"
     except Exception as exc:  # the user's attribute: not a layout, or a property that raises

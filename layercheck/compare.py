@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import to_numpy
+from .arrays import is_array, to_numpy
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,11 @@ def repeat_tolerance(y: Any) -> float:
         return 0.0
     finite = np.abs(y[np.isfinite(y)])
     return 16 * float(np.finfo(y.dtype).eps) * (float(finite.max()) if finite.size else 0.0)
+
+
+def scaled_atol(rtol: float, atol: float, values: Any) -> float:
+    """`atol`, raised to `rtol` times the largest magnitude among the arrays in `values`: for
+    results whose sums ran in another order (a batch against its observations, the GPU
+    against the CPU), where an element near zero carries the round-off of the large ones."""
+    scale = max((float(np.max(np.abs(to_numpy(v)), initial=0.0)) for v in values if is_array(v)), default=0.0)
+    return max(atol, rtol * scale)

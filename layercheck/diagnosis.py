@@ -160,7 +160,7 @@ def _conjugation(problem: GradientProblem, probes: list[Probe], index: int, weig
     if all(p.agrees(np.conj(gradient)) for p in probes):
         return f"the conjugate of the correct one (conj missing: dL/da - i*dL/db is JAX's convention, {_CONVENTION})"
     if all(p.agrees(2 * np.conj(gradient)) for p in probes):
-        return f"half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
+        return "half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
     if weights is None:
         return None
     try:

@@ -126,6 +126,13 @@ def _integer_range(text: str, spec: str) -> tuple[int, int]:
     return low, high
 
 
+def parse_layouts(spec: Any) -> list[Layout]:
+    """One layout per input: a single layout (string, mapping or Layout) or a list of them."""
+    if isinstance(spec, (list, tuple)) and not (spec and isinstance(spec[0], int)):
+        return [parse_layout(item) for item in spec]
+    return [parse_layout(spec)]
+
+
 def _sizes(parts, spec) -> tuple[int, ...]:
     try:
         return tuple(int(p) for p in parts)

@@ -202,6 +202,11 @@ class Session:
         """Which inputs hold integers (not differentiated; backward returns None for them)."""
         return tuple(layout.integer is not None for layout in self.layouts)
 
+    @property
+    def integer_arguments(self) -> tuple[bool, ...]:
+        """`integer_inputs` for every argument in backward's return order (parameters are not)."""
+        return self.integer_inputs + (False,) * len(self.reference.parameter_names)
+
     def random_inputs(self, layouts: Sequence[Layout], dtype: Any, purpose: str) -> tuple[Any, ...]:
         """Inputs drawn like `inputs` but for other layouts (another batch size)."""
         rng = self.rng(purpose)
@@ -247,6 +252,10 @@ class Session:
 
     def forward(self, dtype: Any, gpu: bool = False) -> Step:
         return self._cached(("forward", np.dtype(dtype).name, gpu), lambda: self._run_pass("forward", dtype, gpu))
+
+    def step(self, method: str, dtype: Any, gpu: bool = False) -> Step:
+        """The cached `predict` or `forward` step."""
+        return (self.predict if method == "predict" else self.forward)(dtype, gpu)
 
     def _on(self, dtype: Any, gpu: bool) -> tuple[Adapter, tuple[Any, ...], str]:
         """A fresh layer and the inputs, on the GPU when asked (learnables and state too)."""

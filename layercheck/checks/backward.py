@@ -71,7 +71,7 @@ def backward_is_consistent_in_size(session):
     result = session.backward(primary_dtype(session)).require()
     args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
     n_inputs = layer.num_inputs
-    integer = session.integer_inputs + (False,) * len(layer.parameter_names)
+    integer = session.integer_arguments
     for i, (name, grad, arg) in enumerate(zip(layer.gradient_names(), result.gradients.all, args)):
         if integer[i]:
             if grad is not None:

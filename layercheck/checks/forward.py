@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import arrays
@@ -10,7 +12,7 @@ from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
 
 
 def _does_not_error(session, method: str):
-    step_of = session.predict if method == "predict" else session.forward
+    step_of = functools.partial(session.step, method)
 
     def describe(step, dtype):
         if step.error is None:
@@ -61,7 +63,7 @@ def forward_predict_are_consistent_in_size(session):
 
 def _nonfinite(session, method: str):
     layer = session.reference
-    step_of = session.predict if method == "predict" else session.forward
+    step_of = functools.partial(session.step, method)
 
     def describe(step, dtype):
         if not step.ok:
@@ -94,8 +96,7 @@ def outputs_are_finite(session):
     methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
     ran = False
     for method in methods:
-        step_of = session.predict if method == "predict" else session.forward
-        ran = ran or any(step_of(d).ok for d in session.options.dtypes)
+        ran = ran or any(session.step(method, d).ok for d in session.options.dtypes)
         problem = _nonfinite(session, method)
         if problem:
             message, details = problem

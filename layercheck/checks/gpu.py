@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays
-from ..compare import mismatch
+from ..compare import mismatch, scaled_atol
 from .common import dtype_name, named_outputs, require_backward
 from .registry import Incomplete, Skip, check, failed, passed
 from .types import complex_allowed, expected_dtype, type_problem
@@ -40,8 +40,7 @@ def _parity(session, name: str, cpu, gpu, dtype) -> str | None:
     rtol, atol = session.options.tolerance(dtype)
     if not arrays.is_array(gpu) or tuple(gpu.shape) != tuple(cpu.shape):
         return f"{name} is {arrays.describe(gpu)} on the GPU but {arrays.describe(cpu)} on the CPU"
-    scale = float(np.max(np.abs(arrays.to_numpy(cpu)), initial=0.0))
-    diff = mismatch(arrays.to_numpy(gpu), cpu, rtol, max(atol, rtol * scale))
+    diff = mismatch(arrays.to_numpy(gpu), cpu, rtol, scaled_atol(rtol, atol, [cpu]))
     if diff is None:
         return None
     return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: " + diff.describe(name).split(": ", 1)[1]
@@ -57,8 +56,8 @@ def predict_is_consistent_on_gpu(session):
     method = "predict" if layer.kind == "layer" else "forward"
     worst = 0.0
     for dtype in session.options.dtypes:
-        cpu = (session.predict if method == "predict" else session.forward)(dtype).require()
-        value, error = _gpu_step((session.predict if method == "predict" else session.forward)(dtype, gpu=True), dtype)
+        cpu = session.step(method, dtype).require()
+        value, error = _gpu_step(session.step(method, dtype, gpu=True), dtype)
         if error:
             return failed(error)
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
@@ -98,7 +97,7 @@ def _returned(session, dtype):
     layer = session.reference
     methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
     for method in methods:
-        value, error = _gpu_step((session.predict if method == "predict" else session.forward)(dtype, gpu=True), dtype)
+        value, error = _gpu_step(session.step(method, dtype, gpu=True), dtype)
         if error:
             yield "error", error, None
             return

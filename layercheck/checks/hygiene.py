@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from .. import arrays
 from ..compare import mismatch, repeat_tolerance

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .. import arrays
 from ..errors import USER_ERRORS
 from ..loading import exception_summary
 from .common import named_outputs, primary_dtype, require_arrays

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import arrays
-from ..compare import Mismatch, mismatch
+from ..compare import Mismatch, mismatch, scaled_atol
 from ..contract import Adapter, Outputs
 from ..errors import USER_ERRORS
 from ..loading import exception_summary
@@ -79,7 +79,7 @@ def _split(session, method: str) -> tuple[Split, list[int]]:
     if n == 1:
         raise Skip("the layout has a single observation")
     dtype = primary_dtype(session)
-    step = (session.predict if method == "predict" else session.forward)(dtype)
+    step = session.step(method, dtype)
     outputs = step.require()
     require_arrays(named_outputs(session.reference, outputs), method)
     split = Split(
@@ -118,8 +118,7 @@ class _Raised(Exception):
 def _tolerance(session, dtype, values) -> tuple[float, float]:
     """The dtype's rtol, and an atol relative to the largest value compared (sums reorder)."""
     rtol, atol = session.options.tolerance(dtype)
-    scale = max((float(np.max(np.abs(arrays.to_numpy(v)), initial=0.0)) for v in values if arrays.is_array(v)), default=0.0)
-    return rtol, max(atol, rtol * scale)
+    return rtol, scaled_atol(rtol, atol, values)
 
 
 def _differences_message(what: str, differ: dict[int, list[tuple[str, Mismatch]]], checked: int) -> str:
@@ -230,24 +229,26 @@ def _split_gradients(session, outputs: Outputs, split: Split) -> tuple[list, lis
     )
 
 
-def _backward(session, split: Split, indices: Sequence[int], dLdY, dLdS, who: str) -> tuple:
+def _training_step(session, split: Split, indices: Sequence[int], who: str, output_gradients) -> tuple[tuple, list, list]:
+    """forward then backward on the observations `indices`, with the dL/dY and dL/dS_out that
+    `output_gradients(outputs)` gives; the gradients, and those dL/dY and dL/dS_out."""
     layer = _subset_layer(session, split, indices)
     xs = _subset_inputs(session, split, indices)
     outputs = _run(layer, "forward", xs, who)
+    dLdY, dLdS = output_gradients(outputs)
     try:
-        return layer.backward(xs, outputs, dLdY, dLdS).all
+        return layer.backward(xs, outputs, dLdY, dLdS).all, dLdY, dLdS
     except USER_ERRORS as exc:
         raise _Raised(f"backward raised {exception_summary(exc)} on {who}") from None
 
 
 def _backward_differences(session, split: Split, indices: list[int]) -> tuple[str | None, dict]:
     layer = session.reference
-    batch_layer = _subset_layer(session, split, indices)
-    outputs = _run(batch_layer, "forward", _subset_inputs(session, split, indices), "the batch")
-    dLdY, dLdS = _split_gradients(session, outputs, split)
-    batch = _backward(session, split, indices, dLdY, dLdS, "the batch")
+    batch, dLdY, dLdS = _training_step(
+        session, split, indices, "the batch", lambda outputs: _split_gradients(session, outputs, split),
+    )
     names = layer.gradient_names()
-    integer = session.integer_inputs + (False,) * len(layer.parameter_names)
+    integer = session.integer_arguments
     for name, g, skip in zip(names, batch, integer):
         if not arrays.is_array(g) and not skip:
             raise Incomplete(f"not checked: backward returned {arrays.describe(g)} as the gradient of {name} (see backward_is_consistent_in_size)")
@@ -258,12 +259,10 @@ def _backward_differences(session, split: Split, indices: list[int]) -> tuple[st
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
     for k, i in enumerate(indices):
         who = f"observation {i} alone"
-        alone = _backward(
-            session, split, [i],
+        alone, _, _ = _training_step(session, split, [i], who, lambda _: (
             [_take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
             [_take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
-            who,
-        )
+        ))
         for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
             if integer[j]:
                 continue
@@ -283,8 +282,7 @@ def _backward_differences(session, split: Split, indices: list[int]) -> tuple[st
     for name, together, total, magnitude, axis, skip in zip(names, batch, sums, magnitudes, axes, integer):
         if axis is not None or skip:
             continue
-        scale = float(np.max(arrays.to_numpy(magnitude), initial=0.0))
-        diff = mismatch(together, total, rtol, max(atol, rtol * scale))
+        diff = mismatch(together, total, rtol, scaled_atol(rtol, atol, [magnitude]))
         if diff is not None:
             return (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "

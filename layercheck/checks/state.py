@@ -33,10 +33,9 @@ def _state_problem(name: str, updated, current, method: str, dtype) -> str | Non
 def _returns_valid_states(session, method: str):
     layer = session.reference
     require_state(layer)
-    step_of = session.predict if method == "predict" else session.forward
     ran = False
     for dtype in session.options.dtypes:
-        step = step_of(dtype)
+        step = session.step(method, dtype)
         if not step.ok:
             continue
         ran = True

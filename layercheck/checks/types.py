@@ -40,10 +40,9 @@ def type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | N
 
 def _outputs_type(session, method: str):
     layer = session.reference
-    step_of = session.predict if method == "predict" else session.forward
     ran = False
     for dtype in session.options.dtypes:
-        step = step_of(dtype)
+        step = session.step(method, dtype)
         if not step.ok:
             continue
         ran = True
@@ -94,7 +93,7 @@ def backward_is_consistent_in_type(session):
         ran = True
         result = step.value
         args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
-        integer = session.integer_inputs + (False,) * len(layer.parameter_names)
+        integer = session.integer_arguments
         for name, grad, arg, skip in zip(layer.gradient_names(), result.gradients.all, args, integer):
             if grad is None or skip or not arrays.is_array(arg):
                 continue  # reported by backward_is_consistent_in_size
