@@ -24,6 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "sample_layers")]
 
@@ -117,17 +124,17 @@ class KinkEvery:
     example_layout = "4,4,8,4:SSCB"
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return X + 0.5 * xp.abs(xp.remainder(X, 0.002) - 0.001)
 
     def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return dLdY * (1 + 0.5 * xp.sign(xp.remainder(X, 0.002) - 0.001))
 
 
 class ReLU:
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return xp.maximum(X, 0)
 
     def backward(self, X, Y, dLdY, memory):

@@ -1,7 +1,16 @@
-"""One code path for NumPy and CuPy: array modules, dtypes, random inputs."""
+"""One code path for NumPy and CuPy: array modules, explicit host/device moves, dtypes and
+random draws.
+
+Every array operation of the engine runs in the module of the arrays it works on (Chainer's
+`gradient_check` model); `namespace_of` says which and refuses a mix. Data crosses between
+host and device only through `to_host` and `to_module`, so that every transfer is deliberate.
+CuPy is never imported here: a CuPy array can only exist once `cupy` is in `sys.modules`.
+"""
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -12,35 +21,79 @@ REAL_DTYPES = ("float32", "float64")
 DTYPES = REAL_DTYPES + ("complex64", "complex128")
 
 
-def array_module(x: Any):
-    """The array namespace of `x`: numpy for NumPy arrays, cupy for CuPy arrays."""
-    if type(x).__module__.split(".")[0] == "cupy":
-        import cupy  # noqa: PLC0415 - optional dependency
-
-        return cupy
-    return np
+def is_cupy_array(x: Any) -> bool:
+    """Whether `x` is a `cupy.ndarray`, without importing CuPy (as array-api-compat does)."""
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(x, cupy.ndarray)
 
 
 def is_array(x: Any) -> bool:
-    return isinstance(x, np.ndarray) or type(x).__module__.split(".")[0] == "cupy"
+    return isinstance(x, np.ndarray) or is_cupy_array(x)
 
 
-def to_numpy(x: Any) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    if hasattr(x, "get"):
+def array_module(x: Any) -> ModuleType:
+    """The module of one array: cupy for CuPy arrays, numpy for anything else."""
+    return sys.modules["cupy"] if is_cupy_array(x) else np
+
+
+def namespace_of(*xs: Any) -> ModuleType:
+    """The one module of the arrays among `xs` (None and scalars are ignored); TypeError on a
+    mix of NumPy and CuPy arrays, numpy when there is no array."""
+    modules = {array_module(x) for x in xs if is_array(x)}
+    if len(modules) > 1:
+        raise TypeError("NumPy and CuPy arrays mixed in one computation")
+    return modules.pop() if modules else np
+
+
+def on_gpu(xp: ModuleType) -> bool:
+    return xp is not np
+
+
+def to_host(x: Any) -> np.ndarray:
+    """A NumPy array of `x`: the one sanctioned download (`.get()`) for CuPy arrays."""
+    if is_cupy_array(x):
         return x.get()
     return np.asarray(x)
+
+
+def to_module(x: Any, xp: ModuleType) -> Any:
+    """`x` as an array of `xp` (an upload or a download when it lives elsewhere); `x` itself
+    when it is already there; non-arrays and None unchanged."""
+    if x is None or not hasattr(x, "dtype"):
+        return x
+    if array_module(x) is xp:
+        return x
+    return to_host(x) if xp is np else xp.asarray(x)
+
+
+def fetch(*scalars: Any) -> list[Any]:
+    """Host numbers of 0-d arrays (and numbers) computed on one device, in one transfer: on a
+    GPU every value brought back alone is a synchronization. Booleans come back as bools."""
+    arrays_in = [s for s in scalars if is_cupy_array(s)]
+    if not arrays_in:
+        return [s.item() if isinstance(s, (np.ndarray, np.generic)) else s for s in scalars]
+    xp = namespace_of(*arrays_in)
+    stacked = to_host(xp.stack([xp.asarray(s, dtype=np.float64) for s in scalars])).tolist()
+    return [bool(v) if _is_bool(s) else v for s, v in zip(scalars, stacked)]
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or np.dtype(getattr(x, "dtype", float)).kind == "b"
 
 
 def describe(x: Any) -> str:
     """`float32 array of shape (2, 3)` for messages."""
     if is_array(x):
-        kind = "CuPy" if array_module(x) is not np else "NumPy"
+        kind = "CuPy" if is_cupy_array(x) else "NumPy"
         return f"{kind} {x.dtype} array of shape {tuple(x.shape)}"
     if x is None:
         return "None"
     return f"{type(x).__name__} {x!r}"[:80]
+
+
+def is_complex(x: Any) -> bool:
+    """Whether the array (or dtype) `x` holds complex values."""
+    return np.dtype(getattr(x, "dtype", x)).kind == "c"
 
 
 def precision_of(dtype: Any) -> np.dtype:
@@ -76,9 +129,11 @@ def copy_tree(x: Any) -> Any:
     return x
 
 
+
 def random_array(layout: Layout, dtype: Any, rng: np.random.Generator, domain=(None, None)) -> np.ndarray:
     """Standard normal data (complex normal for complex dtypes) inside `domain`; uniform
-    int64 integers in the layout's range for an integer input."""
+    int64 integers in the layout's range for an integer input. On the host: inputs are the
+    same values on every device."""
     dtype = np.dtype(dtype)
     low, high = domain
     shape = layout.size
@@ -103,8 +158,45 @@ def at_dtype(x: Any, dtype: Any) -> Any:
     return x if np.dtype(x.dtype).kind in "iub" else x.astype(dtype)
 
 
-def random_like(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Standard normal array of `x`'s shape and kind, in float64 or complex128."""
-    if np.iscomplexobj(x):
-        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)) / np.sqrt(2)
-    return rng.standard_normal(x.shape)
+def _device_state(xp: ModuleType, rng: np.random.Generator) -> Any:
+    """A generator on `xp`'s device, seeded from the host generator `rng`.
+
+    The host keeps NumPy's Generator (its draws are the CPU results users reproduce); on the
+    GPU the draws are made where they are used, so that nothing of an array's size crosses.
+    """
+    return xp.random.RandomState(int(rng.integers(2**31)))
+
+
+def random_like(x: Any, rng: np.random.Generator) -> Any:
+    """Standard normal values of `x`'s shape and kind (float64 or complex128), in `x`'s module."""
+    xp = array_module(x)
+    shape = tuple(x.shape)
+    is_complex = np.dtype(x.dtype).kind == "c"
+    if not on_gpu(xp):
+        return random_host_like(x, rng)
+    state = _device_state(xp, rng)
+    if is_complex:
+        return (state.standard_normal(shape) + 1j * state.standard_normal(shape)) / np.sqrt(2)
+    return state.standard_normal(shape)
+
+
+def random_signs(x: Any, rng: np.random.Generator) -> Any:
+    """Random +1/-1 (float64) of `x`'s shape, in `x`'s module."""
+    xp = array_module(x)
+    shape = tuple(x.shape)
+    if not on_gpu(xp):
+        signs = rng.integers(0, 2, size=shape, dtype=np.int8).astype(np.float64)
+    else:
+        signs = _device_state(xp, rng).randint(0, 2, size=shape).astype(xp.float64)
+    signs *= 2
+    signs -= 1
+    return signs
+
+
+def random_host_like(x: Any, rng: np.random.Generator) -> np.ndarray:
+    """`random_like` drawn on the host whatever `x`'s module: for values that must be the same
+    on the CPU and on the GPU (the dL/dY of a parity check)."""
+    shape = tuple(x.shape)
+    if np.dtype(x.dtype).kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) / np.sqrt(2)
+    return rng.standard_normal(shape)

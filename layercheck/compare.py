@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import is_array, to_numpy
+from .arrays import is_array, namespace_of, to_host
 
 
 @dataclass(frozen=True)
@@ -58,46 +58,69 @@ def _jsonable(x: complex) -> Any:
 
 
 def mismatch(actual: Any, expected: Any, rtol: float = 0.0, atol: float = 0.0) -> Mismatch | None:
-    """None when `actual` equals `expected` within tolerance (NaN equals NaN), else the worst element."""
-    a = np.asarray(to_numpy(actual))
-    e = np.asarray(to_numpy(expected))
+    """None when `actual` equals `expected` within tolerance (NaN equals NaN), else the worst element.
+
+    Runs in the arrays' module (both on the host or both on the device: a mix is a TypeError);
+    only the count and the worst element reach the host.
+    """
+    xp = namespace_of(actual, expected)
+    a, e = xp.asarray(actual), xp.asarray(expected)
     if a.shape != e.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {e.shape}")
-    a64 = a.astype(np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(e) else np.float64)
-    e64 = e.astype(a64.dtype)
+        raise ValueError(f"shapes differ: {tuple(a.shape)} vs {tuple(e.shape)}")
+    is_complex = np.dtype(a.dtype).kind == "c" or np.dtype(e.dtype).kind == "c"
+    wide = np.complex128 if is_complex else np.float64
+    a64, e64 = a.astype(wide), e.astype(wide)
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a64 - e64)
-        allowed = atol + rtol * np.abs(e64)
-        same_nan = np.isnan(a64) & np.isnan(e64)
-        same_inf = np.isinf(a64) & (a64 == e64)
+        diff = xp.abs(a64 - e64)
+        allowed = atol + rtol * xp.abs(e64)
+        same_nan = xp.isnan(a64) & xp.isnan(e64)
+        same_inf = xp.isinf(a64) & (a64 == e64)
         bad = ~((diff <= allowed) | same_nan | same_inf)
-    n_bad = int(np.count_nonzero(bad))
+    n_bad = int(xp.count_nonzero(bad))
     if n_bad == 0:
         return None
-    score = np.where(bad, np.nan_to_num(diff, nan=np.inf, posinf=np.inf), -1.0)
-    flat = int(np.argmax(score))
+    score = xp.where(bad, xp.nan_to_num(diff, nan=np.inf, posinf=np.inf), -1.0)
+    flat = int(xp.argmax(score))
     index = tuple(int(i) for i in np.unravel_index(flat, a.shape)) if a.ndim else ()
-    worst_a, worst_e = a64.reshape(-1)[flat], e64.reshape(-1)[flat]
-    abs_diff = float(diff.reshape(-1)[flat])
+    worst_a, worst_e, abs_diff = (complex(v) for v in _elements(flat, a64, e64, diff))
     scale = abs(worst_e)
-    rel_diff = abs_diff / scale if scale > 0 else float("inf")
-    as_scalar = complex if np.iscomplexobj(a64) else float
-    return Mismatch(n_bad, a.size, index, as_scalar(worst_a), as_scalar(worst_e), abs_diff, rel_diff, rtol, atol)
+    rel_diff = abs_diff.real / scale if scale > 0 else float("inf")
+    as_scalar = complex if is_complex else (lambda z: z.real)
+    return Mismatch(n_bad, int(a.size), index, as_scalar(worst_a), as_scalar(worst_e), abs_diff.real, rel_diff, rtol, atol)
+
+
+def _elements(flat: int, *arrays: Any) -> list[Any]:
+    """Element `flat` of each array, fetched to the host in one transfer."""
+    xp = namespace_of(*arrays)
+    return to_host(xp.stack([x.reshape(-1)[flat] for x in arrays])).tolist()
+
+
+def largest_magnitude(x: Any) -> float:
+    """max |x| over the finite elements of `x` (0 when there is none), as a host float."""
+    xp = namespace_of(x)
+    if x.size == 0:
+        return 0.0
+    magnitude = xp.abs(x)
+    return float(xp.max(xp.where(xp.isfinite(magnitude), magnitude, 0)))
 
 
 def repeat_tolerance(y: Any) -> float:
     """How far two calls with the same inputs may differ: a few ulps of the largest finite
     value (exact up to reordered reductions); 0 for integer outputs."""
-    y = np.asarray(to_numpy(y))
-    if y.dtype.kind not in "fc":
+    if np.dtype(y.dtype).kind not in "fc":
         return 0.0
-    finite = np.abs(y[np.isfinite(y)])
-    return 16 * float(np.finfo(y.dtype).eps) * (float(finite.max()) if finite.size else 0.0)
+    return 16 * float(np.finfo(y.dtype).eps) * largest_magnitude(y)
 
 
 def scaled_atol(rtol: float, atol: float, values: Any) -> float:
     """`atol`, raised to `rtol` times the largest magnitude among the arrays in `values`: for
     results whose sums ran in another order (a batch against its observations, the GPU
     against the CPU), where an element near zero carries the round-off of the large ones."""
-    scale = max((float(np.max(np.abs(to_numpy(v)), initial=0.0)) for v in values if is_array(v)), default=0.0)
+    scale = max((_max_abs(v) for v in values if is_array(v)), default=0.0)
     return max(atol, rtol * scale)
+
+
+def _max_abs(x: Any) -> float:
+    """max |x|, NaN when x holds a NaN (as NumPy's max), 0 for an empty array."""
+    xp = namespace_of(x)
+    return float(xp.max(xp.abs(x))) if x.size else 0.0

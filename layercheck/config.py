@@ -219,6 +219,8 @@ def _entry(item: Any, where: str, base: Path) -> TargetEntry:
 def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:
     if not isinstance(spec, str) or not spec.strip():
         raise _Invalid(where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)}")
+    if "\0" in spec:
+        raise _Invalid(where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)} (a NUL character)")
     text, name = spec.strip(), None
     head, sep, tail = text.rpartition(":")
     if sep and head and tail.isidentifier() and not (base / text).exists():

@@ -11,6 +11,11 @@ from typing import Any
 
 from .errors import UsageError
 
+INSTALL_HINT = (
+    'CuPy is not installed (pip install "layercheck[cuda12]" or "layercheck[cuda13]", '
+    "for the CUDA major version nvidia-smi reports)"
+)
+
 
 @dataclass(frozen=True)
 class GpuStatus:
@@ -25,7 +30,7 @@ def gpu_status() -> GpuStatus:
     try:
         import cupy  # noqa: PLC0415 - optional dependency
     except ImportError:
-        return GpuStatus(False, "CuPy is not installed (pip install -e \".[gpu]\")")
+        return GpuStatus(False, INSTALL_HINT)
     except Exception as exc:  # a broken CuPy install raises at import
         return GpuStatus(False, f"CuPy cannot be imported: {type(exc).__name__}: {exc}")
     try:
@@ -49,10 +54,3 @@ def require_usable_gpu() -> Any:
     if not status.usable:
         raise UsageError(f"device gpu was asked for but no GPU is usable: {status.reason}")
     return status.module
-
-
-def to_device(x: Any, module: Any) -> Any:
-    """`x` on the device of `module` (numpy: the host); non-arrays are left as they are."""
-    if module is None or x is None or not hasattr(x, "dtype"):
-        return x
-    return module.asarray(x)

@@ -9,6 +9,7 @@ small arguments, to say where the gradient is wrong and by how much.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .arrays import is_complex, namespace_of, to_host
 from .gradcheck import (
     FAIL, PASS, ArgumentVerdict, Baseline, EvaluationError, GradientProblem, Probe, Tolerances, element_probe, restricted_probe,
 )
@@ -157,17 +159,18 @@ def _conjugation(problem: GradientProblem, probes: list[Probe], index: int, weig
     conj(dLdY) and conjugated afterwards.
     """
     gradient = probes[0].gradients[index]
-    if all(p.agrees(np.conj(gradient)) for p in probes):
+    xp = namespace_of(gradient)
+    if all(p.agrees(xp.conj(gradient)) for p in probes):
         return f"the conjugate of the correct one (conj missing: dL/da - i*dL/db is JAX's convention, {_CONVENTION})"
-    if all(p.agrees(2 * np.conj(gradient)) for p in probes):
+    if all(p.agrees(2 * xp.conj(gradient)) for p in probes):
         return "half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
     if weights is None:
         return None
     try:
-        flipped = problem.gradients([np.conj(w) for w in weights])[index]
+        flipped = problem.gradients([xp.conj(w) for w in weights])[index]
     except EvaluationError:
         return None
-    if flipped is not None and all(p.agrees(np.conj(flipped)) for p in probes):
+    if flipped is not None and all(p.agrees(xp.conj(flipped)) for p in probes):
         return "missing a conjugate (conj missing): a derivative multiplies dL/dY where its conjugate belongs"
     return None
 
@@ -188,7 +191,7 @@ def patterns(
     name = problem.names[index]
     probes = _failing(verdicts[index])
     gradient = probes[0].gradients[index]
-    if not np.any(gradient):
+    if not bool(namespace_of(gradient).any(gradient)):
         return Diagnosis(f"the gradient of {name} is zero everywhere", ["zero or missing gradient"])
     misplaced = _misplaced(problem, verdicts, index)
     if misplaced is not None:
@@ -199,8 +202,8 @@ def patterns(
                 [f"gradient order: {name} and {other} swapped"], swapped_with=other,
             )
         return Diagnosis(f"the gradient returned for {name} is the gradient of {other}", [f"gradient of {other} in the place of {name}"])
-    is_complex = any(np.iscomplexobj(v) for v in problem.values) or np.iscomplexobj(gradient)
-    conjugation = _conjugation(problem, probes, index, weights) if is_complex else None
+    complex_values = any(is_complex(v) for v in problem.values) or is_complex(gradient)
+    conjugation = _conjugation(problem, probes, index, weights) if complex_values else None
     if conjugation:
         return Diagnosis(f"the gradient of {name} is {conjugation}", ["conj missing"])
     transposed = _transposed(probes, gradient)
@@ -219,7 +222,7 @@ def patterns(
             hint = ": a mean over the observations instead of a sum?"
         elif "(the batch size)" in factor:
             hint = ": a sum over the observations where a mean belongs?"
-        elif is_complex:
+        elif complex_values:
             hint = _complex_factor_hint(ratio)
         return Diagnosis(f"the gradient of {name} is {cause}{hint}", [cause])
     return None
@@ -228,12 +231,14 @@ def patterns(
 # -- localization ------------------------------------------------------------------------------
 
 
-def _cells_along(shape: tuple[int, ...], axis: int) -> list[tuple[str, np.ndarray]]:
+def _cells_along(value: Any, axis: int) -> list[tuple[str, Any]]:
+    shape = tuple(value.shape)
+    xp = namespace_of(value)
     n = shape[axis]
-    edges = np.linspace(0, n, min(n, _MAX_CELLS) + 1).astype(int)
+    edges = np.linspace(0, n, min(n, _MAX_CELLS) + 1).astype(int).tolist()
     cells = []
     for lo, hi in zip(edges[:-1], edges[1:]):
-        mask = np.zeros(shape, dtype=bool)
+        mask = xp.zeros(shape, dtype=bool)
         index = [slice(None)] * len(shape)
         index[axis] = slice(lo, hi)
         mask[tuple(index)] = True
@@ -244,10 +249,11 @@ def _cells_along(shape: tuple[int, ...], axis: int) -> list[tuple[str, np.ndarra
 _QUANTILES = (0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0)
 
 
-def _value_cells(value: np.ndarray) -> list[tuple[tuple[float, float], np.ndarray]]:
+def _value_cells(value: Any) -> list[tuple[tuple[float, float], Any]]:
     """Cells by quantile of the (real part of the) argument's values, the tails finest."""
+    xp = namespace_of(value)
     real = value.real
-    edges = np.quantile(real, _QUANTILES)
+    edges = to_host(xp.quantile(real, xp.asarray(_QUANTILES))).tolist()
     cells = []
     for k, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
         mask = (real >= lo) & ((real < hi) if k < len(edges) - 2 else (real <= hi))
@@ -270,7 +276,7 @@ class Region:
 
     text: str
     share: float
-    mask: np.ndarray
+    mask: Any
 
 
 def _axis_region(name: str, label: str, cells, verdicts) -> Region | None:
@@ -280,7 +286,7 @@ def _axis_region(name: str, label: str, cells, verdicts) -> Region | None:
         return None
     word = _LABEL_NAMES.get(label, "index")
     plural = "s" if len(bad) > 1 or "-" in bad[0][0] else ""
-    mask = np.logical_or.reduce([m for _, m in bad])
+    mask = functools.reduce(namespace_of(bad[0][1]).logical_or, [m for _, m in bad])
     text = f"wrong only in {word}{plural} {', '.join(c for c, _ in bad)} of {name} (right in the {len(ok)} other(s) checked)"
     return Region(text, float(mask.mean()), mask)
 
@@ -291,7 +297,7 @@ def _value_region(name: str, cells, verdicts) -> Region | None:
     if not bad or not ok:
         return None
     lo, hi = cells[bad[0]][0][0], cells[bad[-1]][0][1]
-    mask = np.logical_or.reduce([cells[k][1] for k in bad])
+    mask = functools.reduce(namespace_of(cells[0][1]).logical_or, [cells[k][1] for k in bad])
     if bad == list(range(bad[0], bad[-1] + 1)):
         if bad[-1] == len(cells) - 1:
             span = f"where {name} >= {lo:.4g}"
@@ -308,11 +314,11 @@ def _value_region(name: str, cells, verdicts) -> Region | None:
 def _example(problem, base, index, element, gradient, tol) -> dict[str, Any] | None:
     """The analytic and numeric gradient at one element; for a complex argument the numeric
     one is dL/da + i*dL/db, from one probe of each part."""
-    units = (1, 1j) if np.iscomplexobj(problem.values[index]) else (1,)
+    units = (1, 1j) if is_complex(problem.values[index]) else (1,)
     probes = [element_probe(problem, base, index, element, tol, unit) for unit in units]
     if any(p.verdict not in (PASS, FAIL) for p in probes):
         return None
-    analytic = complex(gradient[element]) if np.iscomplexobj(gradient) else float(gradient[element])
+    analytic = complex(gradient[element]) if is_complex(gradient) else float(gradient[element])
     numeric = probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
     probe = max(probes, key=lambda p: (p.verdict == FAIL, p.tolerance))
     abs_error = abs(analytic - numeric)
@@ -358,7 +364,7 @@ def localize(
         for label in "CBT":
             axis = labels.find(label)
             if axis >= 0 and value.shape[axis] > 1:
-                cells = _cells_along(value.shape, axis)
+                cells = _cells_along(value, axis)
                 region = _axis_region(name, label, cells, _cell_verdicts(problem, base, index, cells, tol, rng))
                 if region:
                     regions.append(region)
@@ -367,11 +373,13 @@ def localize(
     if region:
         regions.append(region)
     regions = sorted((r for r in regions if r.share <= 0.5), key=lambda r: r.share)
-    suspect = np.ones(value.shape, dtype=bool)
+    xp = namespace_of(value)
+    suspect = xp.ones(value.shape, dtype=bool)
     for r in regions:
-        if (suspect & r.mask).any():
+        if bool((suspect & r.mask).any()):
             suspect &= r.mask
-    candidates = np.argwhere(suspect)
-    picks = candidates[rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)]
+    candidates = xp.argwhere(suspect)
+    chosen = rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)
+    picks = to_host(candidates[xp.asarray(chosen)]).tolist()
     examples = _examples(problem, base, index, gradient, tol, [tuple(int(i) for i in el) for el in picks])
     return [r.text for r in regions], examples

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+
+from .arrays import fetch, namespace_of, random_signs
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 
@@ -86,6 +88,7 @@ class Probe:
     rtol: float = 0.0
     fixed_tolerance: float = math.inf  # atol * |v| + error_bound: independent of the analytic side
     eps: float = 0.0
+    terms: float = 0.0  # |g * v| for the probe's own gradient g: the analytic side's round-off scale
 
     @property
     def discrepancy(self) -> float:
@@ -93,12 +96,11 @@ class Probe:
 
     @property
     def tolerance(self) -> float:
-        return self.tolerance_for(self.gradients[self.argument]) if self.gradients else math.inf
+        return self._tolerance(self.analytic, self.terms) if self.gradients else math.inf
 
-    def tolerance_for(self, gradient: np.ndarray) -> float:
-        """What |<gradient, v> - C| may be: rtol, atol, numeric error and analytic round-off."""
-        analytic = _real_dot(gradient, self.direction)
-        terms = math.sqrt(_sq_norm(gradient * self.direction))
+    def _tolerance(self, analytic: float, terms: float) -> float:
+        """What |analytic - C| may be: rtol, atol, numeric error and the round-off of an analytic
+        side <g, v> whose terms g * v have norm `terms`."""
         return self.rtol * max(abs(analytic), abs(self.numeric)) + self.fixed_tolerance + 64 * self.eps * terms
 
     def agrees(self, gradient: np.ndarray | None) -> bool:
@@ -110,7 +112,8 @@ class Probe:
             return False
         if abs(self.numeric) <= 2 * self.fixed_tolerance:
             return False
-        return abs(_real_dot(gradient, self.direction) - self.numeric) <= self.tolerance_for(gradient)
+        analytic, terms_sq = fetch(_dot(gradient, self.direction), _sq(gradient * self.direction))
+        return abs(analytic - self.numeric) <= self._tolerance(analytic, math.sqrt(terms_sq))
 
     def relative(self, value: float) -> float:
         if value == 0:
@@ -148,18 +151,13 @@ class Baseline:
     roundoff_sq: list[float]  # sum((W eps |Y|)^2) per output: the round-off of C when all of Y changes
 
 
-def _real_dot(a: np.ndarray, b: np.ndarray) -> float:
-    """sum(Re(conj(a) * b)): the loss pairing, for real and complex arrays alike."""
-    return float(np.vdot(a, b).real)
-
-
-def _sq_norm(a: np.ndarray) -> float:
-    return float(np.vdot(a, a).real)
+def _sq_norm(a: Any) -> float:
+    return float(_sq(a))
 
 
 def make_baseline(problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances) -> Baseline:
     gradients = problem.gradients(weights)
-    roundoff = [tol.eps * np.abs(y) for y in outputs]
+    roundoff = [tol.eps * namespace_of(y).abs(y) for y in outputs]
     return Baseline(
         outputs, weights, gradients,
         kink_floor=[64 * r for r in roundoff],
@@ -173,12 +171,9 @@ def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.nd
     As good as Gaussian directions for a random projection, several times cheaper to draw at
     real sizes, and every element moves by exactly the step.
     """
-    signs = rng.integers(0, 2, size=value.shape, dtype=np.int8).astype(np.float64)
-    signs *= 2
-    signs -= 1
-    if np.iscomplexobj(value):
-        imag = rng.integers(0, 2, size=value.shape, dtype=np.int8) * 2.0 - 1.0
-        v = (signs + 1j * imag) / np.sqrt(2)
+    signs = random_signs(value, rng)
+    if np.dtype(value.dtype).kind == "c":
+        v = (signs + 1j * random_signs(value, rng)) / np.sqrt(2)
     else:
         v = signs
     return v if support is None else v * support
@@ -195,13 +190,14 @@ def keep_inside(value: np.ndarray, direction: np.ndarray, t: float, domain) -> n
     low, high = domain
     if low is None and high is None:
         return direction
-    reach = t * np.abs(direction)
-    inside = np.ones(value.shape, dtype=bool)
+    xp = namespace_of(value, direction)
+    reach = t * xp.abs(direction)
+    inside = xp.ones(value.shape, dtype=bool)
     if low is not None:
         inside &= value.real - reach > low
     if high is not None:
         inside &= value.real + reach < high
-    return np.where(inside, direction, 0)
+    return xp.where(inside, direction, 0)
 
 
 def run_probe(
@@ -219,7 +215,7 @@ def run_probe(
     deltas = [yp - ym for yp, ym in zip(plus, minus)]
     seconds = []
     for y0, yp, ym in zip(base.outputs, plus, minus):
-        second = np.add(yp, ym, out=yp)  # yp is not needed any more
+        second = namespace_of(y0, yp, ym).add(yp, ym, out=yp)  # yp is not needed any more
         second -= 2 * y0
         seconds.append(second)
     # A kink within the step makes d2 comparable to the first difference; the curvature of a
@@ -233,45 +229,48 @@ def run_probe(
 
 
 def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> Probe:
-    kink_masks, changes = [], []
-    changed = masked = 0
-    for delta, second, floor in zip(deltas, seconds, base.kink_floor):
-        threshold = np.abs(delta)
-        threshold *= rho
-        threshold += floor
-        kinks = np.abs(second) > threshold
-        n_kinks = int(np.count_nonzero(kinks))
-        n_changed = int(np.count_nonzero(delta))
-        changed += n_changed
-        masked += n_kinks
-        kink_masks.append(kinks if n_kinks else None)
-        changes.append(n_changed)
+    # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
+    kink_masks = [_kinks(delta, second, floor, rho) for delta, second, floor in zip(deltas, seconds, base.kink_floor)]
+    counts = fetch(*(_count(k) for k in kink_masks), *(_count(d) for d in deltas))
+    n_kinks, changes = [int(n) for n in counts[: len(deltas)]], [int(n) for n in counts[len(deltas) :]]
+    changed, masked = sum(changes), sum(n_kinks)
     if changed and masked > 0.5 * changed:
         reason = f"{masked} of {changed} changed outputs crossed a non-differentiable point"
         return _undecided(index, direction, t, reason, masked, changed)
     if masked:
-        weights = [w if k is None else np.where(k, 0, w) for w, k in zip(base.weights, kink_masks)]
+        weights = [
+            w if n == 0 else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kink_masks, n_kinks)
+        ]
         gradients = problem.gradients(weights)
     else:
         weights, gradients = base.weights, base.gradients
-    numeric = sum(_real_dot(w, d) for w, d in zip(weights, deltas)) / (2 * t)
-    second_error = _ERROR_FACTOR * math.sqrt(sum(_sq_norm(w * s) for w, s in zip(weights, seconds))) / (2 * t)
+    g = gradients[index]
     # Round-off of the changed outputs only (unchanged ones cancel exactly); precomputed for
     # the common case where every output changed and no output was masked.
-    roundoff_sq = sum(
-        full if n == d.size and w is w0 else _sq_norm(w * y0 * (d != 0)) * tol.eps**2
-        for w, w0, y0, d, n, full in zip(weights, base.weights, base.outputs, deltas, changes, base.roundoff_sq)
+    partial_roundoff = [
+        n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)
+    ]
+    m = len(deltas)
+    values = fetch(
+        *(_dot(w, d) for w, d in zip(weights, deltas)),
+        *(_sq(w * s) for w, s in zip(weights, seconds)),
+        *(_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
+        _dot(g, direction), _sq(g * direction), _dot(direction, direction), namespace_of(g).any(g),
     )
+    partial = iter(values[2 * m : -4])
+    numeric = sum(values[:m]) / (2 * t)
+    second_error = _ERROR_FACTOR * math.sqrt(sum(values[m : 2 * m])) / (2 * t)
+    roundoff_sq = sum(next(partial) * tol.eps**2 if p else full for p, full in zip(partial_roundoff, base.roundoff_sq))
+    analytic, terms_sq, direction_sq, any_gradient = values[-4:]
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
     if not (math.isfinite(numeric) and math.isfinite(error_bound)):
         return _undecided(index, direction, t, "a perturbed pass produced NaN or infinite outputs")
-    g = gradients[index]
-    analytic = _real_dot(g, direction)
-    scale = max(math.sqrt(_sq_norm(g * direction)), abs(numeric), abs(analytic))
+    terms = math.sqrt(terms_sq)
+    scale = max(terms, abs(numeric), abs(analytic))
     probe = Probe(
         index, direction, t, numeric, analytic, error_bound, scale, masked, changed, gradients, PASS,
-        rtol=tol.rtol, fixed_tolerance=tol.atol * math.sqrt(_sq_norm(direction)) + error_bound, eps=tol.eps,
+        rtol=tol.rtol, fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound, eps=tol.eps, terms=terms,
     )
     if not math.isfinite(analytic):
         probe.verdict, probe.reason = UNDECIDED, "the analytic gradient has NaN or infinite values"
@@ -280,9 +279,33 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
     elif scale > 0 and error_bound > tol.resolution[0] * scale:
         probe.verdict = UNDECIDED
         probe.reason = "round-off" if second_error < 20 * roundoff_error else "curvature"
-    elif np.any(g) and probe.tolerance > tol.resolution[2] * max(abs(analytic), abs(numeric)):
+    elif any_gradient and probe.tolerance > tol.resolution[2] * max(abs(analytic), abs(numeric)):
         probe.verdict, probe.reason = UNDECIDED, "a small projection"
     return probe
+
+
+def _kinks(delta: Any, second: Any, floor: Any, rho: float) -> Any:
+    """Outputs whose second difference is not small against their first: a non-differentiable
+    point within the step."""
+    xp = namespace_of(delta, second, floor)
+    threshold = xp.abs(delta)
+    threshold *= rho
+    threshold += floor
+    return xp.abs(second) > threshold
+
+
+def _count(mask: Any) -> Any:
+    return namespace_of(mask).count_nonzero(mask)
+
+
+def _dot(a: Any, b: Any) -> Any:
+    """sum(Re(conj(a) * b)), left where it was computed (a 0-d array on the GPU)."""
+    return namespace_of(a, b).vdot(a, b).real
+
+
+def _sq(a: Any) -> Any:
+    """|a|^2, left where it was computed."""
+    return _dot(a, a)
 
 
 def _undecided(index, direction, t, reason, masked=0, changed=0) -> Probe:
@@ -320,7 +343,7 @@ def check_argument(
     for _ in range(max_probes):
         t = h * scale
         direction = keep_inside(value, random_direction(value, rng), t, problem.domains[index])
-        if not np.any(direction):
+        if not bool(namespace_of(direction).any(direction)):
             return ArgumentVerdict(index, "incomplete", probes, "every element sits at the edge of its domain")
         try:
             probe = run_probe(problem, base, index, direction, t, tol)
@@ -371,7 +394,7 @@ def element_probe(problem: GradientProblem, base: Baseline, index: int, element:
     """The numeric partial derivative with respect to one element (a one-hot direction): of its
     real part, or of its imaginary part with `unit=1j`."""
     value = problem.values[index]
-    direction = np.zeros(value.shape, dtype=value.dtype)
+    direction = namespace_of(value).zeros(value.shape, dtype=value.dtype)
     direction[element] = unit
     t = tol.step * step_scale(value)
     direction = keep_inside(value, direction, t, problem.domains[index])

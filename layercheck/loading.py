@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from .contract import is_operation, kind_of
+from .portability import hint_for
 from .errors import USER_ERRORS, TargetError, UsageError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -71,7 +72,8 @@ def exception_summary(exc: BaseException) -> str:
     frame = last_user_frame(exc)
     if frame is not None:
         text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
-    return text
+    hint = hint_for(exc)
+    return text if hint is None else f"{text}; {hint}"
 
 
 def _is_user_frame(frame: traceback.FrameSummary) -> bool:

@@ -8,6 +8,7 @@ failing again, and so that the run costs one call per step however many checks r
 from __future__ import annotations
 
 import random
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -17,10 +18,11 @@ import numpy as np
 from . import arrays
 from .checks.registry import Incomplete
 from .contract import Adapter, Gradients, Outputs, adapt, domains_per_input
-from .devices import GpuStatus, gpu_status, to_device
+from .devices import GpuStatus, gpu_status
 from .errors import USER_ERRORS, ContractError, TargetError
 from .layout import Layout
 from .loading import exception_summary, user_traceback
+from .portability import is_cupy_refusal
 
 DEFAULT_TOLERANCES = {
     "float32": {"rtol": 1e-4, "atol": 1e-5},
@@ -107,6 +109,8 @@ class Session:
         self.options = options
         self._cache: dict[Any, Any] = {}
         self.reference = self._build_reference()
+        if not arrays.on_gpu(self.home_module()):
+            self._refuse_if_bound_to_gpu()
 
     # -- randomness ---------------------------------------------------------------------
 
@@ -151,8 +155,9 @@ class Session:
             adapter.initialize(self.layouts if layouts is None else layouts)
         return adapter
 
-    def layer(self, dtype: Any, layouts: Sequence[Layout] | None = None) -> Adapter:
-        """A fresh layer whose parameters are the reference values cast to `dtype`'s precision.
+    def layer(self, dtype: Any, layouts: Sequence[Layout] | None = None, gpu: bool | None = None) -> Adapter:
+        """A fresh layer whose parameters are the reference values cast to `dtype`'s precision,
+        on the GPU when `gpu` (None: the session's home device).
 
         It is initialized like the reference first: initialize may also set up what is not a
         parameter (a channel axis, say). On other `layouts` (another batch size), the states
@@ -167,11 +172,65 @@ class Session:
         except USER_ERRORS as exc:
             where = "" if layouts is None else f" with layouts {', '.join(map(str, layouts))}"
             raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a fresh layer{where}: {exc}") from None
-        values = dict(self.reference_parameters)
+        xp = self._module(gpu)
+        values = {name: value.copy() for name, value in self.parameters(dtype, gpu).items()}
         if layouts is not None:
-            values.update({name: adapter.get(name) for name in adapter.state if arrays.is_array(adapter.get(name))})
-        adapter.set_parameters({name: arrays.cast(value, dtype) for name, value in values.items()})
+            values.update({
+                name: arrays.to_module(arrays.cast(adapter.get(name), dtype), xp)
+                for name in adapter.state if arrays.is_array(adapter.get(name))
+            })
+        adapter.set_parameters(values)
         return adapter
+
+    def parameters(self, dtype: Any, gpu: bool | None = None) -> dict[str, Any]:
+        """The reference parameters at `dtype`'s precision, on the GPU when `gpu` (None: the
+        home device): moved once per dtype. Shared: copy before handing one to a layer."""
+        xp = self._module(gpu)
+        key = ("parameters", np.dtype(dtype).name, xp.__name__)
+        if key not in self._cache:
+            self._cache[key] = {
+                name: arrays.to_module(arrays.cast(value, dtype), xp) for name, value in self.reference_parameters.items()
+            }
+        return self._cache[key]
+
+    # -- devices ------------------------------------------------------------------------
+
+    def gpu_binding(self) -> str | None:
+        """How the layer shows that it runs on the GPU whatever its inputs (an array module
+        chosen once, at import), or None. Only possible once CuPy is imported."""
+        if "cupy" not in sys.modules:
+            return None
+        if any(arrays.is_cupy_array(v) for v in self.reference_parameters.values()):
+            names = [n for n, v in self.reference_parameters.items() if arrays.is_cupy_array(v)]
+            return f"initialize made {', '.join(names)} CuPy arrays"
+        method = "predict" if self.reference.kind == "layer" else "forward"
+        step = self.step(method, self.options.dtypes[0], gpu=False)
+        if step.error is not None:
+            if is_cupy_refusal(step.error.exception):
+                return f"{method} refuses NumPy inputs ({step.error.summary()})"
+            return None
+        values = step.value.all if isinstance(step.value, Outputs) else ()
+        if any(arrays.is_cupy_array(y) for y in values):
+            return f"{method} returns CuPy arrays from NumPy inputs"
+        return None
+
+    def _refuse_if_bound_to_gpu(self) -> None:
+        """One line for a layer bound to the GPU, instead of every host check failing."""
+        binding = self.gpu_binding()
+        if binding is None:
+            return
+        status = self.gpu()
+        where = "check it with --device gpu" if status.usable else f"no GPU is usable here ({status.reason})"
+        raise TargetError(f"{self.reference.name} runs only on the GPU: {binding}; {where}")
+
+    def home_module(self) -> Any:
+        """The module the checks run the layer in: cupy with --device gpu, else numpy."""
+        return self._module(None)
+
+    def _module(self, gpu: bool | None) -> Any:
+        if gpu is None:
+            gpu = self.options.device == "gpu"
+        return self.gpu().module if gpu else np
 
     def output_formats(self) -> tuple[str, ...]:
         """The declared format of each output; `Incomplete` when output_format breaks."""
@@ -184,11 +243,14 @@ class Session:
 
     # -- data ---------------------------------------------------------------------------
 
-    def inputs(self, dtype: Any) -> tuple[Any, ...]:
-        """Random inputs at `dtype` (the same values at every precision); a fresh copy each call."""
-        key = ("inputs", np.dtype(dtype).name)
+    def inputs(self, dtype: Any, gpu: bool | None = None) -> tuple[Any, ...]:
+        """Random inputs at `dtype` (the same values at every precision and on every device),
+        on the GPU when `gpu` (None: the home device); a fresh copy each call."""
+        xp = self._module(gpu)
+        key = ("inputs", np.dtype(dtype).name, xp.__name__)
         if key not in self._cache:
-            self._cache[key] = tuple(arrays.at_dtype(x, dtype) for x in self._input_values(np.dtype(dtype).kind == "c"))
+            values = self._input_values(np.dtype(dtype).kind == "c")
+            self._cache[key] = tuple(arrays.to_module(arrays.at_dtype(x, dtype), xp) for x in values)
         return tuple(x.copy() for x in self._cache[key])
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
@@ -211,8 +273,9 @@ class Session:
         """Inputs drawn like `inputs` but for other layouts (another batch size)."""
         rng = self.rng(purpose)
         draw = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+        xp = self.home_module()
         return tuple(
-            arrays.at_dtype(arrays.random_array(layout, draw, rng, domain), dtype)
+            arrays.to_module(arrays.at_dtype(arrays.random_array(layout, draw, rng, domain), dtype), xp)
             for layout, domain in zip(layouts, self.input_domains())
         )
 
@@ -220,7 +283,7 @@ class Session:
         """The user's fixed inputs (shapes checked by `check_layer`), or standard normal draws
         inside each input's domain."""
         if self.options.inputs is not None:
-            return [np.asarray(arrays.to_numpy(x)) for x in self.options.inputs]
+            return [arrays.to_host(x) for x in self.options.inputs]
         rng = self.rng("inputs")
         dtype = np.complex128 if is_complex else np.float64
         return [
@@ -229,14 +292,14 @@ class Session:
         ]
 
     def output_gradients(self, outputs: Outputs, purpose: str) -> tuple[tuple, tuple]:
-        """Random dL/dY and dL/dS_out shaped and typed like the outputs and states."""
+        """Random dL/dY and dL/dS_out shaped and typed like the outputs and states, in their
+        module. Drawn on the host: a purpose gives the same values on the CPU and the GPU."""
         rng = self.rng(purpose)
 
         def like(y: Any) -> Any:
             if not arrays.is_array(y):
                 raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
-            xp = arrays.array_module(y)
-            return xp.asarray(arrays.random_like(arrays.to_numpy(y), rng).astype(y.dtype))
+            return arrays.to_module(arrays.random_host_like(y, rng).astype(y.dtype), arrays.array_module(y))
 
         return tuple(like(y) for y in outputs.values), tuple(like(s) for s in outputs.states)
 
@@ -247,34 +310,32 @@ class Session:
             self._cache[key] = make()
         return self._cache[key]
 
-    def predict(self, dtype: Any, gpu: bool = False) -> Step:
-        return self._cached(("predict", np.dtype(dtype).name, gpu), lambda: self._run_pass("predict", dtype, gpu))
+    def predict(self, dtype: Any, gpu: bool | None = None) -> Step:
+        return self.step("predict", dtype, gpu)
 
-    def forward(self, dtype: Any, gpu: bool = False) -> Step:
-        return self._cached(("forward", np.dtype(dtype).name, gpu), lambda: self._run_pass("forward", dtype, gpu))
+    def forward(self, dtype: Any, gpu: bool | None = None) -> Step:
+        return self.step("forward", dtype, gpu)
 
-    def step(self, method: str, dtype: Any, gpu: bool = False) -> Step:
-        """The cached `predict` or `forward` step."""
-        return (self.predict if method == "predict" else self.forward)(dtype, gpu)
+    def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step:
+        """The cached `predict` or `forward` step, on the GPU when `gpu` (None: the home device)."""
+        gpu = self._on_gpu(gpu)
+        return self._cached((method, np.dtype(dtype).name, gpu), lambda: self._run_pass(method, dtype, gpu))
+
+    def _on_gpu(self, gpu: bool | None) -> bool:
+        return arrays.on_gpu(self._module(gpu))
 
     def _on(self, dtype: Any, gpu: bool) -> tuple[Adapter, tuple[Any, ...], str]:
         """A fresh layer and the inputs, on the GPU when asked (learnables and state too)."""
-        layer = self.layer(dtype)
-        xs = self.inputs(dtype)
-        where = f"{np.dtype(dtype).name} inputs"
-        if gpu:
-            xp = self.gpu().module
-            layer.set_parameters({name: to_device(value, xp) for name, value in layer.parameters().items()})
-            xs = tuple(to_device(x, xp) for x in xs)
-            where = f"{np.dtype(dtype).name} CuPy inputs"
-        return layer, xs, where
+        where = f"{np.dtype(dtype).name} {'CuPy ' if gpu else ''}inputs"
+        return self.layer(dtype, gpu=gpu), self.inputs(dtype, gpu), where
 
     def _run_pass(self, method: str, dtype: Any, gpu: bool) -> Step:
         layer, xs, where = self._on(dtype, gpu)
         return call(f"{method} with {where}", method, lambda: getattr(layer, method)(xs))
 
-    def backward(self, dtype: Any, gpu: bool = False) -> Step:
+    def backward(self, dtype: Any, gpu: bool | None = None) -> Step:
         """forward then backward at `dtype`, with random dL/dY; the value is a BackwardResult."""
+        gpu = self._on_gpu(gpu)
         return self._cached(("backward", np.dtype(dtype).name, gpu), lambda: self._run_backward(dtype, gpu))
 
     def _run_backward(self, dtype: Any, gpu: bool) -> Step:

@@ -18,8 +18,21 @@ _RESERVED = {
     "self", "name", "learnables", "state", "example_layout", "initialize", "predict", "forward",
     "backward", "reset_state", "num_inputs", "num_outputs", "output_format", "input_domain",
     "X", "Y", "Z", "T", "xp", "np", "memory", "axes", "shape", "channel", "layout",
-    "compute_gradients",
+    "compute_gradients", "get_array_module",
 }
+
+# The array module of the inputs, on NumPy 1.x and 2.x and on CuPy 13 and 14, without a
+# dependency on CuPy (not an __array_namespace__ method: cupy.ndarray and NumPy 1.x arrays
+# have none).
+ARRAY_MODULE_IMPORT = [
+    "import numpy as np",
+    "",
+    "try:  # CuPy is optional: without it every array is a NumPy array",
+    "    from cupy import get_array_module",
+    "except ImportError:",
+    "    def get_array_module(*arrays):",
+    "        return np",
+]
 
 
 @dataclass(frozen=True)
@@ -73,7 +86,7 @@ def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str
         f"    layercheck run {file}",
         '"""',
         "",
-        "import numpy as np",
+        *ARRAY_MODULE_IMPORT,
         "",
         "",
         f"class {cls}:",
@@ -117,7 +130,7 @@ def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str
         "",
         "    def predict(self, X):",
         '        """The output' + (", then the updated states" if state else "") + '."""',
-        "        xp = X.__array_namespace__()  # NumPy or CuPy: one code path",
+        "        xp = get_array_module(X)  # NumPy or CuPy: one code path",
     ]
     if state:
         lines += [
@@ -140,7 +153,7 @@ def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str
             "    def reset_state(self):",
             '        """Back to the initial state."""',
         ]
-        lines += [f"        self.{s} = self.{s}.__array_namespace__().zeros_like(self.{s})" for s in state]
+        lines += [f"        self.{s} = get_array_module(self.{s}).zeros_like(self.{s})" for s in state]
     return Template(cls, file, "\n".join(lines) + "\n")
 
 
@@ -152,7 +165,7 @@ def _layer_backward(learnables: tuple[str, ...], state: tuple[str, ...]) -> list
         "",
         f"    def backward(self, {params}):",
         f'        """Gradients of the loss with respect to {_listing(arguments)}."""',
-        "        xp = X.__array_namespace__()",
+        "        xp = get_array_module(X)",
         "        T = xp.tanh(X)",
     ]
     dz = " + ".join(["dLdY"] + d_state_out)  # Y and every updated state are Z + ...
@@ -192,6 +205,8 @@ def function_template(name: str, parameters: tuple[str, ...] = ()) -> Template:
         f"    layercheck run {file}",
         '"""',
         "",
+        *ARRAY_MODULE_IMPORT,
+        "",
         "",
         f"class {cls}:",
         f'    """Y = {z.replace("xp.", "")}' + (" (one value of each parameter per channel)" if parameters else "") + '."""',
@@ -200,12 +215,12 @@ def function_template(name: str, parameters: tuple[str, ...] = ()) -> Template:
         f"    example_layout = {example}  # one layout per input of forward",
         "",
         f"    def forward(self, {', '.join(inputs)}):",
-        "        xp = X.__array_namespace__()  # NumPy or CuPy: one code path",
+        "        xp = get_array_module(X)  # NumPy or CuPy: one code path",
         f"        return {z}",
         "",
         f"    def backward(self, dLdY, compute_gradients, {', '.join(inputs)}):",
         '        """One gradient per input of forward, None where compute_gradients says so."""',
-        "        xp = X.__array_namespace__()",
+        "        xp = get_array_module(X)",
         "        T = xp.tanh(X)",
     ]
     if parameters:

@@ -20,6 +20,12 @@ precision of its inputs (complex64 in, complex64 out; the real bias stays real).
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class ComplexScale:
     """Complex per-channel scale plus a real per-channel bias."""
@@ -50,7 +56,7 @@ class ComplexScale:
 
     def backward(self, X, Y, dLdY, memory):
         """Return (dLdX, dLdw, dLdb)."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         dLdX = xp.conj(self.w) * dLdY
         if X.dtype.kind != "c":
             dLdX = xp.real(dLdX)  # a real input gets a real gradient

@@ -14,6 +14,14 @@ The spatial axes are read from the input layout in `initialize` (every axis labe
 No learnables. Runs on NumPy and CuPy and keeps the input's dtype.
 """
 
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class GlobalAveragePooling:
     """Mean over every spatial axis; the spatial axes are dropped from the output."""
@@ -36,12 +44,12 @@ class GlobalAveragePooling:
         return "".join(label for label in input_format if label != "S")
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return xp.mean(X, axis=self.spatial_axes)
 
     def backward(self, X, Z, dLdZ, memory):
         """Spread dLdZ evenly over the spatial positions it was averaged from."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         count = 1
         shape = list(X.shape)
         for axis in self.spatial_axes:

@@ -29,6 +29,12 @@ and CuPy and keeps the precision of its inputs (b stays real).
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class ModReLU:
     """modReLU with a real learnable bias per channel."""
@@ -53,7 +59,7 @@ class ModReLU:
 
     def _parts(self, X):
         """(r, safe r, s, active mask, unit phase); no division by zero where X = 0."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r = xp.abs(X)
         nonzero = r > 0
         r_safe = xp.where(nonzero, r, 1)
@@ -62,13 +68,13 @@ class ModReLU:
         return r_safe, s, active, X / r_safe
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r_safe, s, active, unit = self._parts(X)
         return xp.where(active, s / r_safe, 0) * X
 
     def backward(self, X, Y, dLdY, memory):
         """Return (dLdX, dLdb)."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r_safe, s, active, unit = self._parts(X)
         radial = xp.real(xp.conj(unit) * dLdY)  # component of dLdY along the phase of X
         dLdX = xp.where(active, (s / r_safe) * dLdY - (self.b / r_safe) * unit * radial, 0)

@@ -11,6 +11,12 @@ the input. Runs on NumPy and CuPy and keeps the input's dtype.
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class PReLU:
     """Parametric ReLU: negative inputs are scaled by a learnable slope per channel."""
@@ -43,12 +49,12 @@ class PReLU:
             self.alpha = np.random.rand(*shape)
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return xp.maximum(X, 0) + self.alpha * xp.minimum(0, X)
 
     def backward(self, X, Z, dLdZ, memory):
         """Return (dLdX, dLdAlpha), exactly as in the MATLAB example."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         dLdX = self.alpha * dLdZ
         positive = X > 0
         dLdX[positive] = dLdZ[positive]

@@ -22,6 +22,12 @@ are initialized with ``rand`` (so the thresholds lie in [0, 1) and ``tl`` may ex
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class SReLU:
     """S-shaped ReLU with learnable thresholds and slopes per channel."""
@@ -64,7 +70,7 @@ class SReLU:
 
     def backward(self, X, Y, dLdY, memory):
         """Return (dLdX, dLdtl, dLdal, dLdtr, dLdar)."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         tl, al, tr, ar = self.tl, self.al, self.tr, self.ar
         dtype = X.dtype
         left = (X <= tl).astype(dtype)

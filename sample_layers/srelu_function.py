@@ -22,6 +22,14 @@ Where ``tl > tr`` the two outer branches overlap (both conditions hold) and forw
 dYdX is built as the same sum of masks, so backward stays the derivative of forward there too.
 """
 
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class SReLUFunction:
     """S-shaped ReLU operation: Y = srelu(X, tl, al, tr, ar)."""
@@ -46,7 +54,7 @@ class SReLUFunction:
 
     def backward(self, dLdY, compute_gradients, X, tl, al, tr, ar):
         """Return (dLdX, dLdtl, dLdal, dLdtr, dLdar), None where not requested."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         dtype = X.dtype
         left = (X <= tl).astype(dtype)
         middle = ((tl < X) & (X < tr)).astype(dtype)

@@ -1,6 +1,10 @@
-"""The GPU checks: skipped with the reason without a GPU, exit 2 for --device gpu without
-one; their code paths run in CI on a stand-in CuPy (tests/fake_gpu), and on a real GPU in the
-tests marked `gpu`."""
+"""The GPU half: parity and device checks, the engine on the device, layers bound to one device.
+
+Every test that needs CuPy runs twice over the `gpu` fixture: on the stand-in
+(tests/fake_gpu, held against the real CuPy's recorded surface by test_fake_cupy.py) where no
+GPU is usable, which is how CI runs them, and on the real CuPy, marked `gpu` (`pytest -m gpu`
+on a machine with a GPU). On a machine with a usable GPU the stand-in variants are skipped.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +15,60 @@ import numpy as np
 import pytest
 
 import layercheck
+from layercheck.checks import REGISTRY
 from layercheck.devices import gpu_status
 from layercheck.errors import UsageError
 
-from conftest import GRADIENTS, SAMPLES, TESTS, load_layer, not_ok, run_cli
+from conftest import GRADIENTS, REPO, SAMPLES, SEED_LAYOUT, TESTS, declared, layer_files, load_layer, not_ok, run_cli
 
 GPU_CHECKS = ["predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu", "outputs_stay_on_device"]
 REAL_GPU = gpu_status().usable
+CORPUS_GPU = TESTS / "corpus_gpu"
+BOUND = CORPUS_GPU / "bound"
+STAND_IN = TESTS / "fake_gpu"
+
+
+def _forget_cupy() -> None:
+    """Drop CuPy, the ledger and every imported user module (they bound their array module
+    when imported), so that the next import sees the CuPy now on the path."""
+    for name in [n for n in sys.modules if n in ("cupy", "transfer_ledger") or n.startswith(("cupy.", "layercheck_user_"))]:
+        del sys.modules[name]
+    gpu_status.cache_clear()
+
+
+@pytest.fixture(params=["stand-in", pytest.param("real", marks=pytest.mark.gpu)])
+def gpu(request, monkeypatch):
+    """CuPy for the test: the stand-in, or the real one on a machine with a usable GPU."""
+    if request.param == "real":
+        if not REAL_GPU:
+            pytest.skip(f"no GPU: {gpu_status().reason}")
+        _forget_cupy()
+        yield request.param
+        _forget_cupy()
+        return
+    if REAL_GPU:
+        pytest.skip("a GPU is usable here: the real-CuPy variant runs instead")
+    monkeypatch.syspath_prepend(str(STAND_IN))
+    _forget_cupy()
+    yield request.param
+    _forget_cupy()
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch):
-    """layercheck sees the stand-in CuPy (unless a real one is usable)."""
-    if REAL_GPU:
-        yield
-        return
-    monkeypatch.syspath_prepend(str(TESTS / "fake_gpu"))
-    monkeypatch.delitem(sys.modules, "cupy", raising=False)
-    gpu_status.cache_clear()
-    yield
-    sys.modules.pop("cupy", None)
-    gpu_status.cache_clear()
+def ledger(gpu):
+    """The stand-in's count of host<->device transfers (no such count exists on a real GPU)."""
+    if gpu != "stand-in":
+        pytest.skip("transfers are counted by the stand-in only")
+    import transfer_ledger
+
+    return transfer_ledger
+
+
+def _layout(obj, small: str | None = None):
+    return small or obj.example_layout
+
+
+# -- without a GPU --------------------------------------------------------------------------------
 
 
 @pytest.mark.skipif(REAL_GPU, reason="a GPU is usable here")
@@ -41,6 +78,13 @@ def test_without_a_gpu_the_gpu_checks_are_skipped_with_the_reason():
         result = report.result(name)
         assert result.status == "skipped"
         assert "CuPy is not installed" in result.message or "no CUDA device" in result.message
+
+
+@pytest.mark.skipif(REAL_GPU, reason="a GPU is usable here")
+def test_the_no_gpu_reason_names_both_cuda_extras_without_assuming_a_checkout():
+    reason = gpu_status().reason
+    if "not installed" in reason:
+        assert "layercheck[cuda12]" in reason and "layercheck[cuda13]" in reason and "-e" not in reason
 
 
 @pytest.mark.skipif(REAL_GPU, reason="a GPU is usable here")
@@ -54,15 +98,21 @@ def test_device_gpu_without_a_gpu_exits_2_with_the_reason():
 
 def test_device_cpu_never_imports_cupy():
     code = (
-        "import sys, layercheck; from layercheck.loading import import_module, discover; from pathlib import Path;"
-        f"cls = discover(import_module(Path({str(SAMPLES / 'prelu.py')!r})))[0][1];"
-        "r = layercheck.check_layer(cls, '4,3,5,2:SSCB', device='cpu');"
-        "assert r.result('outputs_stay_on_device').message == '--device cpu: GPU checks not run', r.result('outputs_stay_on_device').message;"
-        "assert 'cupy' not in sys.modules; print('ok')"
+        "import sys, layercheck\n"
+        "class Double:\n"
+        "    def predict(self, X):\n"
+        "        return 2 * X\n"
+        "r = layercheck.check_layer(Double, '4,3,5,2:SSCB', device='cpu')\n"
+        "assert r.result('outputs_stay_on_device').message == '--device cpu: GPU checks not run'\n"
+        "assert 'cupy' not in sys.modules\n"
+        "print('ok')\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(TESTS / "fake_gpu"), "PATH": ""})
+    env = {"PYTHONPATH": str(STAND_IN), "PATH": ""}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.stdout.strip() == "ok", proc.stderr
 
+
+# -- the samples ----------------------------------------------------------------------------------
 
 SAMPLE_LAYOUTS = {
     "prelu.py": "4,3,5,2:SSCB", "srelu.py": "4,3,5,2:SSCB", "weighted_addition.py": None,
@@ -71,7 +121,7 @@ SAMPLE_LAYOUTS = {
 
 
 @pytest.mark.parametrize("name", list(SAMPLE_LAYOUTS))
-def test_the_samples_pass_every_gpu_check(name, fake_gpu):
+def test_the_samples_pass_every_gpu_check(name, gpu):
     obj = load_layer(SAMPLES / name)
     report = layercheck.check_layer(obj, SAMPLE_LAYOUTS[name] or obj.example_layout)
     assert not_ok(report) == {}
@@ -81,72 +131,245 @@ def test_the_samples_pass_every_gpu_check(name, fake_gpu):
     assert report.result("outputs_stay_on_device").status == "passed"
 
 
-def test_the_operation_sample_passes_the_gpu_checks(fake_gpu):
-    obj = load_layer(SAMPLES / "srelu_function.py")
-    report = layercheck.check_function(obj, obj.example_layout)
+@pytest.mark.parametrize("name", list(SAMPLE_LAYOUTS))
+def test_the_samples_pass_every_check_on_the_device(name, gpu):
+    obj = load_layer(SAMPLES / name)
+    report = layercheck.check_layer(obj, SAMPLE_LAYOUTS[name] or obj.example_layout, device="gpu")
     assert not_ok(report) == {}
-    assert [report.result(c).status for c in GPU_CHECKS] == ["passed"] * 3
+    assert report.result(GRADIENTS).details["device"] == "gpu"
 
 
-class HostRoundTrip:
-    """Computes on the host: cupy.asnumpy in, NumPy out."""
-
-    def predict(self, X):
-        host = X.get() if hasattr(X, "get") else X
-        return np.tanh(host)
-
-    def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
-        return dLdY * (1 - xp.asarray(Y) ** 2)
+def test_the_operation_sample_passes_on_the_device(gpu):
+    obj = load_layer(SAMPLES / "srelu_function.py")
+    for device in ("auto", "gpu"):
+        report = layercheck.check_function(obj, obj.example_layout, device=device)
+        assert not_ok(report) == {}
+        assert [report.result(c).status for c in GPU_CHECKS] == ["passed"] * 3
 
 
-def test_a_layer_that_round_trips_through_the_host_fails_naming_it(fake_gpu):
-    report = layercheck.check_layer(HostRoundTrip, "3,4:CB")
-    result = report.result("outputs_stay_on_device")
-    assert result.status == "failed"
-    assert "NumPy array from CuPy inputs" in result.message and "host" in result.message
+@pytest.mark.parametrize("name", ["prelu.py", "srelu.py"])
+def test_the_samples_pass_on_the_device_at_the_seed_layout(name, gpu):
+    if gpu == "stand-in":
+        pytest.skip("the seed layout on the stand-in is the transfer-budget test's")
+    report = layercheck.check_layer(load_layer(SAMPLES / name), SEED_LAYOUT, device="gpu")
+    assert not_ok(report) == {}
 
 
-class GpuFloat64Leak:
-    def predict(self, X):
-        xp = X.__array_namespace__()
-        return X * xp.asarray(2.0, dtype="float64")
+BUGGY = {
+    "srelu_swapped.py": "the gradients of al and tr are returned in each other's place",
+    "weighted_addition_swapped.py": "the gradients of X1 and X2 are returned in each other's place",
+    "global_average_pooling_wrong_count.py": "off by a constant factor",
+    "complex_scale_no_conj.py": "conj",
+    "modrelu_no_conj.py": "conj",
+    "srelu_missing_dx.py": None,
+    "peephole_lstm_bug.py": None,
+}
 
 
-def test_a_float64_leak_on_the_gpu_fails_the_device_type_check(fake_gpu):
-    result = layercheck.check_layer(GpuFloat64Leak, "3,4:CB").result("outputs_stay_on_device")
-    assert result.status == "failed" and "float64, expected float32" in result.message and "GPU" in result.message
+@pytest.mark.parametrize("name", list(BUGGY))
+def test_the_buggy_twins_are_caught_on_the_device_with_the_cpu_diagnosis(name, gpu):
+    obj = load_layer(SAMPLES / "buggy" / name)
+    dtypes = ["complex128", "complex64"] if "conj" in name else ["float64", "float32"]
+    cpu = layercheck.check_layer(obj, obj.example_layout, device="cpu", dtypes=dtypes)
+    on_gpu = layercheck.check_layer(obj, obj.example_layout, device="gpu", dtypes=dtypes)
+    failed_on_cpu = {c.name for c in cpu.checks if c.status == "failed"}
+    assert failed_on_cpu and failed_on_cpu <= {c.name for c in on_gpu.checks if c.status == "failed"}
+    result = on_gpu.result(GRADIENTS)
+    if BUGGY[name] is not None:
+        assert result.status == "failed" and BUGGY[name] in result.message
+        assert result.details["device"] == "gpu"
 
 
-class DiffersOnGpu:
-    def predict(self, X):
-        xp = X.__array_namespace__()
-        return X + (0.5 if xp is not np else 0.0)
-
-
-def test_a_layer_that_computes_something_else_on_the_gpu_fails_parity(fake_gpu):
-    result = layercheck.check_layer(DiffersOnGpu, "3,4:CB").result("predict_is_consistent_on_gpu")
-    assert result.status == "failed"
-    assert "differs between GPU and CPU" in result.message
-
-
-def test_device_gpu_runs_the_gradient_check_on_the_gpu(fake_gpu):
-    obj = load_layer(SAMPLES / "srelu.py")
-    result = layercheck.check_layer(obj, "4,3,5,2:SSCB", device="gpu", checks=[GRADIENTS]).result(GRADIENTS)
-    assert result.status == "passed" and result.details["device"] == "gpu"
-    assert "on the GPU" in result.message
-    buggy = load_layer(SAMPLES / "buggy" / "srelu_swapped.py")
-    result = layercheck.check_layer(buggy, "4,3,5,2:SSCB", device="gpu", checks=[GRADIENTS]).result(GRADIENTS)
+def test_the_seed_port_of_the_srelu_function_is_caught_on_the_device(gpu):
+    obj = load_layer(SAMPLES / "buggy" / "srelu_function_seed.py")
+    result = layercheck.check_function(obj, obj.example_layout, device="gpu").result(GRADIENTS)
     assert "the gradients of al and tr are returned in each other's place" in result.message
+
+
+# -- GPU-only bugs and correct lookalikes ---------------------------------------------------------
+
+GPU_CORPUS = [declared(p) for p in layer_files(CORPUS_GPU)]
+
+
+def test_the_gpu_corpus_is_there():
+    assert len([d for d in GPU_CORPUS if d.correct]) >= 2 and len([d for d in GPU_CORPUS if d.must_fail]) >= 7
+    for d in GPU_CORPUS:
+        assert d.correct != bool(d.must_fail) and all(n in REGISTRY for n in d.must_fail), d.id
+
+
+@pytest.mark.parametrize("d", GPU_CORPUS, ids=lambda d: d.id)
+def test_gpu_only_bugs_are_caught_and_correct_gpu_paths_pass(d, gpu):
+    obj = load_layer(d.path)
+    report = layercheck.check_layer(obj, obj.example_layout)
+    if d.id == "gpu_array_namespace_idiom.py" and not hasattr(np.ndarray, "__array_namespace__"):
+        d = type(d)(d.path, False, ("predict_does_not_error",), ())  # NumPy 1.x: fails on the CPU too
+    if d.correct:
+        assert not_ok(report) == {}
+        assert [report.result(c).status for c in GPU_CHECKS] == ["passed"] * 3
+        return
+    result = report.result(d.must_fail[0])
+    assert result.status == "failed", f"{d.id}: {result.status}: {result.message}"
+    # The bug is the GPU's: every check of the CPU run passes.
+    cpu_checks = [c for c in report.checks if c.name not in GPU_CHECKS]
+    if d.must_fail[0] in GPU_CHECKS:
+        assert {c.name: c.status for c in cpu_checks if c.status not in ("passed", "skipped")} == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("gpu_array_namespace_idiom.py", ["have no __array_namespace__", "get_array_module(X)"]),
+        ("gpu_numpy_asarray.py", ["Implicit conversion to a NumPy array", "converts a CuPy array to NumPy"]),
+        ("gpu_numpy_constant.py", ["Unsupported type", "mixes a NumPy array into CuPy arithmetic"]),
+        ("gpu_host_round_trip.py", ["NumPy array from CuPy inputs", "get_array_module(X)"]),
+        ("gpu_float32_downcast.py", ["float32, expected float64", "on the GPU"]),
+    ],
+)
+def test_gpu_failures_say_what_to_write_instead(name, words, gpu):
+    obj = load_layer(CORPUS_GPU / name)
+    report = layercheck.check_layer(obj, obj.example_layout, dtypes=["float64"])
+    messages = " ".join(c.message for c in report.checks if c.status == "failed")
+    for word in words:
+        assert word in messages, (word, messages)
+
+
+def test_the_portability_hint_is_given_only_for_the_errors_it_explains():
+    from layercheck.portability import hint_for
+
+    assert hint_for(AttributeError("'ndarray' object has no attribute '__array_namespace__'"))
+    assert hint_for(AttributeError("'ndarray' object has no attribute 'namespace'")) is None
+    assert hint_for(TypeError("Unsupported type <class 'list'>")) is None
+    assert hint_for(ValueError("Implicit conversion to a NumPy array is not allowed")) is None
+
+
+# -- layers bound to one device -------------------------------------------------------------------
+
+
+def test_a_layer_bound_to_cupy_is_one_line_on_the_host(gpu):
+    obj = load_layer(BOUND / "bound_good.py")
+    report = layercheck.check_layer(obj, obj.example_layout)
+    assert report.error is not None and not report.checks
+    assert "runs only on the GPU" in report.error and "--device gpu" in report.error
+    assert "\n" not in report.error
+
+
+def test_a_layer_bound_to_cupy_is_one_line_from_the_cli(gpu, tmp_path):
+    if gpu == "stand-in":
+        env = {"PYTHONPATH": str(STAND_IN), "PATH": "", "COLUMNS": "200"}
+    else:
+        env = None
+    proc = run_cli("run", BOUND / "bound_good.py", env=env)
+    assert proc.returncode == 1
+    assert proc.stdout.count("runs only on the GPU") == 1, proc.stdout
+
+
+def test_a_layer_bound_to_cupy_is_checked_whole_on_the_device(gpu):
+    obj = load_layer(BOUND / "bound_good.py")
+    report = layercheck.check_layer(obj, obj.example_layout, device="gpu")
+    assert report.error is None
+    assert not_ok(report) == {}
+    assert report.result(GRADIENTS).status == "passed" and report.result(GRADIENTS).details["device"] == "gpu"
+    parity = report.result("predict_is_consistent_on_gpu")
+    assert parity.status == "skipped" and "runs only on the GPU" in parity.message
+    assert report.result("outputs_stay_on_device").status == "passed"
+
+
+def test_a_gradient_bug_of_a_layer_bound_to_cupy_is_caught_on_the_device(gpu):
+    obj = load_layer(BOUND / "bound_wrong_gradient.py")
+    report = layercheck.check_layer(obj, obj.example_layout, device="gpu")
+    result = report.result(GRADIENTS)
+    assert result.status == "failed" and "w" in result.message
+    assert report.result("predict_does_not_error").status == "passed"
+
+
+# -- the engine on the device: what crosses the bus -----------------------------------------------
+
+# Bytes that may come back to the host per check: scalars, counts and a few element examples.
+DOWNLOAD_BUDGET = 16 * 1024
+
+
+def _seed_inputs_bytes(dtypes) -> int:
+    elements = int(np.prod([int(n) for n in SEED_LAYOUT.split(":")[0].split(",")]))
+    return sum(elements * np.dtype(d).itemsize for d in dtypes)
+
+
+@pytest.mark.parametrize("check", sorted(REGISTRY))
+def test_every_check_at_the_seed_layout_keeps_its_arrays_on_the_device(check, ledger):
+    """--device gpu: the inputs go up once per dtype (with dL/dY and the CPU's results where a
+    check needs them), and only scalars and element examples come back."""
+    obj = load_layer(SAMPLES / "srelu.py")
+    dtypes = ("float64", "float32")
+    with ledger.counting() as moved:
+        report = layercheck.check_layer(obj, SEED_LAYOUT, device="gpu", checks=[check], dtypes=list(dtypes))
+    assert not_ok(report) == {}
+    assert moved.downloaded <= DOWNLOAD_BUDGET, (check, moved.downloaded, _largest(moved.events, "download"))
+    # inputs, dL/dY and a CPU result per dtype for the parity checks; the inputs alone otherwise.
+    uploads = 3 if check in GPU_CHECKS else 2
+    assert moved.uploaded <= uploads * _seed_inputs_bytes(dtypes) + DOWNLOAD_BUDGET, (check, moved.uploaded)
+
+
+def test_the_gradient_check_uploads_only_its_inputs(ledger):
+    obj = load_layer(SAMPLES / "srelu.py")
+    with ledger.counting() as moved:
+        report = layercheck.check_layer(obj, SEED_LAYOUT, device="gpu", checks=[GRADIENTS])
+    assert report.result(GRADIENTS).status == "passed"
+    assert moved.uploaded <= _seed_inputs_bytes(["float64"]) + 4096, moved.uploaded
+    assert moved.downloaded <= 4096, _largest(moved.events, "download")
+
+
+def test_a_failing_gradient_is_diagnosed_on_the_device(ledger):
+    """Localization and element examples: a bounded number of small downloads."""
+    obj = load_layer(TESTS / "corpus" / "grad_one_channel.py")
+    layout = "12,12,8,16:SSCB"
+    with ledger.counting() as moved:
+        result = layercheck.check_layer(obj, layout, device="gpu", checks=[GRADIENTS]).result(GRADIENTS)
+    assert result.status == "failed" and "channel" in result.message
+    assert moved.downloaded <= DOWNLOAD_BUDGET, _largest(moved.events, "download")
+
+
+def _largest(events, direction: str):
+    chosen = [e for e in events if e.direction == direction]
+    return sorted(chosen, key=lambda e: -e.nbytes)[:5]
+
+
+# -- real GPU only --------------------------------------------------------------------------------
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not REAL_GPU, reason=f"no GPU: {gpu_status().reason}")
-def test_on_a_real_gpu_numpy_asarray_on_an_input_fails_naming_the_conversion():
-    class CallsNumpy:
-        def predict(self, X):
-            return np.asarray(X) * 2
+def test_a_cuda_kernel_that_reads_the_wrong_channel_fails_parity():
+    import cupy
 
-    result = layercheck.check_layer(CallsNumpy, "3,4:CB").result("outputs_stay_on_device")
-    assert result.status == "failed"
-    assert "converts a CuPy array to NumPy" in result.message
+    kernel = cupy.ElementwiseKernel(
+        "T x, raw T alpha, int32 channels, int32 inner", "T y",
+        "int c = (i / inner) % channels; int wrong = (c + 1) % channels;"
+        "y = x > 0 ? x : alpha[wrong] * x;",
+        "prelu_wrong_channel",
+    )
+
+    class KernelPReLU:
+        learnables = ("alpha",)
+
+        def __init__(self):
+            self.alpha = None
+
+        def initialize(self, layout):
+            if self.alpha is None:
+                self.alpha = np.random.rand(1, layout.size[1], 1) * 0.5
+
+        def predict(self, X):
+            if isinstance(X, cupy.ndarray):
+                alpha = cupy.ascontiguousarray(self.alpha.ravel())
+                return kernel(X, alpha, X.shape[1], X.shape[2])
+            return np.maximum(X, 0) + self.alpha * np.minimum(X, 0)
+
+    result = layercheck.check_layer(KernelPReLU, "4,6,5:BCS", dtypes=["float64"]).result("predict_is_consistent_on_gpu")
+    assert result.status == "failed" and "differs between GPU and CPU" in result.message
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not REAL_GPU, reason=f"no GPU: {gpu_status().reason}")
+def test_the_gpu_benchmark_runs():
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu.py"), "--quick"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "gradient check / (predict + backward)" in proc.stdout

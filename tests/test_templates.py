@@ -54,6 +54,18 @@ def test_function_template_passes_every_check(tmp_path, name):
     assert report.result("backward_respects_compute_gradients").status == "passed"
 
 
+@pytest.mark.parametrize("name", [*LAYERS, *FUNCTIONS])
+def test_templates_take_the_array_module_portably(tmp_path, name):
+    """cupy.get_array_module, imported once at module level and guarded for machines without
+    CuPy; never X.__array_namespace__(), which cupy.ndarray and NumPy 1.x arrays lack."""
+    generate(tmp_path, name, {**LAYERS, **FUNCTIONS}[name])
+    source = (tmp_path / f"{name}.py").read_text()
+    assert "__array_namespace__" not in source and "import cupy" not in source
+    assert source.count("from cupy import get_array_module") == 1
+    assert "\ntry:  # CuPy is optional" in source and "\nexcept ImportError:\n    def get_array_module(*arrays):" in source
+    assert "xp = get_array_module(X)" in source
+
+
 def test_names_become_a_class_and_a_module(tmp_path):
     layer = generate(tmp_path, "WeightedSum", ["--learnables", "alpha"], file="weighted_sum.py")
     assert layer.__name__ == "WeightedSum"

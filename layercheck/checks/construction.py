@@ -100,8 +100,8 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
         ref = session.reference_parameters[name]
         if not arrays.is_array(ref):
             raise Incomplete(f"not checked: {name!r} is not an array after initialize")
-        value = arrays.random_like(arrays.to_numpy(ref), rng) + 3.0
-        preset[name] = arrays.array_module(ref).asarray(value.astype(ref.dtype))
+        value = arrays.random_host_like(ref, rng) + 3.0
+        preset[name] = arrays.to_module(value.astype(ref.dtype), arrays.array_module(ref))
     layer = session.new_layer(initialize=False)
     layer.set_parameters({name: arrays.copy_tree(v) for name, v in preset.items()})
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 
 from .. import arrays
 from .common import dtype_name, first_failure, named_outputs, primary_dtype, require_arrays, require_forward
@@ -71,11 +70,11 @@ def _nonfinite(session, method: str):
         for name, y in named_outputs(layer, step.value):
             if not arrays.is_array(y):
                 continue
-            y = arrays.to_numpy(y)
-            bad = ~np.isfinite(y)
-            if bad.any():
-                first = tuple(int(i) for i in np.argwhere(bad)[0])
-                n_nan, n_inf = int(np.isnan(y).sum()), int(np.isinf(y).sum())
+            xp = arrays.array_module(y)
+            bad = ~xp.isfinite(y)
+            if bool(bad.any()):
+                first = tuple(int(i) for i in arrays.to_host(xp.argwhere(bad)[0]).tolist())
+                n_nan, n_inf = int(xp.count_nonzero(xp.isnan(y))), int(xp.count_nonzero(xp.isinf(y)))
                 message = (
                     f"{method} output {name} has {n_nan} NaN and {n_inf} infinite value(s) of {y.size} "
                     f"with {dtype_name(dtype)} inputs (first at index {first})"

@@ -8,10 +8,12 @@ returns from CuPy inputs must be a CuPy array of the tested precision.
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 
 from .. import arrays
-from ..compare import mismatch, scaled_atol
+from ..compare import largest_magnitude, mismatch, scaled_atol
+from ..portability import IDIOM
 from .common import dtype_name, named_outputs, require_backward
 from .registry import Incomplete, Skip, check, failed, passed
 from .types import complex_allowed, expected_dtype, type_problem
@@ -26,24 +28,32 @@ def require_gpu(session):
     return status
 
 
-def _gpu_step(step, dtype):
+def _gpu_step(step):
     """The GPU step's value; its error is this check's failure (the CPU step ran)."""
     if step.error is not None:
-        hint = ""
-        if "Implicit conversion to a NumPy array" in str(step.error.exception):
-            hint = ": the layer converts a CuPy array to NumPy (numpy.asarray, numpy functions, or float()) — use xp = X.__array_namespace__()"
-        return None, f"{step.error.summary()} on the GPU{hint}"
+        return None, f"{step.error.summary()} on the GPU"
     return step.value, None
 
 
-def _parity(session, name: str, cpu, gpu, dtype) -> str | None:
+def _require_cpu_run(session) -> None:
+    """A layer bound to the GPU has no CPU result to compare with: parity is skipped."""
+    binding = session.gpu_binding()
+    if binding is not None:
+        raise Skip(f"the layer runs only on the GPU ({binding}): no CPU result to compare with")
+
+
+def _parity(session, name: str, cpu, gpu, dtype) -> tuple[str | None, float]:
+    """A problem with the GPU's result, or None, and the largest difference: what was returned
+    is checked first, then the values, on the device (the CPU's result is uploaded)."""
     rtol, atol = session.options.tolerance(dtype)
-    if not arrays.is_array(gpu) or tuple(gpu.shape) != tuple(cpu.shape):
-        return f"{name} is {arrays.describe(gpu)} on the GPU but {arrays.describe(cpu)} on the CPU"
-    diff = mismatch(arrays.to_numpy(gpu), cpu, rtol, scaled_atol(rtol, atol, [cpu]))
+    if not arrays.is_cupy_array(gpu) or tuple(gpu.shape) != tuple(cpu.shape):
+        return f"{name} is {arrays.describe(gpu)} on the GPU but {arrays.describe(cpu)} on the CPU", math.inf
+    expected = arrays.to_module(cpu, arrays.array_module(gpu))
+    diff = mismatch(gpu, expected, rtol, scaled_atol(rtol, atol, [expected]))
     if diff is None:
-        return None
-    return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: " + diff.describe(name).split(": ", 1)[1]
+        return None, largest_magnitude(gpu - expected)
+    text = diff.describe(name).split(": ", 1)[1]
+    return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: {text}", diff.abs_diff
 
 
 @check(
@@ -52,19 +62,20 @@ def _parity(session, name: str, cpu, gpu, dtype) -> str | None:
 )
 def predict_is_consistent_on_gpu(session):
     require_gpu(session)
+    _require_cpu_run(session)
     layer = session.reference
     method = "predict" if layer.kind == "layer" else "forward"
     worst = 0.0
     for dtype in session.options.dtypes:
-        cpu = session.step(method, dtype).require()
-        value, error = _gpu_step(session.step(method, dtype, gpu=True), dtype)
+        cpu = session.step(method, dtype, gpu=False).require()
+        value, error = _gpu_step(session.step(method, dtype, gpu=True))
         if error:
             return failed(error)
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
-            problem = _parity(session, f"{method} output {name}", c, g, dtype)
+            problem, difference = _parity(session, f"{method} output {name}", c, g, dtype)
             if problem:
                 return failed(problem, output=name, dtype=dtype_name(dtype))
-            worst = max(worst, float(np.max(np.abs(arrays.to_numpy(g) - c), initial=0.0)))
+            worst = max(worst, difference)
     return passed(f"largest difference {worst:.2g}")
 
 
@@ -76,9 +87,10 @@ def backward_is_consistent_on_gpu(session):
     require_gpu(session)
     layer = session.reference
     require_backward(layer)
+    _require_cpu_run(session)
     for dtype in session.options.dtypes:
-        cpu = session.backward(dtype).require()
-        value, error = _gpu_step(session.backward(dtype, gpu=True), dtype)
+        cpu = session.backward(dtype, gpu=False).require()
+        value, error = _gpu_step(session.backward(dtype, gpu=True))
         if error:
             return failed(error)
         for name, c, g in zip(layer.gradient_names(), cpu.gradients.all, value.gradients.all):
@@ -86,7 +98,7 @@ def backward_is_consistent_on_gpu(session):
                 continue
             if not arrays.is_array(c):
                 raise Incomplete(f"not checked: the CPU gradient of {name} is {arrays.describe(c)}")
-            problem = _parity(session, f"gradient dLd{name}", c, g, dtype)
+            problem, _ = _parity(session, f"gradient dLd{name}", c, g, dtype)
             if problem:
                 return failed(problem, argument=name, dtype=dtype_name(dtype))
     return passed()
@@ -97,14 +109,14 @@ def _returned(session, dtype):
     layer = session.reference
     methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
     for method in methods:
-        value, error = _gpu_step(session.step(method, dtype, gpu=True), dtype)
+        value, error = _gpu_step(session.step(method, dtype, gpu=True))
         if error:
             yield "error", error, None
             return
         for name, y in named_outputs(layer, value):
             yield f"{method} output", name, y
     if layer.has_backward:
-        value, error = _gpu_step(session.backward(dtype, gpu=True), dtype)
+        value, error = _gpu_step(session.backward(dtype, gpu=True))
         if error:
             yield "error", error, None
             return
@@ -126,10 +138,10 @@ def outputs_stay_on_device(session):
         for what, name, value in _returned(session, dtype):
             if what == "error":
                 return failed(name)
-            if arrays.is_array(value) and arrays.array_module(value) is np:
+            if arrays.is_array(value) and not arrays.is_cupy_array(value):
                 return failed(
                     f"{what} {name} is a NumPy array from CuPy inputs ({dtype_name(dtype)}): the layer moved it to the "
-                    "host (cupy.asnumpy, .get() or a NumPy function); use xp = X.__array_namespace__()",
+                    f"host (cupy.asnumpy or .get()); {IDIOM}",
                     output=name, dtype=dtype_name(dtype),
                 )
             if what == "gradient":

@@ -12,7 +12,6 @@ from .. import arrays
 from ..compare import mismatch, repeat_tolerance
 from ..contract import Adapter, Outputs
 from ..diagnosis import Diagnosis, localize, patterns, size_context
-from ..devices import to_device
 from ..errors import USER_ERRORS
 from ..gradcheck import FAIL, ArgumentVerdict, EvaluationError, GradientProblem, Tolerances, check_argument, make_baseline
 from .common import require_backward
@@ -23,11 +22,13 @@ class _CannotRun(Exception):
     """The layer cannot run (or keep) the precision the gradient check asked for."""
 
 
-def _as_compute(x: Any, precision: np.dtype) -> np.ndarray:
-    """A NumPy copy of `x` at the compute precision (complex stays complex)."""
-    x = arrays.to_numpy(x)
-    kind = np.result_type(precision, np.complex64) if np.iscomplexobj(x) else precision
-    return np.array(x, dtype=kind)
+def _as_compute(x: Any, precision: np.dtype, xp: Any) -> Any:
+    """A copy of `x` at the compute precision (complex stays complex), in the engine's module
+    `xp`: a layer that returns arrays from another device is moved back (outputs_stay_on_device
+    reports it), so that the arithmetic never mixes devices."""
+    x = arrays.to_module(x, xp)
+    kind = np.result_type(precision, np.complex64) if arrays.is_complex(x) else precision
+    return x.astype(kind, copy=True)
 
 
 def _copy_memory(memory: Any) -> Any:
@@ -56,12 +57,13 @@ class TrainingPass:
 
     def __init__(self, session, dtype: str):
         self.layer = layer = session.layer(dtype)
-        # With --device gpu the layer runs on CuPy arrays; the numerics stay on the host.
-        self.xp = session.gpu().module if session.options.device == "gpu" else None
+        # The arrays live where the session runs the layer (the GPU with --device gpu), and
+        # so does every array operation of the check: only scalars come to the host.
+        self.xp = session.home_module()
         self.precision = arrays.precision_of(dtype)
         self.inputs = list(session.inputs(dtype))
         self.originals = self.inputs + [layer.get(n) for n in layer.parameter_names]
-        self.values = [_as_compute(v, self.precision) for v in self.originals]
+        self.values = [_as_compute(v, self.precision, self.xp) for v in self.originals]
         self.n_in = layer.num_inputs
         self.at_base = False
         try:
@@ -83,8 +85,8 @@ class TrainingPass:
         input harms nothing), except `fresh`, an array made for this call alone."""
         n = self.n_in
         for name, v, o in zip(self.layer.parameter_names, values[n:], self.originals[n:]):
-            self.layer.set(name, to_device(v.astype(o.dtype, copy=True), self.xp))
-        xs = [to_device(v.astype(o.dtype, copy=i != fresh), self.xp) for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))]
+            self.layer.set(name, v.astype(o.dtype, copy=True))
+        xs = [v.astype(o.dtype, copy=i != fresh) for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))]
         self.at_base = values is self.values
         return self.layer.forward(xs)
 
@@ -95,7 +97,7 @@ class TrainingPass:
             outputs = self.run(values, fresh=index)
         except USER_ERRORS as exc:
             raise EvaluationError(f"{self.method} raised {type(exc).__name__} at a perturbed point: {exc}") from None
-        return [_as_compute(y, self.precision) for y in outputs.all]
+        return [_as_compute(y, self.precision, self.xp) for y in outputs.all]
 
     def gradients(self, weights: list[np.ndarray]) -> list[np.ndarray | None]:
         """backward at the base point with dL/dY = weights; None where no gradient of the right shape."""
@@ -103,14 +105,14 @@ class TrainingPass:
             # Back to the base point first: layers may cache on self what forward saw.
             current = self.base if self.at_base else self.run(self.values)
             m = self.layer.num_outputs
-            dLdY = [to_device(w.astype(y.dtype), self.xp) for w, y in zip(weights[:m], self.base.values)]
-            dLdS = [to_device(w.astype(s.dtype), self.xp) for w, s in zip(weights[m:], self.base.states)]
+            dLdY = [w.astype(y.dtype) for w, y in zip(weights[:m], self.base.values)]
+            dLdS = [w.astype(s.dtype) for w, s in zip(weights[m:], self.base.states)]
             outputs = Outputs(self.base.values, self.base.states, _copy_memory(current.memory))
-            grads = self.layer.backward([to_device(x.copy(), self.xp) for x in self.inputs], outputs, dLdY, dLdS).all
+            grads = self.layer.backward([x.copy() for x in self.inputs], outputs, dLdY, dLdS).all
         except USER_ERRORS as exc:
             raise EvaluationError(f"backward raised {type(exc).__name__}: {exc}") from None
         return [
-            _as_compute(g, self.precision) if arrays.is_array(g) and tuple(g.shape) == v.shape else None
+            _as_compute(g, self.precision, self.xp) if arrays.is_array(g) and tuple(g.shape) == tuple(v.shape) else None
             for g, v in zip(grads, self.values)
         ]
 
@@ -127,7 +129,7 @@ def build_problem(session, dtype: str):
     """The gradient problem at `dtype`'s precision; raises _CannotRun when the layer cannot."""
     training = TrainingPass(session, dtype)
     problem = training.problem(session)
-    outputs = [_as_compute(y, training.precision) for y in training.base.all]
+    outputs = [_as_compute(y, training.precision, training.xp) for y in training.base.all]
     rng = session.rng("gradient weights")
     weights = [arrays.random_like(y, rng) for y in outputs]
     tol = Tolerances(*session.options.tolerance(dtype), training.precision)
@@ -204,7 +206,7 @@ def gradients_are_numerically_correct(session):
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     details = {
         "evaluated": evaluated,
-        "device": "gpu" if session.options.device == "gpu" else "cpu",
+        "device": "gpu" if arrays.on_gpu(session.home_module()) else "cpu",
         "precision": str(tol.precision),
         "fallback": fallback,
         "arguments": records,
@@ -246,7 +248,7 @@ def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
     error = first.relative(first.discrepancy)
     headline = f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)"
     causes = []
-    if np.iscomplexobj(problem.values[index]) or any(np.iscomplexobj(y) for y in baseline.outputs):
+    if arrays.is_complex(problem.values[index]) or any(arrays.is_complex(y) for y in baseline.outputs):
         # Not a plain missing conjugate (that is a pattern), but the usual suspect in complex code.
         causes = ["complex values: check each conj against the convention dL/da + i*dL/db"]
         headline += "; " + causes[0]

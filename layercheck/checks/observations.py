@@ -26,7 +26,9 @@ MAX_OBSERVATIONS = 16
 
 
 def _take(x: Any, indices: Sequence[int], axis: int | None) -> Any:
-    return x if axis is None else x.take(list(indices), axis=axis)
+    if axis is None:
+        return x
+    return x.take(arrays.array_module(x).asarray(list(indices), dtype=np.intp), axis=axis)
 
 
 def _chosen(n: int, rng: np.random.Generator) -> list[int]:
@@ -96,7 +98,7 @@ def _split(session, method: str) -> tuple[Split, list[int]]:
 def _subset_layer(session, split: Split, indices: Sequence[int]) -> Adapter:
     layer = session.layer(split.dtype, [layout.with_batch_size(len(indices)) for layout in session.layouts])
     for name, axis in split.states.items():
-        layer.set(name, _take(arrays.cast(session.reference_parameters[name], split.dtype), indices, axis))
+        layer.set(name, _take(session.parameters(split.dtype)[name].copy(), indices, axis))
     return layer
 
 

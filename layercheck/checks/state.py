@@ -40,7 +40,7 @@ def _returns_valid_states(session, method: str):
             continue
         ran = True
         for name, updated in zip(layer.state, step.value.states):
-            current = arrays.cast(session.reference_parameters[name], dtype)
+            current = session.parameters(dtype)[name]
             problem = _state_problem(name, updated, current, method, dtype)
             if problem:
                 return failed(problem, state=name, dtype=dtype_name(dtype))
@@ -97,7 +97,7 @@ def reset_state_does_not_error(session):
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):
         after = layer.get(name)
-        if not arrays.is_array(after) or after.shape != before.shape:
+        if not arrays.is_array(after) or after.shape != before.shape or arrays.array_module(after) is not arrays.array_module(before):
             return failed(f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}")
         diff = mismatch(after, before)
         if diff is not None:

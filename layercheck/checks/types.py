@@ -49,7 +49,7 @@ def _outputs_type(session, method: str):
         allowed = complex_allowed(session, dtype)
         for name, y in named_outputs(layer, step.value):
             expected = expected_dtype(dtype, allowed, y) if arrays.is_array(y) else None
-            problem = type_problem(f"{method} output {name}", y, expected, dtype, np)
+            problem = type_problem(f"{method} output {name}", y, expected, dtype, session.home_module())
             if problem:
                 return failed(problem, method=method, output=name, dtype=dtype_name(dtype))
     if not ran:

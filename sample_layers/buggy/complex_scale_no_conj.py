@@ -11,6 +11,12 @@ The correct layer is ../complex_scale.py.
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class ComplexScaleNoConj:
     """Complex per-channel scale plus a real bias, with conj(X) missing from dLdw."""
@@ -39,7 +45,7 @@ class ComplexScaleNoConj:
         return self.w * X + self.b
 
     def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         dLdX = xp.conj(self.w) * dLdY
         if X.dtype.kind != "c":
             dLdX = xp.real(dLdX)

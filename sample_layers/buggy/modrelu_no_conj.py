@@ -12,6 +12,12 @@ The correct layer, with the derivation, is ../modrelu.py.
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class ModReLUNoConj:
     """modReLU with conj missing from the radial projection in dLdX."""
@@ -34,7 +40,7 @@ class ModReLUNoConj:
             self.b = -0.5 * np.random.rand(*shape)
 
     def _parts(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r = xp.abs(X)
         nonzero = r > 0
         r_safe = xp.where(nonzero, r, 1)
@@ -43,12 +49,12 @@ class ModReLUNoConj:
         return r_safe, s, active, X / r_safe
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r_safe, s, active, unit = self._parts(X)
         return xp.where(active, s / r_safe, 0) * X
 
     def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r_safe, s, active, unit = self._parts(X)
         # BUG: should be xp.real(xp.conj(unit) * dLdY)
         dLdX = xp.where(active, (s / r_safe) * dLdY - (self.b / r_safe) * unit * xp.real(unit * dLdY), 0)

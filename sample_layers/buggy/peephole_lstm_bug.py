@@ -22,10 +22,16 @@ hidden_state and cell_state (H, B); Y (H, B, T).
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 def sigmoid(z):
     # The tanh form never overflows, unlike 1 / (1 + exp(-z)) for large negative z.
-    return 0.5 * (1 + z.__array_namespace__().tanh(0.5 * z))
+    return 0.5 * (1 + get_array_module(z).tanh(0.5 * z))
 
 
 def glorot(num_out, num_in, shape):
@@ -85,8 +91,8 @@ class PeepholeLSTMBug:
 
     def reset_state(self):
         """Zero the hidden and cell state (MATLAB's resetState), keeping shape and dtype."""
-        self.hidden_state = self.hidden_state.__array_namespace__().zeros_like(self.hidden_state)
-        self.cell_state = self.cell_state.__array_namespace__().zeros_like(self.cell_state)
+        self.hidden_state = get_array_module(self.hidden_state).zeros_like(self.hidden_state)
+        self.cell_state = get_array_module(self.cell_state).zeros_like(self.cell_state)
 
     def predict(self, X):
         """Return (Y, hidden_state, cell_state): every h_t, then h_T and c_T."""
@@ -95,7 +101,7 @@ class PeepholeLSTMBug:
 
     def forward(self, X):
         """As predict, plus the memory backward needs: gates, cell and hidden states."""
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         W, R, b = self.input_weights, self.recurrent_weights, self.bias
         H = R.shape[1]
         _, B, T = X.shape
@@ -131,7 +137,7 @@ class PeepholeLSTMBug:
 
         Returns (dLdX, dLdW, dLdR, dLdp, dLdb, dLdh_0, dLdc_0).
         """
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         gates, hs, cs = memory
         W, R = self.input_weights, self.recurrent_weights
         H = R.shape[1]

@@ -39,6 +39,14 @@ the only bug (both would stop the MATLAB code before it returns anything):
   only ``ar`` where tl > tr and tr <= X <= tl, where forward's slope is al + ar.
 """
 
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class SReLUFunctionSeed:
     """SReLU operation whose backward returns the gradients of `al` and `tr` swapped."""
@@ -85,7 +93,7 @@ class SReLUFunctionSeed:
         #     dLdtr - Derivative of loss with respect to right threshold
         #     dLdal - Derivative of loss with respect to left slope
         #     dLdar - Derivative of loss with respect to right slope
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         dtype = X.dtype
 
         ndims = len(self.format)          # ndims = strlength(fcn.Format);

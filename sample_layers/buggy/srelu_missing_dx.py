@@ -14,6 +14,12 @@ backward returns their gradients in that order: dLdX, dLdLS, dLdRS, dLdLT, dLdRT
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class SReLUMissingDX:
     """SReLU whose backward never assigns dLdX (bug kept from the MATLAB example)."""
@@ -60,7 +66,7 @@ class SReLUMissingDX:
         )
 
     def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         ndims = X.ndim
         idxC = self.channel_axis
         tl = self.left_threshold

@@ -4,6 +4,12 @@ between calls; forward, backward through time (dLdSout and dLdSin), and reset_st
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class LeakyAccumulator:
     learnables = ("a",)
@@ -30,7 +36,7 @@ class LeakyAccumulator:
         return Y, h, history
 
     def _run(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         h = self.h
         history = [h]
         for t in range(X.shape[2]):
@@ -39,7 +45,7 @@ class LeakyAccumulator:
         return xp.stack(history[1:], axis=2), h, history
 
     def backward(self, X, Y, dLdY, dLdh_out, history):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         dh = dLdh_out
         dLdX = xp.zeros_like(X)
         dLda = xp.zeros_like(self.a)

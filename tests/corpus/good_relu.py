@@ -1,5 +1,13 @@
 """Correct: ReLU with a custom backward (kink at 0). Every check must pass."""
 
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class ReLU:
     example_layout = "4,3,5,6:SSCB"
@@ -8,7 +16,7 @@ class ReLU:
         self.name = name
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return xp.maximum(X, 0)
 
     def backward(self, X, Y, dLdY, memory):

@@ -1,5 +1,13 @@
 """Correct: smooth tanh layer, no learnables, custom backward. Every check must pass."""
 
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class Tanh:
     example_layout = "4,3,5,6:SSCB"
@@ -8,7 +16,7 @@ class Tanh:
         self.name = name
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return xp.tanh(X)
 
     def backward(self, X, Y, dLdY, memory):

@@ -5,6 +5,14 @@ with steps larger than the kink spacing cross kinks; the checker must not report
 failure. Must pass every check (gradients_are_numerically_correct may be incomplete,
 never failed)."""
 
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class KinkDense:
     example_layout = "4,3,5,6:SSCB"
@@ -14,11 +22,11 @@ class KinkDense:
         self.name = name
 
     def predict(self, X):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r = X % self.period
         return X + 0.5 * xp.abs(r - 0.5 * self.period)
 
     def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         r = X % self.period
         return dLdY * (1 + 0.5 * xp.sign(r - 0.5 * self.period))

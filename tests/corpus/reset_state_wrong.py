@@ -4,6 +4,12 @@ Must fail: reset_state_does_not_error"""
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class DecayResetToOnes:
     state = ("h",)
@@ -22,7 +28,7 @@ class DecayResetToOnes:
         for t in range(X.shape[2]):
             h = 0.5 * h + X[:, :, t]
             ys.append(h)
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         return xp.stack(ys, axis=2), h
 
     def reset_state(self):

@@ -6,6 +6,12 @@ Every check must pass."""
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class TwoInputsGood:
     learnables = ("a",)
@@ -25,11 +31,11 @@ class TwoInputsGood:
             self.a = np.random.rand(*shape)
 
     def predict(self, X1, X2):
-        xp = X1.__array_namespace__()
+        xp = get_array_module(X1)
         return X1 * xp.tanh(X2) + self.a * X1
 
     def backward(self, X1, X2, Z, dLdZ, memory):
-        xp = X1.__array_namespace__()
+        xp = get_array_module(X1)
         t = xp.tanh(X2)
         dLdX1 = dLdZ * (t + self.a)
         dLdX2 = dLdZ * X1 * (1 - t * t)

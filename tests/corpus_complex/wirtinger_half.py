@@ -5,6 +5,12 @@ Must fail: gradients_are_numerically_correct (arguments X and w)"""
 
 import numpy as np
 
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+    def get_array_module(*arrays):
+        return np
+
 
 class WirtingerHalf:
     learnables = ("w",)
@@ -22,7 +28,7 @@ class WirtingerHalf:
         return self.w * X
 
     def backward(self, X, Y, dLdY, memory):
-        xp = X.__array_namespace__()
+        xp = get_array_module(X)
         # BUG: dL/dconj(z) is half of dL/da + i*dL/db
         dLdX = xp.conj(self.w) * dLdY / 2
         if X.dtype.kind != "c":

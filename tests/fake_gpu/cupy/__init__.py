@@ -1,79 +1,398 @@
-"""A stand-in for CuPy on machines without a GPU: arrays are NumPy arrays of a subclass whose
-type lives in the module `cupy`, so layercheck's GPU code paths (detection, moving arrays,
-parity, device hygiene) run in CI. Only the tests put this folder on sys.path; a real GPU
-run uses the real CuPy (tests marked `gpu`)."""
+"""A stand-in for CuPy 14.2.0 on machines without a GPU, so that layercheck's GPU code paths run in
+CI; only the tests put this folder on sys.path (a real GPU run uses the real CuPy, tests marked
+`gpu`).
+
+What it is: `cupy.ndarray` is a wrapper (not a numpy.ndarray subclass) around a NumPy array that
+stands for device memory; every computation is NumPy's on that array, so dtypes and values are
+NumPy's, and every array or NumPy-scalar result comes back as a cupy.ndarray (0-d for scalars), as
+CuPy's do. NumPy functions reach it through `__array_ufunc__`/`__array_function__` exactly as they
+reach CuPy (numpy.X -> cupy.X, numpy.linalg.X -> cupy.linalg.X, ...). Bytes crossing between host
+and "device" are counted by the separate module `transfer_ledger` (beside this package).
+
+What it refuses, as CuPy does: implicit conversion to NumPy (`np.asarray(x)`, `np.array(x)`,
+`np.ascontiguousarray(x)`, `np.testing.*` on a cupy array raise "Implicit conversion to a NumPy
+array is not allowed..."); a numpy.ndarray of any shape as an operand of an operator, a ufunc or a
+cupy function next to cupy arrays ("Unsupported type <class 'numpy.ndarray'>"); lists as ufunc
+operands (NumPy's "operand type(s) all returned NotImplemented"); numpy functions cupy lacks
+("no implementation found"); dtypes CuPy lacks. Only `cupy.array`/`asarray`/`asanyarray`/
+`ascontiguousarray`/`asfortranarray`/`asarray_chkfinite`, the loaders (`load`, `fromfunction`,
+`frombuffer`, ...), `x.set()` and indexing take host data: those are the uploads.
+
+What it leaves out (code using them fails in CI instead of passing): everything that needs a GPU
+to be faithful: `__cuda_array_interface__`, `__dlpack__`, `__dlpack_device__`, `toDlpack`,
+`from_dlpack`, `data` and `memptr` (device pointers), `cstruct`, `mdspan`, `reduced_view`,
+`scatter_add/max/min`, `flat`, CUDA kernels (`ElementwiseKernel`, `RawKernel`, `RawModule`,
+`ReductionKernel`, `fuse`, `vectorize`), streams and events, `cupyx`; and the cupy names whose
+NumPy counterparts would run user functions on host arrays (`apply_along_axis`, `piecewise`, ...).
+Random draws are NumPy's (seeded the same way, but not the numbers cuRAND would give).
+
+tests/test_fake_cupy.py holds this stand-in against the recorded surface and behaviour of the real
+CuPy (tests/reference/cupy-14.2.0-surface.json): every public name here is one CuPy has, every
+ndarray attribute is one cupy.ndarray has, and each recorded behaviour is reproduced.
+"""
+
+import builtins as _builtins
 
 import numpy as _np
 
-__version__ = "0.0-fake"
+from cupy import cuda  # noqa: F401  (first: the arrays count their memory in cuda.memory)
+from cupy._array import (  # noqa: F401
+    _call,
+    _download,
+    _result,
+    _to_device,
+    _ufunc,
+    _unwrap,
+    _wrap,
+    ndarray,
+    ufunc,
+)
+
+__version__ = "14.2.0"
+
+# -- NumPy's names that CuPy has too ------------------------------------------------------------------
+# Names of the real CuPy 14.2.0 that NumPy (2.x or 1.2x) also has, computed here by NumPy. A name the
+# installed NumPy lacks is left out. ufuncs become stand-in ufuncs; other functions unwrap cupy
+# arrays, refuse NumPy arrays and wrap array results.
+_NUMPY_NAMES = """
+abs absolute acos acosh add all allclose alltrue amax amin angle any append arange arccos arccosh
+arcsin arcsinh arctan arctan2 arctanh argmax argmin argpartition argsort argwhere around array_equal
+array_equiv array_split asin asinh astype atan atan2 atanh atleast_1d atleast_2d atleast_3d average
+bartlett bincount bitwise_and bitwise_count bitwise_invert bitwise_left_shift bitwise_not bitwise_or
+bitwise_right_shift bitwise_xor blackman bool_ broadcast_arrays broadcast_to byte cbrt cdouble
+ceil choose clip column_stack complex128 complex64 complexfloating compress concat concatenate conj
+conjugate convolve copy copysign copyto corrcoef correlate cos cosh count_nonzero cov cross csingle
+cumprod cumproduct cumsum cumulative_prod cumulative_sum deg2rad degrees delete diag diag_indices
+diag_indices_from diagflat diagonal diff digitize divide divmod dot double dsplit dstack dtype e
+ediff1d einsum empty empty_like equal euler_gamma exp exp2 expand_dims expm1 extract eye fabs
+fill_diagonal finfo fix flatnonzero flip fliplr flipud float16 float32 float64 float_power floating
+floor floor_divide fmax fmin fmod frexp full full_like gcd generic gradient greater greater_equal
+half hamming hanning heaviside histogram histogram2d histogramdd hsplit hstack hypot i0 identity
+iinfo imag in1d indices inexact inf inner int16 int32 int64 int8 int_ intc integer interp
+intersect1d intp invert isclose iscomplex isfinite isfortran isin isinf isnan isneginf isposinf
+isreal ix_ kaiser kron lcm ldexp left_shift less less_equal lexsort linspace log log10 log1p log2
+logaddexp logaddexp2 logical_and logical_not logical_or logical_xor logspace longlong matmul
+matrix_transpose max maximum may_share_memory mean median meshgrid min minimum mod modf moveaxis msort
+multiply nan nan_to_num nanargmax nanargmin nancumprod nancumsum nanmax nanmean nanmedian nanmin
+nanprod nanstd nansum nanvar negative nextafter nonzero not_equal number ones ones_like outer packbits
+pad partition percentile permute_dims pi poly polyadd polyfit polymul polysub polyval positive pow
+power prod product ptp put put_along_axis putmask quantile rad2deg radians ravel ravel_multi_index
+real real_if_close reciprocal remainder repeat require reshape resize right_shift rint roll rollaxis
+roots rot90 round round_ row_stack s_ searchsorted select setdiff1d setxor1d shape shares_memory short
+sign signbit signedinteger sin sinc single sinh size sometrue sort sort_complex split sqrt square
+squeeze stack std subtract sum swapaxes take take_along_axis tan tanh tensordot tile trace transpose
+trapezoid trapz tri tril tril_indices tril_indices_from trim_zeros triu triu_indices triu_indices_from
+true_divide trunc ubyte uint uint16 uint32 uint64 uint8 uintc uintp ulonglong union1d unique
+unique_all unique_counts unique_inverse unique_values unpackbits unravel_index unsignedinteger unwrap
+ushort vander var vdot vsplit vstack where zeros zeros_like
+""".split()
+
+# NumPy's own objects, as CuPy re-exports them (no arrays go in or out).
+_NUMPY_AS_IS = frozenset(
+    "promote_types issubdtype isdtype mintypecode typename iterable broadcast_shapes get_printoptions"
+    " set_printoptions printoptions format_float_positional format_float_scientific index_exp s_"
+    " e euler_gamma inf nan pi".split()
+)
+
+# Functions about dtypes and shapes, which CuPy answers for NumPy arrays too (no result is wrapped).
+_METADATA = frozenset(
+    "result_type can_cast common_type min_scalar_type isscalar ndim iscomplexobj isrealobj"
+    " binary_repr base_repr".split()
+)
+
+# NumPy gives a Python bool or int; CuPy a 0-d cupy.ndarray (recorded for count_nonzero,
+# allclose and array_equal).
+_PYTHON_RESULT_ON_DEVICE = frozenset("count_nonzero allclose array_equal array_equiv".split())
 
 
-class ndarray(_np.ndarray):
-    def __array_namespace__(self, api_version=None):
-        import cupy
+def _device_function(name, fn, module="cupy"):
+    if name in _PYTHON_RESULT_ON_DEVICE:
 
-        return cupy
+        def function(*args, **kwargs):
+            r = _call(fn, args, kwargs)
+            return _wrap(_np.asarray(r)) if type(r) in (_builtins.bool, _builtins.int, _builtins.float) else r
 
-    def get(self):
-        return _np.array(self.view(_np.ndarray))
+    else:
 
+        def function(*args, **kwargs):
+            return _call(fn, args, kwargs)
 
-ndarray.__module__ = "cupy"
-
-
-def asarray(x, dtype=None):
-    return _np.array(x, dtype=dtype).view(ndarray)
-
-
-def asnumpy(x):
-    return _np.array(x.view(_np.ndarray) if isinstance(x, _np.ndarray) else x)
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = module
+    function.__doc__ = f"Stand-in for {module}.{name}: {fn.__module__}.{fn.__name__} on the device copy."
+    return function
 
 
-def zeros(*args, **kwargs):
-    return _np.zeros(*args, **kwargs).view(ndarray)
+def _metadata_function(name, fn):
+    def function(*args, **kwargs):
+        return fn(*[_unwrap_meta(v) for v in args], **{k: _unwrap_meta(v) for k, v in kwargs.items()})
+
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = "cupy"
+    function.__doc__ = f"Stand-in for cupy.{name}: numpy.{name}, on cupy or NumPy arrays."
+    return function
 
 
-def get_array_module(*arrays):
-    import cupy
-
-    return cupy if any(isinstance(a, ndarray) for a in arrays) else _np
+def _unwrap_meta(v):
+    return v._a if isinstance(v, ndarray) else v
 
 
-def _on_device(result):
-    if isinstance(result, (_np.ndarray, _np.generic)):
-        return _np.asarray(result).view(ndarray)
-    if isinstance(result, tuple):
-        return tuple(_on_device(r) for r in result)
-    return result
+def _numpy_attribute(name):
+    value = getattr(_np, name, None)
+    if value is None and hasattr(_np, "exceptions"):
+        value = getattr(_np.exceptions, name, None)
+    return value
 
 
-def __getattr__(name):
-    # Everything else is NumPy's, with array results on the "device" (as CuPy's are, where
-    # NumPy returns scalars from full reductions).
-    value = getattr(_np, name)
-    if isinstance(value, type) or not callable(value):
-        return value
-
-    def on_device(*args, **kwargs):
-        return _on_device(value(*args, **kwargs))
-
-    return on_device
-
-
-class _Runtime:
-    @staticmethod
-    def getDeviceCount():
-        return 1
-
-    @staticmethod
-    def getDeviceProperties(index):
-        return {"name": b"Fake GPU"}
+def _export(names):
+    g = globals()
+    for name in names:
+        value = _numpy_attribute(name)
+        if value is None or isinstance(value, type(_np)):
+            continue
+        if name in _NUMPY_AS_IS or isinstance(value, type) or not callable(value):
+            g[name] = value
+        elif isinstance(value, _np.ufunc):
+            g[name] = _ufunc(value)
+        elif name in _METADATA:
+            g[name] = _metadata_function(name, value)
+        else:
+            g[name] = _device_function(name, value)
 
 
-class _Device:
-    id = 0
+_export(_NUMPY_NAMES)
+_export(_METADATA)
+_export(
+    "AxisError ComplexWarning ModuleDeprecationWarning RankWarning TooHardError VisibleDeprecationWarning".split()
+)
+newaxis = None
+if _np.__version__ >= "2":  # as cupy/__init__.py picks them
+    bool = _np.bool  # noqa: A001
+    long = _np.long
+    ulong = _np.ulong
+else:
+    bool = _np.bool_  # noqa: A001
+    long = _np.int_
+    ulong = _np.uint
+
+# CuPy's aliases of NumPy 1.x names (cupy/__init__.py), where this NumPy has dropped them.
+PINF = Inf = Infinity = infty = _np.inf
+NINF = -_np.inf
+NAN = NaN = _np.nan
+PZERO = 0.0
+NZERO = -0.0
+float_ = _np.float64
+complex_ = cfloat = _np.complex128
+singlecomplex = _np.complex64
+if "alltrue" not in globals():
+    alltrue = all  # noqa: F821 - made by _export
+    sometrue = any  # noqa: F821
+if "trapz" not in globals() and "trapezoid" in globals():
+    trapz = trapezoid  # noqa: F821
+if "cumproduct" not in globals():
+    cumproduct = cumprod  # noqa: F821
+    product = prod  # noqa: F821
+if "round_" not in globals():
+    round_ = round  # noqa: F821
+if "msort" not in globals():
+
+    def msort(a):
+        return sort(a, axis=0)  # noqa: F821
 
 
-class cuda:  # noqa: N801 - CuPy's module name
-    runtime = _Runtime
-    Device = _Device
+if "in1d" not in globals():
+
+    def in1d(ar1, ar2, assume_unique=False, invert=False):
+        return isin(ar1, ar2, assume_unique=assume_unique, invert=invert).ravel()  # noqa: F821
+
+
+disable_experimental_feature_warning = False
+
+
+# -- index tricks ----------------------------------------------------------------------------------
+
+
+class _IndexTrick:
+    def __init__(self, numpy_object):
+        self._numpy_object = numpy_object
+
+    def __getitem__(self, key):
+        return _call(self._numpy_object.__getitem__, (key,), {})
+
+
+c_ = _IndexTrick(_np.c_)
+r_ = _IndexTrick(_np.r_)
+mgrid = _IndexTrick(_np.mgrid)
+ogrid = _IndexTrick(_np.ogrid)
+
+
+# -- host data in: the uploads ----------------------------------------------------------------------
+
+
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=False):
+    """A cupy.ndarray of `obj`; host data (NumPy arrays, lists, scalars) is uploaded."""
+    return _to_device(obj, "array", dtype, copy, order, ndmin)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
+    return _to_device(a, "asarray", dtype, _builtins.bool(copy), order or "K")
+
+
+def asanyarray(a, dtype=None, order=None, *, copy=None, blocking=False):
+    return _to_device(a, "asanyarray", dtype, _builtins.bool(copy), order or "K")
+
+
+def ascontiguousarray(a, dtype=None):
+    if isinstance(a, ndarray):
+        return _result(_np.ascontiguousarray(a._a, dtype=dtype), (a,))
+    return _to_device(_np.ascontiguousarray(a, dtype=dtype), "ascontiguousarray")
+
+
+def asfortranarray(a, dtype=None):
+    if isinstance(a, ndarray):
+        return _result(_np.asfortranarray(a._a, dtype=dtype), (a,))
+    return _to_device(_np.asfortranarray(a, dtype=dtype), "asfortranarray", order="F")
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    a = _to_device(a, "asarray_chkfinite", dtype, False, order or "K")
+    if not _np.isfinite(a._a).all():
+        raise ValueError("array must not contain infs or NaNs")
+    return a
+
+
+def _host_loader(name):
+    numpy_function = getattr(_np, name)
+
+    def load(*args, **kwargs):
+        return _to_device(numpy_function(*args, **kwargs), name)
+
+    load.__name__ = load.__qualname__ = name
+    load.__doc__ = f"numpy.{name} on the host, uploaded (as CuPy's)."
+    return load
+
+
+fromfunction = _host_loader("fromfunction")
+frombuffer = _host_loader("frombuffer")
+fromfile = _host_loader("fromfile")
+fromiter = _host_loader("fromiter")
+fromstring = _host_loader("fromstring")
+loadtxt = _host_loader("loadtxt")
+genfromtxt = _host_loader("genfromtxt")
+
+
+class _NpzFile:
+    """cupy.load of an .npz file: each array is uploaded when read."""
+
+    def __init__(self, npz_file):
+        self.npz_file = npz_file
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        self.npz_file.close()
+
+    def __getitem__(self, key):
+        return _to_device(self.npz_file[key], "load")
+
+    @property
+    def files(self):
+        return self.npz_file.files
+
+    def close(self):
+        self.npz_file.close()
+
+
+def load(file, mmap_mode=None, allow_pickle=None):
+    obj = _np.load(file, mmap_mode=mmap_mode, allow_pickle=allow_pickle is True)
+    if isinstance(obj, _np.ndarray):
+        return _to_device(obj, "load")
+    if isinstance(obj, _np.lib.npyio.NpzFile):
+        return _NpzFile(obj)
+    return obj
+
+
+# -- device data out: the downloads -----------------------------------------------------------------
+
+
+def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
+    """A NumPy array of `a`: a download for a cupy.ndarray, numpy.asarray otherwise."""
+    if isinstance(a, ndarray):
+        _download(a.nbytes, "asnumpy")
+        data = _np.array(a._a, order=order, copy=True)
+    else:
+        data = _np.asarray(a, order=order)
+    if out is not None:
+        out[...] = data
+        return out
+    return data
+
+
+def _host(a, what):
+    if isinstance(a, ndarray):
+        _download(a.nbytes, what)
+        return a._a
+    return a
+
+
+def save(file, arr, allow_pickle=None):
+    _np.save(file, _host(arr, "save"), allow_pickle=allow_pickle is not False)
+
+
+def savez(file, *args, **kwds):
+    _np.savez(file, *[_host(a, "savez") for a in args], **{k: _host(a, "savez") for k, a in kwds.items()})
+
+
+def savez_compressed(file, *args, **kwds):
+    _np.savez_compressed(
+        file, *[_host(a, "savez") for a in args], **{k: _host(a, "savez") for k, a in kwds.items()}
+    )
+
+
+def savetxt(fname, X, *args, **kwargs):
+    _np.savetxt(fname, _host(X, "savetxt"), *args, **kwargs)
+
+
+def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
+    return _np.array_repr(_host(arr, "repr"), max_line_width, precision, suppress_small)
+
+
+def array_str(arr, max_line_width=None, precision=None, suppress_small=None):
+    return _np.array_str(_host(arr, "str"), max_line_width, precision, suppress_small)
+
+
+def array2string(a, *args, **kwargs):
+    return _np.array2string(_host(a, "str"), *args, **kwargs)
+
+
+# -- CuPy's own -------------------------------------------------------------------------------------
+
+
+def get_array_module(*args):
+    """cupy if any argument is a cupy.ndarray, else numpy."""
+    import sys
+
+    for arg in args:
+        if isinstance(arg, ndarray):
+            return sys.modules[__name__]
+    return _np
+
+
+def is_available():
+    return cuda.is_available()
+
+
+def get_default_memory_pool():
+    return cuda.memory._default_pool
+
+
+def get_default_pinned_memory_pool():
+    return cuda.memory._default_pinned_pool
+
+
+def show_config(*, _full=False):
+    print(f"CuPy Version          : {__version__} (stand-in, tests/fake_gpu)\nNumPy Version         : {_np.__version__}")
+
+
+from cupy import fft, linalg, random, testing  # noqa: E402,F401
