@@ -18,8 +18,9 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "sample_layers")]
 
 import layercheck  # noqa: E402
-from layercheck.devices import gpu_status  # noqa: E402
-from layercheck.layout import parse_layout  # noqa: E402
+from layercheck.contract.layout import parse_layout  # noqa: E402
+from layercheck.numerics.devices import gpu_status  # noqa: E402
 
 GRADIENTS = ["gradients_are_numerically_correct"]
 DTYPES = ["float64"]
@@ -98,11 +99,15 @@ def report(layout: str, device: str, times: dict[str, float]) -> bool:
     gradient_target, suite_target = TARGETS[device]
     gradients, suite = times["gradients"] / times["one"], times["suite"] / times["one"]
     ok = gradients <= gradient_target and suite <= suite_target
-    print(f"{device.upper()} {layout}: predict + backward {times['one'] * 1e3:.2f} ms, "
-          f"gradient check {times['gradients'] * 1e3:.1f} ms, whole suite {times['suite'] * 1e3:.1f} ms")
+    print(
+        f"{device.upper()} {layout}: predict + backward {times['one'] * 1e3:.2f} ms, "
+        f"gradient check {times['gradients'] * 1e3:.1f} ms, whole suite {times['suite'] * 1e3:.1f} ms"
+    )
     print(f"    gradient check / (predict + backward) = {gradients:.1f}   [target <= {gradient_target:g}]")
-    print(f"    whole suite / (predict + backward)    = {suite:.1f}   [target <= {suite_target:g}]"
-          f"   {'meets both targets' if ok else 'MISSES a target'}")
+    print(
+        f"    whole suite / (predict + backward)    = {suite:.1f}   [target <= {suite_target:g}]"
+        f"   {'meets both targets' if ok else 'MISSES a target'}"
+    )
     return ok
 
 

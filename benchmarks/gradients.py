@@ -27,6 +27,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -38,7 +39,7 @@ from prelu import PReLU  # noqa: E402
 from srelu import SReLU  # noqa: E402
 
 import layercheck  # noqa: E402
-from layercheck.layout import parse_layout  # noqa: E402
+from layercheck.contract.layout import parse_layout  # noqa: E402
 
 GRADIENTS = ["gradients_are_numerically_correct"]
 SEED_LAYOUT = "24,24,20,128:SSCB"
@@ -151,7 +152,7 @@ def near(points: np.ndarray, rng: np.random.Generator, share: float, x: np.ndarr
 
 
 def srelu_thresholds(layout, seed: int):
-    from layercheck.session import seed_user_rngs
+    from layercheck.running.session import seed_user_rngs
 
     seed_user_rngs(seed)
     layer = SReLU()
@@ -170,7 +171,9 @@ def false_alarms(layout_text: str, seeds: int, kinds: tuple[str, ...] = ()) -> N
         for seed in range(seeds):
             result = make_report(seed).checks[0]
             counts[result.status] += 1
-            masked += sum(p["outputs_masked_at_kinks"] for a in result.details.get("arguments", []) for p in a.get("probes", []))
+            masked += sum(
+                p["outputs_masked_at_kinks"] for a in result.details.get("arguments", []) for p in a.get("probes", [])
+            )
         spent = time.perf_counter() - start
         print(
             f"    {name:42} failed {counts['failed']:4}  incomplete {counts['incomplete']:4}  passed {counts['passed']:4}"
@@ -193,8 +196,12 @@ def false_alarms(layout_text: str, seeds: int, kinds: tuple[str, ...] = ()) -> N
     cases = {
         "PReLU": lambda s: layercheck.check_layer(PReLU, layout_text, checks=GRADIENTS, seed=s),
         "SReLU": lambda s: layercheck.check_layer(SReLU, layout_text, checks=GRADIENTS, seed=s),
-        "ReLU, 1/3 of inputs within 1e-7 of 0": lambda s: fixed(ReLU, near(np.zeros(1), np.random.default_rng(s), 1 / 3, normal(s)), s),
-        "PReLU, 1/3 of inputs within 1e-7 of 0": lambda s: fixed(PReLU, near(np.zeros(1), np.random.default_rng(s), 1 / 3, normal(s)), s),
+        "ReLU, 1/3 of inputs within 1e-7 of 0": lambda s: fixed(
+            ReLU, near(np.zeros(1), np.random.default_rng(s), 1 / 3, normal(s)), s
+        ),
+        "PReLU, 1/3 of inputs within 1e-7 of 0": lambda s: fixed(
+            PReLU, near(np.zeros(1), np.random.default_rng(s), 1 / 3, normal(s)), s
+        ),
         "SReLU, 1/3 of inputs within 1e-7 of thresholds": srelu_near,
         "kink every 0.001": lambda s: layercheck.check_layer(KinkEvery, layout_text, checks=GRADIENTS, seed=s),
     }
@@ -214,7 +221,11 @@ def main() -> None:
     print()
     false_alarms("4,4,8,4:SSCB", seeds_c)
     print()
-    false_alarms(SEED_LAYOUT, 3 if args.quick else 10, ("PReLU", "SReLU", "SReLU, 1/3 of inputs within 1e-7 of thresholds", "kink every 0.001"))
+    false_alarms(
+        SEED_LAYOUT,
+        3 if args.quick else 10,
+        ("PReLU", "SReLU", "SReLU, 1/3 of inputs within 1e-7 of thresholds", "kink every 0.001"),
+    )
 
 
 if __name__ == "__main__":

@@ -1,14 +1,24 @@
 """layercheck: validate hand-written neural-network layers and their backward passes.
 
-    report = layercheck.check_layer(MyLayer, "24,24,20,128:SSCB")
-    report.raise_on_failure()
+report = layercheck.check_layer(MyLayer, "24,24,20,128:SSCB")
+report.raise_on_failure()
 """
 
 __version__ = "0.1.0"
 
-from .api import check_function, check_layer  # noqa: E402
-from .base import Layer  # noqa: E402
-from .layout import Layout, parse_layout  # noqa: E402
-from .results import CheckFailure, CheckResult, Report, TargetReport  # noqa: E402
+from layercheck.api import check_function, check_layer  # noqa: E402
+from layercheck.contract.base import Layer  # noqa: E402
+from layercheck.contract.layout import Layout, parse_layout  # noqa: E402
+from layercheck.results import CheckFailure, CheckResult, Report, TargetReport  # noqa: E402
 
-__all__ = ["Layer", "Layout", "parse_layout", "check_layer", "check_function", "Report", "TargetReport", "CheckResult", "CheckFailure"]
+__all__ = [
+    "Layer",
+    "Layout",
+    "parse_layout",
+    "check_layer",
+    "check_function",
+    "Report",
+    "TargetReport",
+    "CheckResult",
+    "CheckFailure",
+]

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from .arrays import DTYPES
-from .contract import domains_per_input, is_operation, kind_of
-from .devices import require_usable_gpu
-from .errors import ContractError, UsageError
-from .layout import parse_layouts, refuse_if_too_large
-from .loading import constructor
-from .results import TargetReport
-from .runner import run_target
-from .session import DEFAULT_TOLERANCES, Options
-
+from layercheck.contract.adapter import domains_per_input, is_operation, kind_of
+from layercheck.contract.layout import parse_layouts
+from layercheck.contract.loading import constructor
+from layercheck.errors import ContractError, UsageError
+from layercheck.machine import refuse_if_too_large
+from layercheck.numerics.arrays import DTYPES
+from layercheck.numerics.devices import require_usable_gpu
+from layercheck.results import TargetReport
+from layercheck.running.runner import run_target
+from layercheck.running.session import DEFAULT_TOLERANCES, Options
 
 DEVICES = ("cpu", "gpu", "auto")
 
@@ -67,7 +68,11 @@ def _domains(value: Any) -> Any:
 
 
 def _is_single(value: Any) -> bool:
-    return isinstance(value, (tuple, list)) and len(value) == 2 and all(v is None or isinstance(v, (int, float)) for v in value)
+    return (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(v is None or isinstance(v, (int, float)) for v in value)
+    )
 
 
 def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = None, **options: Any) -> TargetReport:

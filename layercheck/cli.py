@@ -9,21 +9,22 @@ from typing import Any
 
 import click
 
-from . import __version__
-from .api import DEVICES
-from .arrays import DTYPES
-from .batch import Batch, Request, options_from, requests_from_config, requests_from_specs, run_batch
-from .checks import REGISTRY
-from .config import BUILTIN, load_config, settings_from
-from .errors import UsageError
-from .isolation import default_memory_cap
-from .layout import parse_layout, refuse_if_too_large
-from .loading import parse_args
-from .reporters.console import ConsoleReporter, ProgressBar, make_console
-from .reporters.json_report import write_json
-from .reporters.junit import write_junit
-from .runner import select_checks
-from .templates import function_template, layer_template, names_of, write_new
+from layercheck import __version__
+from layercheck.api import DEVICES
+from layercheck.checks import REGISTRY
+from layercheck.contract.layout import parse_layout
+from layercheck.contract.loading import parse_args
+from layercheck.errors import UsageError
+from layercheck.machine import refuse_if_too_large
+from layercheck.numerics.arrays import DTYPES
+from layercheck.reporters.console import ConsoleReporter, ProgressBar, make_console
+from layercheck.reporters.json_report import write_json
+from layercheck.reporters.junit import write_junit
+from layercheck.running.batch import Batch, Request, options_from, requests_from_config, requests_from_specs, run_batch
+from layercheck.running.isolation import default_memory_cap
+from layercheck.running.runner import select_checks
+from layercheck.settings.config import BUILTIN, load_config, settings_from
+from layercheck.templates import function_template, layer_template, names_of, write_new
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -72,37 +73,104 @@ def cli():
 
 @cli.command()
 @click.argument("targets", nargs=-1)
-@click.option("--layout", "layouts", multiple=True, metavar="SIZES:FORMAT", help="Input layout, once per input (e.g. 24,24,20,128:SSCB).")
-@click.option("--arg", "args", multiple=True, metavar="NAME=VALUE", help="Constructor argument (value read as a YAML scalar).")
+@click.option(
+    "--layout",
+    "layouts",
+    multiple=True,
+    metavar="SIZES:FORMAT",
+    help="Input layout, once per input (e.g. 24,24,20,128:SSCB).",
+)
+@click.option(
+    "--arg", "args", multiple=True, metavar="NAME=VALUE", help="Constructor argument (value read as a YAML scalar)."
+)
 @click.option("--config", "config_path", metavar="FILE", help="YAML defaults and targets (see configs/default.yaml).")
 @click.option("--checks", metavar="NAMES", help="Run only these checks (comma-separated).")
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")
 @click.option("--dtype", "dtype_text", metavar="NAMES", help="Precisions to test  [default: float64,float32]")
 @click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Seed of every random draw  [default: 0]")
-@click.option("--device", type=click.Choice(DEVICES), help="Where to run: cpu, gpu, or auto (gpu checks when a GPU is usable)  [default: auto]")
-@click.option("--domain", "domains", multiple=True, metavar="LOW:HIGH", help="Input domain, once for every input or once per input; an empty side is unbounded (0:).")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, metavar="N", help="Targets checked in parallel, each in its own worker process.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S", help="Seconds per target before its worker is stopped  [default: 120]")
-@click.option("--max-memory", "max_memory", metavar="SIZE", help="Memory cap per worker, e.g. 4G, or none  [default: available memory / jobs]")
-@click.option("--shard", "shard_text", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix).")
+@click.option(
+    "--device",
+    type=click.Choice(DEVICES),
+    help="Where to run: cpu, gpu, or auto (gpu checks when a GPU is usable)  [default: auto]",
+)
+@click.option(
+    "--domain",
+    "domains",
+    multiple=True,
+    metavar="LOW:HIGH",
+    help="Input domain, once for every input or once per input; an empty side is unbounded (0:).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Targets checked in parallel, each in its own worker process.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="S",
+    help="Seconds per target before its worker is stopped  [default: 120]",
+)
+@click.option(
+    "--max-memory",
+    "max_memory",
+    metavar="SIZE",
+    help="Memory cap per worker, e.g. 4G, or none  [default: available memory / jobs]",
+)
+@click.option(
+    "--shard", "shard_text", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix)."
+)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML.")
+@click.option(
+    "--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML."
+)
 @click.option("--quiet", is_flag=True, help="Print only failures and summaries.")
-def run(targets, layouts, args, config_path, checks, skip, dtype_text, seed, device, domains, jobs, timeout, max_memory, shard_text, json_path, junit_path, quiet):
+def run(
+    targets,
+    layouts,
+    args,
+    config_path,
+    checks,
+    skip,
+    dtype_text,
+    seed,
+    device,
+    domains,
+    jobs,
+    timeout,
+    max_memory,
+    shard_text,
+    json_path,
+    junit_path,
+    quiet,
+):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config."""
     try:
         config = load_config(config_path) if config_path else None
         settings = settings_from(
-            dtypes=_dtypes(dtype_text) if dtype_text is not None else None, seed=seed, timeout=timeout,
-            device=device, checks=_names(checks), skip=_names(skip), input_domain=_domains(domains),
+            dtypes=_dtypes(dtype_text) if dtype_text is not None else None,
+            seed=seed,
+            timeout=timeout,
+            device=device,
+            checks=_names(checks),
+            skip=_names(skip),
+            input_domain=_domains(domains),
         )
         select_checks(options_from(settings.over(BUILTIN)))  # the command line's own values
         cli_layouts = tuple(parse_layout(text) for text in layouts)
         refuse_if_too_large(list(cli_layouts))
         batch = Batch(
-            requests=tuple(_requests(targets, config)), config=config, layouts=cli_layouts,
-            args=parse_args(args), settings=settings, jobs=jobs,
-            max_memory=_memory_cap(max_memory, jobs), shard=_shard(shard_text),
+            requests=tuple(_requests(targets, config)),
+            config=config,
+            layouts=cli_layouts,
+            args=parse_args(args),
+            settings=settings,
+            jobs=jobs,
+            max_memory=_memory_cap(max_memory, jobs),
+            shard=_shard(shard_text),
         )
     except UsageError as exc:
         usage_error(exc)
@@ -132,7 +200,9 @@ def _requests(targets, config) -> list[Request]:
     if config is None:
         raise UsageError("give a TARGET (path.py, path.py:ClassName or a folder) or --config FILE")
     if not config.targets:
-        raise UsageError(f"{config.source}: targets: the config lists no targets; give them there or on the command line")
+        raise UsageError(
+            f"{config.source}: targets: the config lists no targets; give them there or on the command line"
+        )
     return requests_from_config(config)
 
 
@@ -150,10 +220,14 @@ def _domain(text: str) -> tuple[float | None, float | None]:
         if not sep:
             raise ValueError
         low, high = (float(t) if t.strip() else None for t in (low_text, high_text))
-        if any(b is not None and math.isnan(b) for b in (low, high)) or (low is not None and high is not None and low >= high):
+        if any(b is not None and math.isnan(b) for b in (low, high)) or (
+            low is not None and high is not None and low >= high
+        ):
             raise ValueError
     except ValueError:
-        raise UsageError(f"--domain {text!r}: give LOW:HIGH with LOW < HIGH, an empty side for unbounded (e.g. 0: or -1:1)") from None
+        raise UsageError(
+            f"--domain {text!r}: give LOW:HIGH with LOW < HIGH, an empty side for unbounded (e.g. 0: or -1:1)"
+        ) from None
     return low, high
 
 
@@ -200,11 +274,22 @@ def list_checks():
 
 @cli.command()
 @click.argument("name")
-@click.option("--learnables", metavar="A,B", help="Learnable attributes (comma-separated); with --function, extra inputs (per-channel parameters).")
+@click.option(
+    "--learnables",
+    metavar="A,B",
+    help="Learnable attributes (comma-separated); with --function, extra inputs (per-channel parameters).",
+)
 @click.option("--state", "state_names", metavar="H,C", help="State attributes (comma-separated).")
 @click.option("--backward", is_flag=True, help="Write a backward (an operation always has one).")
-@click.option("--function", "operation", is_flag=True, help="Write an operation (forward and backward, like deep.DifferentiableFunction).")
-@click.option("-o", "--output", "directory", default=".", show_default=True, metavar="DIR", help="Folder to write into.")
+@click.option(
+    "--function",
+    "operation",
+    is_flag=True,
+    help="Write an operation (forward and backward, like deep.DifferentiableFunction).",
+)
+@click.option(
+    "-o", "--output", "directory", default=".", show_default=True, metavar="DIR", help="Folder to write into."
+)
 def new(name, learnables, state_names, backward, operation, directory):
     """Write a template layer (or operation) file NAME.py that passes every check as written."""
     try:
@@ -213,7 +298,9 @@ def new(name, learnables, state_names, backward, operation, directory):
                 raise UsageError("--state: an operation (--function) has no state; write a layer to keep state")
             template = function_template(name, names_of(learnables, "learnables"))
         else:
-            template = layer_template(name, names_of(learnables, "learnables"), names_of(state_names, "state"), backward)
+            template = layer_template(
+                name, names_of(learnables, "learnables"), names_of(state_names, "state"), backward
+            )
         path = write_new(directory, template)
     except UsageError as exc:
         usage_error(exc)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,13 @@ class CheckResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "CheckResult":
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
         return cls(
-            str(data["name"]), str(data["status"]), str(data.get("message", "")),
-            dict(data.get("details") or {}), float(data.get("duration_s", 0.0)),
+            str(data["name"]),
+            str(data["status"]),
+            str(data.get("message", "")),
+            dict(data.get("details") or {}),
+            float(data.get("duration_s", 0.0)),
         )
 
 
@@ -106,7 +110,7 @@ class TargetReport:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "TargetReport":
+    def from_dict(cls, data: Mapping[str, Any]) -> TargetReport:
         """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read).
 
         `traceback` is not part of the public schema; it is read when present, which is how
@@ -159,7 +163,7 @@ class Report:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Report":
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
         """A report read back from `to_dict` or a `--json` file (to merge CI shards, say)."""
         return cls([TargetReport.from_dict(t) for t in data.get("targets", [])], float(data.get("duration_s", 0.0)))
 

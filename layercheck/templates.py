@@ -11,14 +11,37 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from layercheck.errors import UsageError
 
 # Names the generated code uses itself; a learnable or state may not take them.
 _RESERVED = {
-    "self", "name", "learnables", "state", "example_layout", "initialize", "predict", "forward",
-    "backward", "reset_state", "num_inputs", "num_outputs", "output_format", "input_domain",
-    "X", "Y", "Z", "T", "xp", "np", "memory", "axes", "shape", "channel", "layout",
-    "compute_gradients", "get_array_module",
+    "self",
+    "name",
+    "learnables",
+    "state",
+    "example_layout",
+    "initialize",
+    "predict",
+    "forward",
+    "backward",
+    "reset_state",
+    "num_inputs",
+    "num_outputs",
+    "output_format",
+    "input_domain",
+    "X",
+    "Y",
+    "Z",
+    "T",
+    "xp",
+    "np",
+    "memory",
+    "axes",
+    "shape",
+    "channel",
+    "layout",
+    "compute_gradients",
+    "get_array_module",
 }
 
 # The array module of the inputs, on NumPy 1.x and 2.x and on CuPy 13 and 14, without a
@@ -69,7 +92,9 @@ def class_and_file(name: str) -> tuple[str, str]:
     return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part), f"{name}.py"
 
 
-def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str, ...] = (), backward: bool = False) -> Template:
+def layer_template(
+    name: str, learnables: tuple[str, ...] = (), state: tuple[str, ...] = (), backward: bool = False
+) -> Template:
     """A layer: Z = w1 * tanh(X) + w2 + ... (w per channel); Y = Z + (sum of states) / 2, and
     every updated state is Y."""
     _distinct(learnables + state)
@@ -118,7 +143,10 @@ def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str
         ]
         for i, w in enumerate(learnables):
             low, high = (0.5, 1.5) if i == 0 else (-0.5, 0.5)
-            lines += [f"        if self.{w} is None:", f"            self.{w} = np.random.uniform({low}, {high}, shape)"]
+            lines += [
+                f"        if self.{w} is None:",
+                f"            self.{w} = np.random.uniform({low}, {high}, shape)",
+            ]
     for s in state:
         lines += [
             f"        if self.{s} is None:  # the size of the input: it follows the batch",
@@ -143,7 +171,8 @@ def layer_template(name: str, learnables: tuple[str, ...] = (), state: tuple[str
     lines += [
         "",
         "    # Optional: forward(self, X), a training-time pass that differs from predict (dropout,",
-        "    # batch normalization); it returns what predict returns" + (", then memory for backward." if backward else "."),
+        "    # batch normalization); it returns what predict returns"
+        + (", then memory for backward." if backward else "."),
     ]
     if backward:
         lines += _layer_backward(learnables, state)
@@ -209,7 +238,9 @@ def function_template(name: str, parameters: tuple[str, ...] = ()) -> Template:
         "",
         "",
         f"class {cls}:",
-        f'    """Y = {z.replace("xp.", "")}' + (" (one value of each parameter per channel)" if parameters else "") + '."""',
+        f'    """Y = {z.replace("xp.", "")}'
+        + (" (one value of each parameter per channel)" if parameters else "")
+        + '."""',
         "",
         "    save_inputs_for_backward = True  # backward receives the inputs after the mask",
         f"    example_layout = {example}  # one layout per input of forward",
@@ -247,7 +278,9 @@ def _listing(items: list[str]) -> str:
 def _distinct(names: tuple[str, ...]) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise UsageError(f"the names {', '.join(repeated)} are given more than once (learnables and state share one namespace)")
+        raise UsageError(
+            f"the names {', '.join(repeated)} are given more than once (learnables and state share one namespace)"
+        )
 
 
 def _tuple(names: tuple[str, ...]) -> str:
@@ -272,7 +305,9 @@ def write_new(directory: str | Path, template: Template) -> Path:
         with open(path, "x", encoding="utf-8") as f:
             f.write(template.source)
     except FileExistsError:
-        raise UsageError(f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)") from None
+        raise UsageError(
+            f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)"
+        ) from None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

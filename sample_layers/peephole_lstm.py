@@ -37,6 +37,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -79,10 +80,7 @@ class PeepholeLSTM:
     def initialize(self, layout):
         """Fill the empty learnables and states for a CBT input layout."""
         if layout.format != "CBT":
-            raise ValueError(
-                f"PeepholeLSTM {self.name!r} takes CBT input (channels, batch, time), "
-                f"got {layout.format}"
-            )
+            raise ValueError(f"PeepholeLSTM {self.name!r} takes CBT input (channels, batch, time), got {layout.format}")
         H = self.num_hidden_units
         C = layout.size[layout.find("C")]
         B = layout.size[layout.find("B")]

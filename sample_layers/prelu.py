@@ -14,6 +14,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -27,9 +28,7 @@ class PReLU:
     def __init__(self, name="prelu", num_channels=None):
         self.name = name
         self.num_channels = num_channels
-        self.description = (
-            "PReLU" if num_channels is None else f"PReLU with {num_channels} channels"
-        )
+        self.description = "PReLU" if num_channels is None else f"PReLU with {num_channels} channels"
         self.alpha = None
         self.channel_axis = None
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from layercheck.loading import discover, import_module
+from layercheck.contract.loading import discover, import_module
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
@@ -99,7 +99,11 @@ def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: floa
     """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes)."""
     return subprocess.run(
         [sys.executable, "-m", "layercheck", *map(str, args)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 

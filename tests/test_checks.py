@@ -6,16 +6,25 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import (
+    CORPUS,
+    FUNCTIONS,
+    GRADIENTS,
+    LAYERS,
+    SAMPLES,
+    SMALL_LAYOUT,
+    declared,
+    example_layout,
+    layer_files,
+    load_layer,
+    mentions,
+    not_ok,
+)
 
 import layercheck
 from layercheck import CheckFailure, Report, TargetReport
 from layercheck.checks import REGISTRY
 from layercheck.errors import UsageError
-
-from conftest import (
-    CORPUS, FUNCTIONS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, example_layout, layer_files, load_layer, mentions,
-    not_ok,
-)
 
 DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS) + layer_files(FUNCTIONS)]
 OWN = [d for d in DECLARED if d.path.parent == LAYERS]
@@ -101,21 +110,46 @@ def test_every_check_ends_in_a_known_status(reports):
 # -- a check that depends on a step that failed is incomplete or skipped ------------------------
 
 DEPENDENTS = {
-    "predict_raises.py": ("predict_does_not_error", [
-        "outputs_are_finite", "predict_is_consistent_in_type", "predict_does_not_modify_inputs",
-        "predict_is_deterministic"]),
-    "init_raises.py": ("initialize_does_not_error", [
-        "predict_does_not_error", "outputs_are_finite", "predict_is_consistent_in_type",
-        "predict_does_not_modify_inputs", "predict_is_deterministic"]),
-    "forward_raises.py": ("forward_does_not_error", [
-        "forward_predict_are_consistent_in_size", "forward_is_consistent_in_type", "forward_does_not_modify_inputs"]),
-    "backward_raises.py": ("backward_does_not_error", [
-        "backward_is_consistent_in_size", "backward_is_consistent_in_type", GRADIENTS,
-        "backward_does_not_modify_inputs"]),
-    "wrong_arity.py": ("function_syntaxes_are_correct", [
-        "predict_does_not_error", "outputs_are_finite", "predict_is_deterministic"]),
-    "backward_bad_signature.py": ("function_syntaxes_are_correct", [
-        "backward_is_consistent_in_size", GRADIENTS, "backward_does_not_modify_inputs"]),
+    "predict_raises.py": (
+        "predict_does_not_error",
+        [
+            "outputs_are_finite",
+            "predict_is_consistent_in_type",
+            "predict_does_not_modify_inputs",
+            "predict_is_deterministic",
+        ],
+    ),
+    "init_raises.py": (
+        "initialize_does_not_error",
+        [
+            "predict_does_not_error",
+            "outputs_are_finite",
+            "predict_is_consistent_in_type",
+            "predict_does_not_modify_inputs",
+            "predict_is_deterministic",
+        ],
+    ),
+    "forward_raises.py": (
+        "forward_does_not_error",
+        ["forward_predict_are_consistent_in_size", "forward_is_consistent_in_type", "forward_does_not_modify_inputs"],
+    ),
+    "backward_raises.py": (
+        "backward_does_not_error",
+        [
+            "backward_is_consistent_in_size",
+            "backward_is_consistent_in_type",
+            GRADIENTS,
+            "backward_does_not_modify_inputs",
+        ],
+    ),
+    "wrong_arity.py": (
+        "function_syntaxes_are_correct",
+        ["predict_does_not_error", "outputs_are_finite", "predict_is_deterministic"],
+    ),
+    "backward_bad_signature.py": (
+        "function_syntaxes_are_correct",
+        ["backward_is_consistent_in_size", GRADIENTS, "backward_does_not_modify_inputs"],
+    ),
 }
 
 
@@ -141,8 +175,13 @@ def test_a_single_dependent_check_run_alone_is_incomplete():
 
 def test_checks_needing_a_backward_are_skipped_without_one(reports):
     report = reports["good_no_backward.py"]
-    for name in ("backward_does_not_error", "backward_is_consistent_in_size", "backward_is_consistent_in_type",
-                 GRADIENTS, "backward_does_not_modify_inputs"):
+    for name in (
+        "backward_does_not_error",
+        "backward_is_consistent_in_size",
+        "backward_is_consistent_in_type",
+        GRADIENTS,
+        "backward_does_not_modify_inputs",
+    ):
         assert report.result(name).status == "skipped"
         assert "no backward" in report.result(name).message
 

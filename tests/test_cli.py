@@ -8,11 +8,10 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from conftest import CLI_LAYERS, CORPUS, SAMPLES, declared, layer_files, run_cli
 
 from layercheck.checks import REGISTRY
 from layercheck.cli import cli
-
-from conftest import CLI_LAYERS, CORPUS, SAMPLES, declared, layer_files, run_cli
 
 SRELU = "sample_layers/srelu.py"
 PRELU = "sample_layers/prelu.py"
@@ -89,8 +88,19 @@ def test_args_reach_the_constructor_as_yaml_scalars(tmp_path):
     record = tmp_path / "kwargs.jsonl"
     env = {**os.environ, "LAYERCHECK_TEST_RECORD": str(record)}
     proc = run_cli(
-        "run", CLI_LAYERS / "record_args.py", "--quiet",
-        "--arg", "name=foo", "--arg", "rate=1e-3", "--arg", "count=3", "--arg", "flag=true", "--arg", "scale=0.5",
+        "run",
+        CLI_LAYERS / "record_args.py",
+        "--quiet",
+        "--arg",
+        "name=foo",
+        "--arg",
+        "rate=1e-3",
+        "--arg",
+        "count=3",
+        "--arg",
+        "flag=true",
+        "--arg",
+        "scale=0.5",
         env=env,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -149,7 +159,7 @@ def test_json_report_follows_the_public_schema(tmp_path):
     for target in report["targets"]:
         assert TARGET_KEYS <= set(target)
         assert target["kind"] in ("layer", "function")
-        assert isinstance(target["layouts"], list) and all(isinstance(l, str) for l in target["layouts"])
+        assert isinstance(target["layouts"], list) and all(isinstance(layout, str) for layout in target["layouts"])
         assert isinstance(target["duration_s"], (int, float)) and target["duration_s"] >= 0
         assert set(target["summary"]) == SUMMARY_KEYS
         assert sum(target["summary"].values()) == len(target["checks"])
@@ -296,7 +306,9 @@ def test_cli_runner_runs_a_target():
 def test_folder_form_reports_plain_function_modules_too(tmp_path):
     out = tmp_path / "corpus.json"
     run_cli("run", "tests/corpus", "--quiet", "--json", out)
-    reported = {t["target"].split(":")[0].replace("\\", "/").rsplit("/", 1)[-1] for t in json.loads(out.read_text())["targets"]}
+    reported = {
+        t["target"].split(":")[0].replace("\\", "/").rsplit("/", 1)[-1] for t in json.loads(out.read_text())["targets"]
+    }
     missing = {p.name for p in layer_files(CORPUS)} - reported
     assert missing == set()
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import GRADIENTS, SAMPLES, TESTS, declared, layer_files, load_layer, mentions, not_ok, run_cli, statuses
 
 import layercheck
-
-from conftest import GRADIENTS, SAMPLES, TESTS, declared, layer_files, load_layer, mentions, not_ok, run_cli, statuses
 
 COMPLEX = TESTS / "corpus_complex"
 DECLARED = [declared(p) for p in layer_files(COMPLEX)]
@@ -83,7 +82,9 @@ def test_learnables_keep_their_kind_at_the_tested_precision():
             seen[X.dtype.name] = (self.w.dtype.name, self.b.dtype.name)
             return self.w * X + self.b
 
-    report = layercheck.check_layer(Records, "3,4:CB", dtypes=["complex64", "float32"], checks=["predict_is_consistent_in_type"])
+    report = layercheck.check_layer(
+        Records, "3,4:CB", dtypes=["complex64", "float32"], checks=["predict_is_consistent_in_type"]
+    )
     assert report.result("predict_is_consistent_in_type").status == "passed"
     assert seen["complex64"] == ("complex64", "float32")
     assert seen["float32"] == ("complex64", "float32")  # real inputs with a complex learnable

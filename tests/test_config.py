@@ -8,15 +8,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from layercheck.batch import Batch, Request, _settings, options_from
-from layercheck.config import BUILTIN, Settings, load_config, parse_config, parse_config_text, settings_from
-from layercheck.errors import UsageError
-from layercheck.layout import parse_layout
-from layercheck.loading import discover, import_module
-from layercheck.session import DEFAULT_TOLERANCES
-
 from conftest import REPO, SAMPLES, run_cli
+
+from layercheck.contract.layout import parse_layout
+from layercheck.contract.loading import discover, import_module
+from layercheck.errors import UsageError
+from layercheck.running.batch import Batch, Request, _settings, options_from
+from layercheck.running.session import DEFAULT_TOLERANCES
+from layercheck.settings.config import BUILTIN, Settings, load_config, parse_config, parse_config_text, settings_from
 
 CONFIGS = REPO / "configs"
 
@@ -43,7 +42,10 @@ def test_a_full_config_parses_with_paths_relative_to_its_file(tmp_path):
     layers = tmp_path / "layers"
     layers.mkdir()
     (layers / "mine.py").write_text("class Mine:\n    def predict(self, X):\n        return X\n")
-    config = load_config(write(tmp_path / "layers", """
+    config = load_config(
+        write(
+            tmp_path / "layers",
+            """
         defaults:
           dtypes: [float64]
           seed: 3
@@ -63,11 +65,18 @@ def test_a_full_config_parses_with_paths_relative_to_its_file(tmp_path):
               - 4,3:CB
               - {size: [4, 3], format: CB}
           - .
-    """))
+    """,
+        )
+    )
     d = config.defaults
     assert d == Settings(
-        dtypes=("float64",), seed=3, timeout=100.0, device="cpu", tolerances={"float32": {"rtol": 1e-4, "atol": 1e-5}},
-        skip=("predict_is_deterministic",), input_domain=(0.0, None),
+        dtypes=("float64",),
+        seed=3,
+        timeout=100.0,
+        device="cpu",
+        tolerances={"float32": {"rtol": 1e-4, "atol": 1e-5}},
+        skip=("predict_is_deterministic",),
+        input_domain=(0.0, None),
     )
     first, second, third = config.targets
     assert (first.path, first.name, first.where) == (layers / "mine.py", "Mine", "targets[0]")
@@ -81,10 +90,13 @@ def test_a_full_config_parses_with_paths_relative_to_its_file(tmp_path):
 
 def test_precedence_is_command_line_then_target_then_defaults_then_builtin(tmp_path):
     (tmp_path / "l.py").write_text("class L:\n    def predict(self, X):\n        return X\n")
-    config = parse_config({
-        "defaults": {"seed": 1, "timeout": 5, "tolerances": {"float64": {"rtol": 1e-6}}},
-        "targets": [{"target": "l.py", "seed": 2, "tolerances": {"float64": {"atol": 1e-3}}}],
-    }, base=tmp_path)
+    config = parse_config(
+        {
+            "defaults": {"seed": 1, "timeout": 5, "tolerances": {"float64": {"rtol": 1e-6}}},
+            "targets": [{"target": "l.py", "seed": 2, "tolerances": {"float64": {"atol": 1e-3}}}],
+        },
+        base=tmp_path,
+    )
     (entry,) = config.targets
     batch = Batch((Request("l.py", tmp_path / "l.py", None, entry),), config=config)
     settings = _settings(batch, entry)
@@ -100,7 +112,8 @@ def test_precedence_is_command_line_then_target_then_defaults_then_builtin(tmp_p
 def test_a_command_line_target_takes_layout_and_args_from_the_most_specific_entry(tmp_path):
     folder = tmp_path / "layers"
     folder.mkdir()
-    (folder / "two.py").write_text(textwrap.dedent("""
+    (folder / "two.py").write_text(
+        textwrap.dedent("""
         class A:
             def predict(self, X):
                 return X
@@ -111,12 +124,18 @@ def test_a_command_line_target_takes_layout_and_args_from_the_most_specific_entr
 
             def predict(self, X):
                 return self.scale * X
-    """))
-    config = parse_config({"targets": [
-        {"target": "layers", "layout": "2,3:CB"},
-        {"target": "layers/two.py", "layout": "4,3:CB"},
-        {"target": "layers/two.py:B", "layout": "5,3:CB", "args": {"scale": 2}},
-    ]}, base=tmp_path)
+    """)
+    )
+    config = parse_config(
+        {
+            "targets": [
+                {"target": "layers", "layout": "2,3:CB"},
+                {"target": "layers/two.py", "layout": "4,3:CB"},
+                {"target": "layers/two.py:B", "layout": "5,3:CB", "args": {"scale": 2}},
+            ]
+        },
+        base=tmp_path,
+    )
     two = (folder / "two.py").resolve()
     assert config.entry_for(two, "B").layouts == (parse_layout("5,3:CB"),)
     assert config.entry_for(two, "A").layouts == (parse_layout("4,3:CB"),)
@@ -133,7 +152,9 @@ def test_a_command_line_target_takes_layout_and_args_from_the_most_specific_entr
 
 def test_config_targets_are_checked_with_their_own_layouts(tmp_path):
     out = tmp_path / "r.json"
-    config = write(tmp_path, f"""
+    config = write(
+        tmp_path,
+        f"""
         defaults: {{dtypes: [float64]}}
         targets:
           - target: {SAMPLES / "prelu.py"}:PReLU
@@ -143,7 +164,8 @@ def test_config_targets_are_checked_with_their_own_layouts(tmp_path):
             layout:
               - 3,2:CB
               - 3,2:CB
-    """)
+    """,
+    )
     proc = run_cli("run", "--config", config, "--json", out, "--quiet")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     prelu, addition = json.loads(out.read_text())["targets"]
@@ -165,7 +187,10 @@ MALFORMED = {
     "bad-timeout": ("defaults: {timeout: soon}\n", ["defaults.timeout", "number"]),
     "zero-timeout": ("defaults: {timeout: 0}\n", ["defaults.timeout", "positive"]),
     "bad-device": ("defaults: {device: tpu}\n", ["defaults.device", "cpu, gpu, auto"]),
-    "bad-tolerance": ("defaults: {tolerances: {float32: {rtol: tight}}}\n", ["defaults.tolerances.float32.rtol", "number"]),
+    "bad-tolerance": (
+        "defaults: {tolerances: {float32: {rtol: tight}}}\n",
+        ["defaults.tolerances.float32.rtol", "number"],
+    ),
     "tolerance-key": ("defaults: {tolerances: {float32: {eps: 1}}}\n", ["defaults.tolerances.float32", "rtol, atol"]),
     "unknown-check": ("defaults: {skip: [predict_does_not_eror]}\n", ["defaults.skip", "predict_does_not_error"]),
     "bad-domain": ("defaults: {input_domain: [1, 0]}\n", ["defaults.input_domain", "low"]),
@@ -174,13 +199,18 @@ MALFORMED = {
     "missing-file": ("targets: [{target: nope.py}]\n", ["targets[0].target", "nope.py", "relative to the config file"]),
     "not-python": ("targets: [{target: c.yaml}]\n", ["targets[0].target", ".py"]),
     "flow-list-layout": (
-        "targets:\n  - target: l.py\n    layout: [24,24,20,128:SSCB]\n", ["targets[0].layout", "flow list"],
+        "targets:\n  - target: l.py\n    layout: [24,24,20,128:SSCB]\n",
+        ["targets[0].layout", "flow list"],
     ),
     "bad-layout": ("targets:\n  - l.py\n  - target: l.py\n    layout: 24,24:SSCB\n", ["targets[1].layout", "SSCB"]),
     "bad-second-layout": (
-        "targets:\n  - target: l.py\n    layout:\n      - 3,2:CB\n      - 3,2:XB\n", ["targets[0].layout[1]", "'X'"],
+        "targets:\n  - target: l.py\n    layout:\n      - 3,2:CB\n      - 3,2:XB\n",
+        ["targets[0].layout[1]", "'X'"],
     ),
-    "huge-layout": ("targets:\n  - target: l.py\n    layout: 100000,100000,1000,1000:SSCB\n", ["targets[0].layout", "GiB"]),
+    "huge-layout": (
+        "targets:\n  - target: l.py\n    layout: 100000,100000,1000,1000:SSCB\n",
+        ["targets[0].layout", "GiB"],
+    ),
     "bad-args": ("targets: [{target: l.py, args: [1, 2]}]\n", ["targets[0].args", "mapping"]),
     "bad-arg-name": ("targets: [{target: l.py, args: {1x: 2}}]\n", ["targets[0].args", "identifier"]),
     "bad-override": ("targets: [{target: l.py, dtypes: [int8]}]\n", ["targets[0].dtypes", "int8"]),
@@ -237,7 +267,13 @@ def test_default_config_documents_the_builtin_defaults():
     assert config.targets == ()
     d = config.defaults
     assert (d.dtypes, d.seed, d.timeout, d.device, d.skip, d.checks, d.input_domain) == (
-        BUILTIN.dtypes, BUILTIN.seed, BUILTIN.timeout, BUILTIN.device, (), None, None,
+        BUILTIN.dtypes,
+        BUILTIN.seed,
+        BUILTIN.timeout,
+        BUILTIN.device,
+        (),
+        None,
+        None,
     )
     assert d.tolerances == DEFAULT_TOLERANCES
 
@@ -246,9 +282,7 @@ def test_sample_config_lists_every_sample_layer_with_a_layout():
     config = load_config(CONFIGS / "sample_layers.yaml")
     listed = {(entry.path, entry.name) for entry in config.targets}
     defined = {
-        (path.resolve(), name)
-        for path in sorted(SAMPLES.glob("*.py"))
-        for name, _ in discover(import_module(path))
+        (path.resolve(), name) for path in sorted(SAMPLES.glob("*.py")) for name, _ in discover(import_module(path))
     }
     assert listed == defined
     assert all(entry.layouts for entry in config.targets)
@@ -262,7 +296,9 @@ def test_sample_config_lists_every_sample_layer_with_a_layout():
 def test_sample_config_passes(tmp_path):
     """The README's quick-start run: every sample at its example size passes, exit 0."""
     out = tmp_path / "r.json"
-    proc = run_cli("run", "--config", "configs/sample_layers.yaml", "--jobs", "2", "--quiet", "--json", out, timeout=600)
+    proc = run_cli(
+        "run", "--config", "configs/sample_layers.yaml", "--jobs", "2", "--quiet", "--json", out, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(out.read_text())
     assert len(report["targets"]) == len(load_config(CONFIGS / "sample_layers.yaml").targets)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import CORPUS, GRADIENTS, declared, example_layout, layer_files, load_layer, mentions, not_ok
 
 import layercheck
 from layercheck.checks import REGISTRY
-
-from conftest import CORPUS, GRADIENTS, declared, example_layout, layer_files, load_layer, mentions, not_ok
 
 FILES = layer_files(CORPUS)
 DECLARED = [declared(path) for path in FILES]
@@ -73,8 +72,16 @@ def test_plain_function_is_reported_as_a_layer_without_backward():
 
 # -- awkward but correct layers: the gradient check must never cry wolf ------------------------
 
-AWKWARD = ["kink_dense", "near_kink_inputs", "good_relu", "good_abs", "large_offset", "tiny_values",
-           "zero_grad_learnable", "good_softplus"]
+AWKWARD = [
+    "kink_dense",
+    "near_kink_inputs",
+    "good_relu",
+    "good_abs",
+    "large_offset",
+    "tiny_values",
+    "zero_grad_learnable",
+    "good_softplus",
+]
 
 
 @pytest.mark.parametrize("name", AWKWARD)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, load_layer, mentions, not_ok
 
 import layercheck
-
-from conftest import CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, load_layer, mentions, not_ok
 
 
 def gradient_result(path, layout=None, **options):
@@ -33,7 +32,12 @@ CASES = [
     (CORPUS / "grad_rare_region.py", ["X"], [], [r"X >="]),
     (CORPUS / "grad_tiny_error.py", ["X"], [], []),
     (CORPUS / "grad_missing_term.py", ["X"], [], []),
-    (SAMPLES / "buggy" / "srelu_swapped.py", ["al", "tr"], ["X", "tl", "ar"], [r"\bal and tr\b", r"each other's place"]),
+    (
+        SAMPLES / "buggy" / "srelu_swapped.py",
+        ["al", "tr"],
+        ["X", "tl", "ar"],
+        [r"\bal and tr\b", r"each other's place"],
+    ),
     (LAYERS / "swapped_learnables.py", ["a", "b"], ["X"], [r"\b(a and b|b and a)\b", r"each other's place"]),
     (LAYERS / "missing_batch_factor.py", ["w"], ["X"], [r"factor 6\b", r"batch size"]),
     (LAYERS / "small_relative_error.py", ["b"], ["X", "w"], [r"relative error"]),

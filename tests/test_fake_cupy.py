@@ -119,8 +119,26 @@ def test_every_public_name_of_the_stand_in_is_one_cupy_has(cp):
 
 def test_the_names_layers_use_are_there(cp):
     assert cp.__version__ == "14.2.0"
-    for name in ("asarray", "asnumpy", "get_array_module", "cuda", "random", "linalg", "fft", "testing", "ndarray",
-                 "float32", "float64", "complex128", "tanh", "einsum", "where", "stack", "broadcast_to", "newaxis"):
+    for name in (
+        "asarray",
+        "asnumpy",
+        "get_array_module",
+        "cuda",
+        "random",
+        "linalg",
+        "fft",
+        "testing",
+        "ndarray",
+        "float32",
+        "float64",
+        "complex128",
+        "tanh",
+        "einsum",
+        "where",
+        "stack",
+        "broadcast_to",
+        "newaxis",
+    ):
         assert hasattr(cp, name), name
 
 
@@ -243,7 +261,9 @@ BEHAVIOUR = {
     "np.float32(1) + x": lambda cp, x, c: np.float32(1) + x,
     "x.astype(np.float32)": lambda cp, x, c: x.astype(np.float32),
     "np.broadcast_to(x, (2,2,3))": lambda cp, x, c: np.broadcast_to(x, (2, 2, 3)),
-    "np.random.default_rng(0).standard_normal(3) + x[0]": lambda cp, x, c: np.random.default_rng(0).standard_normal(3) + x[0],
+    "np.random.default_rng(0).standard_normal(3) + x[0]": lambda cp, x, c: (
+        np.random.default_rng(0).standard_normal(3) + x[0]
+    ),
     "x[0] + [1, 2, 3]": lambda cp, x, c: x[0] + [1, 2, 3],
     "np.add.at(x, [0], 1)": lambda cp, x, c: np.add.at(x, [0], 1),
     "cupy.add.at": lambda cp, x, c: cp.add.at,
@@ -264,13 +284,19 @@ BEHAVIOUR = {
     "cupy.cuda.Device().mem_info": lambda cp, x, c: cp.cuda.Device().mem_info,
     "cupy.get_default_memory_pool().used_bytes()": _memory_pool_used_by_x_and_c,
     "array_api_compat.array_namespace(x)": Compat(lambda aac, cp, x, c: aac.array_namespace(x).__name__),
-    "array_api_compat.array_namespace(np.ones(2))": Compat(lambda aac, cp, x, c: aac.array_namespace(np.ones(2)).__name__),
+    "array_api_compat.array_namespace(np.ones(2))": Compat(
+        lambda aac, cp, x, c: aac.array_namespace(np.ones(2)).__name__
+    ),
     "aac cupy: xp.einsum": Compat(lambda aac, cp, x, c: aac.array_namespace(x).einsum("ij->j", x)),
     "aac cupy: xp.maximum": Compat(lambda aac, cp, x, c: aac.array_namespace(x).maximum(x, cp.zeros_like(x))),
     "aac cupy: xp.sum keepdims": Compat(lambda aac, cp, x, c: aac.array_namespace(x).sum(x, axis=0, keepdims=True)),
     "aac cupy: xp.where": Compat(lambda aac, cp, x, c: aac.array_namespace(x).where(x > 1, x, cp.zeros_like(x))),
-    "aac numpy: xp.einsum": Compat(lambda aac, cp, x, c: aac.array_namespace(np.ones(2)).einsum("i,i->", np.ones(2), np.ones(2))),
-    "aac numpy: xp.minimum": Compat(lambda aac, cp, x, c: aac.array_namespace(np.ones(2)).minimum(np.ones(2), np.zeros(2))),
+    "aac numpy: xp.einsum": Compat(
+        lambda aac, cp, x, c: aac.array_namespace(np.ones(2)).einsum("i,i->", np.ones(2), np.ones(2))
+    ),
+    "aac numpy: xp.minimum": Compat(
+        lambda aac, cp, x, c: aac.array_namespace(np.ones(2)).minimum(np.ones(2), np.zeros(2))
+    ),
 }
 
 
@@ -293,7 +319,9 @@ def _same_type(value, recorded: str) -> bool:
     # NumPy-version-dependent: dtype classes live in numpy.dtypes from NumPy 1.25 on (before,
     # type(np.dtype('f8')) is numpy.dtype[float64]); compared loosely on older NumPy.
     if recorded.startswith("numpy.dtypes.") and np.lib.NumpyVersion(np.__version__) < "1.25.0":
-        return isinstance(value, np.dtype) and recorded.endswith(type(value).__name__.split("[")[-1].rstrip("]").capitalize() + "DType")
+        return isinstance(value, np.dtype) and recorded.endswith(
+            type(value).__name__.split("[")[-1].rstrip("]").capitalize() + "DType"
+        )
     return False
 
 
@@ -370,7 +398,7 @@ def test_a_numpy_array_next_to_a_cupy_array_is_refused(cp, expression):
 
 def test_scalars_mix_and_results_stay_on_the_device(cp):
     x = cp.arange(6.0).reshape(2, 3)
-    for r in (np.float64(2.0) * x, x * 2, 2 ** x, x / np.float32(2), -x, abs(x), x > 1, 1 < x, x == None):  # noqa: E711
+    for r in (np.float64(2.0) * x, x * 2, 2**x, x / np.float32(2), -x, abs(x), x > 1, 1 < x, x == None):  # noqa: E711
         assert type(r) is cp.ndarray
     assert (x == None).dtype == np.bool_ and not (x == None).any()  # noqa: E711
     assert type(x[0, 0]) is cp.ndarray and x[0, 0].ndim == 0
@@ -455,10 +483,36 @@ def test_methods_layers_use(cp):
     x = cp.arange(6.0).reshape(2, 3)
     c = x * (1 - 2j)
     results = [
-        x.ravel(), x.flatten(), x.transpose(), x.squeeze(), x.mean(axis=0), x.std(), x.var(), x.min(), x.prod(),
-        x.all(), x.any(), x.argmax(), x.argmin(), x.cumsum(), x.cumprod(), x.clip(1, 4), x.conjugate(),
-        x.dot(x.T), x.take(cp.asarray([0, 1])), x.repeat(2), x.round(), x.diagonal(), x.trace(), x.ptp(),
-        x.view(), c.real, c.imag, x.imag, x.argsort(), x.nonzero()[0],
+        x.ravel(),
+        x.flatten(),
+        x.transpose(),
+        x.squeeze(),
+        x.mean(axis=0),
+        x.std(),
+        x.var(),
+        x.min(),
+        x.prod(),
+        x.all(),
+        x.any(),
+        x.argmax(),
+        x.argmin(),
+        x.cumsum(),
+        x.cumprod(),
+        x.clip(1, 4),
+        x.conjugate(),
+        x.dot(x.T),
+        x.take(cp.asarray([0, 1])),
+        x.repeat(2),
+        x.round(),
+        x.diagonal(),
+        x.trace(),
+        x.ptp(),
+        x.view(),
+        c.real,
+        c.imag,
+        x.imag,
+        x.argsort(),
+        x.nonzero()[0],
     ]
     assert all(type(r) is cp.ndarray for r in results)
     y = x.copy()
@@ -535,10 +589,21 @@ def test_cuda(cp):
 def test_random(cp, ledger):
     rs = cp.random.RandomState(0)
     draws = [
-        rs.randint(0, 5, size=4), rs.standard_normal((2, 3)), rs.normal(0, 1, (2,)), rs.uniform(0, 1, 3),
-        rs.rand(2, 3), rs.randn(2), rs.random_sample((2,)), rs.choice(5, 3),
-        cp.random.rand(2), cp.random.randn(2), cp.random.randint(0, 3, 2), cp.random.standard_normal(2),
-        cp.random.normal(size=2), cp.random.uniform(size=2), cp.random.random_sample(2),
+        rs.randint(0, 5, size=4),
+        rs.standard_normal((2, 3)),
+        rs.normal(0, 1, (2,)),
+        rs.uniform(0, 1, 3),
+        rs.rand(2, 3),
+        rs.randn(2),
+        rs.random_sample((2,)),
+        rs.choice(5, 3),
+        cp.random.rand(2),
+        cp.random.randn(2),
+        cp.random.randint(0, 3, 2),
+        cp.random.standard_normal(2),
+        cp.random.normal(size=2),
+        cp.random.uniform(size=2),
+        cp.random.random_sample(2),
     ]
     rng = cp.random.default_rng(0)
     draws += [rng.random(3), rng.standard_normal(3), rng.integers(0, 5, 3), rng.uniform(0, 1, 3)]
@@ -632,7 +697,9 @@ def test_the_ledger_totals_resets_and_nests(cp, ledger):
     assert (outer.uploaded, outer.downloaded) == (16, 56)
     assert (ledger.uploaded(), ledger.downloaded()) == (16, 56)
     assert [(e.direction, e.nbytes, e.what) for e in ledger.events()] == [
-        ("upload", 16, "asarray"), ("download", 48, "get"), ("download", 8, "float")
+        ("upload", 16, "asarray"),
+        ("download", 48, "get"),
+        ("download", 8, "float"),
     ]
     ledger.reset()
     assert (ledger.uploaded(), ledger.downloaded(), ledger.events()) == (0, 0, [])

@@ -10,9 +10,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layercheck.config import SETTING_KEYS, TARGET_KEYS, parse_config, parse_config_text
+from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import UsageError
-from layercheck.layout import Layout, parse_layout
+from layercheck.settings.config import SETTING_KEYS, TARGET_KEYS, parse_config, parse_config_text
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FUZZ_NESTED = settings(FUZZ, max_examples=120)  # nested values are slow to draw
@@ -21,12 +21,18 @@ FUZZ_NESTED = settings(FUZZ, max_examples=120)  # nested values are slow to draw
 layout_alphabet = st.sampled_from(list("0123456789,:SCBTUscbtu -+.xß\t\n") + ["٣", "\x00"])
 layout_text = st.one_of(st.text(layout_alphabet, max_size=30), st.text(max_size=30))
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=20), layout_text,
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    layout_text,
 )
 yaml_values = st.recursive(
     scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=5), st.dictionaries(st.one_of(st.text(max_size=10), st.integers()), inner, max_size=5)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(st.one_of(st.text(max_size=10), st.integers()), inner, max_size=5)
+    ),
     max_leaves=12,
 )
 

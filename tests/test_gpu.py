@@ -13,13 +13,12 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import GRADIENTS, REPO, SAMPLES, SEED_LAYOUT, TESTS, declared, layer_files, load_layer, not_ok, run_cli
 
 import layercheck
 from layercheck.checks import REGISTRY
-from layercheck.devices import gpu_status
 from layercheck.errors import UsageError
-
-from conftest import GRADIENTS, REPO, SAMPLES, SEED_LAYOUT, TESTS, declared, layer_files, load_layer, not_ok, run_cli
+from layercheck.numerics.devices import gpu_status
 
 GPU_CHECKS = ["predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu", "outputs_stay_on_device"]
 REAL_GPU = gpu_status().usable
@@ -31,7 +30,9 @@ STAND_IN = TESTS / "fake_gpu"
 def _forget_cupy() -> None:
     """Drop CuPy, the ledger and every imported user module (they bound their array module
     when imported), so that the next import sees the CuPy now on the path."""
-    for name in [n for n in sys.modules if n in ("cupy", "transfer_ledger") or n.startswith(("cupy.", "layercheck_user_"))]:
+    for name in [
+        n for n in sys.modules if n in ("cupy", "transfer_ledger") or n.startswith(("cupy.", "layercheck_user_"))
+    ]:
         del sys.modules[name]
     gpu_status.cache_clear()
 
@@ -115,8 +116,13 @@ def test_device_cpu_never_imports_cupy():
 # -- the samples ----------------------------------------------------------------------------------
 
 SAMPLE_LAYOUTS = {
-    "prelu.py": "4,3,5,2:SSCB", "srelu.py": "4,3,5,2:SSCB", "weighted_addition.py": None,
-    "global_average_pooling.py": None, "peephole_lstm.py": None, "complex_scale.py": None, "modrelu.py": None,
+    "prelu.py": "4,3,5,2:SSCB",
+    "srelu.py": "4,3,5,2:SSCB",
+    "weighted_addition.py": None,
+    "global_average_pooling.py": None,
+    "peephole_lstm.py": None,
+    "complex_scale.py": None,
+    "modrelu.py": None,
 }
 
 
@@ -341,9 +347,9 @@ def test_a_cuda_kernel_that_reads_the_wrong_channel_fails_parity():
     import cupy
 
     kernel = cupy.ElementwiseKernel(
-        "T x, raw T alpha, int32 channels, int32 inner", "T y",
-        "int c = (i / inner) % channels; int wrong = (c + 1) % channels;"
-        "y = x > 0 ? x : alpha[wrong] * x;",
+        "T x, raw T alpha, int32 channels, int32 inner",
+        "T y",
+        "int c = (i / inner) % channels; int wrong = (c + 1) % channels;y = x > 0 ? x : alpha[wrong] * x;",
         "prelu_wrong_channel",
     )
 
@@ -370,6 +376,8 @@ def test_a_cuda_kernel_that_reads_the_wrong_channel_fails_parity():
 @pytest.mark.gpu
 @pytest.mark.skipif(not REAL_GPU, reason=f"no GPU: {gpu_status().reason}")
 def test_the_gpu_benchmark_runs():
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu.py"), "--quick"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "gpu.py"), "--quick"], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr
     assert "gradient check / (predict + backward)" in proc.stdout

@@ -26,7 +26,9 @@ class RaisesLater:
 def test_a_layer_that_raises_at_a_perturbed_point_is_reported_not_crashed():
     result = layercheck.check_layer(RaisesLater, "4,3,5,6:SSCB").result(GRADIENTS)
     assert result.status in ("incomplete", "failed")
-    assert "RuntimeError" in result.message or any("RuntimeError" in str(a.get("reason")) for a in result.details.get("arguments", []))
+    assert "RuntimeError" in result.message or any(
+        "RuntimeError" in str(a.get("reason")) for a in result.details.get("arguments", [])
+    )
     assert "internal error" not in result.message
 
 

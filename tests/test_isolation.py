@@ -11,11 +11,11 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-
-from layercheck.isolation import run_jobs, signal_reason, user_stack
-
 from conftest import REPO, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, Sleep
+
+from layercheck.running.isolation import run_jobs, signal_reason
+from layercheck.userframes import user_stack
 
 HOSTILE = TESTS / "hostile"
 TIMEOUT = 3  # seconds per target in the corpus run
@@ -25,14 +25,23 @@ EXPECTED = {
     "healthy.py": ("passed", None),
     "syntax_error.py": ("error", r"importing syntax_error\.py raised SyntaxError"),
     "import_raises.py": ("error", r"importing import_raises\.py raised RuntimeError: this module refuses"),
-    "loop_at_import.py": ("error", rf"timed out after {TIMEOUT} s while importing loop_at_import\.py \(loop_at_import\.py:\d+ in <module>\)"),
+    "loop_at_import.py": (
+        "error",
+        rf"timed out after {TIMEOUT} s while importing loop_at_import\.py \(loop_at_import\.py:\d+ in <module>\)",
+    ),
     "loop_in_predict.py": ("error", rf"timed out after {TIMEOUT} s in \w+ \(loop_in_predict\.py:\d+ in predict\)"),
     "sys_exit_in_predict.py": ("error", r"called sys\.exit in predict_does_not_error: predict raised SystemExit: 3"),
     "os_exit_at_import.py": ("error", r"exited with status 4 .*os\._exit.* while importing os_exit_at_import\.py"),
     "os_exit_in_predict.py": ("error", r"exited with status 3 .*os\._exit.* in \w+"),
-    "segfault_in_predict.py": ("error", r"died with signal SIGSEGV .* in \w+ \(segfault_in_predict\.py:\d+ in predict\)"),
+    "segfault_in_predict.py": (
+        "error",
+        r"died with signal SIGSEGV .* in \w+ \(segfault_in_predict\.py:\d+ in predict\)",
+    ),
     "huge_allocation.py": ("error", r"ran out of memory in predict_does_not_error: predict raised MemoryError"),
-    "keyboard_interrupt_in_predict.py": ("error", r"the layer raised KeyboardInterrupt \(keyboard_interrupt_in_predict\.py:\d+ in predict\) in \w+"),
+    "keyboard_interrupt_in_predict.py": (
+        "error",
+        r"the layer raised KeyboardInterrupt \(keyboard_interrupt_in_predict\.py:\d+ in predict\) in \w+",
+    ),
 }
 
 
@@ -46,7 +55,16 @@ def hostile_run(tmp_path_factory):
     json_path, junit_path = out / "report.json", out / "report.xml"
     start = time.monotonic()
     proc = run_cli(
-        "run", "tests/hostile", "--jobs", "2", "--timeout", str(TIMEOUT), "--json", json_path, "--junit", junit_path,
+        "run",
+        "tests/hostile",
+        "--jobs",
+        "2",
+        "--timeout",
+        str(TIMEOUT),
+        "--json",
+        json_path,
+        "--junit",
+        junit_path,
         timeout=120,
     )
     elapsed = time.monotonic() - start
@@ -144,7 +162,9 @@ def test_a_crash_an_exit_and_a_defect_of_the_job_each_have_a_reason():
     segfault, exit_, defect = run_jobs([Hostile("segfault"), Hostile("os_exit"), Hostile("raise")], workers=3)
     assert "signal SIGSEGV" in segfault.failure and "isolation_jobs.py" in segfault.stack
     assert exit_.failure.startswith("the worker process exited with status 3") and "os._exit" in exit_.failure
-    assert defect.failure.startswith("layercheck internal error in the worker: RuntimeError: a defect of the job itself")
+    assert defect.failure.startswith(
+        "layercheck internal error in the worker: RuntimeError: a defect of the job itself"
+    )
     assert "Traceback" in defect.stack
 
 
@@ -195,7 +215,7 @@ def test_user_stack_keeps_the_users_frames_most_recent_last():
 
 # -- batch runs: order, shards -------------------------------------------------------------
 
-SLOW_FIRST = '''
+SLOW_FIRST = """
 import time
 
 class {name}:
@@ -207,7 +227,7 @@ class {name}:
         if type(self).calls == 1:
             time.sleep({delay})
         return 2 * X
-'''
+"""
 
 
 def three_layers(folder, first_delay):

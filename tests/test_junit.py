@@ -10,14 +10,26 @@ from layercheck.results import CheckResult, Report, TargetReport
 
 
 def sample_report() -> Report:
-    checked = TargetReport("layers/a.py:A", "layer", ["3,2:CB"], [
-        CheckResult("predict_does_not_error", "passed", duration_s=0.25),
-        CheckResult("gradients_are_numerically_correct", "failed", "dLdX is off by 1/2",
-                    {"explanation": ["X: factor 0.5"], "traceback": "Traceback ...\x1b[31m"}),
-        CheckResult("backward_does_not_error", "skipped", "no backward defined"),
-        CheckResult("outputs_are_finite", "incomplete", "every sample hit a kink"),
-    ], duration_s=1.5)
-    broken = TargetReport("layers/b.py", error="timed out after 10 s in predict_does_not_error <&>\x00", traceback="File ...")
+    checked = TargetReport(
+        "layers/a.py:A",
+        "layer",
+        ["3,2:CB"],
+        [
+            CheckResult("predict_does_not_error", "passed", duration_s=0.25),
+            CheckResult(
+                "gradients_are_numerically_correct",
+                "failed",
+                "dLdX is off by 1/2",
+                {"explanation": ["X: factor 0.5"], "traceback": "Traceback ...\x1b[31m"},
+            ),
+            CheckResult("backward_does_not_error", "skipped", "no backward defined"),
+            CheckResult("outputs_are_finite", "incomplete", "every sample hit a kink"),
+        ],
+        duration_s=1.5,
+    )
+    broken = TargetReport(
+        "layers/b.py", error="timed out after 10 s in predict_does_not_error <&>\x00", traceback="File ..."
+    )
     return Report([checked, broken], duration_s=2.0)
 
 
@@ -27,7 +39,12 @@ def test_statuses_map_to_junit_elements():
     assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("5", "1", "1", "2")
     checked, broken = root.findall("testsuite")
     assert checked.get("name") == "layers/a.py:A"
-    assert (checked.get("tests"), checked.get("failures"), checked.get("errors"), checked.get("skipped")) == ("4", "1", "0", "2")
+    assert (checked.get("tests"), checked.get("failures"), checked.get("errors"), checked.get("skipped")) == (
+        "4",
+        "1",
+        "0",
+        "2",
+    )
     cases = {case.get("name"): case for case in checked.findall("testcase")}
     assert all(case.get("classname") == "layers/a.py:A" for case in cases.values())
     assert list(cases["predict_does_not_error"]) == [] and cases["predict_does_not_error"].get("time") == "0.250"

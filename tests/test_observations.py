@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import CORPUS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, run_cli
 
 import layercheck
 
-from conftest import CORPUS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, run_cli
-
-OBSERVATION_CHECKS = ["output_batch_size_matches_input", "predict_is_consistent_across_observations",
-                      "forward_is_consistent_across_observations", "backward_is_consistent_across_observations"]
+OBSERVATION_CHECKS = [
+    "output_batch_size_matches_input",
+    "predict_is_consistent_across_observations",
+    "forward_is_consistent_across_observations",
+    "backward_is_consistent_across_observations",
+]
 
 
 class Tanh:
@@ -58,7 +61,9 @@ class MixesOnlyTheLastObservation:
 
 
 def test_a_single_mixed_observation_is_named():
-    result = layercheck.check_layer(MixesOnlyTheLastObservation, "3,40:CB").result("predict_is_consistent_across_observations")
+    result = layercheck.check_layer(MixesOnlyTheLastObservation, "3,40:CB").result(
+        "predict_is_consistent_across_observations"
+    )
     assert result.status == "failed"
     assert result.details["differing_observations"] == [39]
     assert "observation(s) 39 (1 of 16 checked)" in result.message
@@ -194,7 +199,9 @@ def test_the_cli_takes_one_layout_per_input():
     assert "takes 2 input(s) (X1, X2) but 1 layout(s) were given" in proc.stdout
 
 
-@pytest.mark.parametrize("name", ["two_inputs_good.py", "pooling_good.py", "good_recurrent_state.py", "good_batch_norm.py"])
+@pytest.mark.parametrize(
+    "name", ["two_inputs_good.py", "pooling_good.py", "good_recurrent_state.py", "good_batch_norm.py"]
+)
 def test_correct_contract_layers_pass_for_many_seeds(name):
     obj = load_layer(CORPUS / name)
     for seed in range(12):

@@ -6,13 +6,22 @@ import json
 
 import numpy as np
 import pytest
+from conftest import (
+    FUNCTIONS,
+    GRADIENTS,
+    SAMPLES,
+    declared,
+    layer_files,
+    load_layer,
+    mentions,
+    not_ok,
+    run_cli,
+    statuses,
+)
 
 import layercheck
 from layercheck.checks import REGISTRY
 from layercheck.errors import UsageError
-
-from conftest import FUNCTIONS, GRADIENTS, SAMPLES, declared, layer_files, load_layer, mentions, not_ok, run_cli, statuses
-
 
 DECLARED = [declared(p) for p in layer_files(FUNCTIONS)]
 MASKS = "backward_respects_compute_gradients"
@@ -34,8 +43,13 @@ def test_correct_operation_passes_for_many_seeds(d):
         report = _report(d, seed)
         assert report.kind == "function"
         assert not_ok(report) == {}, (seed, not_ok(report))
-        for name in ("forward_does_not_error", "backward_is_consistent_in_size", "backward_is_consistent_in_type",
-                     GRADIENTS, MASKS):
+        for name in (
+            "forward_does_not_error",
+            "backward_is_consistent_in_size",
+            "backward_is_consistent_in_type",
+            GRADIENTS,
+            MASKS,
+        ):
             assert report.result(name).status == "passed", name
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import CORPUS, GRADIENTS, load_layer, not_ok
 
 import layercheck
+from layercheck.contract.layout import parse_layout
 from layercheck.errors import UsageError
-from layercheck.layout import parse_layout
-
-from conftest import CORPUS, GRADIENTS, load_layer, not_ok
 
 
 def test_an_integer_layout_round_trips_and_keeps_its_range_at_another_batch_size():

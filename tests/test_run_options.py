@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import CORPUS, SAMPLES, run_cli
 
 from layercheck.cli import _domains, _memory_cap
-
-from conftest import CORPUS, SAMPLES, run_cli
 
 
 def test_domain_once_is_for_every_input_and_repeated_is_per_input():
@@ -25,11 +24,23 @@ def test_domain_reaches_the_checks(tmp_path):
     assert proc.returncode == 0, proc.stdout
 
 
-@pytest.mark.parametrize("args", [
-    ["--domain", "5:1"], ["--domain", "abc"], ["--domain", "1"], ["--domain", "nan:1"],
-    ["--device", "tpu"], ["--timeout", "0"], ["--timeout", "soon"], ["--jobs", "0"],
-    ["--max-memory", "lots"], ["--max-memory", "-1G"], ["--seed", "-1"],
-], ids=lambda args: " ".join(args))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--domain", "5:1"],
+        ["--domain", "abc"],
+        ["--domain", "1"],
+        ["--domain", "nan:1"],
+        ["--device", "tpu"],
+        ["--timeout", "0"],
+        ["--timeout", "soon"],
+        ["--jobs", "0"],
+        ["--max-memory", "lots"],
+        ["--max-memory", "-1G"],
+        ["--seed", "-1"],
+    ],
+    ids=lambda args: " ".join(args),
+)
 def test_bad_option_values_exit_2_with_one_line(args):
     proc = run_cli("run", SAMPLES / "prelu.py", *args)
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import GRADIENTS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, statuses
 
 import layercheck
-
-from conftest import GRADIENTS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, statuses
 
 
 @pytest.mark.parametrize("path", [SAMPLES / "srelu.py", SAMPLES / "prelu.py"], ids=lambda p: p.name)
@@ -17,8 +16,13 @@ def test_sample_layer_passes_every_check_at_the_seed_layout(path):
     assert not_ok(report) == {}
     assert report.status == "passed"
     # The checks that matter for a layer with a custom backward really ran.
-    for name in ("backward_does_not_error", "backward_is_consistent_in_size", "backward_is_consistent_in_type",
-                 GRADIENTS, "initialize_does_not_change_nonempty_learnables"):
+    for name in (
+        "backward_does_not_error",
+        "backward_is_consistent_in_size",
+        "backward_is_consistent_in_type",
+        GRADIENTS,
+        "initialize_does_not_change_nonempty_learnables",
+    ):
         assert report.result(name).status == "passed"
     arguments = [r["argument"] for r in report.result(GRADIENTS).details["arguments"]]
     assert arguments == ["X", *obj.learnables]
@@ -65,10 +69,18 @@ def test_contract_sample_passes_every_check_for_many_seeds(name):
         assert not_ok(report) == {}, (seed, not_ok(report))
     # The checks this sample exists for ran and passed.
     expected = {
-        "weighted_addition.py": ["predict_is_consistent_across_observations", "backward_is_consistent_across_observations"],
+        "weighted_addition.py": [
+            "predict_is_consistent_across_observations",
+            "backward_is_consistent_across_observations",
+        ],
         "global_average_pooling.py": ["output_format_is_consistent", "output_batch_size_matches_input"],
-        "peephole_lstm.py": ["predict_returns_valid_states", "forward_returns_valid_states", "reset_state_does_not_error",
-                             "forward_is_consistent_across_observations", "backward_is_consistent_across_observations"],
+        "peephole_lstm.py": [
+            "predict_returns_valid_states",
+            "forward_returns_valid_states",
+            "reset_state_does_not_error",
+            "forward_is_consistent_across_observations",
+            "backward_is_consistent_across_observations",
+        ],
     }[name]
     for check_name in expected + [GRADIENTS]:
         assert report.result(check_name).status == "passed", check_name
@@ -86,15 +98,25 @@ def test_peephole_lstm_checks_gradients_through_its_states():
     obj = load_layer(SAMPLES / "peephole_lstm.py")
     result = layercheck.check_layer(obj, obj.example_layout, checks=[GRADIENTS]).result(GRADIENTS)
     kinds = {r["argument"]: r["kind"] for r in result.details["arguments"]}
-    assert kinds == {"X": "input", "input_weights": "learnable", "recurrent_weights": "learnable",
-                     "peephole_weights": "learnable", "bias": "learnable", "hidden_state": "state", "cell_state": "state"}
+    assert kinds == {
+        "X": "input",
+        "input_weights": "learnable",
+        "recurrent_weights": "learnable",
+        "peephole_weights": "learnable",
+        "bias": "learnable",
+        "hidden_state": "state",
+        "cell_state": "state",
+    }
 
 
-@pytest.mark.parametrize("path, arguments, phrase", [
-    ("weighted_addition_swapped.py", ["X1", "X2"], "each other's place"),
-    ("global_average_pooling_wrong_count.py", ["X"], "constant factor 5 (the size of spatial axis 2)"),
-    ("peephole_lstm_bug.py", ["peephole_weights"], "wrong at"),
-])
+@pytest.mark.parametrize(
+    "path, arguments, phrase",
+    [
+        ("weighted_addition_swapped.py", ["X1", "X2"], "each other's place"),
+        ("global_average_pooling_wrong_count.py", ["X"], "constant factor 5 (the size of spatial axis 2)"),
+        ("peephole_lstm_bug.py", ["peephole_weights"], "wrong at"),
+    ],
+)
 def test_contract_sample_buggy_twin_fails_the_gradient_check_with_a_diagnosis(path, arguments, phrase):
     obj = load_layer(SAMPLES / "buggy" / path)
     for seed in range(3):

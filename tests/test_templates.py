@@ -4,15 +4,12 @@ bad names and existing files."""
 from __future__ import annotations
 
 import pytest
+from click.testing import CliRunner
+from conftest import not_ok, run_cli
 
 import layercheck
-from layercheck.loading import discover, import_module
-
-from click.testing import CliRunner
-
 from layercheck.cli import cli
-
-from conftest import not_ok, run_cli
+from layercheck.contract.loading import discover, import_module
 
 LAYERS = {
     "plain": [],
@@ -62,7 +59,9 @@ def test_templates_take_the_array_module_portably(tmp_path, name):
     source = (tmp_path / f"{name}.py").read_text()
     assert "__array_namespace__" not in source and "import cupy" not in source
     assert source.count("from cupy import get_array_module") == 1
-    assert "\ntry:  # CuPy is optional" in source and "\nexcept ImportError:\n    def get_array_module(*arrays):" in source
+    assert (
+        "\ntry:  # CuPy is optional" in source and "\nexcept ImportError:\n    def get_array_module(*arrays):" in source
+    )
     assert "xp = get_array_module(X)" in source
 
 
@@ -80,10 +79,20 @@ def test_an_existing_file_is_never_overwritten(tmp_path):
     assert path.read_text() == "# mine\n"
 
 
-@pytest.mark.parametrize("options", [
-    ["1layer"], ["class"], ["ok", "--learnables", "X"], ["ok", "--learnables", "a,a"], ["ok", "--state", "h", "--learnables", "h"],
-    ["ok", "--learnables", "dLdY"], ["ok", "--function", "--state", "h"], ["ok", "--state", "not-a-name"],
-], ids=lambda options: " ".join(options))
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["1layer"],
+        ["class"],
+        ["ok", "--learnables", "X"],
+        ["ok", "--learnables", "a,a"],
+        ["ok", "--state", "h", "--learnables", "h"],
+        ["ok", "--learnables", "dLdY"],
+        ["ok", "--function", "--state", "h"],
+        ["ok", "--state", "not-a-name"],
+    ],
+    ids=lambda options: " ".join(options),
+)
 def test_bad_names_exit_2_with_one_line(tmp_path, options):
     proc = run_cli("new", *options, "-o", tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import arrays
-from .common import dtype_name, first_failure, primary_dtype, require_backward
-from .registry import Incomplete, check, failed, passed
+from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
+from layercheck.checks.registry import Incomplete, check, failed, passed
+from layercheck.numerics import arrays
 
 
 @check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
@@ -15,7 +15,9 @@ def backward_does_not_error(session):
         if step.error is None:
             return None
         if step.error.is_contract:
-            raise Incomplete(f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)")
+            raise Incomplete(
+                f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)"
+            )
         if step.error.method != "backward":
             raise Incomplete(f"not checked: {step.error.summary()}")
         message = step.error.summary() + f" with {dtype_name(dtype)} inputs"
@@ -77,7 +79,8 @@ def backward_is_consistent_in_size(session):
             if grad is not None:
                 return failed(
                     f"backward returned {arrays.describe(grad)} as the gradient of {name}, an integer input: "
-                    "it must return None for it", argument=name,
+                    "it must return None for it",
+                    argument=name,
                 )
             continue
         if grad is None:
@@ -85,10 +88,17 @@ def backward_is_consistent_in_size(session):
         if not arrays.is_array(grad):
             return failed(f"the gradient of {name} is {arrays.describe(grad)}, not an array", argument=name)
         if tuple(grad.shape) != tuple(arg.shape):
-            labels = session.layouts[i].format if i < n_inputs else (session.layouts[0].format if arg.ndim == session.layouts[0].ndim else None)
+            labels = (
+                session.layouts[i].format
+                if i < n_inputs
+                else (session.layouts[0].format if arg.ndim == session.layouts[0].ndim else None)
+            )
             why = describe_reduction(tuple(grad.shape), tuple(arg.shape), labels)
             return failed(
                 f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}",
-                argument=name, gradient_shape=list(grad.shape), argument_shape=list(arg.shape), diagnosis=why,
+                argument=name,
+                gradient_shape=list(grad.shape),
+                argument_shape=list(arg.shape),
+                diagnosis=why,
             )
     return passed()

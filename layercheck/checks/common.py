@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-from .. import arrays
-from ..contract import Adapter, Outputs
-from .registry import Incomplete, Skip
+from layercheck.checks.registry import Incomplete, Skip
+from layercheck.contract.adapter import Adapter, Outputs
+from layercheck.numerics import arrays
 
 
 def primary_dtype(session) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
-from ..compare import mismatch
-from ..contract import Adapter
-from ..errors import USER_ERRORS
-from .common import primary_dtype
-from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.common import primary_dtype
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.contract.adapter import Adapter
+from layercheck.errors import USER_ERRORS
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import mismatch
 
 
 def _signature_problems(layer: Adapter) -> list[str]:
@@ -45,7 +45,9 @@ def _return_problems(session) -> list[str]:
     """Return arities broken by predict, forward and (when those ran) backward."""
     layer = session.reference
     dtype = primary_dtype(session)
-    passes = ([session.predict(dtype)] if layer.kind == "layer" else []) + ([session.forward(dtype)] if layer.has_forward else [])
+    passes = ([session.predict(dtype)] if layer.kind == "layer" else []) + (
+        [session.forward(dtype)] if layer.has_forward else []
+    )
     problems = [str(step.error.exception) for step in passes if step.error is not None and step.error.is_contract]
     if layer.has_backward and not problems and all(step.ok for step in passes):
         error = session.backward(dtype).error
@@ -74,7 +76,9 @@ def function_syntaxes_are_correct(session):
         if not problems:
             raise
     if problems:
-        return failed(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""), problems=problems)
+        return failed(
+            problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""), problems=problems
+        )
     return passed()
 
 
@@ -107,7 +111,9 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
     try:
         layer.initialize(session.layouts)
     except USER_ERRORS as exc:  # reported by initialize_does_not_error
-        raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}") from None
+        raise Incomplete(
+            f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}"
+        ) from None
     for name, value in preset.items():
         after = layer.get(name)
         if not arrays.is_array(after) or after.shape != value.shape:
@@ -119,7 +125,8 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
         if diff is not None:
             return failed(
                 f"initialize changed {name!r}, which was already set: " + diff.describe(name).split(": ", 1)[1],
-                parameter=name, mismatch=diff.to_dict(),
+                parameter=name,
+                mismatch=diff.to_dict(),
             )
     return passed()
 

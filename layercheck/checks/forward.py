@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import functools
 
-
-from .. import arrays
-from .common import dtype_name, first_failure, named_outputs, primary_dtype, require_arrays, require_forward
-from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.common import (
+    dtype_name,
+    first_failure,
+    named_outputs,
+    primary_dtype,
+    require_arrays,
+    require_forward,
+)
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.numerics import arrays
 
 
 def _does_not_error(session, method: str):
@@ -17,8 +23,13 @@ def _does_not_error(session, method: str):
         if step.error is None:
             return None
         if step.error.is_contract:
-            raise Incomplete(f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)")
-        return step.error.summary() + f" with {dtype_name(dtype)} inputs", {"traceback": step.error.traceback, "dtype": dtype_name(dtype)}
+            raise Incomplete(
+                f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)"
+            )
+        return step.error.summary() + f" with {dtype_name(dtype)} inputs", {
+            "traceback": step.error.traceback,
+            "dtype": dtype_name(dtype),
+        }
 
     problem = first_failure(session, step_of, describe)
     if problem:
@@ -26,7 +37,12 @@ def _does_not_error(session, method: str):
     return passed()
 
 
-@check("predict_does_not_error", "predict runs without error at every tested dtype", "predictDoesNotError", kinds=LAYERS_ONLY)
+@check(
+    "predict_does_not_error",
+    "predict runs without error at every tested dtype",
+    "predictDoesNotError",
+    kinds=LAYERS_ONLY,
+)
 def predict_does_not_error(session):
     return _does_not_error(session, "predict")
 
@@ -55,7 +71,9 @@ def forward_predict_are_consistent_in_size(session):
         if p.shape != f.shape:
             return failed(
                 f"{name} has shape {tuple(f.shape)} from forward but {tuple(p.shape)} from predict",
-                output=name, forward_shape=list(f.shape), predict_shape=list(p.shape),
+                output=name,
+                forward_shape=list(f.shape),
+                predict_shape=list(p.shape),
             )
     return passed()
 
@@ -79,7 +97,13 @@ def _nonfinite(session, method: str):
                     f"{method} output {name} has {n_nan} NaN and {n_inf} infinite value(s) of {y.size} "
                     f"with {dtype_name(dtype)} inputs (first at index {first})"
                 )
-                return message, {"method": method, "output": name, "nan": n_nan, "inf": n_inf, "first_index": list(first)}
+                return message, {
+                    "method": method,
+                    "output": name,
+                    "nan": n_nan,
+                    "inf": n_inf,
+                    "first_index": list(first),
+                }
         return None
 
     return first_failure(session, step_of, describe)
@@ -100,7 +124,9 @@ def outputs_are_finite(session):
         if problem:
             message, details = problem
             if all(d == (None, None) for d in session.input_domains()):
-                message += "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
+                message += (
+                    "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
+                )
             return failed(message, **details)
     if not ran:
         raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype")

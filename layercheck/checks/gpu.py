@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 
-
-from .. import arrays
-from ..compare import largest_magnitude, mismatch, scaled_atol
-from ..portability import IDIOM
-from .common import dtype_name, named_outputs, require_backward
-from .registry import Incomplete, Skip, check, failed, passed
-from .types import complex_allowed, expected_dtype, type_problem
+from layercheck.checks.common import dtype_name, named_outputs, require_backward
+from layercheck.checks.registry import Incomplete, Skip, check, failed, passed
+from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
+from layercheck.portability import IDIOM
 
 
 def require_gpu(session):
@@ -142,7 +141,8 @@ def outputs_stay_on_device(session):
                 return failed(
                     f"{what} {name} is a NumPy array from CuPy inputs ({dtype_name(dtype)}): the layer moved it to the "
                     f"host (cupy.asnumpy or .get()); {IDIOM}",
-                    output=name, dtype=dtype_name(dtype),
+                    output=name,
+                    dtype=dtype_name(dtype),
                 )
             if what == "gradient":
                 continue  # dtypes of gradients: backward_is_consistent_in_type's rule, checked on the CPU

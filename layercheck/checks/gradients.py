@@ -8,14 +8,22 @@ from typing import Any
 
 import numpy as np
 
-from .. import arrays
-from ..compare import mismatch, repeat_tolerance
-from ..contract import Adapter, Outputs
-from ..diagnosis import Diagnosis, localize, patterns, size_context
-from ..errors import USER_ERRORS
-from ..gradcheck import FAIL, ArgumentVerdict, EvaluationError, GradientProblem, Tolerances, check_argument, make_baseline
-from .common import require_backward
-from .registry import Incomplete, check, failed, passed
+from layercheck.checks.common import require_backward
+from layercheck.checks.registry import Incomplete, check, failed, passed
+from layercheck.contract.adapter import Adapter, Outputs
+from layercheck.errors import USER_ERRORS
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.numerics.diagnosis import Diagnosis, localize, patterns, size_context
+from layercheck.numerics.gradcheck import (
+    FAIL,
+    ArgumentVerdict,
+    EvaluationError,
+    GradientProblem,
+    Tolerances,
+    check_argument,
+    make_baseline,
+)
 
 
 class _CannotRun(Exception):
@@ -122,7 +130,9 @@ class TrainingPass:
         kinds += ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
         domains = list(session.input_domains()) + [(None, None)] * len(layer.parameter_names)
         names = list(layer.input_names) + list(layer.parameter_names)
-        return GradientProblem(names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer))
+        return GradientProblem(
+            names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer)
+        )
 
 
 def build_problem(session, dtype: str):
@@ -152,9 +162,15 @@ def _prepare(session):
         except _CannotRun as exc:
             reasons.append(f"{dtype}: {exc}")
             continue
-        fallback = None if dtype == widest else f"could not run in {widest} ({reasons[0].split(': ', 1)[1]}); checked in {dtype}"
+        fallback = (
+            None
+            if dtype == widest
+            else f"could not run in {widest} ({reasons[0].split(': ', 1)[1]}); checked in {dtype}"
+        )
         return problem, baseline, tol, fallback
-    raise Incomplete("not checked: the training-time pass or backward failed at every precision (" + "; ".join(reasons) + ")")
+    raise Incomplete(
+        "not checked: the training-time pass or backward failed at every precision (" + "; ".join(reasons) + ")"
+    )
 
 
 def _is_deterministic(problem: GradientProblem, baseline) -> bool:
@@ -162,10 +178,7 @@ def _is_deterministic(problem: GradientProblem, baseline) -> bool:
         again = problem.evaluate(0, problem.values[0].copy())
     except EvaluationError as exc:
         raise Incomplete(f"not checked: {exc}") from None
-    return all(
-        mismatch(b, a, atol=repeat_tolerance(a)) is None
-        for a, b in zip(baseline.outputs, again)
-    )
+    return all(mismatch(b, a, atol=repeat_tolerance(a)) is None for a, b in zip(baseline.outputs, again))
 
 
 def _probe_record(p) -> dict[str, Any]:
@@ -290,7 +303,11 @@ def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
             continue
         said.add(pair)
         prefix = f"the gradient of {name} "
-        key = diagnosis.headline[len(prefix):] if diagnosis.headline.startswith(prefix) and not diagnosis.swapped_with else None
+        key = (
+            diagnosis.headline[len(prefix) :]
+            if diagnosis.headline.startswith(prefix) and not diagnosis.swapped_with
+            else None
+        )
         findings.setdefault(key or diagnosis.headline, []).append(name if key else "")
     headlines = []
     for key, names in findings.items():

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-
-from .. import arrays
-from ..compare import mismatch, repeat_tolerance
-from ..errors import USER_ERRORS
-from ..loading import exception_summary
-from .common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
-from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.errors import USER_ERRORS
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.userframes import exception_summary
 
 
 def _modified(before, after) -> str | None:
@@ -24,9 +23,11 @@ def _modified(before, after) -> str | None:
 
 
 def _arguments(layer, xs):
-    return list(zip(layer.input_names, xs)) + [(f"learnable {n}", layer.get(n)) for n in layer.learnables] + [
-        (f"state {n}", layer.get(n)) for n in layer.state
-    ]
+    return (
+        list(zip(layer.input_names, xs))
+        + [(f"learnable {n}", layer.get(n)) for n in layer.learnables]
+        + [(f"state {n}", layer.get(n)) for n in layer.state]
+    )
 
 
 def _does_not_modify(session, method: str):
@@ -111,7 +112,8 @@ def predict_is_deterministic(session):
         if diff is not None:
             return failed(
                 "predict is not deterministic: " + diff.describe(f"{name} of the second call"),
-                output=name, mismatch=diff.to_dict(),
+                output=name,
+                mismatch=diff.to_dict(),
             )
     return passed()
 
@@ -147,12 +149,15 @@ def backward_is_repeatable(session):
         if a is None and b is None:
             continue
         if not (arrays.is_array(a) and arrays.is_array(b)) or a.shape != b.shape:
-            return failed(f"the gradient of {name} is {arrays.describe(a)} at the first step and {arrays.describe(b)} at the second")
+            return failed(
+                f"the gradient of {name} is {arrays.describe(a)} at the first step and {arrays.describe(b)} at the second"
+            )
         diff = mismatch(b, a, atol=repeat_tolerance(a))
         if diff is not None:
             return failed(
                 f"the second forward+backward on the same layer gives another gradient of {name} "
                 "(a value cached or accumulated between calls?): " + diff.describe(f"dLd{name}").split(": ", 1)[1],
-                argument=name, mismatch=diff.to_dict(),
+                argument=name,
+                mismatch=diff.to_dict(),
             )
     return passed()

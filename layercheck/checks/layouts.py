@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import USER_ERRORS
-from ..loading import exception_summary
-from .common import named_outputs, primary_dtype, require_arrays
-from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.errors import USER_ERRORS
+from layercheck.userframes import exception_summary
 
 
 def require_batch(session) -> int:
@@ -24,15 +24,16 @@ def output_batch_axes(session, outputs) -> list[int | None]:
     axes = []
     for name, y, fmt in zip(session.reference.output_names, outputs.values, formats):
         if y.ndim != len(fmt):
-            raise Incomplete(f"not checked: output {name} has {y.ndim} dimension(s) but its format {fmt!r} has {len(fmt)} (see output_format_is_consistent)")
+            raise Incomplete(
+                f"not checked: output {name} has {y.ndim} dimension(s) but its format {fmt!r} has {len(fmt)} (see output_format_is_consistent)"
+            )
         axes.append(fmt.find("B") if "B" in fmt else None)
     return axes
 
 
 @check(
     "output_format_is_consistent",
-    "every output has as many dimensions as its format: the one output_format declares, "
-    "else the first input's",
+    "every output has as many dimensions as its format: the one output_format declares, else the first input's",
     kinds=LAYERS_ONLY,
 )
 def output_format_is_consistent(session):
@@ -40,16 +41,24 @@ def output_format_is_consistent(session):
     try:
         formats = session.output_formats()
     except Incomplete as exc:
-        return failed(str(exc).removeprefix("not checked: ").replace("output_format failed", "output_format is invalid"))
+        return failed(
+            str(exc).removeprefix("not checked: ").replace("output_format failed", "output_format is invalid")
+        )
     outputs = session.predict(primary_dtype(session)).require()
     require_arrays(named_outputs(layer, outputs), "predict")
-    declared = "declared by output_format" if getattr(layer.obj, "output_format", None) is not None else "the first input's; a layer that changes layout declares output_format"
+    declared = (
+        "declared by output_format"
+        if getattr(layer.obj, "output_format", None) is not None
+        else "the first input's; a layer that changes layout declares output_format"
+    )
     for name, y, fmt in zip(layer.output_names, outputs.values, formats):
         if y.ndim != len(fmt):
             return failed(
                 f"predict output {name} has {y.ndim} dimension(s) (shape {tuple(y.shape)}) but its format {fmt!r} "
                 f"({declared}) has {len(fmt)}",
-                output=name, shape=list(y.shape), format=fmt,
+                output=name,
+                shape=list(y.shape),
+                format=fmt,
             )
     return passed(", ".join(f"{name}: {fmt}" for name, fmt in zip(layer.output_names, formats)))
 
@@ -80,7 +89,9 @@ def output_batch_size_matches_input(session):
             try:
                 outputs = layer.predict(xs)
             except USER_ERRORS as exc:
-                return failed(f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})")
+                return failed(
+                    f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})"
+                )
             require_arrays(named_outputs(layer, outputs), "predict")
         for name, y, axis in zip(session.reference.output_names, outputs.values, axes):
             if axis is not None and (y.ndim <= axis or y.shape[axis] != size):
@@ -88,6 +99,8 @@ def output_batch_size_matches_input(session):
                 return failed(
                     f"predict output {name} has batch size {got} (shape {tuple(y.shape)}, B is axis {axis}) "
                     f"for inputs with {size} observations",
-                    output=name, observations=size, shape=list(y.shape),
+                    output=name,
+                    observations=size,
+                    shape=list(y.shape),
                 )
     return passed(f"checked with {n} and {_other_batch_size(n)} observations")

@@ -8,19 +8,20 @@ states of fixed size are shared by every observation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from .. import arrays
-from ..compare import Mismatch, mismatch, scaled_atol
-from ..contract import Adapter, Outputs
-from ..errors import USER_ERRORS
-from ..loading import exception_summary
-from .common import named_outputs, primary_dtype, require_arrays, require_backward, require_forward
-from .layouts import output_batch_axes, require_batch
-from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.common import named_outputs, primary_dtype, require_arrays, require_backward, require_forward
+from layercheck.checks.layouts import output_batch_axes, require_batch
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.contract.adapter import Adapter, Outputs
+from layercheck.errors import USER_ERRORS
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
+from layercheck.userframes import exception_summary
 
 MAX_OBSERVATIONS = 16
 
@@ -136,18 +137,32 @@ def _differences_message(what: str, differ: dict[int, list[tuple[str, Mismatch]]
 def _compare_outputs(session, method: str) -> tuple[str | None, dict]:
     """A message when the batch and its observations run one at a time disagree, else None."""
     split, indices = _split(session, method)
-    names = [name for name, _ in named_outputs(session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states)))]
+    names = [
+        name
+        for name, _ in named_outputs(
+            session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states))
+        )
+    ]
     try:
-        batch = _run(_subset_layer(session, split, indices), method, _subset_inputs(session, split, indices), "the batch")
+        batch = _run(
+            _subset_layer(session, split, indices), method, _subset_inputs(session, split, indices), "the batch"
+        )
         _require_batch_sizes(names, batch.all, split.results, len(indices))
         rtol, atol = _tolerance(session, split.dtype, batch.all)
         differ: dict[int, list[tuple[str, Mismatch]]] = {}
         for k, i in enumerate(indices):
-            alone = _run(_subset_layer(session, split, [i]), method, _subset_inputs(session, split, [i]), f"observation {i} alone")
+            alone = _run(
+                _subset_layer(session, split, [i]),
+                method,
+                _subset_inputs(session, split, [i]),
+                f"observation {i} alone",
+            )
             for name, together, single, axis in zip(names, batch.all, alone.all, split.results):
                 if axis is None:
                     continue
-                problem = _compare(name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone")
+                problem = _compare(
+                    name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
+                )
                 if isinstance(problem, str):
                     return problem, {}
                 if problem is not None:
@@ -169,7 +184,9 @@ def _require_batch_sizes(names, values, axes, n: int) -> None:
 
 def _compare(name: str, actual: Any, expected: Any, rtol: float, atol: float, who: str) -> Mismatch | str | None:
     if not arrays.is_array(actual) or actual.shape != expected.shape:
-        return f"{who} returns {name} as {arrays.describe(actual)}; its part of the batch is {arrays.describe(expected)}"
+        return (
+            f"{who} returns {name} as {arrays.describe(actual)}; its part of the batch is {arrays.describe(expected)}"
+        )
     return mismatch(actual, expected, rtol, atol)
 
 
@@ -231,7 +248,9 @@ def _split_gradients(session, outputs: Outputs, split: Split) -> tuple[list, lis
     )
 
 
-def _training_step(session, split: Split, indices: Sequence[int], who: str, output_gradients) -> tuple[tuple, list, list]:
+def _training_step(
+    session, split: Split, indices: Sequence[int], who: str, output_gradients
+) -> tuple[tuple, list, list]:
     """forward then backward on the observations `indices`, with the dL/dY and dL/dS_out that
     `output_gradients(outputs)` gives; the gradients, and those dL/dY and dL/dS_out."""
     layer = _subset_layer(session, split, indices)
@@ -247,13 +266,19 @@ def _training_step(session, split: Split, indices: Sequence[int], who: str, outp
 def _backward_differences(session, split: Split, indices: list[int]) -> tuple[str | None, dict]:
     layer = session.reference
     batch, dLdY, dLdS = _training_step(
-        session, split, indices, "the batch", lambda outputs: _split_gradients(session, outputs, split),
+        session,
+        split,
+        indices,
+        "the batch",
+        lambda outputs: _split_gradients(session, outputs, split),
     )
     names = layer.gradient_names()
     integer = session.integer_arguments
     for name, g, skip in zip(names, batch, integer):
         if not arrays.is_array(g) and not skip:
-            raise Incomplete(f"not checked: backward returned {arrays.describe(g)} as the gradient of {name} (see backward_is_consistent_in_size)")
+            raise Incomplete(
+                f"not checked: backward returned {arrays.describe(g)} as the gradient of {name} (see backward_is_consistent_in_size)"
+            )
     axes = split.inputs + [None] * len(layer.learnables) + list(split.states.values())
     rtol, atol = _tolerance(session, split.dtype, batch)
     sums: list[Any] = [0.0] * len(names)
@@ -261,16 +286,25 @@ def _backward_differences(session, split: Split, indices: list[int]) -> tuple[st
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
     for k, i in enumerate(indices):
         who = f"observation {i} alone"
-        alone, _, _ = _training_step(session, split, [i], who, lambda _: (
-            [_take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
-            [_take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
-        ))
+        alone, _, _ = _training_step(
+            session,
+            split,
+            [i],
+            who,
+            lambda _, k=k: (
+                [_take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
+                [_take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
+            ),
+        )
         for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
             if integer[j]:
                 continue
             expected = together if axis is None else _take(together, [k], axis)
             if not arrays.is_array(single) or single.shape != expected.shape:
-                return f"backward of {who} returns dLd{name} as {arrays.describe(single)}; expected {arrays.describe(expected)}", {}
+                return (
+                    f"backward of {who} returns dLd{name} as {arrays.describe(single)}; expected {arrays.describe(expected)}",
+                    {},
+                )
             if axis is None:
                 sums[j] = sums[j] + single
                 magnitudes[j] = magnitudes[j] + abs(single)

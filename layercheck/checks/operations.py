@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .. import arrays
-from ..compare import mismatch, repeat_tolerance
-from ..errors import USER_ERRORS
-from ..loading import exception_summary
-from .common import primary_dtype
-from .registry import OPERATIONS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.common import primary_dtype
+from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, check, failed, passed
+from layercheck.errors import USER_ERRORS
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.userframes import exception_summary
 
 
 def _describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
@@ -28,7 +28,10 @@ def _mask_problem(names, mask, gradients, reference) -> str | None:
                 return f"returned {arrays.describe(grad)} for {name}; with every gradient requested it returns {arrays.describe(full)}"
             diff = mismatch(grad, full, atol=repeat_tolerance(full))
             if diff is not None:
-                return f"returned a gradient for {name} that differs from the one with every gradient requested: " + diff.describe(f"dLd{name}").split(": ", 1)[1]
+                return (
+                    f"returned a gradient for {name} that differs from the one with every gradient requested: "
+                    + diff.describe(f"dLd{name}").split(": ", 1)[1]
+                )
     return None
 
 
@@ -47,7 +50,9 @@ def backward_respects_compute_gradients(session):
     differentiable = operation.differentiable
     missing = [name for name, grad, d in zip(names, reference, differentiable) if d and not arrays.is_array(grad)]
     if missing:
-        return failed(f"with {_describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}")
+        return failed(
+            f"with {_describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}"
+        )
     n = operation.num_inputs
     masks = [tuple(j == i for j in range(n)) for i in range(n) if differentiable[i]] + [differentiable]
     for mask in masks:

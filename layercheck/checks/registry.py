@@ -4,10 +4,11 @@ counterpart. A check is a function of a `Session` that returns an `Outcome` or r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..results import FAILED, PASSED
+from layercheck.results import FAILED, PASSED
 
 
 class Skip(Exception):
@@ -62,7 +63,9 @@ LAYERS_ONLY = ("layer",)
 OPERATIONS_ONLY = ("function",)
 
 
-def check(name: str, description: str, matlab: str = "", family: str = "", kinds: tuple[str, ...] = ("layer", "function")):
+def check(
+    name: str, description: str, matlab: str = "", family: str = "", kinds: tuple[str, ...] = ("layer", "function")
+):
     """Register the decorated function as the check `name` for targets of the given kinds."""
 
     def register(fn: Callable[[Any], Outcome]) -> Callable[[Any], Outcome]:

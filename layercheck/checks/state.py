@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
-from ..compare import mismatch
-from ..errors import USER_ERRORS
-from ..loading import exception_summary
-from .common import dtype_name, primary_dtype, require_forward
-from .registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.common import dtype_name, primary_dtype, require_forward
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.errors import USER_ERRORS
+from layercheck.numerics import arrays
+from layercheck.numerics.compare import mismatch
+from layercheck.userframes import exception_summary
 
 
 def require_state(layer) -> None:
@@ -72,8 +72,7 @@ def forward_returns_valid_states(session):
 
 @check(
     "reset_state_does_not_error",
-    "after predict has updated the state, reset_state runs without error and restores the "
-    "initial state",
+    "after predict has updated the state, reset_state runs without error and restores the initial state",
     "resetStateDoesNotError",
     kinds=LAYERS_ONLY,
 )
@@ -97,15 +96,27 @@ def reset_state_does_not_error(session):
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):
         after = layer.get(name)
-        if not arrays.is_array(after) or after.shape != before.shape or arrays.array_module(after) is not arrays.array_module(before):
-            return failed(f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}")
+        if (
+            not arrays.is_array(after)
+            or after.shape != before.shape
+            or arrays.array_module(after) is not arrays.array_module(before)
+        ):
+            return failed(
+                f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}"
+            )
         diff = mismatch(after, before)
         if diff is not None:
             return failed(
-                f"reset_state does not restore state {name} to its initial value: " + diff.describe(name).split(": ", 1)[1],
-                state=name, mismatch=diff.to_dict(),
+                f"reset_state does not restore state {name} to its initial value: "
+                + diff.describe(name).split(": ", 1)[1],
+                state=name,
+                mismatch=diff.to_dict(),
             )
-        if arrays.is_array(after_predict) and after_predict.shape == before.shape and mismatch(after_predict, before) is not None:
+        if (
+            arrays.is_array(after_predict)
+            and after_predict.shape == before.shape
+            and mismatch(after_predict, before) is not None
+        ):
             changed.append(name)
     note = f"{', '.join(changed)} updated by predict and restored" if changed else "predict left the state as it was"
     return passed(note)

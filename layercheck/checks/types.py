@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
-from .common import dtype_name, named_outputs, require_backward, require_forward
-from .registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_forward
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.numerics import arrays
 
 
 def expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:

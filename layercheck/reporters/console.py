@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..results import FAILED, INCOMPLETE, PASSED, SKIPPED, Report, TargetReport
+from layercheck.results import FAILED, INCOMPLETE, PASSED, SKIPPED, Report, TargetReport
 
 _STYLE = {PASSED: "green", FAILED: "bold red", INCOMPLETE: "yellow", SKIPPED: "dim"}
 
@@ -47,7 +47,9 @@ class ConsoleReporter:
         c = self.console
         layouts = ", ".join(report.layouts) or "no layout"
         if report.error is not None:
-            c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)}): [bold red]ERROR[/] {escape(report.error)}")
+            c.print(
+                f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)}): [bold red]ERROR[/] {escape(report.error)}"
+            )
             if report.traceback:
                 c.print(escape(report.traceback), style="dim")
             if report.checks and not self.quiet:  # the checks it got through before the error
@@ -101,12 +103,16 @@ class ProgressBar:
         self.progress = None
         if console.is_terminal:
             self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                console=console, transient=True,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
             )
         self.tasks: dict[str, Any] = {}
 
-    def __enter__(self) -> "ProgressBar":
+    def __enter__(self) -> ProgressBar:
         if self.progress is not None:
             self.progress.start()
         return self

@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..results import Report, plain
+from layercheck.results import Report, plain
 
 
 def report_json(report: Report) -> str:

@@ -23,8 +23,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from ..results import FAILED, INCOMPLETE, SKIPPED, Report, TargetReport
-from .json_report import write_atomically
+from layercheck.reporters.json_report import write_atomically
+from layercheck.results import FAILED, INCOMPLETE, SKIPPED, Report, TargetReport
 
 # Characters XML 1.0 cannot hold at all (ElementTree would write them and break the file).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -55,51 +55,60 @@ def suite_names(report: Report) -> list[str]:
     """Each target's label; the layouts are added where a label is not unique (a config may
     check the same layer at two layouts) so that CI keeps the suites apart."""
     labels = [t.target for t in report.targets]
-    return [
-        f"{t.target} [{', '.join(t.layouts)}]" if labels.count(t.target) > 1 else t.target
-        for t in report.targets
-    ]
+    return [f"{t.target} [{', '.join(t.layouts)}]" if labels.count(t.target) > 1 else t.target for t in report.targets]
 
 
 def _testsuite(target: TargetReport, name: str) -> ET.Element:
     summary = target.summary
     failures, skipped = summary[FAILED], summary[SKIPPED] + summary[INCOMPLETE]
     errors = int(target.error is not None)
-    suite = ET.Element("testsuite", {
-        "name": _text(name),
-        "tests": str(len(target.checks) + errors),
-        "failures": str(failures),
-        "errors": str(errors),
-        "skipped": str(skipped),
-        "time": _seconds(target.duration_s),
-    })
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": _text(name),
+            "tests": str(len(target.checks) + errors),
+            "failures": str(failures),
+            "errors": str(errors),
+            "skipped": str(skipped),
+            "time": _seconds(target.duration_s),
+        },
+    )
     properties = ET.SubElement(suite, "properties")
     for key, value in (("kind", target.kind), ("layouts", " ".join(target.layouts)), ("status", target.status)):
         ET.SubElement(properties, "property", {"name": key, "value": _text(value)})
     for check in target.checks:
-        case = ET.SubElement(suite, "testcase", {"classname": _text(name), "name": check.name, "time": _seconds(check.duration_s)})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": _text(name), "name": check.name, "time": _seconds(check.duration_s)}
+        )
         if check.status == FAILED:
-            ET.SubElement(case, "failure", {"message": _line(check.message), "type": FAILED}).text = _details(check.details)
+            ET.SubElement(case, "failure", {"message": _line(check.message), "type": FAILED}).text = _details(
+                check.details
+            )
         elif check.status == SKIPPED:
             ET.SubElement(case, "skipped", {"message": _line(check.message)})
         elif check.status == INCOMPLETE:
             ET.SubElement(case, "skipped", {"message": _line(f"incomplete: {check.message}")})
     if target.error is not None:
         case = ET.SubElement(suite, "testcase", {"classname": _text(name), "name": ERROR_CASE, "time": "0.000"})
-        ET.SubElement(case, "error", {"message": _line(target.error), "type": "error"}).text = _text(target.traceback or target.error)
+        ET.SubElement(case, "error", {"message": _line(target.error), "type": "error"}).text = _text(
+            target.traceback or target.error
+        )
     return suite
 
 
 def report_junit(report: Report) -> str:
     suites = [_testsuite(target, name) for target, name in zip(report.targets, suite_names(report))]
-    root = ET.Element("testsuites", {
-        "name": "layercheck",
-        "tests": str(sum(int(s.get("tests")) for s in suites)),
-        "failures": str(sum(int(s.get("failures")) for s in suites)),
-        "errors": str(sum(int(s.get("errors")) for s in suites)),
-        "skipped": str(sum(int(s.get("skipped")) for s in suites)),
-        "time": _seconds(report.duration_s),
-    })
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": "layercheck",
+            "tests": str(sum(int(s.get("tests")) for s in suites)),
+            "failures": str(sum(int(s.get("failures")) for s in suites)),
+            "errors": str(sum(int(s.get("errors")) for s in suites)),
+            "skipped": str(sum(int(s.get("skipped")) for s in suites)),
+            "time": _seconds(report.duration_s),
+        },
+    )
     root.extend(suites)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -25,6 +25,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -68,8 +69,7 @@ class PeepholeLSTMBug:
         """Fill the empty learnables and states for a CBT input layout."""
         if layout.format != "CBT":
             raise ValueError(
-                f"PeepholeLSTMBug {self.name!r} takes CBT input (channels, batch, time), "
-                f"got {layout.format}"
+                f"PeepholeLSTMBug {self.name!r} takes CBT input (channels, batch, time), got {layout.format}"
             )
         H = self.num_hidden_units
         C = layout.size[layout.find("C")]

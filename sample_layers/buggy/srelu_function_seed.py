@@ -44,6 +44,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -96,33 +97,29 @@ class SReLUFunctionSeed:
         xp = get_array_module(X)
         dtype = X.dtype
 
-        ndims = len(self.format)          # ndims = strlength(fcn.Format);
-        idxC = self.format.find("C")      # idxC = strfind(fcn.Format,"C");  (-1 if none)
+        ndims = len(self.format)  # ndims = strlength(fcn.Format);
+        idxC = self.format.find("C")  # idxC = strfind(fcn.Format,"C");  (-1 if none)
 
         dLdX = None
-        if compute_gradients[0]:          # if computeGradients(1)
-            dYdX = (
-                (X <= tl).astype(dtype) * al
-                + ((tl < X) & (X < tr)).astype(dtype)
-                + (tr <= X).astype(dtype) * ar
-            )
+        if compute_gradients[0]:  # if computeGradients(1)
+            dYdX = (X <= tl).astype(dtype) * al + ((tl < X) & (X < tr)).astype(dtype) + (tr <= X).astype(dtype) * ar
             dLdX = dLdY * dYdX
 
-        idx = tuple(i for i in range(ndims) if i != idxC)   # idx = setdiff(1:ndims,idxC);
+        idx = tuple(i for i in range(ndims) if i != idxC)  # idx = setdiff(1:ndims,idxC);
         dLdtl = None
-        if compute_gradients[1]:          # if computeGradients(2)
+        if compute_gradients[1]:  # if computeGradients(2)
             dLdtl = xp.sum(dLdY * (X <= tl).astype(dtype) * (1 - al), axis=idx, keepdims=True)
 
         dLdtr = None
-        if compute_gradients[2]:          # if computeGradients(3)  -- BUG: entry 3 is al's
+        if compute_gradients[2]:  # if computeGradients(3)  -- BUG: entry 3 is al's
             dLdtr = xp.sum(dLdY * (tr <= X).astype(dtype) * (1 - ar), axis=idx, keepdims=True)
 
         dLdal = None
-        if compute_gradients[3]:          # if computeGradients(4)  -- BUG: entry 4 is tr's
+        if compute_gradients[3]:  # if computeGradients(4)  -- BUG: entry 4 is tr's
             dLdal = xp.sum(dLdY * (X <= tl).astype(dtype) * (X - tl), axis=idx, keepdims=True)
 
         dLdar = None
-        if compute_gradients[4]:          # if computeGradients(5)
+        if compute_gradients[4]:  # if computeGradients(5)
             dLdar = xp.sum(dLdY * (tr <= X).astype(dtype) * (X - tr), axis=idx, keepdims=True)
 
         # BUG (kept from the MATLAB example): the order is (X, tl, tr, al, ar), not the

@@ -17,6 +17,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -75,11 +76,7 @@ class SReLUMissingDX:
         ar = self.right_slope
         dtype = X.dtype
 
-        dYdX = (
-            (X <= tl).astype(dtype) * al
-            + ((X > tl) & (X < tr)).astype(dtype)
-            + (X >= tr).astype(dtype) * ar
-        )
+        dYdX = (X <= tl).astype(dtype) * al + ((X > tl) & (X < tr)).astype(dtype) + (X >= tr).astype(dtype) * ar  # noqa: F841 (unused: the bug)
         # BUG (kept from the MATLAB example): dLdX = dLdY * dYdX is missing.
 
         idx = tuple(i for i in range(ndims) if i != idxC)

@@ -8,6 +8,7 @@ import numpy as np
 try:  # CuPy is optional: without it every array is a NumPy array
     from cupy import get_array_module
 except ImportError:
+
     def get_array_module(*arrays):
         return np
 
@@ -60,9 +61,14 @@ class BatchNorm:
         normalized, inv_std, centred = memory
         n = X.size // self.scale.size
         dnorm = dLdY * self.scale
-        dLdX = inv_std / n * (
-            n * dnorm - dnorm.sum(axis=self.axes, keepdims=True)
-            - normalized * (dnorm * normalized).sum(axis=self.axes, keepdims=True)
+        dLdX = (
+            inv_std
+            / n
+            * (
+                n * dnorm
+                - dnorm.sum(axis=self.axes, keepdims=True)
+                - normalized * (dnorm * normalized).sum(axis=self.axes, keepdims=True)
+            )
         )
         # The running statistics depend on the batch mean and variance as well.
         dLdX = dLdX + MOMENTUM * dLdmean_out / n + MOMENTUM * dLdvar_out * 2 * centred / n

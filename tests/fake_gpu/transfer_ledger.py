@@ -21,8 +21,9 @@ Not thread-safe (the tests do not need it).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 UPLOAD = "upload"
 DOWNLOAD = "download"

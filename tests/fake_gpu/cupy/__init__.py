@@ -162,9 +162,7 @@ def _export(names):
 
 _export(_NUMPY_NAMES)
 _export(_METADATA)
-_export(
-    "AxisError ComplexWarning ModuleDeprecationWarning RankWarning TooHardError VisibleDeprecationWarning".split()
-)
+_export("AxisError ComplexWarning ModuleDeprecationWarning RankWarning TooHardError VisibleDeprecationWarning".split())
 newaxis = None
 if _np.__version__ >= "2":  # as cupy/__init__.py picks them
     bool = _np.bool  # noqa: A001
@@ -345,9 +343,7 @@ def savez(file, *args, **kwds):
 
 
 def savez_compressed(file, *args, **kwds):
-    _np.savez_compressed(
-        file, *[_host(a, "savez") for a in args], **{k: _host(a, "savez") for k, a in kwds.items()}
-    )
+    _np.savez_compressed(file, *[_host(a, "savez") for a in args], **{k: _host(a, "savez") for k, a in kwds.items()})
 
 
 def savetxt(fname, X, *args, **kwargs):
@@ -392,7 +388,9 @@ def get_default_pinned_memory_pool():
 
 
 def show_config(*, _full=False):
-    print(f"CuPy Version          : {__version__} (stand-in, tests/fake_gpu)\nNumPy Version         : {_np.__version__}")
+    print(
+        f"CuPy Version          : {__version__} (stand-in, tests/fake_gpu)\nNumPy Version         : {_np.__version__}"
+    )
 
 
 from cupy import fft, linalg, random, testing  # noqa: E402,F401

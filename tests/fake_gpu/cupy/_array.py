@@ -11,8 +11,8 @@ import types
 import warnings
 
 import numpy as np
-
 import transfer_ledger
+
 from cupy.cuda import memory as _memory
 
 _cupy = sys.modules["cupy"]  # the package, still being imported: looked up at call time only
@@ -212,7 +212,7 @@ class ufunc:
         self._carrier = None
 
     def __repr__(self):
-        return "<ufunc '%s'>" % self.name
+        return f"<ufunc '{self.name}'>"
 
     @property
     def types(self):
@@ -390,9 +390,7 @@ class Flags:
         raise KeyError(f"{name} is not defined for cupy.ndarray.flags")
 
     def __repr__(self):
-        return "\n".join(
-            f"  {name} : {self[name]}" for name in ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA")
-        )
+        return "\n".join(f"  {name} : {self[name]}" for name in ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA"))
 
 
 def _method(name, doc=None):
@@ -418,7 +416,7 @@ class ndarray:
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         if order not in ("C", "F"):
-            raise ValueError("order not understood. order=%s" % order)
+            raise ValueError(f"order not understood. order={order}")
         if strides is not None and memptr is None:
             raise ValueError("memptr is required if strides is given.")
         if memptr is not None:
@@ -798,4 +796,3 @@ class ndarray:
 
 
 ndarray.__module__ = "cupy"
-

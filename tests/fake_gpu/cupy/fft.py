@@ -5,8 +5,7 @@ import numpy as _np
 from cupy import _device_function
 
 _NAMES = (
-    "fft fft2 fftfreq fftn fftshift hfft ifft ifft2 ifftn ifftshift ihfft irfft irfft2 irfftn rfft rfft2"
-    " rfftfreq rfftn"
+    "fft fft2 fftfreq fftn fftshift hfft ifft ifft2 ifftn ifftshift ihfft irfft irfft2 irfftn rfft rfft2 rfftfreq rfftn"
 ).split()
 
 for _name in _NAMES:

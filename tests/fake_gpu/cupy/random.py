@@ -155,4 +155,3 @@ def default_rng(seed=None):
     if isinstance(seed, Generator):
         return seed
     return Generator(seed)
-

@@ -7,7 +7,9 @@ from cupy import asnumpy as _asnumpy
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=0, err_msg="", verbose=True):
-    _np.testing.assert_allclose(_asnumpy(actual), _asnumpy(desired), rtol=rtol, atol=atol, err_msg=err_msg, verbose=verbose)
+    _np.testing.assert_allclose(
+        _asnumpy(actual), _asnumpy(desired), rtol=rtol, atol=atol, err_msg=err_msg, verbose=verbose
+    )
 
 
 def assert_array_almost_equal(x, y, decimal=6, err_msg="", verbose=True):

@@ -22,7 +22,7 @@ class Device:
         _runtime.setDevice(self._previous)
 
     def __repr__(self):
-        return "<CUDA Device %d>" % self.id
+        return f"<CUDA Device {self.id:d}>"
 
     def __eq__(self, other):
         return isinstance(other, Device) and self.id == other.id
@@ -42,7 +42,7 @@ class Device:
     @property
     def compute_capability(self):
         properties = _runtime.getDeviceProperties(self.id)
-        return "%d%d" % (properties["major"], properties["minor"])
+        return f"{properties['major']:d}{properties['minor']:d}"
 
     @property
     def mem_info(self):

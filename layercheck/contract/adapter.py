@@ -9,11 +9,12 @@ memory value, and in which order `backward` takes and returns its arguments. Che
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from .errors import ContractError, UsageError
-from .layout import Layout, validate_format
+from layercheck.contract.layout import Layout, validate_format
+from layercheck.errors import ContractError, UsageError
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def kind_of(obj: Any) -> str:
     return "function" if is_operation(obj) else "layer"
 
 
-def adapt(obj: Any) -> "Adapter":
+def adapt(obj: Any) -> Adapter:
     return OperationAdapter(obj) if is_operation(obj) else LayerAdapter(obj)
 
 
@@ -226,6 +227,7 @@ class Adapter:
         fn = self._method("initialize")
         if fn is not None:
             fn(*layouts)
+
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input lives: `input_domain` is one (low, high) or one per input."""
         domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
@@ -336,7 +338,12 @@ class LayerAdapter(Adapter):
         if declared is None:
             return (input_formats[0],) * self.num_outputs
         what = f"output_format{tuple(input_formats)}"
-        formats = unpack(declared(*input_formats) if callable(declared) else declared, self.num_outputs, what, "one format string per output")
+        formats = unpack(
+            declared(*input_formats) if callable(declared) else declared,
+            self.num_outputs,
+            what,
+            "one format string per output",
+        )
         for fmt in formats:
             if not isinstance(fmt, str):
                 raise ContractError(f"{what} returned {fmt!r}; a format is a string such as 'CB'")
@@ -345,6 +352,7 @@ class LayerAdapter(Adapter):
             except UsageError as exc:
                 raise ContractError(f"{what} returned an invalid format: {exc}") from None
         return formats
+
 
 class OperationAdapter(Adapter):
     """A differentiable operation (DESIGN section 4) seen through the same interface as a layer:
@@ -393,7 +401,11 @@ class OperationAdapter(Adapter):
         return Outputs(values[: self.num_outputs], (), values[self.num_outputs :])
 
     def backward(
-        self, inputs: Sequence[Any], outputs: Outputs, dLdY: Sequence[Any], dLdS: Sequence[Any] = (),
+        self,
+        inputs: Sequence[Any],
+        outputs: Outputs,
+        dLdY: Sequence[Any],
+        dLdS: Sequence[Any] = (),
         compute_gradients: Sequence[bool] | None = None,
     ) -> Gradients:
         mask = tuple(bool(m) for m in (self.differentiable if compute_gradients is None else compute_gradients))

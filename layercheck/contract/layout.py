@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from .errors import UsageError
+from layercheck.errors import UsageError
 
 LABELS = "SCBTU"
 _UNIQUE_LABELS = "CBT"
@@ -41,7 +42,7 @@ class Layout:
         index = self.format.find(label)
         return None if index < 0 else index
 
-    def with_batch_size(self, n: int) -> "Layout":
+    def with_batch_size(self, n: int) -> Layout:
         """The same layout with `n` observations (unchanged when there is no B axis)."""
         axis = self.find("B")
         if axis is None:
@@ -55,7 +56,8 @@ class Layout:
 
 def _validate_range(integer: Any) -> None:
     if (
-        not isinstance(integer, tuple) or len(integer) != 2
+        not isinstance(integer, tuple)
+        or len(integer) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in integer)
         or integer[0] > integer[1]
     ):
@@ -74,15 +76,16 @@ def validate_format(fmt: str) -> None:
         )
     for label in _UNIQUE_LABELS:
         if fmt.count(label) > 1:
-            raise UsageError(f"format {fmt!r} has {fmt.count(label)} {label} ({_NAMES[label]}) axes; at most one is allowed")
+            raise UsageError(
+                f"format {fmt!r} has {fmt.count(label)} {label} ({_NAMES[label]}) axes; at most one is allowed"
+            )
 
 
 def _validate(size: tuple[int, ...], fmt: str) -> None:
     validate_format(fmt)
     if len(size) != len(fmt):
         raise UsageError(
-            f"layout has {len(size)} size(s) but format {fmt!r} has {len(fmt)} label(s); "
-            "give one size per label"
+            f"layout has {len(size)} size(s) but format {fmt!r} has {len(fmt)} label(s); give one size per label"
         )
     for n in size:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -163,42 +166,3 @@ def _from_mapping(spec: Mapping) -> Layout:
             raise UsageError(f"layout 'integer' must be [low, high], got {integer!r}")
         integer = tuple(integer)
     return Layout(tuple(size), _format(fmt), integer)
-
-
-# A check holds about this many arrays of an input's size at once (inputs at two precisions,
-# outputs, perturbed outputs, their differences, loss weights, directions, gradients).
-ARRAYS_HELD = 16
-
-
-def memory_estimate(layouts: "list[Layout]") -> int:
-    """Bytes a run needs for these layouts, in float64 (outputs assumed the size of inputs)."""
-    return ARRAYS_HELD * 8 * sum(layout.numel for layout in layouts)
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available now (Linux /proc/meminfo), or None where unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def _gib(n: int) -> str:
-    """Bytes in GiB, for messages; sizes beyond a float's range (999...9:S) too."""
-    if n.bit_length() < 1000:
-        return f"{n / 2**30:.1f}"
-    return f"10^{len(str(n // 2**30)) - 1}"
-
-
-def refuse_if_too_large(layouts: "list[Layout]") -> None:
-    need, have = memory_estimate(layouts), available_memory()
-    if have is not None and need > have:
-        sizes = " + ".join(str(layout) for layout in layouts)
-        raise UsageError(
-            f"layout {sizes} needs about {_gib(need)} GiB to check but {_gib(have)} GiB "
-            "is available; use a smaller layout"
-        )

@@ -10,19 +10,20 @@ from __future__ import annotations
 import random
 import sys
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from . import arrays
-from .checks.registry import Incomplete
-from .contract import Adapter, Gradients, Outputs, adapt, domains_per_input
-from .devices import GpuStatus, gpu_status
-from .errors import USER_ERRORS, ContractError, TargetError
-from .layout import Layout
-from .loading import exception_summary, user_traceback
-from .portability import is_cupy_refusal
+from layercheck.checks.registry import Incomplete
+from layercheck.contract.adapter import Adapter, Gradients, Outputs, adapt, domains_per_input
+from layercheck.contract.layout import Layout
+from layercheck.errors import USER_ERRORS, ContractError, TargetError
+from layercheck.numerics import arrays
+from layercheck.numerics.devices import GpuStatus, gpu_status
+from layercheck.portability import is_cupy_refusal
+from layercheck.userframes import exception_summary, user_traceback
 
 DEFAULT_TOLERANCES = {
     "float32": {"rtol": 1e-4, "atol": 1e-5},
@@ -135,9 +136,7 @@ class Session:
         except ContractError as exc:
             raise TargetError(str(exc)) from None
         self.initialize_step = call("initialize", "initialize", lambda: adapter.initialize(self.layouts))
-        self.reference_parameters = {
-            name: arrays.copy_tree(value) for name, value in adapter.parameters().items()
-        }
+        self.reference_parameters = {name: arrays.copy_tree(value) for name, value in adapter.parameters().items()}
         return adapter
 
     def new_layer(self, initialize: bool = True, layouts: Sequence[Layout] | None = None) -> Adapter:
@@ -166,19 +165,26 @@ class Session:
         self.initialize_step.require()
         for name, value in self.reference_parameters.items():
             if not arrays.is_array(value):
-                raise Incomplete(f"not checked: {name!r} is {arrays.describe(value)}, not an array (see function_syntaxes_are_correct)")
+                raise Incomplete(
+                    f"not checked: {name!r} is {arrays.describe(value)}, not an array (see function_syntaxes_are_correct)"
+                )
         try:
             adapter = self.new_layer(initialize=True, layouts=layouts)
         except USER_ERRORS as exc:
             where = "" if layouts is None else f" with layouts {', '.join(map(str, layouts))}"
-            raise Incomplete(f"not checked: initialize raised {type(exc).__name__} on a fresh layer{where}: {exc}") from None
+            raise Incomplete(
+                f"not checked: initialize raised {type(exc).__name__} on a fresh layer{where}: {exc}"
+            ) from None
         xp = self._module(gpu)
         values = {name: value.copy() for name, value in self.parameters(dtype, gpu).items()}
         if layouts is not None:
-            values.update({
-                name: arrays.to_module(arrays.cast(adapter.get(name), dtype), xp)
-                for name in adapter.state if arrays.is_array(adapter.get(name))
-            })
+            values.update(
+                {
+                    name: arrays.to_module(arrays.cast(adapter.get(name), dtype), xp)
+                    for name in adapter.state
+                    if arrays.is_array(adapter.get(name))
+                }
+            )
         adapter.set_parameters(values)
         return adapter
 
@@ -189,7 +195,8 @@ class Session:
         key = ("parameters", np.dtype(dtype).name, xp.__name__)
         if key not in self._cache:
             self._cache[key] = {
-                name: arrays.to_module(arrays.cast(value, dtype), xp) for name, value in self.reference_parameters.items()
+                name: arrays.to_module(arrays.cast(value, dtype), xp)
+                for name, value in self.reference_parameters.items()
             }
         return self._cache[key]
 
@@ -236,8 +243,11 @@ class Session:
         """The declared format of each output; `Incomplete` when output_format breaks."""
         step = self._cached(
             "output formats",
-            lambda: call("output_format", "output_format",
-                         lambda: self.reference.output_formats([layout.format for layout in self.layouts])),
+            lambda: call(
+                "output_format",
+                "output_format",
+                lambda: self.reference.output_formats([layout.format for layout in self.layouts]),
+            ),
         )
         return step.require()
 

@@ -27,12 +27,13 @@ Why this is exact enough and never cries wolf:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .arrays import fetch, namespace_of, random_signs
+from layercheck.numerics.arrays import fetch, namespace_of, random_signs
 
 PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
 
@@ -155,11 +156,15 @@ def _sq_norm(a: Any) -> float:
     return float(_sq(a))
 
 
-def make_baseline(problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances) -> Baseline:
+def make_baseline(
+    problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances
+) -> Baseline:
     gradients = problem.gradients(weights)
     roundoff = [tol.eps * namespace_of(y).abs(y) for y in outputs]
     return Baseline(
-        outputs, weights, gradients,
+        outputs,
+        weights,
+        gradients,
         kink_floor=[64 * r for r in roundoff],
         roundoff_sq=[_sq_norm(w * r) for w, r in zip(weights, roundoff)],
     )
@@ -247,15 +252,16 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
     g = gradients[index]
     # Round-off of the changed outputs only (unchanged ones cancel exactly); precomputed for
     # the common case where every output changed and no output was masked.
-    partial_roundoff = [
-        n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)
-    ]
+    partial_roundoff = [n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)]
     m = len(deltas)
     values = fetch(
         *(_dot(w, d) for w, d in zip(weights, deltas)),
         *(_sq(w * s) for w, s in zip(weights, seconds)),
         *(_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
-        _dot(g, direction), _sq(g * direction), _dot(direction, direction), namespace_of(g).any(g),
+        _dot(g, direction),
+        _sq(g * direction),
+        _dot(direction, direction),
+        namespace_of(g).any(g),
     )
     partial = iter(values[2 * m : -4])
     numeric = sum(values[:m]) / (2 * t)
@@ -269,8 +275,21 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
     terms = math.sqrt(terms_sq)
     scale = max(terms, abs(numeric), abs(analytic))
     probe = Probe(
-        index, direction, t, numeric, analytic, error_bound, scale, masked, changed, gradients, PASS,
-        rtol=tol.rtol, fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound, eps=tol.eps, terms=terms,
+        index,
+        direction,
+        t,
+        numeric,
+        analytic,
+        error_bound,
+        scale,
+        masked,
+        changed,
+        gradients,
+        PASS,
+        rtol=tol.rtol,
+        fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
+        eps=tol.eps,
+        terms=terms,
     )
     if not math.isfinite(analytic):
         probe.verdict, probe.reason = UNDECIDED, "the analytic gradient has NaN or infinite values"
@@ -364,8 +383,11 @@ def check_argument(
         elif probe.reason != "a small projection":
             h /= 10
     agreeing = [
-        p for p in probes
-        if p.verdict == UNDECIDED and math.isfinite(p.error_bound) and p.discrepancy <= p.tolerance
+        p
+        for p in probes
+        if p.verdict == UNDECIDED
+        and math.isfinite(p.error_bound)
+        and p.discrepancy <= p.tolerance
         and p.error_bound <= tol.resolution[1] * p.scale
     ]
     if agreeing and not fails:
@@ -390,7 +412,9 @@ def restricted_probe(
     return run_probe(problem, base, index, direction, t, tol)
 
 
-def element_probe(problem: GradientProblem, base: Baseline, index: int, element: tuple, tol: Tolerances, unit: complex = 1) -> Probe:
+def element_probe(
+    problem: GradientProblem, base: Baseline, index: int, element: tuple, tol: Tolerances, unit: complex = 1
+) -> Probe:
     """The numeric partial derivative with respect to one element (a one-hot direction): of its
     real part, or of its imaginary part with `unit=1j`."""
     value = problem.values[index]

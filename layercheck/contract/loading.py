@@ -7,19 +7,17 @@ import importlib.util
 import inspect
 import os
 import sys
-import traceback
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 
-from .contract import is_operation, kind_of
-from .portability import hint_for
-from .errors import USER_ERRORS, TargetError, UsageError
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+from layercheck.contract.adapter import is_operation, kind_of
+from layercheck.errors import USER_ERRORS, TargetError, UsageError
+from layercheck.userframes import exception_summary, user_traceback
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,9 @@ class Target:
         args = dict(args or {})
         if not self.is_class:
             if args:
-                raise TargetError(f"{self.label} is a plain function and takes no constructor arguments ({', '.join(args)})")
+                raise TargetError(
+                    f"{self.label} is a plain function and takes no constructor arguments ({', '.join(args)})"
+                )
             return lambda: self.obj
         return constructor(self.obj, args)
 
@@ -61,38 +61,11 @@ def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
         try:
             return cls(**args)
         except USER_ERRORS as exc:  # the user's constructor
-            raise TargetError(f"constructing {cls.__name__} raised {exception_summary(exc)}", user_traceback(exc)) from None
+            raise TargetError(
+                f"constructing {cls.__name__} raised {exception_summary(exc)}", user_traceback(exc)
+            ) from None
 
     return build
-
-
-def exception_summary(exc: BaseException) -> str:
-    """`NameError: name 'dLdX' is not defined (srelu.py:57 in backward)`."""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    frame = last_user_frame(exc)
-    if frame is not None:
-        text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
-    hint = hint_for(exc)
-    return text if hint is None else f"{text}; {hint}"
-
-
-def _is_user_frame(frame: traceback.FrameSummary) -> bool:
-    name = os.path.abspath(frame.filename)
-    return not (name.startswith(_PACKAGE_DIR + os.sep) or frame.filename.startswith("<frozen"))
-
-
-def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f)]
-    return frames[-1] if frames else None
-
-
-def user_traceback(exc: BaseException) -> str:
-    """The traceback of `exc` with layercheck's and importlib's own frames removed."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_user_frame(f)]
-    lines = ["Traceback (most recent call last):\n"] if frames else []
-    lines += traceback.format_list(frames)
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).rstrip()
 
 
 def parse_target_spec(spec: str) -> tuple[Path, str | None]:
@@ -181,7 +154,9 @@ def load_targets(spec: str) -> list[Target]:
         if obj is None:
             raise TargetError(f"{path.name} defines no {name!r}")
         if not (is_layer_class(obj) or inspect.isfunction(obj)):
-            raise TargetError(f"{path.name}:{name} is not a layer class (with predict), an operation (with forward and backward) or a function")
+            raise TargetError(
+                f"{path.name}:{name} is not a layer class (with predict), an operation (with forward and backward) or a function"
+            )
         return [Target(f"{spec}", path, name, obj)]
     layers = discover(module)
     if not layers:
@@ -223,4 +198,6 @@ def _number_or_string(text: str) -> Any:
 
 def module_files(folder: Path) -> list[Path]:
     """The `.py` files below a folder, sorted; hidden and dunder files and folders left out."""
-    return sorted(p for p in folder.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts))
+    return sorted(
+        p for p in folder.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts)
+    )

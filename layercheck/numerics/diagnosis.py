@@ -18,9 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import is_complex, namespace_of, to_host
-from .gradcheck import (
-    FAIL, PASS, ArgumentVerdict, Baseline, EvaluationError, GradientProblem, Probe, Tolerances, element_probe, restricted_probe,
+from layercheck.numerics.arrays import is_complex, namespace_of, to_host
+from layercheck.numerics.gradcheck import (
+    FAIL,
+    PASS,
+    ArgumentVerdict,
+    Baseline,
+    EvaluationError,
+    GradientProblem,
+    Probe,
+    Tolerances,
+    element_probe,
+    restricted_probe,
 )
 
 _LABEL_NAMES = {"C": "channel", "B": "observation", "T": "time step", "S": "spatial position", "U": "index"}
@@ -184,7 +193,11 @@ def _complex_factor_hint(ratio: float) -> str:
 
 
 def patterns(
-    problem: GradientProblem, verdicts: list[ArgumentVerdict], index: int, context: SizeContext, weights=None,
+    problem: GradientProblem,
+    verdicts: list[ArgumentVerdict],
+    index: int,
+    context: SizeContext,
+    weights=None,
 ) -> Diagnosis | None:
     """A pattern that explains the failure from the probes alone (and, for a missing conjugate,
     one more backward call with conjugated loss weights `weights`), or None."""
@@ -199,9 +212,13 @@ def patterns(
         if swapped:
             return Diagnosis(
                 f"the gradients of {name} and {other} are returned in each other's place",
-                [f"gradient order: {name} and {other} swapped"], swapped_with=other,
+                [f"gradient order: {name} and {other} swapped"],
+                swapped_with=other,
             )
-        return Diagnosis(f"the gradient returned for {name} is the gradient of {other}", [f"gradient of {other} in the place of {name}"])
+        return Diagnosis(
+            f"the gradient returned for {name} is the gradient of {other}",
+            [f"gradient of {other} in the place of {name}"],
+        )
     complex_values = any(is_complex(v) for v in problem.values) or is_complex(gradient)
     conjugation = _conjugation(problem, probes, index, weights) if complex_values else None
     if conjugation:

@@ -17,17 +17,19 @@ import difflib
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
-from .api import DEVICES
-from .arrays import DTYPES
-from .checks import REGISTRY
-from .errors import UsageError
-from .layout import Layout, parse_layout, refuse_if_too_large
+from layercheck.api import DEVICES
+from layercheck.checks import REGISTRY
+from layercheck.contract.layout import Layout, parse_layout
+from layercheck.errors import UsageError
+from layercheck.machine import refuse_if_too_large
+from layercheck.numerics.arrays import DTYPES
 
 # Keys that may appear under `defaults` and, as per-target overrides, in a `targets` entry.
 SETTING_KEYS = ("dtypes", "seed", "timeout", "device", "tolerances", "skip", "checks", "input_domain")
@@ -54,7 +56,7 @@ class Settings:
     checks: tuple[str, ...] | None = None
     input_domain: Any = None
 
-    def over(self, base: "Settings") -> "Settings":
+    def over(self, base: Settings) -> Settings:
         """These settings where given, else `base`'s. Tolerances merge per dtype and key,
         so a target can tighten float64's rtol and keep the default atol."""
         merged = {}
@@ -70,8 +72,14 @@ class Settings:
 
 
 BUILTIN = Settings(
-    dtypes=("float64", "float32"), seed=0, timeout=DEFAULT_TIMEOUT, device="auto",
-    tolerances={}, skip=(), checks=None, input_domain=None,
+    dtypes=("float64", "float32"),
+    seed=0,
+    timeout=DEFAULT_TIMEOUT,
+    device="auto",
+    tolerances={},
+    skip=(),
+    checks=None,
+    input_domain=None,
 )
 
 
@@ -220,7 +228,9 @@ def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:
     if not isinstance(spec, str) or not spec.strip():
         raise _Invalid(where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)}")
     if "\0" in spec:
-        raise _Invalid(where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)} (a NUL character)")
+        raise _Invalid(
+            where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)} (a NUL character)"
+        )
     text, name = spec.strip(), None
     head, sep, tail = text.rpartition(":")
     if sep and head and tail.isidentifier() and not (base / text).exists():
@@ -338,7 +348,9 @@ def _input_domain(value: Any, where: str) -> Any:
     if isinstance(value, list) and len(value) == 2 and all(v is None or not isinstance(v, (list, dict)) for v in value):
         return _interval(value, where)
     if not isinstance(value, list) or not value:
-        raise _Invalid(where, f"must be [low, high] or a list of one [low, high] (or null) per input, got {_show(value)}")
+        raise _Invalid(
+            where, f"must be [low, high] or a list of one [low, high] (or null) per input, got {_show(value)}"
+        )
     return tuple(None if d is None else _interval(d, f"{where}[{i}]") for i, d in enumerate(value))
 
 
@@ -346,7 +358,8 @@ def _layouts(value: Any, where: str) -> tuple[Layout, ...]:
     """A layout (`24,24,20,128:SSCB` or {size, format}) or a list with one per input."""
     if isinstance(value, list) and any(isinstance(v, int) for v in value):
         raise _Invalid(
-            where, f"got {_show(value)}: a flow list [...] splits a layout on its commas; "
+            where,
+            f"got {_show(value)}: a flow list [...] splits a layout on its commas; "
             "write the layout as a string, or one per line as a block list (- 8,8,4,2:SSCB)",
         )
     items = value if isinstance(value, list) else [value]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .layout import Layout
+from layercheck.contract.layout import Layout
 
 REAL_DTYPES = ("float32", "float64")
 DTYPES = REAL_DTYPES + ("complex64", "complex128")
@@ -127,7 +127,6 @@ def copy_tree(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
         return type(x)(copy_tree(v) for v in x)
     return x
-
 
 
 def random_array(layout: Layout, dtype: Any, rng: np.random.Generator, domain=(None, None)) -> np.ndarray:

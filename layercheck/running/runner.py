@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from .checks import REGISTRY, Check, Incomplete, Skip
-from .errors import TargetError, UsageError
-from .layout import Layout
-from .results import FAILED, INCOMPLETE, PASSED, SKIPPED, CheckResult, TargetReport
-from .session import Options, Session
+from layercheck.checks import REGISTRY, Check, Incomplete, Skip
+from layercheck.contract.layout import Layout
+from layercheck.errors import TargetError, UsageError
+from layercheck.results import FAILED, INCOMPLETE, PASSED, SKIPPED, CheckResult, TargetReport
+from layercheck.running.session import Options, Session
 
 
 def select_checks(options: Options) -> list[Check]:
@@ -40,7 +41,9 @@ def run_check(check: Check, session: Session) -> CheckResult:
         result = CheckResult(check.name, FAILED, f"the layer called sys.exit({exc.code!r}) during the check")
     except Exception as exc:  # a defect of layercheck: never blame the layer for it
         result = CheckResult(
-            check.name, INCOMPLETE, f"layercheck internal error: {type(exc).__name__}: {exc}",
+            check.name,
+            INCOMPLETE,
+            f"layercheck internal error: {type(exc).__name__}: {exc}",
             {"traceback": traceback.format_exc()},
         )
     result.duration_s = time.perf_counter() - start

@@ -9,7 +9,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UsageError
+from layercheck.errors import UsageError
 
 INSTALL_HINT = (
     'CuPy is not installed (pip install "layercheck[cuda12]" or "layercheck[cuda13]", '

@@ -16,22 +16,30 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from .api import make_options
-from .config import BUILTIN, Config, Settings, TargetEntry
-from .contract import kind_of
-from .errors import TargetError, UsageError
-from .isolation import Outcome, last_user_frame, run_jobs
-from .layout import Layout, parse_layout, parse_layouts, refuse_if_too_large
-from .loading import (
-    Target, discover, exception_summary, import_module, load_targets, module_files, parse_target_spec, user_traceback,
+from layercheck.api import make_options
+from layercheck.contract.adapter import kind_of
+from layercheck.contract.layout import Layout, parse_layout, parse_layouts
+from layercheck.contract.loading import (
+    Target,
+    discover,
+    import_module,
+    load_targets,
+    module_files,
+    parse_target_spec,
 )
-from .results import CheckResult, Report, TargetReport, plain
-from .runner import run_target
-from .session import Options
+from layercheck.errors import TargetError, UsageError
+from layercheck.machine import refuse_if_too_large
+from layercheck.results import CheckResult, Report, TargetReport, plain
+from layercheck.running.isolation import Outcome, run_jobs
+from layercheck.running.runner import run_target
+from layercheck.running.session import Options
+from layercheck.settings.config import BUILTIN, Config, Settings, TargetEntry
+from layercheck.userframes import exception_summary, stack_location, user_traceback
 
 _MEMORY_ERROR = re.compile(r"\bMemoryError\b")
 _SYSTEM_EXIT = re.compile(r"\bSystemExit\b|\bsys\.exit\(")
@@ -172,7 +180,13 @@ class CheckJob:
 
         try:
             report = run_target(
-                self.label, factory, self.layouts, self.options, kind=kind_of(obj), on_check=on_check, on_start=on_start,
+                self.label,
+                factory,
+                self.layouts,
+                self.options,
+                kind=kind_of(obj),
+                on_check=on_check,
+                on_start=on_start,
             )
         except _OutOfMemory as exc:
             report = self._report(checks=done, error=f"ran out of memory in {exc.result.name}: {exc.result.message}")
@@ -275,7 +289,9 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
         else:
             units.append((request, request.label, DiscoverJob(str(request.path), request.name, False, timeout)))
     outcomes = run_jobs(
-        [job for _, _, job in units], workers=batch.jobs, max_memory=batch.max_memory,
+        [job for _, _, job in units],
+        workers=batch.jobs,
+        max_memory=batch.max_memory,
         on_done=_counter("discovering targets", len(units), on_progress),
     )
     per_request: dict[int, list[_Found | TargetReport]] = {id(r): [] for r in batch.requests}
@@ -285,7 +301,9 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
     for request in batch.requests:
         mine = per_request[id(request)]
         if request.path.is_dir() and not mine:
-            raise UsageError(f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)")
+            raise UsageError(
+                f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)"
+            )
         found += mine
     return found
 
@@ -294,10 +312,14 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
     """The targets one discovery worker found, or the file's error report."""
     if not outcome.ok:
         where = _where(outcome)
-        return [TargetReport(
-            label, error=f"{outcome.failure}{where}", traceback=outcome.stack or outcome.output[-2000:],
-            duration_s=outcome.duration_s,
-        )]
+        return [
+            TargetReport(
+                label,
+                error=f"{outcome.failure}{where}",
+                traceback=outcome.stack or outcome.output[-2000:],
+                duration_s=outcome.duration_s,
+            )
+        ]
     result = outcome.result
     if "error" in result:
         error = result["error"]
@@ -308,8 +330,13 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
     own_label = request.name is not None or (len(targets) == 1 and not job.whole_module)
     return [
         _Found(
-            request, label if own_label else f"{label}:{t['name']}", Path(job.path), t["name"], t["kind"],
-            None if t["example"] is None else tuple(t["example"]), t["example_error"],
+            request,
+            label if own_label else f"{label}:{t['name']}",
+            Path(job.path),
+            t["name"],
+            t["kind"],
+            None if t["example"] is None else tuple(t["example"]),
+            t["example_error"],
         )
         for t in targets
     ]
@@ -331,8 +358,14 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             items.append(_Item(target.label, report=TargetReport(target.label, target.kind, error=str(exc))))
             continue
         job = CheckJob(
-            target.label, str(target.path), target.name, target.kind, layouts,
-            {**(entry.args if entry else {}), **batch.args}, options_from(settings), float(settings.timeout),
+            target.label,
+            str(target.path),
+            target.name,
+            target.kind,
+            layouts,
+            {**(entry.args if entry else {}), **batch.args},
+            options_from(settings),
+            float(settings.timeout),
         )
         items.append(_Item(target.label, job=job))
     return items
@@ -340,8 +373,13 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
 
 def options_from(settings: Settings) -> Options:
     return make_options(
-        dtypes=settings.dtypes, seed=settings.seed, tolerances=settings.tolerances, checks=settings.checks,
-        skip=settings.skip, input_domains=settings.input_domain, device=settings.device,
+        dtypes=settings.dtypes,
+        seed=settings.seed,
+        tolerances=settings.tolerances,
+        checks=settings.checks,
+        skip=settings.skip,
+        input_domains=settings.input_domain,
+        device=settings.device,
     )
 
 
@@ -404,8 +442,12 @@ def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
         return TargetReport.from_dict(outcome.result)
     checks = [CheckResult.from_dict(data) for kind, data in outcome.events if kind == "check"]
     return TargetReport(
-        job.label, job.kind, [str(layout) for layout in job.layouts], checks,
-        error=f"{outcome.failure}{_where(outcome)}", traceback=outcome.stack or outcome.output[-2000:],
+        job.label,
+        job.kind,
+        [str(layout) for layout in job.layouts],
+        checks,
+        error=f"{outcome.failure}{_where(outcome)}",
+        traceback=outcome.stack or outcome.output[-2000:],
         duration_s=outcome.duration_s,
     )
 
@@ -420,7 +462,7 @@ def _where(outcome: Outcome) -> str:
         if kind == "step":
             where = f" while {data}"
             break
-    frame = last_user_frame(outcome.stack)
+    frame = stack_location(outcome.stack)
     return where + (f" ({frame})" if frame else "")
 
 

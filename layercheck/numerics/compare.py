@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import is_array, namespace_of, to_host
+from layercheck.numerics.arrays import is_array, namespace_of, to_host
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,9 @@ def mismatch(actual: Any, expected: Any, rtol: float = 0.0, atol: float = 0.0) -
     scale = abs(worst_e)
     rel_diff = abs_diff.real / scale if scale > 0 else float("inf")
     as_scalar = complex if is_complex else (lambda z: z.real)
-    return Mismatch(n_bad, int(a.size), index, as_scalar(worst_a), as_scalar(worst_e), abs_diff.real, rel_diff, rtol, atol)
+    return Mismatch(
+        n_bad, int(a.size), index, as_scalar(worst_a), as_scalar(worst_e), abs_diff.real, rel_diff, rtol, atol
+    )
 
 
 def _elements(flat: int, *arrays: Any) -> list[Any]:

@@ -17,24 +17,22 @@ asked with SIGUSR1 just before it is killed for its timeout, where it hung.
 from __future__ import annotations
 
 import faulthandler
-import linecache
 import multiprocessing
 import os
-import re
 import signal
 import sys
-import sysconfig
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
-from .layout import available_memory
+from layercheck.machine import available_memory
+from layercheck.userframes import user_stack
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung worker
 _EXIT_GRACE_S = 1.0  # time given to a worker to exit after it has sent its result
@@ -144,11 +142,13 @@ class _Running:
         self.eof = False
 
     @classmethod
-    def start(cls, context, index: int, job: Job, setting: _Setting, scratch: Path) -> "_Running":
+    def start(cls, context, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running:
         output_path = scratch / f"worker-{index}.out"
         parent_conn, child_conn = context.Pipe(duplex=False)
         process = context.Process(
-            target=_worker_main, args=(child_conn, job, setting, str(output_path)), name=f"layercheck-worker-{index}",
+            target=_worker_main,
+            args=(child_conn, job, setting, str(output_path)),
+            name=f"layercheck-worker-{index}",
         )
         try:
             process.start()
@@ -280,47 +280,6 @@ def _read_tail(path: Path) -> str:
         return ""
 
 
-# faulthandler writes `  File "/path/x.py", line 12 in predict`, most recent call first.
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)\s*$')
-_LIBRARY_DIRS = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} if p
-)
-
-
-def _is_user_file(filename: str) -> bool:
-    path = os.path.realpath(filename)
-    if path.startswith(_PACKAGE_DIR + os.sep) or filename.startswith("<"):
-        return False
-    return not path.startswith(_LIBRARY_DIRS)
-
-
-def user_stack(output: str) -> str:
-    """The user's frames of the last stack faulthandler wrote, as a Python traceback."""
-    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", output)
-    for block in reversed(blocks):
-        frames = [m for m in map(_FRAME.match, block.splitlines()) if m]
-        user = [m for m in frames if _is_user_file(m["file"])]
-        if user:
-            lines = ["Traceback (most recent call last):"]
-            for m in reversed(user):
-                lines.append(f'  File "{m["file"]}", line {m["line"]}, in {m["name"]}')
-                source = linecache.getline(m["file"], int(m["line"])).strip()
-                if source:
-                    lines.append(f"    {source}")
-            return "\n".join(lines)
-    return ""
-
-
-def last_user_frame(stack: str) -> str:
-    """`loop.py:12 in predict` from a `user_stack` traceback, or ''."""
-    matches = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', stack)
-    if not matches:
-        return ""
-    file, line, name = matches[-1]
-    return f"{os.path.basename(file)}:{line} in {name}"
-
-
 # -- the worker's side -------------------------------------------------------------------
 
 
@@ -340,7 +299,9 @@ def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str
     try:
         result = job.run(emit)
     except BaseException as exc:  # noqa: BLE001 - jobs report the user's errors themselves
-        emit("failed", (f"layercheck internal error in the worker: {type(exc).__name__}: {exc}", traceback.format_exc()))
+        emit(
+            "failed", (f"layercheck internal error in the worker: {type(exc).__name__}: {exc}", traceback.format_exc())
+        )
     else:
         emit("done", result)
     conn.close()

@@ -1,0 +1,2 @@
+"""The numerics, one code path for NumPy and CuPy: array modules and transfers, comparisons,
+the gradient engine and its diagnosis, and the GPU backend."""

@@ -1,0 +1,2 @@
+"""Settings: every option parsed and validated once (command line, YAML and API alike), and the
+YAML configuration files."""

@@ -1,0 +1,96 @@
+"""The user's frames: where in the user's code an exception was raised or a worker stopped.
+
+One rule for what a user frame is, for live exceptions and for the stacks faulthandler writes
+from a worker: a frame of a real file outside layercheck and, where there is one, outside the
+standard library and the installed packages (NumPy, CuPy), so that a message names the line
+of the layer and not the line of NumPy that raised. When only library frames remain (a layer
+installed as a package), they are the user's.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sysconfig
+import traceback
+
+from layercheck.portability import hint_for
+
+__all__ = ["exception_summary", "last_user_frame", "stack_location", "user_stack", "user_traceback"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
+_LIBRARY_DIRS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    if p
+)
+# faulthandler writes `  File "/path/x.py", line 12 in predict`, most recent call first.
+_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)\s*$')
+_TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def _outside_layercheck(filename: str) -> bool:
+    return not (filename.startswith("<") or os.path.realpath(filename).startswith(_PACKAGE_DIR))
+
+
+def _user_frames(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
+    """The user's frames among `frames`, by the rule of the module docstring."""
+    outside = [f for f in frames if _outside_layercheck(f.filename)]
+    own = [f for f in outside if not os.path.realpath(f.filename).startswith(_LIBRARY_DIRS)]
+    return own or outside
+
+
+def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    """The innermost user frame of `exc`'s traceback, or None."""
+    frames = _user_frames(traceback.extract_tb(exc.__traceback__))
+    return frames[-1] if frames else None
+
+
+def exception_summary(exc: BaseException) -> str:
+    """`NameError: name 'dLdX' is not defined (srelu.py:57 in backward)`, with what to write
+    instead when the exception comes from a non-portable array idiom."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    frame = last_user_frame(exc)
+    if frame is not None:
+        text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
+    hint = hint_for(exc)
+    return text if hint is None else f"{text}; {hint}"
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of `exc` with layercheck's and importlib's own frames removed."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _outside_layercheck(f.filename)]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip()
+
+
+def user_stack(output: str) -> str:
+    """The user's frames of the last stack faulthandler wrote, as a Python traceback."""
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", output)
+    for block in reversed(blocks):
+        matches = [m for m in map(_FAULTHANDLER_FRAME.match, block.splitlines()) if m]
+        frames = [
+            traceback.FrameSummary(m["file"], int(m["line"]), m["name"], lookup_line=False) for m in reversed(matches)
+        ]
+        user = _user_frames(frames)
+        if user:
+            lines = ["Traceback (most recent call last):"]
+            for frame in user:
+                lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}')
+                source = linecache.getline(frame.filename, frame.lineno or 0).strip()
+                if source:
+                    lines.append(f"    {source}")
+            return "\n".join(lines)
+    return ""
+
+
+def stack_location(stack: str) -> str:
+    """`loop.py:12 in predict`, the innermost frame of a `user_stack` traceback, or ''."""
+    matches = _TRACEBACK_FRAME.findall(stack)
+    if not matches:
+        return ""
+    file, line, name = matches[-1]
+    return f"{os.path.basename(file)}:{line} in {name}"
