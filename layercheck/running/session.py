@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.checks.context import BackwardResult, Step, call
 from layercheck.checks.registry import Incomplete
-from layercheck.contract.adapter import Adapter, Gradients, Outputs, adapt, domains_per_input
+from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
 from layercheck.contract.layout import Layout
 from layercheck.errors import USER_ERRORS, ContractError, TargetError
 from layercheck.numerics import arrays
 from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.portability import is_cupy_refusal
-from layercheck.userframes import exception_summary, user_traceback
 
 DEFAULT_TOLERANCES = {
     "float32": {"rtol": 1e-4, "atol": 1e-5},
@@ -47,52 +47,6 @@ class Options:
     def tolerance(self, dtype: Any) -> tuple[float, float]:
         tol = self.tolerances.get(np.dtype(dtype).name) or DEFAULT_TOLERANCES[np.dtype(dtype).name]
         return float(tol["rtol"]), float(tol["atol"])
-
-
-@dataclass(frozen=True)
-class CallError:
-    """A user method that raised, or broke the contract, during a step."""
-
-    method: str
-    exception: BaseException
-    traceback: str
-
-    @property
-    def is_contract(self) -> bool:
-        return isinstance(self.exception, ContractError)
-
-    def summary(self) -> str:
-        if self.is_contract:
-            return str(self.exception)
-        return f"{self.method} raised {exception_summary(self.exception)}"
-
-
-@dataclass(frozen=True)
-class Step:
-    """The result of one call of a user method, or the error it raised."""
-
-    what: str
-    value: Any = None
-    error: CallError | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def require(self) -> Any:
-        """The value, or `Incomplete` naming the step that failed."""
-        if self.error is not None:
-            raise Incomplete(f"not checked: {self.what} failed ({self.error.summary()})")
-        return self.value
-
-
-def call(what: str, method: str, fn: Callable[[], Any]) -> Step:
-    try:
-        return Step(what, fn())
-    except ContractError as exc:
-        return Step(what, error=CallError(method, exc, ""))
-    except USER_ERRORS as exc:  # the user's code
-        return Step(what, error=CallError(method, exc, user_traceback(exc)))
 
 
 def seed_user_rngs(seed: int) -> None:
@@ -366,13 +320,3 @@ class Session:
         if self.options.device == "cpu":
             return GpuStatus(False, "--device cpu")
         return gpu_status()
-
-
-@dataclass(frozen=True)
-class BackwardResult:
-    gradients: Gradients
-    inputs: tuple
-    outputs: Outputs
-    dLdY: tuple
-    dLdS: tuple
-    layer: Adapter

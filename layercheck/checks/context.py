@@ -1,0 +1,149 @@
+"""The typed view a check has of the target under test, and the records of the steps it reads.
+
+`running.session.Session` implements `CheckContext`; checks see only this Protocol, so that they
+depend on what they read and never on how a run is organised (checks never import `running`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from layercheck.checks.registry import Incomplete
+from layercheck.contract.adapter import Adapter, Gradients, Outputs
+from layercheck.contract.layout import Layout
+from layercheck.errors import USER_ERRORS, ContractError
+from layercheck.numerics.devices import GpuStatus
+from layercheck.userframes import exception_summary, user_traceback
+
+__all__ = ["BackwardResult", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
+
+
+@dataclass(frozen=True)
+class CallError:
+    """A user method that raised, or broke the contract, during a step."""
+
+    method: str
+    exception: BaseException
+    traceback: str
+
+    @property
+    def is_contract(self) -> bool:
+        return isinstance(self.exception, ContractError)
+
+    def summary(self) -> str:
+        if self.is_contract:
+            return str(self.exception)
+        return f"{self.method} raised {exception_summary(self.exception)}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """The result of one call of a user method, or the error it raised."""
+
+    what: str
+    value: Any = None
+    error: CallError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def require(self) -> Any:
+        """The value, or `Incomplete` naming the step that failed."""
+        if self.error is not None:
+            raise Incomplete(f"not checked: {self.what} failed ({self.error.summary()})")
+        return self.value
+
+
+def call(what: str, method: str, fn: Callable[[], Any]) -> Step:
+    try:
+        return Step(what, fn())
+    except ContractError as exc:
+        return Step(what, error=CallError(method, exc, ""))
+    except USER_ERRORS as exc:  # the user's code
+        return Step(what, error=CallError(method, exc, user_traceback(exc)))
+
+
+@dataclass(frozen=True)
+class BackwardResult:
+    """forward then backward at one dtype: the gradients, and everything they were computed from."""
+
+    gradients: Gradients
+    inputs: tuple
+    outputs: Outputs
+    dLdY: tuple
+    dLdS: tuple
+    layer: Adapter
+
+
+class CheckOptions(Protocol):
+    """The settings a check reads."""
+
+    @property
+    def dtypes(self) -> tuple[str, ...]: ...
+
+    @property
+    def device(self) -> str: ...
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]: ...
+
+
+class CheckContext(Protocol):
+    """What a check reads of the target under test: fresh layers, inputs, and cached steps."""
+
+    @property
+    def options(self) -> CheckOptions: ...
+
+    @property
+    def layouts(self) -> tuple[Layout, ...]: ...
+
+    @property
+    def reference(self) -> Adapter: ...
+
+    @property
+    def reference_parameters(self) -> dict[str, Any]: ...
+
+    @property
+    def initialize_step(self) -> Step: ...
+
+    @property
+    def integer_inputs(self) -> tuple[bool, ...]: ...
+
+    @property
+    def integer_arguments(self) -> tuple[bool, ...]: ...
+
+    def rng(self, purpose: str) -> np.random.Generator: ...
+
+    def new_layer(self, initialize: bool = True, layouts: Sequence[Layout] | None = None) -> Adapter: ...
+
+    def layer(self, dtype: Any, layouts: Sequence[Layout] | None = None, gpu: bool | None = None) -> Adapter: ...
+
+    def parameters(self, dtype: Any, gpu: bool | None = None) -> dict[str, Any]: ...
+
+    def inputs(self, dtype: Any, gpu: bool | None = None) -> tuple[Any, ...]: ...
+
+    def random_inputs(self, layouts: Sequence[Layout], dtype: Any, purpose: str) -> tuple[Any, ...]: ...
+
+    def input_domains(self) -> tuple[tuple[float | None, float | None], ...]: ...
+
+    def output_gradients(self, outputs: Outputs, purpose: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]: ...
+
+    def output_formats(self) -> tuple[str, ...]: ...
+
+    def predict(self, dtype: Any, gpu: bool | None = None) -> Step: ...
+
+    def forward(self, dtype: Any, gpu: bool | None = None) -> Step: ...
+
+    def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step: ...
+
+    def backward(self, dtype: Any, gpu: bool | None = None) -> Step: ...
+
+    def gpu(self) -> GpuStatus: ...
+
+    def gpu_binding(self) -> str | None: ...
+
+    def home_module(self) -> Any: ...
