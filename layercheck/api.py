@@ -1,78 +1,27 @@
-"""The Python API: check a layer from a test suite or a notebook."""
+"""The Python API: check a layer from a test suite or a notebook.
+
+Wiring only: options are parsed and validated by `settings.options.make_options` (the
+validator the command line and config files use too), then the runner checks the target.
+"""
 
 from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from layercheck.contract.adapter import domains_per_input, is_operation, kind_of
+from layercheck.checks import REGISTRY
+from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.contract.layout import parse_layouts
 from layercheck.contract.loading import constructor
-from layercheck.errors import ContractError, UsageError
+from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
-from layercheck.numerics.arrays import DTYPES
-from layercheck.numerics.devices import require_usable_gpu
 from layercheck.results import TargetReport
 from layercheck.running.runner import run_target
-from layercheck.running.session import DEFAULT_TOLERANCES, Options
-
-DEVICES = ("cpu", "gpu", "auto")
-
-
-def make_options(
-    dtypes: Sequence[str] = ("float64", "float32"),
-    seed: int = 0,
-    tolerances: Mapping[str, Mapping[str, float]] | None = None,
-    checks: Sequence[str] | None = None,
-    skip: Sequence[str] = (),
-    inputs: Sequence[Any] | None = None,
-    input_domains: Any = None,
-    device: str = "auto",
-) -> Options:
-    if device not in DEVICES:
-        raise UsageError(f"device {device!r}: choose cpu, gpu or auto")
-    if device == "gpu":
-        require_usable_gpu()
-    unknown = [d for d in dtypes if d not in DTYPES]
-    if unknown or not dtypes:
-        raise UsageError(f"dtypes {list(dtypes)!r}: choose from {', '.join(DTYPES)}")
-    merged = {k: dict(v) for k, v in DEFAULT_TOLERANCES.items()}
-    for dtype, tol in (tolerances or {}).items():
-        merged.setdefault(dtype, {}).update(tol)
-    return Options(
-        dtypes=tuple(dtypes),
-        seed=int(seed),
-        tolerances=merged,
-        checks=tuple(checks) if checks is not None else None,
-        skip=tuple(skip),
-        inputs=tuple(inputs) if inputs is not None else None,
-        input_domains=_domains(input_domains),
-        device=device,
-    )
-
-
-def _domains(value: Any) -> Any:
-    """The input-domain override as tuples; its count is checked against the inputs later."""
-    if value is None:
-        return None
-    try:
-        domains = tuple(value) if _is_single(value) else tuple(None if d is None else tuple(d) for d in value)
-        domains_per_input(domains, 1 if _is_single(value) else len(domains))
-        return domains
-    except (ContractError, TypeError):
-        raise UsageError(f"input_domains must be (low, high) or one (low, high) per input, got {value!r}") from None
-
-
-def _is_single(value: Any) -> bool:
-    return (
-        isinstance(value, (tuple, list))
-        and len(value) == 2
-        and all(v is None or isinstance(v, (int, float)) for v in value)
-    )
+from layercheck.settings.options import make_options
 
 
 def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = None, **options: Any) -> TargetReport:
@@ -103,7 +52,7 @@ def check_function(fn: Any, layouts: Any, *, args: Mapping[str, Any] | None = No
 def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, options: dict[str, Any]) -> TargetReport:
     layouts = parse_layouts(layout)
     refuse_if_too_large(layouts)
-    opts = make_options(**options)
+    opts = make_options(**options, check_names=tuple(REGISTRY))
     if opts.inputs is not None:
         shapes = [np.shape(x) for x in opts.inputs]
         if shapes != [layout.size for layout in layouts]:

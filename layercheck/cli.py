@@ -1,8 +1,12 @@
-"""The command line: parses and validates everything up front, then wires library calls."""
+"""The command line: parses and validates everything up front, then wires library calls.
+
+Option texts become values here (`--seed 3` is 3, `--domain 0:` is (0, None)); the values are
+validated by `settings.options.parse_settings`, as config files and the API are, so a bad
+value reads the same from all three, with the option's name as its key path.
+"""
 
 from __future__ import annotations
 
-import math
 import re
 import sys
 from typing import Any
@@ -10,35 +14,20 @@ from typing import Any
 import click
 
 from layercheck import __version__
-from layercheck.api import DEVICES
 from layercheck.checks import REGISTRY
 from layercheck.contract.layout import parse_layout
 from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
-from layercheck.numerics.arrays import DTYPES
+from layercheck.numerics.devices import require_usable_gpu
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, make_console
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
-from layercheck.running.batch import Batch, Request, options_from, requests_from_config, requests_from_specs, run_batch
+from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
-from layercheck.running.runner import select_checks
-from layercheck.settings.config import BUILTIN, load_config, settings_from
+from layercheck.settings.config import load_config
+from layercheck.settings.options import DEVICES, parse_settings
 from layercheck.templates import function_template, layer_template, names_of, write_new
-
-
-def _names(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    return tuple(n.strip() for n in text.split(",") if n.strip())
-
-
-def _dtypes(text: str) -> tuple[str, ...]:
-    dtypes = _names(text) or ()
-    bad = [d for d in dtypes if d not in DTYPES]
-    if bad or not dtypes:
-        raise UsageError(f"--dtype {text!r}: choose from {', '.join(DTYPES)} (comma-separated)")
-    return dtypes
 
 
 def main() -> None:
@@ -87,10 +76,10 @@ def cli():
 @click.option("--checks", metavar="NAMES", help="Run only these checks (comma-separated).")
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")
 @click.option("--dtype", "dtype_text", metavar="NAMES", help="Precisions to test  [default: float64,float32]")
-@click.option("--seed", type=click.IntRange(min=0), metavar="N", help="Seed of every random draw  [default: 0]")
+@click.option("--seed", metavar="N", help="Seed of every random draw  [default: 0]")
 @click.option(
     "--device",
-    type=click.Choice(DEVICES),
+    metavar=f"[{'|'.join(DEVICES)}]",
     help="Where to run: cpu, gpu, or auto (gpu checks when a GPU is usable)  [default: auto]",
 )
 @click.option(
@@ -110,7 +99,6 @@ def cli():
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
     metavar="S",
     help="Seconds per target before its worker is stopped  [default: 120]",
 )
@@ -149,17 +137,20 @@ def run(
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config."""
     try:
-        config = load_config(config_path) if config_path else None
-        settings = settings_from(
-            dtypes=_dtypes(dtype_text) if dtype_text is not None else None,
-            seed=seed,
-            timeout=timeout,
-            device=device,
-            checks=_names(checks),
-            skip=_names(skip),
-            input_domain=_domains(domains),
-        )
-        select_checks(options_from(settings.over(BUILTIN)))  # the command line's own values
+        check_names = tuple(REGISTRY)
+        config = load_config(config_path, check_names=check_names) if config_path else None
+        given = {
+            "dtypes": dtype_text,
+            "seed": _number(seed),
+            "timeout": _number(timeout),
+            "device": device,
+            "checks": checks,
+            "skip": skip,
+            "input_domain": _domains(domains),
+        }
+        settings = parse_settings(given, _OPTION_NAMES, check_names=check_names)
+        if settings.device == "gpu":
+            require_usable_gpu()  # refused with the reason before any worker starts
         cli_layouts = tuple(parse_layout(text) for text in layouts)
         refuse_if_too_large(list(cli_layouts))
         batch = Batch(
@@ -206,6 +197,30 @@ def _requests(targets, config) -> list[Request]:
     return requests_from_config(config)
 
 
+# The option that gives each setting, named in messages as a config names its key path.
+_OPTION_NAMES = {
+    "dtypes": "--dtype",
+    "seed": "--seed",
+    "timeout": "--timeout",
+    "device": "--device",
+    "checks": "--checks",
+    "skip": "--skip",
+    "input_domain": "--domain",
+}
+
+
+def _number(text: str | None) -> Any:
+    """The int or float an option's text spells, else the text: `parse_settings` judges it."""
+    if text is None:
+        return None
+    for number in (int, float):
+        try:
+            return number(text)
+        except ValueError:
+            pass
+    return text
+
+
 def _domains(texts: tuple[str, ...]) -> Any:
     """`--domain LOW:HIGH`: once, one interval for every input; repeated, one per input."""
     if not texts:
@@ -215,15 +230,12 @@ def _domains(texts: tuple[str, ...]) -> Any:
 
 
 def _domain(text: str) -> tuple[float | None, float | None]:
+    """`LOW:HIGH` as numbers (None for an empty side); `parse_settings` checks the interval."""
     low_text, sep, high_text = text.partition(":")
     try:
         if not sep:
             raise ValueError
         low, high = (float(t) if t.strip() else None for t in (low_text, high_text))
-        if any(b is not None and math.isnan(b) for b in (low, high)) or (
-            low is not None and high is not None and low >= high
-        ):
-            raise ValueError
     except ValueError:
         raise UsageError(
             f"--domain {text!r}: give LOW:HIGH with LOW < HIGH, an empty side for unbounded (e.g. 0: or -1:1)"

@@ -1,3 +1,4 @@
+__all__ = ["ContractError", "LayercheckError", "TargetError", "USER_ERRORS", "UsageError"]
 """Exceptions that carry a user-facing message.
 
 `UsageError` is bad input to layercheck itself (exit status 2, one line, no traceback).

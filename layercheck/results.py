@@ -3,33 +3,118 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
-PASSED, FAILED, INCOMPLETE, SKIPPED = "passed", "failed", "incomplete", "skipped"
-STATUSES = (PASSED, FAILED, INCOMPLETE, SKIPPED)
-ERROR = "error"  # a target's status when it could not be checked (TargetReport.error is set)
+
+class Status(str, Enum):
+    """How a check ended, or (ERROR) a target that could not be checked. Valued as the strings
+    of the JSON and JUnit reports, so `status == "passed"` holds and `json.dumps` writes the
+    value; `str()` and f-strings give the value too, on every Python version."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    INCOMPLETE = "incomplete"
+    SKIPPED = "skipped"
+    ERROR = "error"  # a target's status when it could not be checked (TargetReport.error is set)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Kind(str, Enum):
+    """What a target is: a layer, or a differentiable operation ("function" in the reports)."""
+
+    LAYER = "layer"
+    FUNCTION = "function"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Cause(str, Enum):
+    """Why a check's result, or a target's error, tells about the process rather than the layer:
+    set where the exception is caught, from its type, and read by batch runs (a worker that
+    ran out of memory stops; a layer that called sys.exit is that target's error)."""
+
+    MEMORY = "memory"  # MemoryError
+    EXIT = "exit"  # SystemExit (sys.exit)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def cause_of(exc: BaseException | None) -> Cause | None:
+    """The cause an exception carries: its own type, else that of the exception it was raised
+    from or while handling (a TargetError raised for a constructor's MemoryError, say)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, MemoryError):
+            return Cause.MEMORY
+        if isinstance(exc, SystemExit):
+            return Cause.EXIT
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+# A check's statuses, in the order of the summaries.
+STATUSES = (Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED)
 
 SCHEMA_VERSION = "1.0"
+
+# The typed fields of a CheckResult, under the `details` keys the JSON schema gives them.
+_TYPED_DETAILS = ("explanation", "problems", "traceback")
 
 
 @dataclass
 class CheckResult:
+    """One check's result.
+
+    `details` holds what the check found (shapes, mismatches, records); `explanation` (lines
+    that say why, for the reports), `problems` (every problem when the message names one) and
+    `traceback` (the user's frames) are fields, written into `details` under those keys by
+    `to_dict` only, so that the JSON keeps its schema. `details` given with those keys (a
+    report's data read back) is read into the fields. `cause` is not part of the report.
+    """
+
     name: str
-    status: str
+    status: Status
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    explanation: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    traceback: str = ""
+    cause: Cause | None = None
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+        if any(key in self.details for key in _TYPED_DETAILS):
+            details = dict(self.details)
+            self.explanation = self.explanation or [str(line) for line in details.pop("explanation", None) or ()]
+            self.problems = self.problems or [str(p) for p in details.pop("problems", None) or ()]
+            self.traceback = self.traceback or str(details.pop("traceback", None) or "")
+            self.details = details
 
     def to_dict(self) -> dict[str, Any]:
+        # The typed fields go where today's JSON has them: the traceback first, the
+        # explanation and the problems after what the check recorded.
+        details: dict[str, Any] = {"traceback": self.traceback} if self.traceback else {}
+        details.update(self.details)
+        if self.explanation:
+            details["explanation"] = list(self.explanation)
+        if self.problems:
+            details["problems"] = list(self.problems)
         return {
             "name": self.name,
-            "status": self.status,
+            "status": self.status.value,
             "message": self.message,
-            "details": self.details,
+            "details": details,
             "duration_s": round(self.duration_s, 6),
         }
 
@@ -37,17 +122,18 @@ class CheckResult:
     def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
         return cls(
             str(data["name"]),
-            str(data["status"]),
+            Status(str(data["status"])),
             str(data.get("message", "")),
             dict(data.get("details") or {}),
             float(data.get("duration_s", 0.0)),
         )
 
 
-def count(statuses) -> dict[str, int]:
-    counts = dict.fromkeys(STATUSES, 0)
+def count(statuses: Iterable[Status]) -> dict[str, int]:
+    """How many of each check status, keyed by the status strings (the reports' summaries)."""
+    counts = {status.value: 0 for status in STATUSES}
     for status in statuses:
-        counts[status] += 1
+        counts[Status(status).value] += 1
     return counts
 
 
@@ -57,19 +143,26 @@ class CheckFailure(AssertionError):
 
 @dataclass
 class TargetReport:
+    """One target's checks, or its error. `traceback` and `cause` (why it could not be
+    checked, where known) are not part of the public schema."""
+
     target: str
-    kind: str = "layer"
+    kind: Kind = Kind.LAYER
     layouts: list[str] = field(default_factory=list)
     checks: list[CheckResult] = field(default_factory=list)
     error: str | None = None
     traceback: str = ""
     duration_s: float = 0.0
+    cause: Cause | None = None
+
+    def __post_init__(self) -> None:
+        self.kind = Kind(self.kind)
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         if self.error is not None:
-            return ERROR
-        return FAILED if any(c.status == FAILED for c in self.checks) else PASSED
+            return Status.ERROR
+        return Status.FAILED if any(c.status == Status.FAILED for c in self.checks) else Status.PASSED
 
     @property
     def summary(self) -> dict[str, int]:
@@ -77,7 +170,7 @@ class TargetReport:
 
     @property
     def ok(self) -> bool:
-        return self.status == PASSED
+        return self.status == Status.PASSED
 
     def result(self, name: str) -> CheckResult:
         for check in self.checks:
@@ -86,7 +179,7 @@ class TargetReport:
         raise KeyError(f"no check named {name!r} in the report of {self.target}")
 
     def failures(self) -> list[CheckResult]:
-        return [c for c in self.checks if c.status == FAILED]
+        return [c for c in self.checks if c.status == Status.FAILED]
 
     def raise_on_failure(self) -> None:
         if self.ok:
@@ -100,9 +193,9 @@ class TargetReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "layouts": list(self.layouts),
-            "status": self.status,
+            "status": self.status.value,
             "error": self.error,
             "duration_s": round(self.duration_s, 6),
             "checks": [c.to_dict() for c in self.checks],
@@ -113,17 +206,18 @@ class TargetReport:
     def from_dict(cls, data: Mapping[str, Any]) -> TargetReport:
         """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read).
 
-        `traceback` is not part of the public schema; it is read when present, which is how
-        a worker process sends the user's frames back with its report.
+        `traceback` and `cause` are not part of the public schema; they are read when present,
+        which is how a worker process sends the user's frames and the cause back with its report.
         """
         return cls(
             target=str(data["target"]),
-            kind=str(data.get("kind", "layer")),
+            kind=Kind(str(data.get("kind", Kind.LAYER.value))),
             layouts=[str(layout) for layout in data.get("layouts", [])],
             checks=[CheckResult.from_dict(c) for c in data.get("checks", [])],
             error=None if data.get("error") is None else str(data["error"]),
             traceback=str(data.get("traceback") or ""),
             duration_s=float(data.get("duration_s", 0.0)),
+            cause=None if data.get("cause") is None else Cause(data["cause"]),
         )
 
 
@@ -134,7 +228,7 @@ class Report:
 
     @property
     def summary(self) -> dict[str, int]:
-        totals = dict.fromkeys(STATUSES, 0)
+        totals = {status.value: 0 for status in STATUSES}
         for target in self.targets:
             for key, n in target.summary.items():
                 totals[key] += n
@@ -171,8 +265,10 @@ class Report:
 def plain(value: Any) -> Any:
     """JSON-safe data: NumPy scalars and arrays to Python, complex numbers to [re, im] and
     non-finite floats to strings (strict JSON has no NaN)."""
+    if isinstance(value, Enum):  # Status, Kind, the gradient engine's verdicts: their value
+        return plain(value.value)
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(plain(k)): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, np.ndarray):

@@ -13,6 +13,16 @@ from pathlib import Path
 
 from layercheck.errors import UsageError
 
+__all__ = [
+    "ARRAY_MODULE_IMPORT",
+    "Template",
+    "class_and_file",
+    "function_template",
+    "layer_template",
+    "names_of",
+    "write_new",
+]
+
 # Names the generated code uses itself; a learnable or state may not take them.
 _RESERVED = {
     "self",

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from layercheck.checks import REGISTRY
 from layercheck.contract.loading import discover, import_module
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +33,7 @@ SAMPLES = REPO / "sample_layers"
 GRADIENTS = "gradients_are_numerically_correct"
 SMALL_LAYOUT = "4,3,5,6:SSCB"
 SEED_LAYOUT = "24,24,20,128:SSCB"
+CHECK_NAMES = tuple(REGISTRY)  # what the CLI and the API hand to the settings validator
 
 _MUST_FAIL = re.compile(r"Must fail:\s*([a-z_]+)")
 _ARGUMENTS = re.compile(r"\(arguments?\s+(\w+)(?:\s+and\s+(\w+))?")

@@ -8,14 +8,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SAMPLES, run_cli
+from conftest import CHECK_NAMES, REPO, SAMPLES, run_cli
 
 from layercheck.contract.layout import parse_layout
 from layercheck.contract.loading import discover, import_module
 from layercheck.errors import UsageError
-from layercheck.running.batch import Batch, Request, _settings, options_from
-from layercheck.running.session import DEFAULT_TOLERANCES
-from layercheck.settings.config import BUILTIN, Settings, load_config, parse_config, parse_config_text, settings_from
+from layercheck.running.batch import Batch, Request, _settings
+from layercheck.settings.config import load_config, parse_config, parse_config_text
+from layercheck.settings.options import BUILTIN, DEFAULT_TOLERANCES, Settings, options_from, settings_from
 
 CONFIGS = REPO / "configs"
 
@@ -66,7 +66,8 @@ def test_a_full_config_parses_with_paths_relative_to_its_file(tmp_path):
               - {size: [4, 3], format: CB}
           - .
     """,
-        )
+        ),
+        check_names=CHECK_NAMES,
     )
     d = config.defaults
     assert d == Settings(
@@ -96,6 +97,7 @@ def test_precedence_is_command_line_then_target_then_defaults_then_builtin(tmp_p
             "targets": [{"target": "l.py", "seed": 2, "tolerances": {"float64": {"atol": 1e-3}}}],
         },
         base=tmp_path,
+        check_names=CHECK_NAMES,
     )
     (entry,) = config.targets
     batch = Batch((Request("l.py", tmp_path / "l.py", None, entry),), config=config)
@@ -105,7 +107,7 @@ def test_precedence_is_command_line_then_target_then_defaults_then_builtin(tmp_p
     options = options_from(settings)
     assert options.tolerance("float64") == (1e-6, 1e-3)
     assert options.tolerance("float32") == tuple(DEFAULT_TOLERANCES["float32"].values())
-    cli = Batch(batch.requests, config=config, settings=settings_from(seed=9))
+    cli = Batch(batch.requests, config=config, settings=settings_from(seed=9, check_names=CHECK_NAMES))
     assert _settings(cli, entry).seed == 9
 
 
@@ -135,6 +137,7 @@ def test_a_command_line_target_takes_layout_and_args_from_the_most_specific_entr
             ]
         },
         base=tmp_path,
+        check_names=CHECK_NAMES,
     )
     two = (folder / "two.py").resolve()
     assert config.entry_for(two, "B").layouts == (parse_layout("5,3:CB"),)
@@ -223,7 +226,7 @@ def test_malformed_config_is_a_usage_error_naming_file_and_key(tmp_path, name):
     (tmp_path / "l.py").write_text("class L:\n    def predict(self, X):\n        return X\n")
     path = write(tmp_path, text)
     with pytest.raises(UsageError) as info:
-        load_config(path)
+        load_config(path, check_names=CHECK_NAMES)
     message = str(info.value)
     assert "\n" not in message and message.startswith(str(path)), message
     for needle in needles:
@@ -251,19 +254,19 @@ def test_missing_config_file_and_config_without_targets_exit_2(tmp_path):
 def test_yaml_is_read_safely(tmp_path):
     path = write(tmp_path, "defaults: !!python/object/apply:os.system ['echo pwned']\n")
     with pytest.raises(UsageError, match="not valid YAML"):
-        load_config(path)
+        load_config(path, check_names=CHECK_NAMES)
 
 
 def test_parse_config_text_names_the_source():
     with pytest.raises(UsageError, match=r"^ci\.yaml: defaults\.seed: "):
-        parse_config_text("defaults: {seed: x}", source="ci.yaml")
+        parse_config_text("defaults: {seed: x}", source="ci.yaml", check_names=CHECK_NAMES)
 
 
 # -- the shipped configs -------------------------------------------------------------------
 
 
 def test_default_config_documents_the_builtin_defaults():
-    config = load_config(CONFIGS / "default.yaml")
+    config = load_config(CONFIGS / "default.yaml", check_names=CHECK_NAMES)
     assert config.targets == ()
     d = config.defaults
     assert (d.dtypes, d.seed, d.timeout, d.device, d.skip, d.checks, d.input_domain) == (
@@ -279,7 +282,7 @@ def test_default_config_documents_the_builtin_defaults():
 
 
 def test_sample_config_lists_every_sample_layer_with_a_layout():
-    config = load_config(CONFIGS / "sample_layers.yaml")
+    config = load_config(CONFIGS / "sample_layers.yaml", check_names=CHECK_NAMES)
     listed = {(entry.path, entry.name) for entry in config.targets}
     defined = {
         (path.resolve(), name) for path in sorted(SAMPLES.glob("*.py")) for name, _ in discover(import_module(path))
@@ -301,5 +304,5 @@ def test_sample_config_passes(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(out.read_text())
-    assert len(report["targets"]) == len(load_config(CONFIGS / "sample_layers.yaml").targets)
+    assert len(report["targets"]) == len(load_config(CONFIGS / "sample_layers.yaml", check_names=CHECK_NAMES).targets)
     assert all(t["status"] == "passed" for t in report["targets"])

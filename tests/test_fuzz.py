@@ -7,12 +7,14 @@ import string
 from pathlib import Path
 
 import yaml
+from conftest import CHECK_NAMES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import UsageError
-from layercheck.settings.config import SETTING_KEYS, TARGET_KEYS, parse_config, parse_config_text
+from layercheck.settings.config import parse_config, parse_config_text
+from layercheck.settings.options import SETTING_KEYS, TARGET_KEYS
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FUZZ_NESTED = settings(FUZZ, max_examples=120)  # nested values are slow to draw
@@ -68,13 +70,13 @@ def test_any_value_as_a_layout_parses_or_is_a_usage_error(value):
 @FUZZ
 @given(st.text(string.printable, max_size=200))
 def test_config_text_parses_or_is_a_usage_error(text):
-    parses_or_refuses(lambda t: parse_config_text(t, source="fuzz.yaml"), text)
+    parses_or_refuses(lambda t: parse_config_text(t, source="fuzz.yaml", check_names=CHECK_NAMES), text)
 
 
 @FUZZ_NESTED
 @given(yaml_values)
 def test_any_yaml_value_as_a_config_parses_or_is_a_usage_error(value):
-    parses_or_refuses(lambda v: parse_config(v, source="fuzz.yaml"), value)
+    parses_or_refuses(lambda v: parse_config(v, source="fuzz.yaml", check_names=CHECK_NAMES), value)
 
 
 def _config_like(base: Path):
@@ -97,8 +99,13 @@ def test_config_like_values_parse_or_are_usage_errors(tmp_path_factory):
     @FUZZ_NESTED
     @given(_config_like(base))
     def check(data):
-        config = parses_or_refuses(lambda d: parse_config(d, source="fuzz.yaml", base=base), data)
+        config = parses_or_refuses(
+            lambda d: parse_config(d, source="fuzz.yaml", base=base, check_names=CHECK_NAMES), data
+        )
         if config is not None:  # and what parses, round-trips through YAML text
-            parses_or_refuses(lambda t: parse_config_text(t, source="fuzz.yaml", base=base), yaml.safe_dump(data))
+            parses_or_refuses(
+                lambda t: parse_config_text(t, source="fuzz.yaml", base=base, check_names=CHECK_NAMES),
+                yaml.safe_dump(data),
+            )
 
     check()

@@ -35,7 +35,7 @@ def test_srelu_missing_dx_fails_backward_does_not_error_naming_dLdX():
     assert result.status == "failed"
     assert "dLdX" in result.message
     assert "never assigned" in result.message
-    assert "srelu_missing_dx.py" in result.details["traceback"]
+    assert "srelu_missing_dx.py" in result.traceback
     # Only the failing step is blamed; what depends on it could not be checked.
     failed = [name for name, status in statuses(report).items() if status == "failed"]
     assert failed == ["backward_does_not_error"]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import Incomplete, check, failed, passed
 from layercheck.numerics import arrays
 
 
 @check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
-def backward_does_not_error(session):
+def backward_does_not_error(session: CheckContext):
     require_backward(session.reference)
 
     def describe(step, dtype):
@@ -19,17 +20,14 @@ def backward_does_not_error(session):
                 f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)"
             )
         if step.error.method != "backward":
-            raise Incomplete(f"not checked: {step.error.summary()}")
+            raise Incomplete(f"not checked: {step.error.summary()}", cause=step.error.cause)
         message = step.error.summary() + f" with {dtype_name(dtype)} inputs"
         hint = _unassigned_hint(step.error.exception)
         if hint:
             message += f": {hint}"
-        return message, {"traceback": step.error.traceback, "dtype": dtype_name(dtype)}
+        return failed(message, traceback=step.error.traceback, cause=step.error.cause, dtype=dtype_name(dtype))
 
-    problem = first_failure(session, session.backward, describe)
-    if problem:
-        return failed(problem[0], **problem[1])
-    return passed()
+    return first_failure(session, session.backward, describe) or passed()
 
 
 def _unassigned_hint(exc: BaseException) -> str | None:
@@ -67,7 +65,7 @@ def describe_reduction(grad_shape: tuple, arg_shape: tuple, labels: str | None) 
     "backward returns one gradient per input, learnable and state, each of its argument's shape",
     "backwardIsConsistentInSize",
 )
-def backward_is_consistent_in_size(session):
+def backward_is_consistent_in_size(session: CheckContext):
     layer = session.reference
     require_backward(layer)
     result = session.backward(primary_dtype(session)).require()

@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.checks.registry import Incomplete, Skip
+from layercheck.checks.context import CheckContext
+from layercheck.checks.registry import Incomplete, Outcome, Skip
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.numerics import arrays
 
 
-def primary_dtype(session) -> str:
+def primary_dtype(session: CheckContext) -> str:
     """The dtype for checks that run once: float64 when tested, else the first tested dtype."""
     dtypes = session.options.dtypes
     return "float64" if "float64" in dtypes else ("complex128" if "complex128" in dtypes else dtypes[0])
@@ -42,8 +43,8 @@ def require_arrays(items: Iterable[tuple[str, Any]], method: str) -> None:
             raise Incomplete(f"not checked: {method} returned {arrays.describe(value)} as {name}, not an array")
 
 
-def first_failure(session, step_of, describe) -> tuple[str, dict] | None:
-    """Run `describe(step, dtype)` over the tested dtypes; the first problem found, or None."""
+def first_failure(session: CheckContext, step_of, describe) -> Outcome | None:
+    """Run `describe(step, dtype)` over the tested dtypes; the first failure it returns, or None."""
     for dtype in session.options.dtypes:
         problem = describe(step_of(dtype), dtype)
         if problem is not None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from layercheck.checks.common import primary_dtype
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
+from layercheck.results import Kind, cause_of
 
 
 def _signature_problems(layer: Adapter) -> list[str]:
@@ -24,7 +26,7 @@ def _signature_problems(layer: Adapter) -> list[str]:
     return problems
 
 
-def _parameter_problems(session) -> list[str]:
+def _parameter_problems(session: CheckContext) -> list[str]:
     layer = session.reference
     problems = []
     for group, names in (("learnable", layer.learnables), ("state", layer.state)):
@@ -41,11 +43,11 @@ def _parameter_problems(session) -> list[str]:
     return problems
 
 
-def _return_problems(session) -> list[str]:
+def _return_problems(session: CheckContext) -> list[str]:
     """Return arities broken by predict, forward and (when those ran) backward."""
     layer = session.reference
     dtype = primary_dtype(session)
-    passes = ([session.predict(dtype)] if layer.kind == "layer" else []) + (
+    passes = ([session.predict(dtype)] if layer.kind == Kind.LAYER else []) + (
         [session.forward(dtype)] if layer.has_forward else []
     )
     problems = [str(step.error.exception) for step in passes if step.error is not None and step.error.is_contract]
@@ -63,36 +65,37 @@ def _return_problems(session) -> list[str]:
     "mask, saved inputs and outputs and memory values)",
     "functionSyntaxesAreCorrect",
 )
-def function_syntaxes_are_correct(session):
+def function_syntaxes_are_correct(session: CheckContext):
     layer = session.reference
     problems = _signature_problems(layer)
-    if session.initialize_step.ok:
+    initialize_error = session.initialize_step.error
+    if initialize_error is None:
         problems += _parameter_problems(session)
     else:
-        problems.append(f"learnables and state not checked: {session.initialize_step.error.summary()}")
+        problems.append(f"learnables and state not checked: {initialize_error.summary()}")
     try:
         problems += _return_problems(session)
     except Incomplete:
         if not problems:
             raise
     if problems:
-        return failed(
-            problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""), problems=problems
-        )
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        cause = None if initialize_error is None else initialize_error.cause
+        return failed(problems[0] + more, problems=problems, cause=cause)
     return passed()
 
 
 @check("initialize_does_not_error", "initialize runs without error on the given layouts", kinds=LAYERS_ONLY)
-def initialize_does_not_error(session):
+def initialize_does_not_error(session: CheckContext):
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
     error = session.initialize_step.error
     if error is not None:
-        return failed(error.summary(), traceback=error.traceback)
+        return failed(error.summary(), traceback=error.traceback, cause=error.cause)
     return passed()
 
 
-def _initialize_keeps(session, names: tuple[str, ...], group: str):
+def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str):
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
     if not names:
@@ -112,7 +115,7 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
         layer.initialize(session.layouts)
     except USER_ERRORS as exc:  # reported by initialize_does_not_error
         raise Incomplete(
-            f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}"
+            f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}", cause=cause_of(exc)
         ) from None
     for name, value in preset.items():
         after = layer.get(name)
@@ -124,7 +127,7 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
         diff = mismatch(after, value)
         if diff is not None:
             return failed(
-                f"initialize changed {name!r}, which was already set: " + diff.describe(name).split(": ", 1)[1],
+                f"initialize changed {name!r}, which was already set: " + diff.detail(),
                 parameter=name,
                 mismatch=diff.to_dict(),
             )
@@ -137,7 +140,7 @@ def _initialize_keeps(session, names: tuple[str, ...], group: str):
     "initializeDoesNotChangeLearnableParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
 )
-def initialize_does_not_change_nonempty_learnables(session):
+def initialize_does_not_change_nonempty_learnables(session: CheckContext):
     return _initialize_keeps(session, session.reference.learnables, "learnables")
 
 
@@ -147,5 +150,5 @@ def initialize_does_not_change_nonempty_learnables(session):
     "initializeDoesNotChangeStatefulParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
 )
-def initialize_does_not_change_nonempty_states(session):
+def initialize_does_not_change_nonempty_states(session: CheckContext):
     return _initialize_keeps(session, session.reference.state, "state")

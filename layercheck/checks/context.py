@@ -17,6 +17,7 @@ from layercheck.contract.adapter import Adapter, Gradients, Outputs
 from layercheck.contract.layout import Layout
 from layercheck.errors import USER_ERRORS, ContractError
 from layercheck.numerics.devices import GpuStatus
+from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = ["BackwardResult", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
@@ -33,6 +34,11 @@ class CallError:
     @property
     def is_contract(self) -> bool:
         return isinstance(self.exception, ContractError)
+
+    @property
+    def cause(self) -> Cause | None:
+        """MEMORY or EXIT when the user's method ran out of memory or called sys.exit."""
+        return cause_of(self.exception)
 
     def summary(self) -> str:
         if self.is_contract:
@@ -55,7 +61,7 @@ class Step:
     def require(self) -> Any:
         """The value, or `Incomplete` naming the step that failed."""
         if self.error is not None:
-            raise Incomplete(f"not checked: {self.what} failed ({self.error.summary()})")
+            raise Incomplete(f"not checked: {self.what} failed ({self.error.summary()})", cause=self.error.cause)
         return self.value
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from layercheck.checks.common import (
@@ -12,11 +13,13 @@ from layercheck.checks.common import (
     require_arrays,
     require_forward,
 )
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
 from layercheck.numerics import arrays
+from layercheck.results import Kind
 
 
-def _does_not_error(session, method: str):
+def _does_not_error(session: CheckContext, method: str):
     step_of = functools.partial(session.step, method)
 
     def describe(step, dtype):
@@ -26,15 +29,14 @@ def _does_not_error(session, method: str):
             raise Incomplete(
                 f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)"
             )
-        return step.error.summary() + f" with {dtype_name(dtype)} inputs", {
-            "traceback": step.error.traceback,
-            "dtype": dtype_name(dtype),
-        }
+        return failed(
+            step.error.summary() + f" with {dtype_name(dtype)} inputs",
+            traceback=step.error.traceback,
+            cause=step.error.cause,
+            dtype=dtype_name(dtype),
+        )
 
-    problem = first_failure(session, step_of, describe)
-    if problem:
-        return failed(problem[0], **problem[1])
-    return passed()
+    return first_failure(session, step_of, describe) or passed()
 
 
 @check(
@@ -43,12 +45,12 @@ def _does_not_error(session, method: str):
     "predictDoesNotError",
     kinds=LAYERS_ONLY,
 )
-def predict_does_not_error(session):
+def predict_does_not_error(session: CheckContext):
     return _does_not_error(session, "predict")
 
 
 @check("forward_does_not_error", "forward runs without error at every tested dtype", "forwardDoesNotError")
-def forward_does_not_error(session):
+def forward_does_not_error(session: CheckContext):
     require_forward(session.reference)
     return _does_not_error(session, "forward")
 
@@ -59,7 +61,7 @@ def forward_does_not_error(session):
     "forwardPredictAreConsistentInSize",
     kinds=LAYERS_ONLY,
 )
-def forward_predict_are_consistent_in_size(session):
+def forward_predict_are_consistent_in_size(session: CheckContext):
     layer = session.reference
     require_forward(layer)
     dtype = primary_dtype(session)
@@ -78,7 +80,7 @@ def forward_predict_are_consistent_in_size(session):
     return passed()
 
 
-def _nonfinite(session, method: str):
+def _nonfinite(session: CheckContext, method: str):
     layer = session.reference
     step_of = functools.partial(session.step, method)
 
@@ -97,13 +99,14 @@ def _nonfinite(session, method: str):
                     f"{method} output {name} has {n_nan} NaN and {n_inf} infinite value(s) of {y.size} "
                     f"with {dtype_name(dtype)} inputs (first at index {first})"
                 )
-                return message, {
-                    "method": method,
-                    "output": name,
-                    "nan": n_nan,
-                    "inf": n_inf,
-                    "first_index": list(first),
-                }
+                return failed(
+                    message,
+                    method=method,
+                    output=name,
+                    nan=n_nan,
+                    inf=n_inf,
+                    first_index=list(first),
+                )
         return None
 
     return first_failure(session, step_of, describe)
@@ -114,20 +117,18 @@ def _nonfinite(session, method: str):
     "predict and forward return no NaN or infinite values on inputs inside the layer's domain",
     "",
 )
-def outputs_are_finite(session):
+def outputs_are_finite(session: CheckContext):
     layer = session.reference
-    methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
+    methods = (["predict"] if layer.kind == Kind.LAYER else []) + (["forward"] if layer.has_forward else [])
     ran = False
     for method in methods:
         ran = ran or any(session.step(method, d).ok for d in session.options.dtypes)
         problem = _nonfinite(session, method)
         if problem:
-            message, details = problem
             if all(d == (None, None) for d in session.input_domains()):
-                message += (
-                    "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
-                )
-            return failed(message, **details)
+                hint = "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
+                problem = dataclasses.replace(problem, message=problem.message + hint)
+            return problem
     if not ran:
         raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype")
     return passed()

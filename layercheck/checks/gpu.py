@@ -9,16 +9,19 @@ returns from CuPy inputs must be a CuPy array of the tested precision.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward
-from layercheck.checks.registry import Incomplete, Skip, check, failed, passed
+from layercheck.checks.context import CheckContext, Step
+from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.portability import IDIOM
+from layercheck.results import Kind
 
 
-def require_gpu(session):
+def require_gpu(session: CheckContext):
     if session.options.device == "cpu":
         raise Skip("--device cpu: GPU checks not run")
     status = session.gpu()
@@ -27,21 +30,21 @@ def require_gpu(session):
     return status
 
 
-def _gpu_step(step):
+def _gpu_step(step: Step) -> tuple[Any, Outcome | None]:
     """The GPU step's value; its error is this check's failure (the CPU step ran)."""
     if step.error is not None:
-        return None, f"{step.error.summary()} on the GPU"
+        return None, failed(f"{step.error.summary()} on the GPU", cause=step.error.cause)
     return step.value, None
 
 
-def _require_cpu_run(session) -> None:
+def _require_cpu_run(session: CheckContext) -> None:
     """A layer bound to the GPU has no CPU result to compare with: parity is skipped."""
     binding = session.gpu_binding()
     if binding is not None:
         raise Skip(f"the layer runs only on the GPU ({binding}): no CPU result to compare with")
 
 
-def _parity(session, name: str, cpu, gpu, dtype) -> tuple[str | None, float]:
+def _parity(session: CheckContext, name: str, cpu, gpu, dtype) -> tuple[str | None, float]:
     """A problem with the GPU's result, or None, and the largest difference: what was returned
     is checked first, then the values, on the device (the CPU's result is uploaded)."""
     rtol, atol = session.options.tolerance(dtype)
@@ -51,25 +54,24 @@ def _parity(session, name: str, cpu, gpu, dtype) -> tuple[str | None, float]:
     diff = mismatch(gpu, expected, rtol, scaled_atol(rtol, atol, [expected]))
     if diff is None:
         return None, largest_magnitude(gpu - expected)
-    text = diff.describe(name).split(": ", 1)[1]
-    return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: {text}", diff.abs_diff
+    return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: {diff.detail()}", diff.abs_diff
 
 
 @check(
     "predict_is_consistent_on_gpu",
     "predict (forward for an operation) on CuPy arrays agrees with the CPU within the dtype's tolerance",
 )
-def predict_is_consistent_on_gpu(session):
+def predict_is_consistent_on_gpu(session: CheckContext):
     require_gpu(session)
     _require_cpu_run(session)
     layer = session.reference
-    method = "predict" if layer.kind == "layer" else "forward"
+    method = "predict" if layer.kind == Kind.LAYER else "forward"
     worst = 0.0
     for dtype in session.options.dtypes:
         cpu = session.step(method, dtype, gpu=False).require()
         value, error = _gpu_step(session.step(method, dtype, gpu=True))
         if error:
-            return failed(error)
+            return error
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
             problem, difference = _parity(session, f"{method} output {name}", c, g, dtype)
             if problem:
@@ -82,7 +84,7 @@ def predict_is_consistent_on_gpu(session):
     "backward_is_consistent_on_gpu",
     "forward and backward on CuPy arrays give every gradient the CPU gives, within the dtype's tolerance",
 )
-def backward_is_consistent_on_gpu(session):
+def backward_is_consistent_on_gpu(session: CheckContext):
     require_gpu(session)
     layer = session.reference
     require_backward(layer)
@@ -91,7 +93,7 @@ def backward_is_consistent_on_gpu(session):
         cpu = session.backward(dtype, gpu=False).require()
         value, error = _gpu_step(session.backward(dtype, gpu=True))
         if error:
-            return failed(error)
+            return error
         for name, c, g in zip(layer.gradient_names(), cpu.gradients.all, value.gradients.all):
             if c is None and g is None:
                 continue
@@ -103,22 +105,29 @@ def backward_is_consistent_on_gpu(session):
     return passed()
 
 
-def _returned(session, dtype):
-    """(what, name, value) for every array the layer returns from CuPy inputs at `dtype`."""
+class _GpuStepFailed(Exception):
+    """A GPU step raised: `outcome` is the check's failure."""
+
+    def __init__(self, outcome: Outcome):
+        super().__init__(outcome.message)
+        self.outcome = outcome
+
+
+def _returned(session: CheckContext, dtype):
+    """(what, name, value) for every array the layer returns from CuPy inputs at `dtype`;
+    raises _GpuStepFailed when a step raised on the GPU."""
     layer = session.reference
-    methods = (["predict"] if layer.kind == "layer" else []) + (["forward"] if layer.has_forward else [])
+    methods = (["predict"] if layer.kind == Kind.LAYER else []) + (["forward"] if layer.has_forward else [])
     for method in methods:
         value, error = _gpu_step(session.step(method, dtype, gpu=True))
         if error:
-            yield "error", error, None
-            return
+            raise _GpuStepFailed(error)
         for name, y in named_outputs(layer, value):
             yield f"{method} output", name, y
     if layer.has_backward:
         value, error = _gpu_step(session.backward(dtype, gpu=True))
         if error:
-            yield "error", error, None
-            return
+            raise _GpuStepFailed(error)
         for name, grad in zip(layer.gradient_names(), value.gradients.all):
             if grad is not None:
                 yield "gradient", f"dLd{name}", grad
@@ -129,14 +138,19 @@ def _returned(session, dtype):
     "from CuPy inputs, outputs, states and gradients are CuPy arrays of the tested precision "
     "(no silent round trip through host memory)",
 )
-def outputs_stay_on_device(session):
+def outputs_stay_on_device(session: CheckContext):
     status = require_gpu(session)
+    try:
+        return _stay_on_device(session, status)
+    except _GpuStepFailed as exc:
+        return exc.outcome
+
+
+def _stay_on_device(session: CheckContext, status) -> Outcome:
     cupy = status.module
     for dtype in session.options.dtypes:
         allowed = complex_allowed(session, dtype)
         for what, name, value in _returned(session, dtype):
-            if what == "error":
-                return failed(name)
             if arrays.is_array(value) and not arrays.is_cupy_array(value):
                 return failed(
                     f"{what} {name} is a NumPy array from CuPy inputs ({dtype_name(dtype)}): the layer moved it to the "

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from layercheck.checks.common import require_backward
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import Incomplete, check, failed, passed
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
@@ -16,18 +18,105 @@ from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.numerics.diagnosis import Diagnosis, localize, patterns, size_context
 from layercheck.numerics.gradcheck import (
-    FAIL,
     ArgumentVerdict,
     EvaluationError,
     GradientProblem,
+    Probe,
     Tolerances,
+    Verdict,
     check_argument,
     make_baseline,
 )
+from layercheck.results import Status, cause_of
 
 
 class _CannotRun(Exception):
     """The layer cannot run (or keep) the precision the gradient check asked for."""
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """One probe as the details record it."""
+
+    step: float
+    numeric: float
+    analytic: float
+    abs_error: float | None  # None where the numeric side is not finite
+    rel_error: float | None
+    tolerance: float | None  # None where the probe had no gradient to compare
+    error_estimate: float
+    outputs_masked_at_kinks: int
+    verdict: Verdict
+    reason: str  # why it could not decide, in words ("" when it decided)
+
+    @classmethod
+    def of(cls, p: Probe) -> ProbeRecord:
+        finite = math.isfinite(p.numeric)
+        return cls(
+            step=p.step,
+            numeric=p.numeric,
+            analytic=p.analytic,
+            abs_error=p.discrepancy if finite else None,
+            rel_error=p.relative(p.discrepancy) if finite else None,
+            tolerance=p.tolerance if p.gradients else None,
+            error_estimate=p.error_bound,
+            outputs_masked_at_kinks=p.masked,
+            verdict=p.verdict,
+            reason=p.reason_text,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "numeric": self.numeric,
+            "analytic": self.analytic,
+            "abs_error": self.abs_error,
+            "rel_error": self.rel_error,
+            "tolerance": self.tolerance,
+            "error_estimate": self.error_estimate,
+            "outputs_masked_at_kinks": self.outputs_masked_at_kinks,
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class WorstError:
+    """The worst failing probe of an argument: its error along a random direction."""
+
+    abs_error: float
+    rel_error: float
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class ArgumentRecord:
+    """One argument's outcome, its probes and, when it failed, the diagnosis and worst error."""
+
+    argument: str
+    kind: str
+    status: Status
+    reason: str
+    probes: tuple[ProbeRecord, ...]
+    diagnosis: Diagnosis | None = None
+    worst: WorstError | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The argument's entry of the JSON details."""
+        record: dict[str, Any] = {
+            "argument": self.argument,
+            "kind": self.kind,
+            "status": self.status.value,
+            "reason": self.reason,
+            "probes": [p.to_dict() for p in self.probes],
+        }
+        if self.diagnosis is not None:
+            record["diagnosis"] = self.diagnosis.to_dict()
+        if self.worst is not None:
+            record["max_abs_error"] = self.worst.abs_error
+            record["max_rel_error"] = self.worst.rel_error
+            record["tolerance"] = self.worst.tolerance
+        return record
 
 
 def _as_compute(x: Any, precision: np.dtype, xp: Any) -> Any:
@@ -46,7 +135,7 @@ def _copy_memory(memory: Any) -> Any:
         return memory
 
 
-def _labels(session, layer: Adapter) -> list[str | None]:
+def _labels(session: CheckContext, layer: Adapter) -> list[str | None]:
     """The format of each argument: an input's own; a parameter's when it matches the first input's rank."""
     first = session.layouts[0]
     labels: list[str | None] = [layout.format for layout in session.layouts]
@@ -63,7 +152,7 @@ class TrainingPass:
     argument replaced and `gradients` runs backward at the base point for given loss weights.
     """
 
-    def __init__(self, session, dtype: str):
+    def __init__(self, session: CheckContext, dtype: str):
         self.layer = layer = session.layer(dtype)
         # The arrays live where the session runs the layer (the GPU with --device gpu), and
         # so does every array operation of the check: only scalars come to the host.
@@ -124,7 +213,7 @@ class TrainingPass:
             for g, v in zip(grads, self.values)
         ]
 
-    def problem(self, session) -> GradientProblem:
+    def problem(self, session: CheckContext) -> GradientProblem:
         layer = self.layer
         kinds = ["integer input" if integer else "input" for integer in session.integer_inputs]
         kinds += ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
@@ -135,7 +224,7 @@ class TrainingPass:
         )
 
 
-def build_problem(session, dtype: str):
+def build_problem(session: CheckContext, dtype: str):
     """The gradient problem at `dtype`'s precision; raises _CannotRun when the layer cannot."""
     training = TrainingPass(session, dtype)
     problem = training.problem(session)
@@ -150,26 +239,25 @@ def build_problem(session, dtype: str):
     return problem, baseline, tol
 
 
-def _prepare(session):
+def _prepare(session: CheckContext):
     """Float64 (complex128 when complex dtypes are tested) when the layer can, else the widest
     tested precision it runs in, and why."""
     widest = "complex128" if any(np.dtype(d).kind == "c" for d in session.options.dtypes) else "float64"
     candidates = [widest] + [d for d in session.options.dtypes if d != widest]
-    reasons = []
+    failures: list[tuple[str, _CannotRun]] = []
     for dtype in candidates:
         try:
             problem, baseline, tol = build_problem(session, dtype)
         except _CannotRun as exc:
-            reasons.append(f"{dtype}: {exc}")
+            failures.append((dtype, exc))
             continue
-        fallback = (
-            None
-            if dtype == widest
-            else f"could not run in {widest} ({reasons[0].split(': ', 1)[1]}); checked in {dtype}"
-        )
+        fallback = None if dtype == widest else f"could not run in {widest} ({failures[0][1]}); checked in {dtype}"
         return problem, baseline, tol, fallback
     raise Incomplete(
-        "not checked: the training-time pass or backward failed at every precision (" + "; ".join(reasons) + ")"
+        "not checked: the training-time pass or backward failed at every precision ("
+        + "; ".join(f"{dtype}: {exc}" for dtype, exc in failures)
+        + ")",
+        cause=next((cause_of(exc) for _, exc in failures if cause_of(exc) is not None), None),
     )
 
 
@@ -177,23 +265,8 @@ def _is_deterministic(problem: GradientProblem, baseline) -> bool:
     try:
         again = problem.evaluate(0, problem.values[0].copy())
     except EvaluationError as exc:
-        raise Incomplete(f"not checked: {exc}") from None
+        raise Incomplete(f"not checked: {exc}", cause=cause_of(exc)) from None
     return all(mismatch(b, a, atol=repeat_tolerance(a)) is None for a, b in zip(baseline.outputs, again))
-
-
-def _probe_record(p) -> dict[str, Any]:
-    return {
-        "step": p.step,
-        "numeric": p.numeric,
-        "analytic": p.analytic,
-        "abs_error": p.discrepancy if math.isfinite(p.numeric) else None,
-        "rel_error": p.relative(p.discrepancy) if math.isfinite(p.numeric) else None,
-        "tolerance": p.tolerance if p.gradients else None,
-        "error_estimate": p.error_bound,
-        "outputs_masked_at_kinks": p.masked,
-        "verdict": p.verdict,
-        "reason": p.reason,
-    }
 
 
 @check(
@@ -202,50 +275,55 @@ def _probe_record(p) -> dict[str, Any]:
     "learnable and state, localized and diagnosed on failure",
     "gradientsAreNumericallyCorrect",
 )
-def gradients_are_numerically_correct(session):
+def gradients_are_numerically_correct(session: CheckContext):
     layer = session.reference
     require_backward(layer)
     problem, baseline, tol, fallback = _prepare(session)
     evaluated = "forward" if layer.has_forward else "predict"
     verdicts = [_verdict(session, problem, baseline, tol, index) for index in range(len(problem.names))]
-    if any(v.status not in ("passed", "skipped") for v in verdicts) and not _is_deterministic(problem, baseline):
+    decided = (Status.PASSED, Status.SKIPPED)
+    if any(v.status not in decided for v in verdicts) and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
             "so finite differences cannot be taken"
         )
     diagnoses = {
-        v.index: _diagnose(session, problem, baseline, verdicts, tol, v.index) for v in verdicts if v.status == "failed"
+        v.index: _diagnose(session, problem, baseline, verdicts, tol, v.index)
+        for v in verdicts
+        if v.status == Status.FAILED
     }
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
+    device = "gpu" if arrays.on_gpu(session.home_module()) else "cpu"
     details = {
         "evaluated": evaluated,
-        "device": "gpu" if arrays.on_gpu(session.home_module()) else "cpu",
+        "device": device,
         "precision": str(tol.precision),
         "fallback": fallback,
-        "arguments": records,
-        "explanation": _explanation(records, fallback, evaluated),
+        "arguments": [r.to_dict() for r in records],
     }
+    explanation = _explanation(records, fallback, evaluated)
     if diagnoses:
-        return failed(_headline(problem, diagnoses), **details)
-    incomplete = [r for r in records if r["status"] == "incomplete"]
+        return failed(_headline(problem, diagnoses), explanation=explanation, **details)
+    incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
-        names = ", ".join(f"{r['argument']} ({r['reason']})" for r in incomplete)
-        raise Incomplete(f"could not decide for {names}", details)
-    return passed(_pass_message(records, evaluated, fallback, details["device"]), **details)
+        names = ", ".join(f"{r.argument} ({r.reason})" for r in incomplete)
+        cause = next((v.cause for v in verdicts if v.cause is not None), None)
+        raise Incomplete(f"could not decide for {names}", details, explanation=explanation, cause=cause)
+    return passed(_pass_message(records, evaluated, fallback, device), explanation=explanation, **details)
 
 
-def _verdict(session, problem, baseline, tol, index) -> ArgumentVerdict:
+def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVerdict:
     if problem.kinds[index] == "integer input":
-        return ArgumentVerdict(index, "skipped", [], "an integer input is not differentiated")
+        return ArgumentVerdict(index, Status.SKIPPED, [], "an integer input is not differentiated")
     if baseline.gradients[index] is None:
         reason = "backward returned no gradient of the argument's shape (see backward_is_consistent_in_size)"
-        return ArgumentVerdict(index, "incomplete", [], reason)
+        return ArgumentVerdict(index, Status.INCOMPLETE, [], reason)
     if problem.values[index].size == 0:
-        return ArgumentVerdict(index, "passed", [], "empty")
+        return ArgumentVerdict(index, Status.PASSED, [], "empty")
     return check_argument(problem, baseline, index, tol, session.rng(f"gradient {problem.names[index]}"))
 
 
-def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
+def _diagnose(session: CheckContext, problem, baseline, verdicts, tol, index) -> Diagnosis:
     """A recognised pattern, else where the gradient is wrong (localization)."""
     diagnosis = patterns(problem, verdicts, index, size_context(problem), baseline.weights)
     if diagnosis is not None:
@@ -257,7 +335,7 @@ def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
         where, examples = [], []
     if where:
         return Diagnosis(f"the gradient of {name} is " + where[0], [], where, examples)
-    first = next(p for p in verdicts[index].probes if p.verdict == FAIL)
+    first = next(p for p in verdicts[index].probes if p.verdict is Verdict.FAIL)
     error = first.relative(first.discrepancy)
     headline = f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)"
     causes = []
@@ -268,24 +346,22 @@ def _diagnose(session, problem, baseline, verdicts, tol, index) -> Diagnosis:
     return Diagnosis(headline, causes, where, examples)
 
 
-def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> dict[str, Any]:
-    """One argument's entry of the JSON details."""
-    record = {
-        "argument": problem.names[verdict.index],
-        "kind": problem.kinds[verdict.index],
-        "status": verdict.status,
-        "reason": verdict.reason,
-        "probes": [_probe_record(p) for p in verdict.probes],
-    }
-    if diagnosis is not None:
-        record["diagnosis"] = diagnosis.to_dict()
-    failing = [p for p in verdict.probes if p.verdict == FAIL]
+def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:
+    """One argument's record: its outcome, its probes, and for a failure the worst error."""
+    failing = [p for p in verdict.probes if p.verdict is Verdict.FAIL]
+    worst = None
     if failing:
-        worst = max(failing, key=lambda p: p.discrepancy)
-        record["max_abs_error"] = worst.discrepancy
-        record["max_rel_error"] = worst.relative(worst.discrepancy)
-        record["tolerance"] = worst.tolerance
-    return record
+        probe = max(failing, key=lambda p: p.discrepancy)
+        worst = WorstError(probe.discrepancy, probe.relative(probe.discrepancy), probe.tolerance)
+    return ArgumentRecord(
+        argument=problem.names[verdict.index],
+        kind=problem.kinds[verdict.index],
+        status=verdict.status,
+        reason=verdict.reason,
+        probes=tuple(ProbeRecord.of(p) for p in verdict.probes),
+        diagnosis=diagnosis,
+        worst=worst,
+    )
 
 
 _PLURAL_VERBS = {"is": "are", "has": "have"}
@@ -320,10 +396,13 @@ def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
     return "; ".join(headlines)
 
 
-def _pass_message(records, evaluated: str, fallback: str | None, device: str) -> str:
-    checked = [r for r in records if r["status"] == "passed"]
-    masked = sum(p["outputs_masked_at_kinks"] for r in checked for p in r["probes"])
-    worst = max((p["rel_error"] or 0.0 for r in checked for p in r["probes"] if p["verdict"] == "pass"), default=0.0)
+def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str | None, device: str) -> str:
+    checked = [r for r in records if r.status == Status.PASSED]
+    masked = sum(p.outputs_masked_at_kinks for r in checked for p in r.probes)
+    worst = max(
+        (p.rel_error or 0.0 for r in checked for p in r.probes if p.verdict is Verdict.PASS),
+        default=0.0,
+    )
     message = f"{len(checked)} gradient(s) of {evaluated} agree with finite differences (worst relative difference {worst:.1g})"
     if device == "gpu":
         message += " on the GPU"
@@ -334,27 +413,27 @@ def _pass_message(records, evaluated: str, fallback: str | None, device: str) ->
     return message
 
 
-def _explanation(records, fallback, evaluated) -> list[str]:
+def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated: str) -> list[str]:
     lines = [f"differentiated: {evaluated}" + (f"; {fallback}" if fallback else "")]
     for record in records:
-        if record["status"] in ("passed", "skipped"):
+        if record.status in (Status.PASSED, Status.SKIPPED):
             continue
-        line = f"{record['argument']} ({record['kind']}): {record['status']}"
-        if record.get("max_rel_error") is not None:
+        line = f"{record.argument} ({record.kind}): {record.status.value}"
+        if record.worst is not None:
             line += (
-                f"; along a random direction the analytic derivative is off by {record['max_abs_error']:.3g} "
-                f"(relative {record['max_rel_error']:.3g}; tolerance {record['tolerance']:.3g})"
+                f"; along a random direction the analytic derivative is off by {record.worst.abs_error:.3g} "
+                f"(relative {record.worst.rel_error:.3g}; tolerance {record.worst.tolerance:.3g})"
             )
-        if record.get("reason"):
-            line += f"; {record['reason']}"
+        if record.reason:
+            line += f"; {record.reason}"
         lines.append(line)
-        diag = record.get("diagnosis")
+        diag = record.diagnosis
         if diag:
-            lines += [f"  likely cause: {c}" for c in diag["causes"]]
-            lines += [f"  where: {w}" for w in diag["where"]]
-            for e in [e for e in diag["examples"] if e["wrong"]][:3]:
+            lines += [f"  likely cause: {c}" for c in diag.causes]
+            lines += [f"  where: {w}" for w in diag.where]
+            for e in [e for e in diag.examples if e.wrong][:3]:
                 lines.append(
-                    f"  at {record['argument']}{tuple(e['index'])}: analytic {e['analytic']:.6g}, numeric {e['numeric']:.6g} "
-                    f"(abs error {e['abs_error']:.3g}, rel error {e['rel_error']:.3g})"
+                    f"  at {record.argument}{e.index}: analytic {e.analytic:.6g}, numeric {e.numeric:.6g} "
+                    f"(abs error {e.abs_error:.3g}, rel error {e.rel_error:.3g})"
                 )
     return lines

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.results import Kind, cause_of
 from layercheck.userframes import exception_summary
 
 
@@ -18,7 +20,7 @@ def _modified(before, after) -> str | None:
             return f"{name} was replaced ({arrays.describe(old)} became {arrays.describe(new)})"
         diff = mismatch(new, old)
         if diff is not None:
-            return f"{name} was modified in place: " + diff.describe(name).split(": ", 1)[1]
+            return f"{name} was modified in place: " + diff.detail()
     return None
 
 
@@ -30,7 +32,7 @@ def _arguments(layer, xs):
     )
 
 
-def _does_not_modify(session, method: str):
+def _does_not_modify(session: CheckContext, method: str):
     dtype = primary_dtype(session)
     getattr(session, method)(dtype).require()
     layer = session.layer(dtype)
@@ -39,7 +41,7 @@ def _does_not_modify(session, method: str):
     try:
         getattr(layer, method)(xs)
     except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: {method} raised {type(exc).__name__}") from None
+        raise Incomplete(f"not checked: {method} raised {type(exc).__name__}", cause=cause_of(exc)) from None
     problem = _modified(before, _arguments(layer, xs))
     if problem:
         return failed(f"{method} modifies its arguments: {problem}")
@@ -51,7 +53,7 @@ def _does_not_modify(session, method: str):
     "predict leaves its inputs, learnables and state unchanged",
     kinds=LAYERS_ONLY,
 )
-def predict_does_not_modify_inputs(session):
+def predict_does_not_modify_inputs(session: CheckContext):
     return _does_not_modify(session, "predict")
 
 
@@ -59,7 +61,7 @@ def predict_does_not_modify_inputs(session):
     "forward_does_not_modify_inputs",
     "forward leaves its inputs, learnables and state unchanged (it returns updated states instead)",
 )
-def forward_does_not_modify_inputs(session):
+def forward_does_not_modify_inputs(session: CheckContext):
     require_forward(session.reference)
     return _does_not_modify(session, "forward")
 
@@ -68,7 +70,7 @@ def forward_does_not_modify_inputs(session):
     "backward_does_not_modify_inputs",
     "backward leaves X, Y, dLdY, learnables and state unchanged",
 )
-def backward_does_not_modify_inputs(session):
+def backward_does_not_modify_inputs(session: CheckContext):
     require_backward(session.reference)
     dtype = primary_dtype(session)
     session.backward(dtype).require()
@@ -83,7 +85,7 @@ def backward_does_not_modify_inputs(session):
     try:
         layer.backward(xs, outputs, dLdY, dLdS)
     except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: backward raised {type(exc).__name__}") from None
+        raise Incomplete(f"not checked: backward raised {type(exc).__name__}", cause=cause_of(exc)) from None
     after = _arguments(layer, xs) + list(zip(names, [*outputs.values, *dLdY, *dLdS]))
     problem = _modified(before, after)
     if problem:
@@ -96,7 +98,7 @@ def backward_does_not_modify_inputs(session):
     "predict returns the same outputs when called twice with the same inputs",
     kinds=LAYERS_ONLY,
 )
-def predict_is_deterministic(session):
+def predict_is_deterministic(session: CheckContext):
     dtype = primary_dtype(session)
     session.predict(dtype).require()
     layer = session.layer(dtype)
@@ -104,7 +106,9 @@ def predict_is_deterministic(session):
         first = named_outputs(layer, layer.predict(session.inputs(dtype)))
         second = named_outputs(layer, layer.predict(session.inputs(dtype)))
     except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: predict raised {type(exc).__name__} when called again") from None
+        raise Incomplete(
+            f"not checked: predict raised {type(exc).__name__} when called again", cause=cause_of(exc)
+        ) from None
     for (name, a), (_, b) in zip(first, second):
         if not (arrays.is_array(a) and arrays.is_array(b)) or a.shape != b.shape:
             return failed(f"two calls of predict return {name} as {arrays.describe(a)} and {arrays.describe(b)}")
@@ -128,7 +132,7 @@ def _training_step(layer, xs, dLdY, dLdS) -> tuple:
     "forward then backward, run twice on the same layer object (with predict between), give "
     "the same gradients: nothing cached or accumulated between calls changes them",
 )
-def backward_is_repeatable(session):
+def backward_is_repeatable(session: CheckContext):
     layer = session.reference
     require_backward(layer)
     dtype = primary_dtype(session)
@@ -138,13 +142,17 @@ def backward_is_repeatable(session):
     try:
         first = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
     except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: forward or backward raised {type(exc).__name__} on a fresh layer") from None
+        raise Incomplete(
+            f"not checked: forward or backward raised {type(exc).__name__} on a fresh layer", cause=cause_of(exc)
+        ) from None
     try:
-        if layer.kind == "layer":
+        if layer.kind == Kind.LAYER:
             layer.predict(session.inputs(dtype))
         second = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
     except USER_ERRORS as exc:
-        return failed(f"the second training step on the same layer raised {exception_summary(exc)}")
+        return failed(
+            f"the second training step on the same layer raised {exception_summary(exc)}", cause=cause_of(exc)
+        )
     for name, a, b in zip(layer.gradient_names(), first, second):
         if a is None and b is None:
             continue
@@ -156,7 +164,7 @@ def backward_is_repeatable(session):
         if diff is not None:
             return failed(
                 f"the second forward+backward on the same layer gives another gradient of {name} "
-                "(a value cached or accumulated between calls?): " + diff.describe(f"dLd{name}").split(": ", 1)[1],
+                "(a value cached or accumulated between calls?): " + diff.detail(),
                 argument=name,
                 mismatch=diff.to_dict(),
             )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 from layercheck.errors import USER_ERRORS
+from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
 
-def require_batch(session) -> int:
+def require_batch(session: CheckContext) -> int:
     """The number of observations; `Skip` when no input layout has a B axis."""
     sizes = {layout.size[layout.find("B")] for layout in session.layouts if layout.find("B") is not None}
     if not sizes:
@@ -18,7 +20,7 @@ def require_batch(session) -> int:
     return sizes.pop()
 
 
-def output_batch_axes(session, outputs) -> list[int | None]:
+def output_batch_axes(session: CheckContext, outputs) -> list[int | None]:
     """The B axis of each output by its declared format (`Incomplete` on a rank mismatch)."""
     formats = session.output_formats()
     axes = []
@@ -36,7 +38,7 @@ def output_batch_axes(session, outputs) -> list[int | None]:
     "every output has as many dimensions as its format: the one output_format declares, else the first input's",
     kinds=LAYERS_ONLY,
 )
-def output_format_is_consistent(session):
+def output_format_is_consistent(session: CheckContext):
     layer = session.reference
     try:
         formats = session.output_formats()
@@ -73,7 +75,7 @@ def _other_batch_size(n: int) -> int:
     "",
     kinds=LAYERS_ONLY,
 )
-def output_batch_size_matches_input(session):
+def output_batch_size_matches_input(session: CheckContext):
     n = require_batch(session)
     dtype = primary_dtype(session)
     outputs = session.predict(dtype).require()
@@ -90,7 +92,8 @@ def output_batch_size_matches_input(session):
                 outputs = layer.predict(xs)
             except USER_ERRORS as exc:
                 return failed(
-                    f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})"
+                    f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})",
+                    cause=cause_of(exc),
                 )
             require_arrays(named_outputs(layer, outputs), "predict")
         for name, y, axis in zip(session.reference.output_names, outputs.values, axes):

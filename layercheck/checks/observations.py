@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from layercheck.checks.common import named_outputs, primary_dtype, require_arrays, require_backward, require_forward
+from layercheck.checks.context import CheckContext
 from layercheck.checks.layouts import output_batch_axes, require_batch
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
+from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary
 
 MAX_OBSERVATIONS = 16
@@ -54,7 +56,7 @@ class Split:
         return self.outputs + list(self.states.values())
 
 
-def _state_axes(session, dtype: str, n: int) -> dict[str, int | None]:
+def _state_axes(session: CheckContext, dtype: str, n: int) -> dict[str, int | None]:
     """Each state's batch axis: the one axis where its size is n with n observations and 1 with one."""
     names = session.reference.state
     if not names:
@@ -76,7 +78,7 @@ def _state_axes(session, dtype: str, n: int) -> dict[str, int | None]:
     return axes
 
 
-def _split(session, method: str) -> tuple[Split, list[int]]:
+def _split(session: CheckContext, method: str) -> tuple[Split, list[int]]:
     """How to cut by observation, and which observations to check."""
     n = require_batch(session)
     if n == 1:
@@ -96,14 +98,14 @@ def _split(session, method: str) -> tuple[Split, list[int]]:
     return split, _chosen(n, session.rng("observations"))
 
 
-def _subset_layer(session, split: Split, indices: Sequence[int]) -> Adapter:
+def _subset_layer(session: CheckContext, split: Split, indices: Sequence[int]) -> Adapter:
     layer = session.layer(split.dtype, [layout.with_batch_size(len(indices)) for layout in session.layouts])
     for name, axis in split.states.items():
         layer.set(name, _take(session.parameters(split.dtype)[name].copy(), indices, axis))
     return layer
 
 
-def _subset_inputs(session, split: Split, indices: Sequence[int]) -> list[Any]:
+def _subset_inputs(session: CheckContext, split: Split, indices: Sequence[int]) -> list[Any]:
     return [_take(x, indices, axis) for x, axis in zip(session.inputs(split.dtype), split.inputs)]
 
 
@@ -111,14 +113,18 @@ def _run(layer: Adapter, method: str, xs, who: str) -> Outputs:
     try:
         return getattr(layer, method)(xs)
     except USER_ERRORS as exc:
-        raise _Raised(f"{method} raised {exception_summary(exc)} on {who}") from None
+        raise _Raised(f"{method} raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
 
 class _Raised(Exception):
     """The layer raised on a subset of the observations: a failure of the check."""
 
+    def __init__(self, message: str, cause: Cause | None):
+        super().__init__(message)
+        self.cause = cause
 
-def _tolerance(session, dtype, values) -> tuple[float, float]:
+
+def _tolerance(session: CheckContext, dtype, values) -> tuple[float, float]:
     """The dtype's rtol, and an atol relative to the largest value compared (sums reorder)."""
     rtol, atol = session.options.tolerance(dtype)
     return rtol, scaled_atol(rtol, atol, values)
@@ -134,8 +140,9 @@ def _differences_message(what: str, differ: dict[int, list[tuple[str, Mismatch]]
     )
 
 
-def _compare_outputs(session, method: str) -> tuple[str | None, dict]:
-    """A message when the batch and its observations run one at a time disagree, else None."""
+def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, dict]:
+    """A message when the batch and its observations run one at a time disagree, else None.
+    Raises _Raised when the layer raised."""
     split, indices = _split(session, method)
     names = [
         name
@@ -143,32 +150,27 @@ def _compare_outputs(session, method: str) -> tuple[str | None, dict]:
             session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states))
         )
     ]
-    try:
-        batch = _run(
-            _subset_layer(session, split, indices), method, _subset_inputs(session, split, indices), "the batch"
+    batch = _run(_subset_layer(session, split, indices), method, _subset_inputs(session, split, indices), "the batch")
+    _require_batch_sizes(names, batch.all, split.results, len(indices))
+    rtol, atol = _tolerance(session, split.dtype, batch.all)
+    differ: dict[int, list[tuple[str, Mismatch]]] = {}
+    for k, i in enumerate(indices):
+        alone = _run(
+            _subset_layer(session, split, [i]),
+            method,
+            _subset_inputs(session, split, [i]),
+            f"observation {i} alone",
         )
-        _require_batch_sizes(names, batch.all, split.results, len(indices))
-        rtol, atol = _tolerance(session, split.dtype, batch.all)
-        differ: dict[int, list[tuple[str, Mismatch]]] = {}
-        for k, i in enumerate(indices):
-            alone = _run(
-                _subset_layer(session, split, [i]),
-                method,
-                _subset_inputs(session, split, [i]),
-                f"observation {i} alone",
+        for name, together, single, axis in zip(names, batch.all, alone.all, split.results):
+            if axis is None:
+                continue
+            problem = _compare(
+                name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
             )
-            for name, together, single, axis in zip(names, batch.all, alone.all, split.results):
-                if axis is None:
-                    continue
-                problem = _compare(
-                    name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
-                )
-                if isinstance(problem, str):
-                    return problem, {}
-                if problem is not None:
-                    differ.setdefault(i, []).append((name, problem))
-    except _Raised as exc:
-        return str(exc), {}
+            if isinstance(problem, str):
+                return problem, {}
+            if problem is not None:
+                differ.setdefault(i, []).append((name, problem))
     details = {"observations_checked": indices, "differing_observations": sorted(differ)}
     return (_differences_message(f"{method} outputs", differ, len(indices)) if differ else None), details
 
@@ -190,7 +192,7 @@ def _compare(name: str, actual: Any, expected: Any, rtol: float, atol: float, wh
     return mismatch(actual, expected, rtol, atol)
 
 
-def _training_differs(session, dtype: str) -> bool:
+def _training_differs(session: CheckContext, dtype: str) -> bool:
     """forward computes something else than predict (batch statistics, as in batch normalization)."""
     layer = session.reference
     if not layer.has_forward:
@@ -203,9 +205,9 @@ def _training_differs(session, dtype: str) -> bool:
     )
 
 
-def _outcome(message: str | None, details: dict):
+def _outcome(message: str | None, details: dict, cause: Cause | None = None):
     if message:
-        return failed(message, **details)
+        return failed(message, cause=cause, **details)
     return passed(f"{len(details['observations_checked'])} observations checked", **details)
 
 
@@ -220,8 +222,11 @@ _TRAINING_STATISTICS = (
     "predict on a batch equals predict on each of its observations alone (outputs and states)",
     kinds=LAYERS_ONLY,
 )
-def predict_is_consistent_across_observations(session):
-    message, details = _compare_outputs(session, "predict")
+def predict_is_consistent_across_observations(session: CheckContext):
+    try:
+        message, details = _compare_outputs(session, "predict")
+    except _Raised as exc:
+        return _outcome(str(exc), {}, exc.cause)
     return _outcome(message, details)
 
 
@@ -231,15 +236,19 @@ def predict_is_consistent_across_observations(session):
     "legitimately uses batch statistics (it then differs from predict)",
     kinds=LAYERS_ONLY,
 )
-def forward_is_consistent_across_observations(session):
+def forward_is_consistent_across_observations(session: CheckContext):
     require_forward(session.reference)
-    message, details = _compare_outputs(session, "forward")
+    cause = None
+    try:
+        message, details = _compare_outputs(session, "forward")
+    except _Raised as exc:
+        message, details, cause = str(exc), {}, exc.cause
     if message and _training_differs(session, primary_dtype(session)):
         raise Skip(_TRAINING_STATISTICS)
-    return _outcome(message, details)
+    return _outcome(message, details, cause)
 
 
-def _split_gradients(session, outputs: Outputs, split: Split) -> tuple[list, list]:
+def _split_gradients(session: CheckContext, outputs: Outputs, split: Split) -> tuple[list, list]:
     """Random dL/dY and dL/dS_out where they can be split by observation, zero where shared."""
     dLdY, dLdS = session.output_gradients(outputs, "observations dLdY")
     return (
@@ -260,10 +269,10 @@ def _training_step(
     try:
         return layer.backward(xs, outputs, dLdY, dLdS).all, dLdY, dLdS
     except USER_ERRORS as exc:
-        raise _Raised(f"backward raised {exception_summary(exc)} on {who}") from None
+        raise _Raised(f"backward raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
 
-def _backward_differences(session, split: Split, indices: list[int]) -> tuple[str | None, dict]:
+def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> tuple[str | None, dict]:
     layer = session.reference
     batch, dLdY, dLdS = _training_step(
         session,
@@ -333,14 +342,15 @@ def _backward_differences(session, split: Split, indices: list[int]) -> tuple[st
     "equal their sum over the observations",
     kinds=LAYERS_ONLY,
 )
-def backward_is_consistent_across_observations(session):
+def backward_is_consistent_across_observations(session: CheckContext):
     require_backward(session.reference)
     split, indices = _split(session, "forward")
     session.backward(split.dtype).require()
+    cause = None
     try:
         message, details = _backward_differences(session, split, indices)
     except _Raised as exc:
-        message, details = str(exc), {}
+        message, details, cause = str(exc), {}, exc.cause
     if message and _training_differs(session, split.dtype):
         raise Skip(_TRAINING_STATISTICS)
-    return _outcome(message, details or {"observations_checked": indices})
+    return _outcome(message, details or {"observations_checked": indices}, cause)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from layercheck.checks.common import primary_dtype
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
 
@@ -30,7 +32,7 @@ def _mask_problem(names, mask, gradients, reference) -> str | None:
             if diff is not None:
                 return (
                     f"returned a gradient for {name} that differs from the one with every gradient requested: "
-                    + diff.describe(f"dLd{name}").split(": ", 1)[1]
+                    + diff.detail()
                 )
     return None
 
@@ -41,7 +43,7 @@ def _mask_problem(names, mask, gradients, reference) -> str | None:
     "gradients (None for the others), equal to those of the all-True call",
     kinds=OPERATIONS_ONLY,
 )
-def backward_respects_compute_gradients(session):
+def backward_respects_compute_gradients(session: CheckContext):
     operation = session.reference
     dtype = primary_dtype(session)
     full = session.backward(dtype).require()
@@ -61,11 +63,15 @@ def backward_respects_compute_gradients(session):
         try:
             outputs = op.forward(xs)
         except USER_ERRORS as exc:
-            raise Incomplete(f"not checked: forward raised {type(exc).__name__} on a second call") from None
+            raise Incomplete(
+                f"not checked: forward raised {type(exc).__name__} on a second call", cause=cause_of(exc)
+            ) from None
         try:
             gradients = op.backward(xs, outputs, [d.copy() for d in full.dLdY], (), mask).inputs
         except USER_ERRORS as exc:
-            return failed(f"with {_describe_mask(mask, names)}, backward raised {exception_summary(exc)}")
+            return failed(
+                f"with {_describe_mask(mask, names)}, backward raised {exception_summary(exc)}", cause=cause_of(exc)
+            )
         problem = _mask_problem(names, mask, gradients, reference)
         if problem:
             return failed(f"with {_describe_mask(mask, names)}, backward {problem}", mask=list(mask))

@@ -1,14 +1,14 @@
 """The check registry: every check has a stable name, a one-line description and its MATLAB
-counterpart. A check is a function of a `Session` that returns an `Outcome` or raises
-`Skip`/`Incomplete`."""
+counterpart. A check is a function of a `CheckContext` (checks/context.py) that returns an
+`Outcome` or raises `Skip`/`Incomplete`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from layercheck.results import FAILED, PASSED
+from layercheck.results import Cause, Kind, Status
 
 
 class Skip(Exception):
@@ -16,26 +16,56 @@ class Skip(Exception):
 
 
 class Incomplete(Exception):
-    """The check could not decide (a step it depends on failed, no usable sample)."""
+    """The check could not decide (a step it depends on failed, no usable sample).
 
-    def __init__(self, message: str, details: dict[str, Any] | None = None):
+    `explanation` and `traceback` are those of `CheckResult`; `cause` is set when the user's
+    code ran out of memory or called sys.exit (`results.cause_of(exc)`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        details: dict[str, Any] | None = None,
+        *,
+        explanation: Sequence[str] = (),
+        traceback: str = "",
+        cause: Cause | None = None,
+    ):
         super().__init__(message)
         self.details = details or {}
+        self.explanation = list(explanation)
+        self.traceback = traceback
+        self.cause = cause
 
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str
+    """What a check returns: a status, a message, what it found (`details`) and the typed
+    fields of `CheckResult` (see there)."""
+
+    status: Status
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    explanation: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    traceback: str = ""
+    cause: Cause | None = None
 
 
-def passed(message: str = "", **details: Any) -> Outcome:
-    return Outcome(PASSED, message, details)
+def passed(message: str = "", *, explanation: Sequence[str] = (), **details: Any) -> Outcome:
+    return Outcome(Status.PASSED, message, details, explanation=tuple(explanation))
 
 
-def failed(message: str, **details: Any) -> Outcome:
-    return Outcome(FAILED, message, details)
+def failed(
+    message: str,
+    *,
+    explanation: Sequence[str] = (),
+    problems: Sequence[str] = (),
+    traceback: str = "",
+    cause: Cause | None = None,
+    **details: Any,
+) -> Outcome:
+    return Outcome(Status.FAILED, message, details, tuple(explanation), tuple(problems), traceback, cause)
 
 
 @dataclass(frozen=True)
@@ -45,13 +75,13 @@ class Check:
     matlab: str
     family: str
     run: Callable[[Any], Outcome]
-    kinds: tuple[str, ...] = ("layer", "function")
+    kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION)
 
-    def applies_to(self, kind: str) -> str | None:
+    def applies_to(self, kind: Kind) -> str | None:
         """None when the check applies to targets of `kind`, else why it is skipped."""
         if kind in self.kinds:
             return None
-        if kind == "function":
+        if kind == Kind.FUNCTION:
             return "layers only (an operation has no predict, initialize, state or output format)"
         return "operations only (a layer's backward has no compute_gradients mask)"
 
@@ -59,12 +89,16 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
-LAYERS_ONLY = ("layer",)
-OPERATIONS_ONLY = ("function",)
+LAYERS_ONLY = (Kind.LAYER,)
+OPERATIONS_ONLY = (Kind.FUNCTION,)
 
 
 def check(
-    name: str, description: str, matlab: str = "", family: str = "", kinds: tuple[str, ...] = ("layer", "function")
+    name: str,
+    description: str,
+    matlab: str = "",
+    family: str = "",
+    kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION),
 ):
     """Register the decorated function as the check `name` for targets of the given kinds."""
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from layercheck.checks.common import dtype_name, primary_dtype, require_forward
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
+from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
 
@@ -30,7 +32,7 @@ def _state_problem(name: str, updated, current, method: str, dtype) -> str | Non
     return None
 
 
-def _returns_valid_states(session, method: str):
+def _returns_valid_states(session: CheckContext, method: str):
     layer = session.reference
     require_state(layer)
     ran = False
@@ -55,7 +57,7 @@ def _returns_valid_states(session, method: str):
     "predictReturnsValidStates",
     kinds=LAYERS_ONLY,
 )
-def predict_returns_valid_states(session):
+def predict_returns_valid_states(session: CheckContext):
     return _returns_valid_states(session, "predict")
 
 
@@ -65,7 +67,7 @@ def predict_returns_valid_states(session):
     "forwardReturnsValidStates",
     kinds=LAYERS_ONLY,
 )
-def forward_returns_valid_states(session):
+def forward_returns_valid_states(session: CheckContext):
     require_forward(session.reference)
     return _returns_valid_states(session, "forward")
 
@@ -76,7 +78,7 @@ def forward_returns_valid_states(session):
     "resetStateDoesNotError",
     kinds=LAYERS_ONLY,
 )
-def reset_state_does_not_error(session):
+def reset_state_does_not_error(session: CheckContext):
     reference = session.reference
     require_state(reference)
     if not reference.has_reset_state:
@@ -87,12 +89,12 @@ def reset_state_does_not_error(session):
     try:
         updated = layer.predict(session.inputs(dtype)).states
     except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: predict raised {type(exc).__name__}") from None
+        raise Incomplete(f"not checked: predict raised {type(exc).__name__}", cause=cause_of(exc)) from None
     layer.set_parameters(dict(zip(layer.state, updated)))  # what a network does between time steps
     try:
         layer.reset_state()
     except USER_ERRORS as exc:
-        return failed(f"reset_state raised {exception_summary(exc)}")
+        return failed(f"reset_state raised {exception_summary(exc)}", cause=cause_of(exc))
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):
         after = layer.get(name)
@@ -107,8 +109,7 @@ def reset_state_does_not_error(session):
         diff = mismatch(after, before)
         if diff is not None:
             return failed(
-                f"reset_state does not restore state {name} to its initial value: "
-                + diff.describe(name).split(": ", 1)[1],
+                f"reset_state does not restore state {name} to its initial value: " + diff.detail(),
                 state=name,
                 mismatch=diff.to_dict(),
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_forward
+from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
 from layercheck.numerics import arrays
 
@@ -17,7 +18,7 @@ def expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
     return real
 
 
-def complex_allowed(session, dtype) -> bool:
+def complex_allowed(session: CheckContext, dtype) -> bool:
     """Outputs may be complex when an input or a learnable is complex."""
     params = session.reference_parameters.values()
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
@@ -38,7 +39,7 @@ def type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | N
     return None
 
 
-def _outputs_type(session, method: str):
+def _outputs_type(session: CheckContext, method: str):
     layer = session.reference
     ran = False
     for dtype in session.options.dtypes:
@@ -63,7 +64,7 @@ def _outputs_type(session, method: str):
     "predictIsConsistentInType",
     kinds=LAYERS_ONLY,
 )
-def predict_is_consistent_in_type(session):
+def predict_is_consistent_in_type(session: CheckContext):
     return _outputs_type(session, "predict")
 
 
@@ -72,7 +73,7 @@ def predict_is_consistent_in_type(session):
     "forward keeps the precision and array type of its inputs and learnables",
     "forwardIsConsistentInType",
 )
-def forward_is_consistent_in_type(session):
+def forward_is_consistent_in_type(session: CheckContext):
     require_forward(session.reference)
     return _outputs_type(session, "forward")
 
@@ -82,7 +83,7 @@ def forward_is_consistent_in_type(session):
     "each gradient has the dtype and array type of its argument",
     "backwardIsConsistentInType",
 )
-def backward_is_consistent_in_type(session):
+def backward_is_consistent_in_type(session: CheckContext):
     layer = session.reference
     require_backward(layer)
     ran = False

@@ -9,12 +9,29 @@ memory value, and in which order `backward` takes and returns its arguments. Che
 from __future__ import annotations
 
 import inspect
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
+from layercheck.results import Kind
+
+__all__ = [
+    "Adapter",
+    "Gradients",
+    "LayerAdapter",
+    "OperationAdapter",
+    "Outputs",
+    "Signature",
+    "adapt",
+    "domains_per_input",
+    "is_operation",
+    "kind_of",
+    "signature_of",
+    "unpack",
+]
 
 
 @dataclass(frozen=True)
@@ -128,29 +145,32 @@ def is_operation(obj: Any) -> bool:
     )
 
 
-def kind_of(obj: Any) -> str:
-    """How a target is reported: "function" for an operation, else "layer"."""
-    return "function" if is_operation(obj) else "layer"
+def kind_of(obj: Any) -> Kind:
+    """How a target is reported: FUNCTION ("function") for an operation, else LAYER."""
+    return Kind.FUNCTION if is_operation(obj) else Kind.LAYER
 
 
 def adapt(obj: Any) -> Adapter:
     return OperationAdapter(obj) if is_operation(obj) else LayerAdapter(obj)
 
 
-class Adapter:
-    """What layers and operations share: names, parameters, formats, domains."""
+class Adapter(ABC):
+    """What layers and operations share: names, parameters, formats, domains, and the calls
+    every check makes (`forward`, `backward`) whatever the target is."""
 
-    kind = "layer"
+    kind: Kind = Kind.LAYER
     is_plain_function = False
     learnables: tuple[str, ...] = ()
     state: tuple[str, ...] = ()
-    has_initialize = has_reset_state = False
+    has_forward = has_backward = has_initialize = has_reset_state = False
 
     def __init__(self, obj: Any, input_signature: Signature):
         self.obj = obj
         self.input_signature = input_signature
         self.num_outputs = self._count("num_outputs", 1)
         self.num_inputs = self._infer_num_inputs()
+        # Which inputs backward is asked to differentiate (integer inputs are not).
+        self.differentiable: tuple[bool, ...] = (True,) * self.num_inputs
 
     def _method(self, name: str) -> Callable | None:
         if self.is_plain_function:
@@ -233,6 +253,69 @@ class Adapter:
         domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
         return domains_per_input(domain, self.num_inputs)
 
+    # -- the contract's arities and calls -------------------------------------------------
+
+    @abstractmethod
+    def expected_calls(self) -> list[tuple[str, int, str]]:
+        """(method, number of positional arguments, what they are) for every method."""
+
+    @abstractmethod
+    def forward_returns(self) -> tuple[int, str]:
+        """How many values forward returns, named for messages."""
+
+    @abstractmethod
+    def backward_takes(self) -> tuple[int, str]:
+        """How many positional arguments backward takes, named for messages."""
+
+    @abstractmethod
+    def backward_returns(self) -> tuple[int, str]:
+        """How many gradients backward returns, named for messages."""
+
+    def predict(self, inputs: Sequence[Any]) -> Outputs:
+        """The inference pass; an operation has none."""
+        raise ContractError(f"an {self.kind_word} has no predict")
+
+    @abstractmethod
+    def forward(self, inputs: Sequence[Any]) -> Outputs:
+        """The training-time pass: outputs, updated states and the memory backward takes."""
+
+    @abstractmethod
+    def backward(
+        self,
+        inputs: Sequence[Any],
+        outputs: Outputs,
+        dLdY: Sequence[Any],
+        dLdS: Sequence[Any] = (),
+        compute_gradients: Sequence[bool] | None = None,
+    ) -> Gradients:
+        """The user's backward with dL/dY (and dL/dS_out), its return split into its groups.
+        `compute_gradients` is an operation's mask (default: `differentiable`)."""
+
+    def reset_state(self) -> None:
+        """Reset the state attributes (nothing to do without state)."""
+        return None
+
+    def output_formats(self, input_formats: Sequence[str]) -> tuple[str, ...]:
+        """The format of each output: what `output_format` declares, else the first input's."""
+        declared = None if self.is_plain_function else getattr(self.obj, "output_format", None)
+        if declared is None:
+            return (input_formats[0],) * self.num_outputs
+        what = f"output_format{tuple(input_formats)}"
+        formats = unpack(
+            declared(*input_formats) if callable(declared) else declared,
+            self.num_outputs,
+            what,
+            "one format string per output",
+        )
+        for fmt in formats:
+            if not isinstance(fmt, str):
+                raise ContractError(f"{what} returned {fmt!r}; a format is a string such as 'CB'")
+            try:
+                validate_format(fmt)
+            except UsageError as exc:
+                raise ContractError(f"{what} returned an invalid format: {exc}") from None
+        return formats
+
 
 class LayerAdapter(Adapter):
     """A user's layer (any object with `predict`, or a plain function) seen through the contract."""
@@ -310,12 +393,22 @@ class LayerAdapter(Adapter):
         if not self.has_forward:
             return self.predict(inputs)
         n, names = self.forward_returns()
-        values = unpack(self._method("forward")(*inputs), n, "forward", names)
+        forward = self._method("forward")
+        if forward is None:  # has_forward said there is one: the attribute changed since
+            raise ContractError("the layer's forward is no longer callable")
+        values = unpack(forward(*inputs), n, "forward", names)
         m, k = self.num_outputs, len(self.state)
         memory = values[m + k] if self.has_backward else None
         return Outputs(values[:m], values[m : m + k], memory)
 
-    def backward(self, inputs: Sequence[Any], outputs: Outputs, dLdY: Sequence[Any], dLdS: Sequence[Any]) -> Gradients:
+    def backward(
+        self,
+        inputs: Sequence[Any],
+        outputs: Outputs,
+        dLdY: Sequence[Any],
+        dLdS: Sequence[Any] = (),
+        compute_gradients: Sequence[bool] | None = None,
+    ) -> Gradients:
         fn = self._method("backward")
         if fn is None:
             raise ContractError("the layer defines no backward")
@@ -327,31 +420,13 @@ class LayerAdapter(Adapter):
 
     def reset_state(self) -> None:
         """Reset the state attributes; a layer returned in MATLAB's style gives its state back."""
-        result = self._method("reset_state")()
+        fn = self._method("reset_state")
+        if fn is None:
+            return
+        result = fn()
         if result is not None and result is not self.obj and type(result) is type(self.obj):
             for name in self.state:
                 self.set(name, getattr(result, name, None))
-
-    def output_formats(self, input_formats: Sequence[str]) -> tuple[str, ...]:
-        """The format of each output: what `output_format` declares, else the first input's."""
-        declared = None if self.is_plain_function else getattr(self.obj, "output_format", None)
-        if declared is None:
-            return (input_formats[0],) * self.num_outputs
-        what = f"output_format{tuple(input_formats)}"
-        formats = unpack(
-            declared(*input_formats) if callable(declared) else declared,
-            self.num_outputs,
-            what,
-            "one format string per output",
-        )
-        for fmt in formats:
-            if not isinstance(fmt, str):
-                raise ContractError(f"{what} returned {fmt!r}; a format is a string such as 'CB'")
-            try:
-                validate_format(fmt)
-            except UsageError as exc:
-                raise ContractError(f"{what} returned an invalid format: {exc}") from None
-        return formats
 
 
 class OperationAdapter(Adapter):
@@ -359,7 +434,7 @@ class OperationAdapter(Adapter):
     no learnables or state, `forward` appends the memory values, and `backward` takes the
     mask `compute_gradients` and returns one gradient (or None) per input."""
 
-    kind = "function"
+    kind = Kind.FUNCTION
     has_forward = has_backward = True
 
     def __init__(self, obj: Any):
@@ -367,8 +442,6 @@ class OperationAdapter(Adapter):
         self.num_memory_values = self._count("num_memory_values", 0, minimum=0)
         self.save_inputs = bool(getattr(obj, "save_inputs_for_backward", False))
         self.save_outputs = bool(getattr(obj, "save_outputs_for_backward", False))
-        # The default mask: integer inputs are not differentiated (set from their layouts).
-        self.differentiable = (True,) * self.num_inputs
 
     @property
     def input_method(self) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["Layer"]
+
 
 class Layer:
     """Base class for a layer; subclassing is optional (any class with `predict` is a layer).

@@ -10,6 +10,8 @@ from typing import Any
 
 from layercheck.errors import UsageError
 
+__all__ = ["LABELS", "Layout", "parse_layout", "parse_layouts", "validate_format"]
+
 LABELS = "SCBTU"
 _UNIQUE_LABELS = "CBT"
 _NAMES = {"S": "spatial", "C": "channel", "B": "batch", "T": "time", "U": "unspecified"}

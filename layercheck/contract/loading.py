@@ -19,6 +19,19 @@ from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.errors import USER_ERRORS, TargetError, UsageError
 from layercheck.userframes import exception_summary, user_traceback
 
+__all__ = [
+    "Target",
+    "constructor",
+    "discover",
+    "import_module",
+    "is_declared_function",
+    "is_layer_class",
+    "load_targets",
+    "module_files",
+    "parse_args",
+    "parse_target_spec",
+]
+
 
 @dataclass(frozen=True)
 class Target:

@@ -17,6 +17,30 @@ import numpy as np
 
 from layercheck.contract.layout import Layout
 
+__all__ = [
+    "DTYPES",
+    "REAL_DTYPES",
+    "array_module",
+    "at_dtype",
+    "at_precision",
+    "cast",
+    "copy_tree",
+    "describe",
+    "fetch",
+    "is_array",
+    "is_complex",
+    "is_cupy_array",
+    "namespace_of",
+    "on_gpu",
+    "precision_of",
+    "random_array",
+    "random_host_like",
+    "random_like",
+    "random_signs",
+    "to_host",
+    "to_module",
+]
+
 REAL_DTYPES = ("float32", "float64")
 DTYPES = REAL_DTYPES + ("complex64", "complex128")
 

@@ -1,5 +1,9 @@
 """Elementwise comparison with failure messages that name the worst element, the absolute
-and relative difference and the tolerance (in the manner of torch.testing.assert_close)."""
+and relative difference and the tolerance (in the manner of torch.testing.assert_close).
+
+As torch.testing, checking and wording stay apart: `mismatch` returns the data (`Mismatch`),
+and its `describe(what)` or `detail()` words it once; a caller that puts its own lead-in
+before the finding takes `detail()`, never cuts a finished message."""
 
 from __future__ import annotations
 
@@ -22,18 +26,32 @@ class Mismatch:
     rel_diff: float
     rtol: float
     atol: float
+    # The greatest relative difference and its index, when another element than the worst
+    # absolute one has a greater relative difference (None otherwise).
+    max_rel_diff: float | None = None
+    max_rel_index: tuple[int, ...] | None = None
 
     def describe(self, what: str) -> str:
+        """`what: N of M element(s) differ; the worst, ...`: the finding, led by `what`."""
+        return f"{what}: {self.detail()}"
+
+    def detail(self) -> str:
+        """The finding without a lead-in: `N of M element(s) differ; the worst, at index ...`."""
         text = (
-            f"{what}: {self.count} of {self.total} element(s) differ; the worst, at index {self.index}, "
+            f"{self.count} of {self.total} element(s) differ; the worst, at index {self.index}, "
             f"is {_fmt(self.actual)} instead of {_fmt(self.expected)} "
             f"(abs diff {self.abs_diff:.3g}, rel diff {self.rel_diff:.3g}"
         )
         if self.rtol or self.atol:
             text += f"; allowed rtol={self.rtol:g}, atol={self.atol:g}"
-        return text + ")"
+        text += ")"
+        if self.max_rel_index is not None and self.max_rel_diff is not None:
+            text += f"; the greatest relative difference, {self.max_rel_diff:.3g}, is at index {self.max_rel_index}"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON details (their keys are kept as they were: the greatest relative difference,
+        when elsewhere, is in the message only)."""
         return {
             "mismatched": self.count,
             "total": self.total,
@@ -81,20 +99,45 @@ def mismatch(actual: Any, expected: Any, rtol: float = 0.0, atol: float = 0.0) -
         return None
     score = xp.where(bad, xp.nan_to_num(diff, nan=np.inf, posinf=np.inf), -1.0)
     flat = int(xp.argmax(score))
-    index = tuple(int(i) for i in np.unravel_index(flat, a.shape)) if a.ndim else ()
-    worst_a, worst_e, abs_diff = (complex(v) for v in _elements(flat, a64, e64, diff))
+    index = _unravel(flat, a.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        magnitude = xp.abs(e64)
+        relative = xp.where(magnitude > 0, diff / xp.where(magnitude > 0, magnitude, 1.0), np.inf)
+        rel_score = xp.where(bad, xp.nan_to_num(relative, nan=np.inf, posinf=np.inf), -1.0)
+    flat_rel = int(xp.argmax(rel_score))
+    worst_a, worst_e, abs_diff, max_rel = (complex(v) for v in _elements(flat, a64, e64, diff, rel_score, at=flat_rel))
     scale = abs(worst_e)
     rel_diff = abs_diff.real / scale if scale > 0 else float("inf")
     as_scalar = complex if is_complex else (lambda z: z.real)
+    # Both extremes, as torch.testing gives them, when they are not the same element.
+    elsewhere = flat_rel != flat and max_rel.real > rel_diff
     return Mismatch(
-        n_bad, int(a.size), index, as_scalar(worst_a), as_scalar(worst_e), abs_diff.real, rel_diff, rtol, atol
+        n_bad,
+        int(a.size),
+        index,
+        as_scalar(worst_a),
+        as_scalar(worst_e),
+        abs_diff.real,
+        rel_diff,
+        rtol,
+        atol,
+        max_rel.real if elsewhere else None,
+        _unravel(flat_rel, a.shape) if elsewhere else None,
     )
 
 
-def _elements(flat: int, *arrays: Any) -> list[Any]:
-    """Element `flat` of each array, fetched to the host in one transfer."""
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(flat, shape)) if len(shape) else ()
+
+
+def _elements(flat: int, *arrays: Any, at: int | None = None) -> list[Any]:
+    """Element `flat` of each array (of the last at `at`, when given), fetched to the host in
+    one transfer."""
     xp = namespace_of(*arrays)
-    return to_host(xp.stack([x.reshape(-1)[flat] for x in arrays])).tolist()
+    last = len(arrays) - 1
+    return to_host(
+        xp.stack([x.reshape(-1)[at if at is not None and i == last else flat] for i, x in enumerate(arrays)])
+    ).tolist()
 
 
 def largest_magnitude(x: Any) -> float:

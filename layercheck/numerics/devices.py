@@ -11,6 +11,8 @@ from typing import Any
 
 from layercheck.errors import UsageError
 
+__all__ = ["GpuStatus", "INSTALL_HINT", "gpu_status", "require_usable_gpu"]
+
 INSTALL_HINT = (
     'CuPy is not installed (pip install "layercheck[cuda12]" or "layercheck[cuda13]", '
     "for the CUDA major version nvidia-smi reports)"

@@ -20,14 +20,13 @@ import numpy as np
 
 from layercheck.numerics.arrays import is_complex, namespace_of, to_host
 from layercheck.numerics.gradcheck import (
-    FAIL,
-    PASS,
     ArgumentVerdict,
     Baseline,
     EvaluationError,
     GradientProblem,
     Probe,
     Tolerances,
+    Verdict,
     element_probe,
     restricted_probe,
 )
@@ -37,16 +36,45 @@ _MAX_CELLS = 16
 _ELEMENTWISE_LIMIT = 32
 
 
+@dataclass(frozen=True)
+class ElementExample:
+    """The analytic and numeric gradient at one element, and whether they disagree."""
+
+    index: tuple[int, ...]
+    analytic: complex | float
+    numeric: complex | float
+    abs_error: float
+    rel_error: float
+    tolerance: float
+    wrong: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": list(self.index),
+            "analytic": self.analytic,
+            "numeric": self.numeric,
+            "abs_error": self.abs_error,
+            "rel_error": self.rel_error,
+            "tolerance": self.tolerance,
+            "wrong": self.wrong,
+        }
+
+
 @dataclass
 class Diagnosis:
     headline: str
     causes: list[str] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
-    examples: list[dict[str, Any]] = field(default_factory=list)
+    examples: list[ElementExample] = field(default_factory=list)
     swapped_with: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"headline": self.headline, "causes": self.causes, "where": self.where, "examples": self.examples}
+        return {
+            "headline": self.headline,
+            "causes": self.causes,
+            "where": self.where,
+            "examples": [e.to_dict() for e in self.examples],
+        }
 
 
 @dataclass(frozen=True)
@@ -102,13 +130,13 @@ def name_factor(ratio: float, context: SizeContext) -> str:
 
 
 def _failing(verdict: ArgumentVerdict) -> list[Probe]:
-    return [p for p in verdict.probes if p.verdict == FAIL]
+    return [p for p in verdict.probes if p.verdict is Verdict.FAIL]
 
 
 def _reference_probe(verdict: ArgumentVerdict) -> Probe | None:
     """The first probe of an argument whose numeric side is trustworthy."""
     for probe in verdict.probes:
-        if probe.verdict in (PASS, FAIL):
+        if probe.verdict in (Verdict.PASS, Verdict.FAIL):
             return probe
     return None
 
@@ -283,7 +311,7 @@ def _cell_verdicts(problem, base, index, cells, tol, rng) -> list[str | None]:
     out = []
     for _, mask in cells:
         probe = restricted_probe(problem, base, index, mask, tol, rng)
-        out.append("bad" if probe.verdict == FAIL else "ok" if probe.verdict == PASS else None)
+        out.append("bad" if probe.verdict is Verdict.FAIL else "ok" if probe.verdict is Verdict.PASS else None)
     return out
 
 
@@ -328,31 +356,31 @@ def _value_region(name: str, cells, verdicts) -> Region | None:
     return Region(text, float(mask.mean()), mask)
 
 
-def _example(problem, base, index, element, gradient, tol) -> dict[str, Any] | None:
+def _example(problem, base, index, element, gradient, tol) -> ElementExample | None:
     """The analytic and numeric gradient at one element; for a complex argument the numeric
     one is dL/da + i*dL/db, from one probe of each part."""
     units = (1, 1j) if is_complex(problem.values[index]) else (1,)
     probes = [element_probe(problem, base, index, element, tol, unit) for unit in units]
-    if any(p.verdict not in (PASS, FAIL) for p in probes):
+    if any(p.verdict not in (Verdict.PASS, Verdict.FAIL) for p in probes):
         return None
     analytic = complex(gradient[element]) if is_complex(gradient) else float(gradient[element])
     numeric = probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
-    probe = max(probes, key=lambda p: (p.verdict == FAIL, p.tolerance))
+    probe = max(probes, key=lambda p: (p.verdict is Verdict.FAIL, p.tolerance))
     abs_error = abs(analytic - numeric)
-    return {
-        "index": [int(i) for i in element],
-        "analytic": analytic,
-        "numeric": numeric,
-        "abs_error": abs_error,
-        "rel_error": abs_error / abs(numeric) if numeric else math.inf,
-        "tolerance": probe.tolerance,
-        "wrong": probe.verdict == FAIL,
-    }
+    return ElementExample(
+        index=tuple(int(i) for i in element),
+        analytic=analytic,
+        numeric=numeric,
+        abs_error=abs_error,
+        rel_error=abs_error / abs(numeric) if numeric else math.inf,
+        tolerance=probe.tolerance,
+        wrong=probe.verdict is Verdict.FAIL,
+    )
 
 
-def _examples(problem, base, index, gradient, tol, elements) -> list[dict[str, Any]]:
+def _examples(problem, base, index, gradient, tol, elements) -> list[ElementExample]:
     found = [e for e in (_example(problem, base, index, el, gradient, tol) for el in elements) if e]
-    return sorted(found, key=lambda e: (not e["wrong"], -e["abs_error"]))
+    return sorted(found, key=lambda e: (not e.wrong, -e.abs_error))
 
 
 def localize(
@@ -362,17 +390,17 @@ def localize(
     index: int,
     tol: Tolerances,
     rng: np.random.Generator,
-) -> tuple[list[str], list[dict[str, Any]]]:
+) -> tuple[list[str], list[ElementExample]]:
     """Where the gradient of argument `index` is wrong (most specific first), and examples."""
     name = problem.names[index]
     value = problem.values[index]
     gradient = _failing(verdicts[index])[0].gradients[index]
     if value.size <= _ELEMENTWISE_LIMIT:
         examples = _examples(problem, base, index, gradient, tol, np.ndindex(value.shape))
-        wrong = [e for e in examples if e["wrong"]]
+        wrong = [e for e in examples if e.wrong]
         where = []
         if wrong and len(wrong) < len(examples):
-            listed = ", ".join(str(tuple(e["index"])) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
+            listed = ", ".join(str(e.index) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
             where.append(f"wrong at {len(wrong)} of {len(examples)} elements of {name}: {listed}")
         return where, examples[:5]
     regions: list[Region] = []

@@ -29,13 +29,51 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of, random_signs
+from layercheck.results import Cause, Status, cause_of
 
-PASS, FAIL, UNDECIDED = "pass", "fail", "undecided"
+
+class Verdict(str, Enum):
+    """A probe's verdict, valued as the `verdict` strings of the JSON records."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    UNDECIDED = "undecided"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Undecided(Enum):
+    """Why a probe could not decide. The engine branches on these (the next step size, a
+    closer look for kinks); the prose of the records is `describe`'s."""
+
+    KINKS = "kinks"  # most changed outputs crossed a non-differentiable point
+    NON_FINITE = "non-finite"  # a perturbed pass produced NaN or infinite outputs
+    NON_FINITE_GRADIENT = "non-finite gradient"  # the analytic side is NaN or infinite
+    ROUND_OFF = "round-off"  # the error estimate is round-off: a larger step helps
+    CURVATURE = "curvature"  # the error estimate is curvature (or a hidden kink): a smaller step helps
+    SMALL_PROJECTION = "small projection"  # the projection is too small for the relative resolution
+
+    def describe(self, masked: int = 0, changed: int = 0) -> str:
+        """The reason in the words of the records (`masked` of `changed` outputs at kinks)."""
+        if self is Undecided.KINKS:
+            return f"{masked} of {changed} changed outputs crossed a non-differentiable point"
+        return _UNDECIDED_PROSE[self]
+
+
+_UNDECIDED_PROSE = {
+    Undecided.NON_FINITE: "a perturbed pass produced NaN or infinite outputs",
+    Undecided.NON_FINITE_GRADIENT: "the analytic gradient has NaN or infinite values",
+    Undecided.ROUND_OFF: "round-off",
+    Undecided.CURVATURE: "curvature",
+    Undecided.SMALL_PROJECTION: "a small projection",
+}
 
 # Relative step per precision: central differences at this step have a truncation error far
 # below the resolution target while round-off stays well under it (eps / h).
@@ -84,8 +122,8 @@ class Probe:
     masked: int
     changed: int
     gradients: list
-    verdict: str
-    reason: str = ""
+    verdict: Verdict
+    reason: Undecided | None = None
     rtol: float = 0.0
     fixed_tolerance: float = math.inf  # atol * |v| + error_bound: independent of the analytic side
     eps: float = 0.0
@@ -94,6 +132,11 @@ class Probe:
     @property
     def discrepancy(self) -> float:
         return abs(self.analytic - self.numeric)
+
+    @property
+    def reason_text(self) -> str:
+        """Why it could not decide, in words ("" when it decided)."""
+        return "" if self.reason is None else self.reason.describe(self.masked, self.changed)
 
     @property
     def tolerance(self) -> float:
@@ -228,7 +271,7 @@ def run_probe(
     # hides below the first threshold: where kinks were seen and the error estimate is still
     # too large, look again closer.
     probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-3, 30 * tol.step))
-    if probe.reason == "curvature" and probe.masked:
+    if probe.reason is Undecided.CURVATURE and probe.masked:
         probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step))
     return probe
 
@@ -240,8 +283,7 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
     n_kinks, changes = [int(n) for n in counts[: len(deltas)]], [int(n) for n in counts[len(deltas) :]]
     changed, masked = sum(changes), sum(n_kinks)
     if changed and masked > 0.5 * changed:
-        reason = f"{masked} of {changed} changed outputs crossed a non-differentiable point"
-        return _undecided(index, direction, t, reason, masked, changed)
+        return _undecided(index, direction, t, Undecided.KINKS, masked, changed)
     if masked:
         weights = [
             w if n == 0 else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kink_masks, n_kinks)
@@ -271,7 +313,7 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
     if not (math.isfinite(numeric) and math.isfinite(error_bound)):
-        return _undecided(index, direction, t, "a perturbed pass produced NaN or infinite outputs")
+        return _undecided(index, direction, t, Undecided.NON_FINITE)
     terms = math.sqrt(terms_sq)
     scale = max(terms, abs(numeric), abs(analytic))
     probe = Probe(
@@ -285,21 +327,21 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
         masked,
         changed,
         gradients,
-        PASS,
+        Verdict.PASS,
         rtol=tol.rtol,
         fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
         eps=tol.eps,
         terms=terms,
     )
     if not math.isfinite(analytic):
-        probe.verdict, probe.reason = UNDECIDED, "the analytic gradient has NaN or infinite values"
+        probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.NON_FINITE_GRADIENT
     elif probe.discrepancy > probe.tolerance:
-        probe.verdict = FAIL
+        probe.verdict = Verdict.FAIL
     elif scale > 0 and error_bound > tol.resolution[0] * scale:
-        probe.verdict = UNDECIDED
-        probe.reason = "round-off" if second_error < 20 * roundoff_error else "curvature"
+        probe.verdict = Verdict.UNDECIDED
+        probe.reason = Undecided.ROUND_OFF if second_error < 20 * roundoff_error else Undecided.CURVATURE
     elif any_gradient and probe.tolerance > tol.resolution[2] * max(abs(analytic), abs(numeric)):
-        probe.verdict, probe.reason = UNDECIDED, "a small projection"
+        probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.SMALL_PROJECTION
     return probe
 
 
@@ -327,18 +369,20 @@ def _sq(a: Any) -> Any:
     return _dot(a, a)
 
 
-def _undecided(index, direction, t, reason, masked=0, changed=0) -> Probe:
-    return Probe(index, direction, t, math.nan, math.nan, math.inf, 0.0, masked, changed, [], UNDECIDED, reason)
+def _undecided(index, direction, t, reason: Undecided, masked=0, changed=0) -> Probe:
+    return Probe(index, direction, t, math.nan, math.nan, math.inf, 0.0, masked, changed, [], Verdict.UNDECIDED, reason)
 
 
 @dataclass
 class ArgumentVerdict:
-    """The outcome for one argument, with every probe that led to it."""
+    """The outcome for one argument, with every probe that led to it; `reason` is the prose
+    of the records (nothing branches on it)."""
 
     index: int
-    status: str
+    status: Status
     probes: list[Probe]
     reason: str = ""
+    cause: Cause | None = None  # the layer ran out of memory or called sys.exit
 
 
 def check_argument(
@@ -363,38 +407,39 @@ def check_argument(
         t = h * scale
         direction = keep_inside(value, random_direction(value, rng), t, problem.domains[index])
         if not bool(namespace_of(direction).any(direction)):
-            return ArgumentVerdict(index, "incomplete", probes, "every element sits at the edge of its domain")
+            return ArgumentVerdict(index, Status.INCOMPLETE, probes, "every element sits at the edge of its domain")
         try:
             probe = run_probe(problem, base, index, direction, t, tol)
         except EvaluationError as exc:
-            return ArgumentVerdict(index, "incomplete", probes, str(exc))
+            return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
         probes.append(probe)
-        if probe.verdict == PASS:
+        if probe.verdict is Verdict.PASS:
             if fails:
-                return ArgumentVerdict(index, "incomplete", probes, "probes disagree: one failed and another passed")
-            return ArgumentVerdict(index, "passed", probes)
-        if probe.verdict == FAIL:
+                reason = "probes disagree: one failed and another passed"
+                return ArgumentVerdict(index, Status.INCOMPLETE, probes, reason)
+            return ArgumentVerdict(index, Status.PASSED, probes)
+        if probe.verdict is Verdict.FAIL:
             fails += 1
             if fails == 2:
-                return ArgumentVerdict(index, "failed", probes)
+                return ArgumentVerdict(index, Status.FAILED, probes)
             h /= 4
-        elif probe.reason == "round-off":
+        elif probe.reason is Undecided.ROUND_OFF:
             h = min(h * 10, 1e-2)
-        elif probe.reason != "a small projection":
+        elif probe.reason is not Undecided.SMALL_PROJECTION:
             h /= 10
     agreeing = [
         p
         for p in probes
-        if p.verdict == UNDECIDED
+        if p.verdict is Verdict.UNDECIDED
         and math.isfinite(p.error_bound)
         and p.discrepancy <= p.tolerance
         and p.error_bound <= tol.resolution[1] * p.scale
     ]
     if agreeing and not fails:
         best = min(p.relative(p.error_bound) for p in agreeing)
-        return ArgumentVerdict(index, "passed", probes, f"agreement at a reduced resolution of {best:.1g}")
-    reasons = sorted({p.reason for p in probes if p.reason})
-    return ArgumentVerdict(index, "incomplete", probes, "; ".join(reasons) or "no probe was decisive")
+        return ArgumentVerdict(index, Status.PASSED, probes, f"agreement at a reduced resolution of {best:.1g}")
+    reasons = sorted({p.reason_text for p in probes if p.reason is not None})
+    return ArgumentVerdict(index, Status.INCOMPLETE, probes, "; ".join(reasons) or "no probe was decisive")
 
 
 def restricted_probe(

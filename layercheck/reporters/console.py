@@ -10,9 +10,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from layercheck.results import FAILED, INCOMPLETE, PASSED, SKIPPED, Report, TargetReport
+from layercheck.results import CheckResult, Report, Status, TargetReport
 
-_STYLE = {PASSED: "green", FAILED: "bold red", INCOMPLETE: "yellow", SKIPPED: "dim"}
+_STYLE = {Status.PASSED: "green", Status.FAILED: "bold red", Status.INCOMPLETE: "yellow", Status.SKIPPED: "dim"}
 
 
 def make_console(stderr: bool = False) -> Console:
@@ -25,16 +25,15 @@ def make_console(stderr: bool = False) -> Console:
 
 def summary_line(summary: dict[str, int], seconds: float) -> str:
     return (
-        f"Test Summary: {summary[PASSED]} passed, {summary[FAILED]} failed, "
-        f"{summary[INCOMPLETE]} incomplete, {summary[SKIPPED]} skipped. Time elapsed: {seconds:.2f} s."
+        f"Test Summary: {summary[Status.PASSED]} passed, {summary[Status.FAILED]} failed, "
+        f"{summary[Status.INCOMPLETE]} incomplete, {summary[Status.SKIPPED]} skipped. Time elapsed: {seconds:.2f} s."
     )
 
 
-def _detail_lines(details: dict[str, Any]) -> list[str]:
-    lines = list(details.get("explanation", []))
-    for key in ("problems",):
-        if key in details and len(details[key]) > 1:
-            lines += [f"- {p}" for p in details[key]]
+def _detail_lines(check: CheckResult) -> list[str]:
+    lines = list(check.explanation)
+    if len(check.problems) > 1:
+        lines += [f"- {p}" for p in check.problems]
     return lines
 
 
@@ -59,15 +58,19 @@ class ConsoleReporter:
         if not self.quiet:
             c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
             c.print(self._table(report))
-        troubles = [ch for ch in report.checks if ch.status == FAILED or (ch.status == INCOMPLETE and not self.quiet)]
+        troubles = [
+            ch
+            for ch in report.checks
+            if ch.status == Status.FAILED or (ch.status == Status.INCOMPLETE and not self.quiet)
+        ]
         if troubles and self.quiet:
             c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
         for check in troubles:
             c.print(f"[{_STYLE[check.status]}]{check.status.upper()}[/] [bold]{check.name}[/]: {escape(check.message)}")
-            for line in _detail_lines(check.details):
+            for line in _detail_lines(check):
                 c.print(f"    {escape(line)}")
-            if check.details.get("traceback"):
-                c.print(escape(check.details["traceback"]), style="dim")
+            if check.traceback:
+                c.print(escape(check.traceback), style="dim")
         prefix = f"{escape(report.target)}: " if self.quiet and not troubles else ""
         c.print(prefix + summary_line(report.summary, report.duration_s))
 
@@ -88,7 +91,7 @@ class ConsoleReporter:
 
     def overall(self, report: Report) -> None:
         if len(report.targets) > 1:
-            errors = sum(t.status == "error" for t in report.targets)
+            errors = sum(t.status == Status.ERROR for t in report.targets)
             line = summary_line(report.summary, report.duration_s)
             if errors:
                 line += f" {errors} target(s) could not be checked."

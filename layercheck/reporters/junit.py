@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from layercheck.reporters.json_report import write_atomically
-from layercheck.results import FAILED, INCOMPLETE, SKIPPED, Report, TargetReport
+from layercheck.results import CheckResult, Report, Status, TargetReport
 
 # Characters XML 1.0 cannot hold at all (ElementTree would write them and break the file).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -44,10 +44,10 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _details(details: dict[str, Any]) -> str:
-    lines = [str(line) for line in details.get("explanation", [])]
-    if details.get("traceback"):
-        lines.append(str(details["traceback"]))
+def _details(check: CheckResult) -> str:
+    lines = [str(line) for line in check.explanation]
+    if check.traceback:
+        lines.append(check.traceback)
     return _text("\n".join(lines))
 
 
@@ -60,7 +60,7 @@ def suite_names(report: Report) -> list[str]:
 
 def _testsuite(target: TargetReport, name: str) -> ET.Element:
     summary = target.summary
-    failures, skipped = summary[FAILED], summary[SKIPPED] + summary[INCOMPLETE]
+    failures, skipped = summary[Status.FAILED], summary[Status.SKIPPED] + summary[Status.INCOMPLETE]
     errors = int(target.error is not None)
     suite = ET.Element(
         "testsuite",
@@ -74,23 +74,27 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
         },
     )
     properties = ET.SubElement(suite, "properties")
-    for key, value in (("kind", target.kind), ("layouts", " ".join(target.layouts)), ("status", target.status)):
+    for key, value in (
+        ("kind", target.kind.value),
+        ("layouts", " ".join(target.layouts)),
+        ("status", target.status.value),
+    ):
         ET.SubElement(properties, "property", {"name": key, "value": _text(value)})
     for check in target.checks:
         case = ET.SubElement(
             suite, "testcase", {"classname": _text(name), "name": check.name, "time": _seconds(check.duration_s)}
         )
-        if check.status == FAILED:
-            ET.SubElement(case, "failure", {"message": _line(check.message), "type": FAILED}).text = _details(
-                check.details
-            )
-        elif check.status == SKIPPED:
+        if check.status == Status.FAILED:
+            ET.SubElement(
+                case, "failure", {"message": _line(check.message), "type": Status.FAILED.value}
+            ).text = _details(check)
+        elif check.status == Status.SKIPPED:
             ET.SubElement(case, "skipped", {"message": _line(check.message)})
-        elif check.status == INCOMPLETE:
+        elif check.status == Status.INCOMPLETE:
             ET.SubElement(case, "skipped", {"message": _line(f"incomplete: {check.message}")})
     if target.error is not None:
         case = ET.SubElement(suite, "testcase", {"classname": _text(name), "name": ERROR_CASE, "time": "0.000"})
-        ET.SubElement(case, "error", {"message": _line(target.error), "type": "error"}).text = _text(
+        ET.SubElement(case, "error", {"message": _line(target.error), "type": Status.ERROR.value}).text = _text(
             target.traceback or target.error
         )
     return suite

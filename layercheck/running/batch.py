@@ -14,14 +14,12 @@
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from layercheck.api import make_options
 from layercheck.contract.adapter import kind_of
 from layercheck.contract.layout import Layout, parse_layout, parse_layouts
 from layercheck.contract.loading import (
@@ -34,15 +32,12 @@ from layercheck.contract.loading import (
 )
 from layercheck.errors import TargetError, UsageError
 from layercheck.machine import refuse_if_too_large
-from layercheck.results import CheckResult, Report, TargetReport, plain
+from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target
-from layercheck.running.session import Options
-from layercheck.settings.config import BUILTIN, Config, Settings, TargetEntry
+from layercheck.settings.config import Config, TargetEntry
+from layercheck.settings.options import Options, Settings, merge_settings, options_from
 from layercheck.userframes import exception_summary, stack_location, user_traceback
-
-_MEMORY_ERROR = re.compile(r"\bMemoryError\b")
-_SYSTEM_EXIT = re.compile(r"\bSystemExit\b|\bsys\.exit\(")
 
 
 @dataclass(frozen=True)
@@ -102,6 +97,17 @@ def _display(path: Path) -> str:
 
 
 @dataclass(frozen=True)
+class Discovered:
+    """What a discovery worker sends back: the targets of one file, or why there are none
+    (`cause`: the import ran out of memory or called sys.exit)."""
+
+    found: tuple[dict[str, Any], ...] = ()
+    error: str | None = None
+    traceback: str = ""
+    cause: Cause | None = None
+
+
+@dataclass(frozen=True)
 class DiscoverJob:
     """Import one file and list its targets."""
 
@@ -110,7 +116,7 @@ class DiscoverJob:
     whole_module: bool  # a file below a folder: its layers; a module of helpers is no error
     timeout: float
 
-    def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
+    def run(self, emit: Callable[[str, Any], None]) -> Discovered:
         emit("step", f"importing {os.path.basename(self.path)}")
         try:
             if self.whole_module:
@@ -119,11 +125,11 @@ class DiscoverJob:
                 spec = self.path if self.name is None else f"{self.path}:{self.name}"
                 found = [(t.name, t.obj) for t in load_targets(spec)]
         except (TargetError, UsageError) as exc:
-            return {"error": str(exc), "traceback": getattr(exc, "traceback", "")}
+            return Discovered(error=str(exc), traceback=getattr(exc, "traceback", ""), cause=cause_of(exc))
         except BaseException as exc:  # what import_module lets through: KeyboardInterrupt
             error = f"importing {os.path.basename(self.path)} raised {exception_summary(exc)}"
-            return {"error": error, "traceback": user_traceback(exc)}
-        return {"found": [_describe(name, obj) for name, obj in found]}
+            return Discovered(error=error, traceback=user_traceback(exc), cause=cause_of(exc))
+        return Discovered(found=tuple(_describe(name, obj) for name, obj in found))
 
 
 def _describe(name: str, obj: Any) -> dict[str, Any]:
@@ -137,7 +143,7 @@ def _describe(name: str, obj: Any) -> dict[str, Any]:
         problem = f"example_layout of {name} is invalid: {exc}"
     except Exception as exc:  # the user's attribute: not a layout, or a property that raises
         problem = f"example_layout of {name} is invalid: {type(exc).__name__}: {exc}"
-    return {"name": name, "kind": kind_of(obj), "example": layouts, "example_error": problem}
+    return {"name": name, "kind": Kind(kind_of(obj)), "example": layouts, "example_error": problem}
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,7 @@ class CheckJob:
     label: str
     path: str
     name: str
-    kind: str
+    kind: Kind
     layouts: tuple[Layout, ...]
     args: Mapping[str, Any]
     options: Options
@@ -162,7 +168,7 @@ class CheckJob:
                 raise TargetError(f"{os.path.basename(self.path)} defines no {self.name!r}")
             factory = Target(self.label, Path(self.path), self.name, obj).factory(self.args)
         except TargetError as exc:
-            return _payload(self._report(error=str(exc), traceback=exc.traceback))
+            return _payload(self._report(error=str(exc), traceback=exc.traceback, cause=cause_of(exc)))
         emit("step", "constructing and initializing the layer")
         done: list[CheckResult] = []
         current = ["setting up the layer"]
@@ -174,7 +180,7 @@ class CheckJob:
         def on_check(result: CheckResult) -> None:
             done.append(result)
             emit("check", plain(result.to_dict()))
-            if _MEMORY_ERROR.search(result.message):
+            if result.cause is Cause.MEMORY:
                 # Stop here: every further check would run into the same wall.
                 raise _OutOfMemory(result)
 
@@ -189,7 +195,8 @@ class CheckJob:
                 on_start=on_start,
             )
         except _OutOfMemory as exc:
-            report = self._report(checks=done, error=f"ran out of memory in {exc.result.name}: {exc.result.message}")
+            error = f"ran out of memory in {exc.result.name}: {exc.result.message}"
+            report = self._report(checks=done, error=error, cause=Cause.MEMORY)
         except BaseException as exc:  # what the checks let through (KeyboardInterrupt from a layer)
             error = f"the layer raised {exception_summary(exc)} in {current[0]}"
             report = self._report(checks=done, error=error, traceback=user_traceback(exc))
@@ -210,20 +217,22 @@ class _OutOfMemory(Exception):
 
 def _process_errors(report: TargetReport) -> TargetReport:
     """A target that ran out of memory or called sys.exit could not really be checked: in a
-    batch run it is an error (with the checks it got through), like one that crashed."""
+    batch run it is an error (with the checks it got through), like one that crashed. Read
+    from the causes set where the exceptions were caught, never from the messages."""
     if report.error is not None:
-        if _MEMORY_ERROR.search(report.error) and not report.error.startswith("ran out of memory"):
+        if report.cause is Cause.MEMORY:
             report.error = f"ran out of memory: {report.error}"
         return report
     for check in report.checks:
-        if _SYSTEM_EXIT.search(check.message):
+        if check.cause is Cause.EXIT:
             report.error = f"the layer called sys.exit in {check.name}: {check.message}"
+            report.cause = Cause.EXIT
             break
     return report
 
 
 def _payload(report: TargetReport) -> dict[str, Any]:
-    return {**plain(report.to_dict()), "traceback": report.traceback}
+    return {**plain(report.to_dict()), "traceback": report.traceback, "cause": plain(report.cause)}
 
 
 # -- the parent ---------------------------------------------------------------------------
@@ -237,7 +246,7 @@ class _Found:
     label: str
     path: Path
     name: str
-    kind: str
+    kind: Kind
     example: tuple[str, ...] | None
     example_error: str | None
 
@@ -272,8 +281,14 @@ def run_batch(
 
 
 def _settings(batch: Batch, entry: TargetEntry | None) -> Settings:
-    defaults = batch.config.defaults.over(BUILTIN) if batch.config else BUILTIN
-    return batch.settings.over(entry.settings.over(defaults) if entry else defaults)
+    """A target's settings: the command line's over its config entry's over the config's
+    defaults over the built-in ones, merged once; `options_from` parses nothing again."""
+    layers = [batch.settings]
+    if entry is not None:
+        layers.append(entry.settings)
+    if batch.config is not None:
+        layers.append(batch.config.defaults)
+    return merge_settings(*layers)
 
 
 def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | TargetReport]:
@@ -320,13 +335,15 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
                 duration_s=outcome.duration_s,
             )
         ]
-    result = outcome.result
-    if "error" in result:
-        error = result["error"]
-        if _MEMORY_ERROR.search(error):
-            error = f"ran out of memory: {error}"
-        return [TargetReport(label, error=error, traceback=result["traceback"], duration_s=outcome.duration_s)]
-    targets = result["found"]
+    result: Discovered = outcome.result
+    if result.error is not None:
+        error = f"ran out of memory: {result.error}" if result.cause is Cause.MEMORY else result.error
+        return [
+            TargetReport(
+                label, error=error, traceback=result.traceback, duration_s=outcome.duration_s, cause=result.cause
+            )
+        ]
+    targets = result.found
     own_label = request.name is not None or (len(targets) == 1 and not job.whole_module)
     return [
         _Found(
@@ -369,18 +386,6 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
         )
         items.append(_Item(target.label, job=job))
     return items
-
-
-def options_from(settings: Settings) -> Options:
-    return make_options(
-        dtypes=settings.dtypes,
-        seed=settings.seed,
-        tolerances=settings.tolerances,
-        checks=settings.checks,
-        skip=settings.skip,
-        input_domains=settings.input_domain,
-        device=settings.device,
-    )
 
 
 def _layouts(batch: Batch, entry: TargetEntry | None, target: _Found) -> tuple[Layout, ...]:

@@ -38,6 +38,8 @@ _DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung w
 _EXIT_GRACE_S = 1.0  # time given to a worker to exit after it has sent its result
 _OUTPUT_TAIL = 20_000  # characters of a worker's output kept
 _MAX_FILE_BYTES = 2**30  # a worker's files, its captured output included: a print loop cannot fill the disk
+# The last message a worker sends: its result, or the job's own exception (a defect of layercheck).
+_DONE, _RAISED = "done", "raised"
 
 
 class Job(Protocol):
@@ -199,9 +201,9 @@ class _Running:
             except Exception:  # a message cut short by the worker's death
                 self.eof = True
                 return
-            if kind == "done":
+            if kind == _DONE:
                 self.result, self.finished = data, True
-            elif kind == "failed":  # the job raised: a defect of layercheck, not of the layer
+            elif kind == _RAISED:  # the job raised: a defect of layercheck, not of the layer
                 (self.failed, self.failed_traceback), self.finished = data, True
             else:
                 self.events.append((kind, data))
@@ -299,11 +301,9 @@ def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str
     try:
         result = job.run(emit)
     except BaseException as exc:  # noqa: BLE001 - jobs report the user's errors themselves
-        emit(
-            "failed", (f"layercheck internal error in the worker: {type(exc).__name__}: {exc}", traceback.format_exc())
-        )
+        emit(_RAISED, (f"layercheck internal error in the worker: {type(exc).__name__}: {exc}", traceback.format_exc()))
     else:
-        emit("done", result)
+        emit(_DONE, result)
     conn.close()
 
 

@@ -10,8 +10,9 @@ from typing import Any
 from layercheck.checks import REGISTRY, Check, Incomplete, Skip
 from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
-from layercheck.results import FAILED, INCOMPLETE, PASSED, SKIPPED, CheckResult, TargetReport
-from layercheck.running.session import Options, Session
+from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
+from layercheck.running.session import Session
+from layercheck.settings.options import Options
 
 
 def select_checks(options: Options) -> list[Check]:
@@ -30,24 +31,49 @@ def run_check(check: Check, session: Session) -> CheckResult:
         if not_applicable:
             raise Skip(not_applicable)
         outcome = check.run(session)
-        result = CheckResult(check.name, outcome.status, outcome.message, dict(outcome.details))
+        result = CheckResult(
+            check.name,
+            outcome.status,
+            outcome.message,
+            dict(outcome.details),
+            explanation=list(outcome.explanation),
+            problems=list(outcome.problems),
+            traceback=outcome.traceback,
+            cause=outcome.cause,
+        )
     except Skip as exc:
-        result = CheckResult(check.name, SKIPPED, str(exc))
+        result = CheckResult(check.name, Status.SKIPPED, str(exc))
     except Incomplete as exc:
-        result = CheckResult(check.name, INCOMPLETE, str(exc), dict(exc.details))
+        result = CheckResult(
+            check.name,
+            Status.INCOMPLETE,
+            str(exc),
+            dict(exc.details),
+            explanation=exc.explanation,
+            traceback=exc.traceback,
+            cause=exc.cause or cause_of(exc),
+        )
     except TargetError as exc:
-        result = CheckResult(check.name, INCOMPLETE, f"not checked: {exc}", {"traceback": exc.traceback})
+        result = CheckResult(
+            check.name, Status.INCOMPLETE, f"not checked: {exc}", traceback=exc.traceback, cause=cause_of(exc)
+        )
     except SystemExit as exc:
-        result = CheckResult(check.name, FAILED, f"the layer called sys.exit({exc.code!r}) during the check")
+        result = CheckResult(
+            check.name,
+            Status.FAILED,
+            f"the layer called sys.exit({exc.code!r}) during the check",
+            cause=Cause.EXIT,
+        )
     except Exception as exc:  # a defect of layercheck: never blame the layer for it
         result = CheckResult(
             check.name,
-            INCOMPLETE,
+            Status.INCOMPLETE,
             f"layercheck internal error: {type(exc).__name__}: {exc}",
-            {"traceback": traceback.format_exc()},
+            traceback=traceback.format_exc(),
+            cause=cause_of(exc),
         )
     result.duration_s = time.perf_counter() - start
-    assert result.status in (PASSED, FAILED, INCOMPLETE, SKIPPED)
+    assert result.status in STATUSES
     return result
 
 
@@ -56,7 +82,7 @@ def run_target(
     factory: Callable[[], Any],
     layouts: Sequence[Layout],
     options: Options,
-    kind: str = "layer",
+    kind: Kind = Kind.LAYER,
     on_check: Callable[[CheckResult], None] | None = None,
     on_start: Callable[[Check], None] | None = None,
 ) -> TargetReport:
@@ -71,7 +97,7 @@ def run_target(
     try:
         session = Session(factory, layouts, options)
     except TargetError as exc:
-        report.error, report.traceback = str(exc), exc.traceback
+        report.error, report.traceback, report.cause = str(exc), exc.traceback, cause_of(exc)
     else:
         for check in checks:
             if on_start is not None:

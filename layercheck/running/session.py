@@ -11,7 +11,6 @@ import random
 import sys
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,29 +23,8 @@ from layercheck.errors import USER_ERRORS, ContractError, TargetError
 from layercheck.numerics import arrays
 from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.portability import is_cupy_refusal
-
-DEFAULT_TOLERANCES = {
-    "float32": {"rtol": 1e-4, "atol": 1e-5},
-    "float64": {"rtol": 1e-9, "atol": 1e-12},
-    "complex64": {"rtol": 1e-4, "atol": 1e-5},
-    "complex128": {"rtol": 1e-9, "atol": 1e-12},
-}
-
-
-@dataclass(frozen=True)
-class Options:
-    dtypes: tuple[str, ...] = ("float64", "float32")
-    seed: int = 0
-    tolerances: dict[str, dict[str, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    checks: tuple[str, ...] | None = None
-    skip: tuple[str, ...] = ()
-    inputs: tuple[Any, ...] | None = None  # fixed input values instead of random draws
-    input_domains: Any = None  # overrides the layer's input_domain: (low, high) or one per input
-    device: str = "auto"  # cpu | gpu | auto
-
-    def tolerance(self, dtype: Any) -> tuple[float, float]:
-        tol = self.tolerances.get(np.dtype(dtype).name) or DEFAULT_TOLERANCES[np.dtype(dtype).name]
-        return float(tol["rtol"]), float(tol["atol"])
+from layercheck.results import Kind
+from layercheck.settings.options import Options
 
 
 def seed_user_rngs(seed: int) -> None:
@@ -101,7 +79,7 @@ class Session:
             adapter = adapt(obj)
         except ContractError as exc:
             raise TargetError(str(exc)) from None
-        if adapter.kind == "function":
+        if adapter.kind == Kind.FUNCTION:
             adapter.differentiable = tuple(not integer for integer in self.integer_inputs)
         if initialize:
             seed_user_rngs(self.options.seed)
@@ -164,7 +142,7 @@ class Session:
         if any(arrays.is_cupy_array(v) for v in self.reference_parameters.values()):
             names = [n for n, v in self.reference_parameters.items() if arrays.is_cupy_array(v)]
             return f"initialize made {', '.join(names)} CuPy arrays"
-        method = "predict" if self.reference.kind == "layer" else "forward"
+        method = "predict" if self.reference.kind == Kind.LAYER else "forward"
         step = self.step(method, self.options.dtypes[0], gpu=False)
         if step.error is not None:
             if is_cupy_refusal(step.error.exception):

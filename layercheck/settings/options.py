@@ -1,0 +1,455 @@
+"""Every setting of a run, parsed and validated once: command line, YAML and API alike.
+
+The command line (`cli.py`), the config files (`settings/config.py`) and the Python API
+(`api.py`) each hand their values to `parse_settings`, which runs the same parser for each
+key, so one bad value gives one message wherever it comes from; only the key path in front
+differs (`--dtype`, `c.yaml: defaults.dtypes`, `dtypes`). Layers of settings are merged by
+`Settings.over` (`merge_settings` for a whole chain), and `Options` is what one target's
+checks read: complete, final numbers, tolerances already merged over `DEFAULT_TOLERANCES`.
+
+Settings sit below the checks they configure, so nothing here imports `layercheck.checks`
+or `layercheck.api`: check names are validated against a list the caller hands in (the CLI
+and the API hand in the registry's names;
+none is handed in).
+
+Only the names in `__all__` are public; the underscored parsers are shared with
+`settings/config.py` alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import numbers
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from layercheck.errors import UsageError
+from layercheck.numerics.arrays import DTYPES
+from layercheck.numerics.devices import require_usable_gpu
+
+__all__ = [
+    "BUILTIN",
+    "DEFAULT_DTYPES",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TOLERANCES",
+    "DEVICES",
+    "Options",
+    "SETTING_KEYS",
+    "Settings",
+    "TARGET_KEYS",
+    "TOLERANCE_KEYS",
+    "TOP_KEYS",
+    "make_options",
+    "merge_settings",
+    "merge_tolerances",
+    "options_from",
+    "parse_settings",
+    "settings_from",
+]
+
+DEVICES = ("cpu", "gpu", "auto")
+DEFAULT_DTYPES = ("float64", "float32")
+DEFAULT_TIMEOUT = 120.0  # seconds per target
+DEFAULT_TOLERANCES = {
+    "float32": {"rtol": 1e-4, "atol": 1e-5},
+    "float64": {"rtol": 1e-9, "atol": 1e-12},
+    "complex64": {"rtol": 1e-4, "atol": 1e-5},
+    "complex128": {"rtol": 1e-9, "atol": 1e-12},
+}
+
+# Keys that may appear under `defaults` and, as per-target overrides, in a `targets` entry.
+SETTING_KEYS = ("dtypes", "seed", "timeout", "device", "tolerances", "skip", "checks", "input_domain")
+TARGET_KEYS = ("target", "layout", "args") + SETTING_KEYS
+TOP_KEYS = ("defaults", "targets")
+TOLERANCE_KEYS = ("rtol", "atol")
+
+# YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: `1e-4`, `1E5` and
+# `1.0e5` stay strings. These are the spellings users mean as numbers.
+_SCIENTIFIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
+class _Invalid(UsageError):
+    """A bad value at a key path: `where: problem`, on one line (exit status 2).
+
+    `where` is the key path in the caller's terms: `defaults.seed` in a config (to which
+    `parse_config` adds the file name), `--seed` on the command line, `seed` in the API.
+    The public functions raise it as a plain UsageError.
+    """
+
+    def __init__(self, where: str, problem: str):
+        super().__init__(f"{where}: {' '.join(str(problem).split())}")
+        self.where, self.problem = where, problem
+
+
+# -- the values ----------------------------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python converts to text
+        return "a very large number"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _keys(data: Any, where: str, allowed: tuple[str, ...]) -> None:
+    """A mapping with string keys, all of them allowed."""
+    if not isinstance(data, Mapping):
+        raise _Invalid(where, f"must be a mapping with the keys {', '.join(allowed)}, got {_show(data)}")
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            if key in TARGET_KEYS:
+                hint = " (it belongs in an entry of targets)"
+            raise _Invalid(where, f"unknown key {_show(key)}{hint}; allowed: {', '.join(allowed)}")
+
+
+def _number(value: Any, where: str = "value") -> float:
+    """An int or float, or a string that YAML 1.1 did not read as one (`1e-4`); not NaN."""
+    if isinstance(value, str) and _SCIENTIFIC.match(value.strip()):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _Invalid(where, f"must be a number, got {_show(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise _Invalid(where, "is too large a number") from None
+    if math.isnan(x):
+        raise _Invalid(where, "must be a number, got NaN")
+    return x
+
+
+def _positive(value: Any, where: str) -> float:
+    x = _number(value, where)
+    if not (0 < x < math.inf):
+        raise _Invalid(where, f"must be a positive number of seconds, got {_show(value)}")
+    return x
+
+
+def _seed(value: Any, where: str) -> int:
+    seed = int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else -1
+    if not 0 <= seed < 2**32:
+        raise _Invalid(where, f"must be an integer from 0 to 2**32 - 1, got {_show(value)}")
+    return seed
+
+
+def _names(value: Any, where: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """A list of names, or one comma-separated string, each of them allowed."""
+    if isinstance(value, str):
+        value = [n.strip() for n in value.split(",") if n.strip()]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value):
+        raise _Invalid(where, f"must be a list of {what}, got {_show(value)}")
+    for n in value:
+        if n not in allowed:
+            close = difflib.get_close_matches(n, allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            listing = ", ".join(allowed) if len(allowed) <= 8 else "see `layercheck list-checks`"
+            raise _Invalid(where, f"unknown {what[:-1]} {n!r}{hint}; allowed: {listing}")
+    return tuple(value)
+
+
+def _dtypes(value: Any, where: str) -> tuple[str, ...]:
+    names = _names(value, where, DTYPES, "dtypes")
+    if not names:
+        raise _Invalid(where, f"needs at least one dtype; allowed: {', '.join(DTYPES)}")
+    return names
+
+
+def _check_names(value: Any, where: str, allowed: Sequence[str]) -> tuple[str, ...]:
+    """Check names, each one of `allowed` (handed in by the caller: settings never import the
+    checks they configure)."""
+    return _names(value, where, tuple(allowed), "checks")
+
+
+def _device(value: Any, where: str) -> str:
+    if value not in DEVICES:
+        raise _Invalid(where, f"must be one of {', '.join(DEVICES)}, got {_show(value)}")
+    return value
+
+
+def _tolerances(value: Any, where: str) -> dict[str, dict[str, float]]:
+    _keys(value, where, DTYPES)
+    tolerances: dict[str, dict[str, float]] = {}
+    for dtype, tol in value.items():
+        _keys(tol, f"{where}.{dtype}", TOLERANCE_KEYS)
+        tolerances[dtype] = {}
+        for key, x in tol.items():
+            t = _number(x, f"{where}.{dtype}.{key}")
+            if not 0 <= t < math.inf:
+                raise _Invalid(f"{where}.{dtype}.{key}", f"must be a number >= 0, got {_show(x)}")
+            tolerances[dtype][key] = t
+    return tolerances
+
+
+def _bound(value: Any, where: str) -> float | None:
+    return None if value is None else _number(value, where)
+
+
+def _interval(value: Any, where: str) -> tuple[float | None, float | None]:
+    if not (isinstance(value, (list, tuple)) and len(value) == 2):
+        raise _Invalid(where, f"must be [low, high] (null for unbounded, e.g. [0, null]), got {_show(value)}")
+    low, high = _bound(value[0], f"{where}[0]"), _bound(value[1], f"{where}[1]")
+    if low is not None and high is not None and not low < high:
+        raise _Invalid(where, f"low must be below high, got {_show(value)}")
+    return low, high
+
+
+def _is_single(value: Any) -> bool:
+    """One [low, high] for every input, rather than one per input: two items, neither a list."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(v is None or not isinstance(v, (list, tuple, Mapping)) for v in value)
+    )
+
+
+def _input_domain(value: Any, where: str) -> Any:
+    """[low, high] for every input, or a list with one [low, high] (or null) per input.
+
+    The count per input is checked against the target's inputs when it is known (the session).
+    """
+    if _is_single(value):
+        return _interval(value, where)
+    if not isinstance(value, (list, tuple)) or not value:
+        raise _Invalid(
+            where, f"must be [low, high] or a list of one [low, high] (or null) per input, got {_show(value)}"
+        )
+    return tuple(None if d is None else _interval(d, f"{where}[{i}]") for i, d in enumerate(value))
+
+
+_SETTING_PARSERS: dict[str, Callable[[Any, str], Any]] = {
+    "dtypes": _dtypes,
+    "seed": _seed,
+    "timeout": _positive,
+    "device": _device,
+    "tolerances": _tolerances,
+    "skip": _check_names,
+    "checks": _check_names,
+    "input_domain": _input_domain,
+}
+
+
+# -- settings: what a command line, a config's defaults or one of its targets gives ----------
+
+
+def merge_tolerances(
+    over: Mapping[str, Mapping[str, float]] | None, base: Mapping[str, Mapping[str, float]] | None
+) -> dict[str, dict[str, float]]:
+    """The one merge of tolerance tables: `over`'s values where given, else `base`'s.
+
+    Per dtype and per key, so that a target can tighten float64's rtol and keep the default
+    atol. A given 0 is a value like any other.
+
+    Args:
+        over: {dtype: {rtol, atol}}, any key left out; None for none.
+        base: the same, underneath.
+
+    Returns:
+        A new table; neither argument is modified.
+    """
+    merged = {dtype: dict(tol) for dtype, tol in (base or {}).items()}
+    for dtype, tol in (over or {}).items():
+        merged.setdefault(dtype, {}).update(tol)
+    return merged
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated run settings of one layer (command line, config defaults, config target).
+
+    None means "not given here", so that layers can be merged (see `over`).
+    """
+
+    dtypes: tuple[str, ...] | None = None
+    seed: int | None = None
+    timeout: float | None = None
+    device: str | None = None
+    tolerances: Mapping[str, Mapping[str, float]] | None = None
+    skip: tuple[str, ...] | None = None
+    checks: tuple[str, ...] | None = None
+    input_domain: Any = None
+
+    def over(self, base: Settings) -> Settings:
+        """These settings where given, else `base`'s; tolerances merge per dtype and key
+        (`merge_tolerances`)."""
+        merged = {}
+        for f in fields(self):
+            mine = getattr(self, f.name)
+            merged[f.name] = getattr(base, f.name) if mine is None else mine
+        if self.tolerances is not None and base.tolerances is not None:
+            merged["tolerances"] = merge_tolerances(self.tolerances, base.tolerances)
+        return Settings(**merged)
+
+
+BUILTIN = Settings(
+    dtypes=DEFAULT_DTYPES,
+    seed=0,
+    timeout=DEFAULT_TIMEOUT,
+    device="auto",
+    tolerances={},  # DEFAULT_TOLERANCES lie under every table: Options merges them in
+    skip=(),
+    checks=None,
+    input_domain=None,
+)
+
+
+def merge_settings(*layers: Settings) -> Settings:
+    """Each setting from the first layer that gives it, else from `BUILTIN`.
+
+    Args:
+        layers: most specific first, e.g. command line, config target, config defaults.
+
+    Returns:
+        Complete settings, ready for `options_from`.
+    """
+    merged = BUILTIN
+    for layer in reversed(layers):
+        merged = layer.over(merged)
+    return merged
+
+
+def _label(where: str | Mapping[str, str], key: str) -> str:
+    if isinstance(where, Mapping):
+        return where.get(key, key)
+    return f"{where}.{key}" if where else key
+
+
+def parse_settings(
+    values: Mapping[str, Any], where: str | Mapping[str, str] = "", *, check_names: Sequence[str]
+) -> Settings:
+    """The one validator of settings, for the command line, config files and the API.
+
+    Args:
+        values: setting key (`SETTING_KEYS`) to value as YAML would give it (a list or a
+            comma-separated string of names, `[low, high]`, `1e-4` as text or number); a key
+            left out or None is not given.
+        where: the key path of `values` in a config (`defaults`, `targets[2]`), put before
+            each key in messages; or, for the command line and the API, each key's own name
+            there (`{"dtypes": "--dtype"}`; a key not in it is shown as itself).
+        check_names: the check names `checks` and `skip` accept (the registry's).
+
+    Returns:
+        The settings given, each parsed (None where not given).
+
+    Raises:
+        UsageError: one line, `key path: problem` (a config adds its file name in front).
+    """
+    parsers = dict(_SETTING_PARSERS)
+    parsers["skip"] = parsers["checks"] = functools.partial(_check_names, allowed=check_names)
+    try:
+        _keys(values, where if isinstance(where, str) and where else "settings", SETTING_KEYS)
+        given = [key for key in SETTING_KEYS if values.get(key) is not None]
+        return Settings(**{key: parsers[key](values[key], _label(where, key)) for key in given})
+    except _Invalid as exc:
+        raise UsageError(str(exc)) from None
+
+
+def settings_from(*, check_names: Sequence[str], **values: Any) -> Settings:
+    """Settings given as keywords in code (None: not given), validated by `parse_settings`."""
+    return parse_settings({k: v for k, v in values.items() if v is not None}, "", check_names=check_names)
+
+
+# -- options: what the checks of one target read ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    """The complete settings of one target's checks.
+
+    `tolerances` is merged over `DEFAULT_TOLERANCES` when an Options is made, so that it
+    holds the final rtol and atol of every dtype, however the Options was built.
+    """
+
+    dtypes: tuple[str, ...] = DEFAULT_DTYPES
+    seed: int = 0
+    tolerances: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    checks: tuple[str, ...] | None = None
+    skip: tuple[str, ...] = ()
+    inputs: tuple[Any, ...] | None = None  # fixed input values instead of random draws
+    input_domains: Any = None  # overrides the layer's input_domain: (low, high) or one per input
+    device: str = "auto"  # cpu | gpu | auto
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tolerances", merge_tolerances(self.tolerances, DEFAULT_TOLERANCES))
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]:
+        """(rtol, atol) for `dtype`; an rtol or atol of 0 is kept, not taken for "unset"."""
+        name = np.dtype(dtype).name
+        tol = self.tolerances.get(name)
+        if tol is None:
+            tol = DEFAULT_TOLERANCES[name]
+        return float(tol["rtol"]), float(tol["atol"])
+
+
+def options_from(settings: Settings, inputs: Sequence[Any] | None = None) -> Options:
+    """The Options of validated settings; nothing is parsed again.
+
+    Args:
+        settings: validated and merged (`merge_settings`); one not given takes the built-in
+            default, as `Options`' own defaults are.
+        inputs: the API's fixed input values, one per input, or None for random draws.
+
+    Raises:
+        UsageError: device gpu where no GPU is usable (with the reason).
+    """
+    if settings.device == "gpu":
+        require_usable_gpu()
+    given = {
+        "dtypes": settings.dtypes,
+        "seed": settings.seed,
+        "tolerances": settings.tolerances,
+        "checks": settings.checks,
+        "skip": settings.skip,
+        "input_domains": settings.input_domain,
+        "device": settings.device,
+    }
+    inputs = tuple(inputs) if inputs is not None else None
+    return Options(inputs=inputs, **{k: v for k, v in given.items() if v is not None})
+
+
+# The Python API's keyword for each setting whose key differs.
+_API_NAMES = {"input_domain": "input_domains"}
+
+
+def make_options(
+    dtypes: Sequence[str] | str | None = None,
+    seed: int | None = None,
+    tolerances: Mapping[str, Mapping[str, float]] | None = None,
+    checks: Sequence[str] | str | None = None,
+    skip: Sequence[str] | str | None = None,
+    inputs: Sequence[Any] | None = None,
+    input_domains: Any = None,
+    device: str | None = None,
+    *,
+    check_names: Sequence[str],
+) -> Options:
+    """The Options of `check_layer`'s keyword options, validated by `parse_settings`.
+
+    Args:
+        dtypes, seed, tolerances, checks, skip, input_domains, device: as in a config file
+            (tuples for lists); None for the built-in default.
+        inputs: fixed input values, one per input (their shapes are checked against the layouts
+            by the caller).
+        check_names: the check names `checks` and `skip` accept (the registry's).
+
+    Raises:
+        UsageError: `name: problem` for a bad value, or device gpu where no GPU is usable.
+    """
+    given = {
+        "dtypes": dtypes,
+        "seed": seed,
+        "tolerances": tolerances,
+        "checks": checks,
+        "skip": skip,
+        "input_domain": input_domains,
+        "device": device,
+    }
+    settings = parse_settings({k: v for k, v in given.items() if v is not None}, _API_NAMES, check_names=check_names)
+    return options_from(merge_settings(settings), inputs=inputs)

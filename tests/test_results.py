@@ -1,0 +1,399 @@
+"""Statuses, kinds and causes as data (issue 15): the JSON and JUnit reports keep their strings
+and keys, reporters read typed fields, and batch runs recognise memory errors and sys.exit from
+the exception's type, never from message text."""
+
+from __future__ import annotations
+
+import ast
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+from conftest import REPO
+
+import layercheck
+from layercheck.reporters.console import ConsoleReporter, make_console
+from layercheck.reporters.json_report import report_json
+from layercheck.reporters.junit import report_junit
+from layercheck.results import Cause, CheckResult, Kind, Report, Status, TargetReport, cause_of
+from layercheck.running.batch import Batch, _process_errors, requests_from_specs, run_batch
+
+GRADIENTS = "gradients_are_numerically_correct"
+
+
+# -- the targets: one per way a target or a check can end -----------------------------------
+
+
+class Dense:
+    """Correct: every check it reaches passes."""
+
+    learnables = ("W", "b")
+
+    def __init__(self):
+        self.W = None
+        self.b = None
+
+    def initialize(self, layout):
+        n = layout.size[layout.find("C")]
+        if self.W is None:
+            self.W = np.random.randn(3, n) / np.sqrt(n)
+        if self.b is None:
+            self.b = 0.1 * np.random.randn(3, 1)
+
+    def predict(self, X):
+        return np.tanh(self.W @ X + self.b)
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdZ = dLdY * (1 - Y * Y)
+        return self.W.T @ dLdZ, dLdZ @ X.T, np.sum(dLdZ, axis=1, keepdims=True)
+
+
+class HalfGradient(Dense):
+    """The gradient of W is off by 1/2: a diagnosed gradient failure."""
+
+    def backward(self, X, Y, dLdY, memory):
+        dX, dW, db = super().backward(X, Y, dLdY, memory)
+        return dX, 0.5 * dW, db
+
+
+class ShortBackward:
+    """backward takes too few arguments: a contract problem, and backward raises (a traceback)."""
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y):
+        return 2 * Y
+
+
+class Kinked:
+    """backward refuses the masked dL/dY the engine sends at kinks: the gradient check is incomplete."""
+
+    def predict(self, X):
+        return np.maximum(X, 0)
+
+    def backward(self, X, Y, dLdY, memory):
+        if np.any(dLdY == 0):
+            raise ValueError("dLdY has zeros")
+        return dLdY * (X > 0)
+
+
+class PredictOnly:
+    """No backward: the backward checks are skipped."""
+
+    def predict(self, X):
+        return 3 * X
+
+
+class NoWeights:
+    """Cannot be constructed: the target's error."""
+
+    def __init__(self):
+        raise RuntimeError("no weights")
+
+    def predict(self, X):
+        return X
+
+
+class Scale:
+    """A correct operation: kind "function"."""
+
+    save_inputs_for_backward = True
+
+    def forward(self, X):
+        return 2 * X
+
+    def backward(self, dLdY, compute_gradients, X):
+        return 2 * dLdY if compute_gradients[0] else None
+
+
+def _scenario() -> Report:
+    kinked = np.random.default_rng(0).standard_normal((4, 3, 5, 6))
+    kinked.flat[:40] = 0.0  # on the kink: the engine masks these outputs and calls backward again
+    return Report(
+        [
+            layercheck.check_layer(Dense, "5,4:CB"),
+            layercheck.check_layer(HalfGradient, "5,4:CB"),
+            layercheck.check_layer(ShortBackward, "5,4:CB"),
+            layercheck.check_layer(Kinked, "4,3,5,6:SSCB", inputs=[kinked]),
+            layercheck.check_layer(PredictOnly, "5,4:CB"),
+            layercheck.check_layer(NoWeights, "5,4:CB"),
+            layercheck.check_function(Scale, "5,4:CB"),
+        ]
+    )
+
+
+REPORT_KEYS = ["version", "targets", "summary", "duration_s"]
+TARGET_KEYS = ["target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary"]
+CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
+SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped"]
+GRADIENT_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "explanation"]
+ARGUMENT_KEYS = ["argument", "kind", "status", "reason", "probes"]
+FAILED_ARGUMENT_KEYS = ARGUMENT_KEYS + ["diagnosis", "max_abs_error", "max_rel_error", "tolerance"]
+PROBE_KEYS = [
+    "step",
+    "numeric",
+    "analytic",
+    "abs_error",
+    "rel_error",
+    "tolerance",
+    "error_estimate",
+    "outputs_masked_at_kinks",
+    "verdict",
+    "reason",
+]
+
+# target -> (kind, status, {check: (status, details keys in order)}), as the reports had them
+# before statuses, kinds and the typed fields became data.
+EXPECTED = {
+    "Dense": ("layer", "passed", {GRADIENTS: ("passed", GRADIENT_DETAILS), "predict_does_not_error": ("passed", [])}),
+    "HalfGradient": ("layer", "failed", {GRADIENTS: ("failed", GRADIENT_DETAILS)}),
+    "ShortBackward": (
+        "layer",
+        "failed",
+        {
+            "function_syntaxes_are_correct": ("failed", ["problems"]),
+            "backward_does_not_error": ("failed", ["traceback", "dtype"]),
+            "backward_is_consistent_in_size": ("incomplete", []),
+        },
+    ),
+    "Kinked": ("layer", "passed", {GRADIENTS: ("incomplete", GRADIENT_DETAILS)}),
+    "PredictOnly": ("layer", "passed", {"backward_does_not_error": ("skipped", []), GRADIENTS: ("skipped", [])}),
+    "NoWeights": ("layer", "error", {}),
+    "Scale": (
+        "function",
+        "passed",
+        {GRADIENTS: ("passed", GRADIENT_DETAILS), "predict_does_not_error": ("skipped", [])},
+    ),
+}
+
+
+def test_the_json_report_keeps_its_strings_and_keys_for_every_way_a_target_ends():
+    report = _scenario()
+    text = report_json(report)
+    assert "Status." not in text and "Kind." not in text and "Verdict." not in text
+    data = json.loads(text)
+    assert list(data) == REPORT_KEYS and list(data["summary"]) == SUMMARY_KEYS
+    for target in data["targets"]:
+        kind, status, checks = EXPECTED[target["target"]]
+        assert list(target) == TARGET_KEYS and list(target["summary"]) == SUMMARY_KEYS
+        assert (target["kind"], target["status"]) == (kind, status), target["target"]
+        assert (target["error"] is not None) == (status == "error")
+        statuses = {c["name"]: c["status"] for c in target["checks"]}
+        assert set(statuses.values()) <= set(SUMMARY_KEYS)
+        for check in target["checks"]:
+            assert list(check) == CHECK_KEYS
+            if check["name"] in checks:
+                assert (check["status"], list(check["details"])) == checks[check["name"]], (target["target"], check)
+    assert data["targets"][5]["checks"] == [] and "no weights" in data["targets"][5]["error"]
+
+
+def test_gradient_records_keep_their_keys():
+    data = json.loads(report_json(_scenario()))
+    by_target = {t["target"]: {c["name"]: c for c in t["checks"]} for t in data["targets"]}
+    passing = by_target["Dense"][GRADIENTS]["details"]["arguments"]
+    assert [list(r) for r in passing] == [ARGUMENT_KEYS] * 3
+    assert all(
+        list(p) == PROBE_KEYS and p["verdict"] in ("pass", "fail", "undecided") for r in passing for p in r["probes"]
+    )
+    failing = {r["argument"]: r for r in by_target["HalfGradient"][GRADIENTS]["details"]["arguments"]}
+    assert list(failing["W"]) == FAILED_ARGUMENT_KEYS and failing["W"]["status"] == "failed"
+    assert list(failing["W"]["diagnosis"]) == ["headline", "causes", "where", "examples"]
+    undecided = by_target["Kinked"][GRADIENTS]
+    (record,) = undecided["details"]["arguments"]
+    assert record["status"] == "incomplete" and "ValueError" in record["reason"]
+    assert undecided["details"]["explanation"][0] == "differentiated: predict"
+
+
+def test_a_report_read_back_writes_the_same_json():
+    report = _scenario()
+    again = Report.from_dict(json.loads(report_json(report)))
+    assert report_json(again) == report_json(report)
+    check = again.targets[2].result("backward_does_not_error")
+    assert check.status is Status.FAILED and "traceback" not in check.details and "TypeError" in check.traceback
+
+
+def test_junit_writes_the_status_strings():
+    root = ET.fromstring(report_junit(_scenario()))
+    properties = [{p.get("name"): p.get("value") for p in suite.find("properties")} for suite in root]
+    assert [(p["kind"], p["status"]) for p in properties] == [(k, s) for k, s, _ in EXPECTED.values()]
+    failure = root.find(".//testcase[@name='backward_does_not_error']/failure")
+    assert failure.get("type") == "failed" and "TypeError" in failure.text
+    assert root.find(".//testcase[@name='target']/error").get("type") == "error"
+
+
+def test_statuses_and_kinds_are_their_strings():
+    assert Status.PASSED == "passed" and f"{Status.INCOMPLETE}" == "incomplete" and str(Kind.FUNCTION) == "function"
+    assert json.dumps({Status.FAILED: [Status.SKIPPED, Kind.LAYER]}) == '{"failed": ["skipped", "layer"]}'
+    assert {"passed": 1}[Status.PASSED] == 1
+    result = CheckResult("c", "incomplete")
+    assert result.status is Status.INCOMPLETE and TargetReport("t", "function").kind is Kind.FUNCTION
+
+
+def test_reporters_read_the_typed_fields():
+    result = CheckResult(
+        "c",
+        Status.FAILED,
+        "wrong",
+        {"argument": "X"},
+        explanation=["why it is wrong"],
+        problems=["one", "two"],
+        traceback="Traceback: layer.py:3",
+    )
+    report = Report([TargetReport("t", checks=[result])])
+    assert result.to_dict()["details"] == {
+        "traceback": "Traceback: layer.py:3",
+        "argument": "X",
+        "explanation": ["why it is wrong"],
+        "problems": ["one", "two"],
+    }
+    failure = ET.fromstring(report_junit(report)).find(".//failure")
+    assert "why it is wrong" in failure.text and "layer.py:3" in failure.text
+    console = make_console()
+    with console.capture() as captured:
+        ConsoleReporter(console).target(report.targets[0])
+    shown = captured.get()
+    assert "why it is wrong" in shown and "- two" in shown and "layer.py:3" in shown
+
+
+def test_details_given_with_the_schema_keys_are_read_into_the_fields():
+    result = CheckResult("c", "failed", "m", {"explanation": ["e"], "traceback": "tb", "problems": ["p"], "k": 1})
+    assert (result.explanation, result.traceback, result.problems, result.details) == (["e"], "tb", ["p"], {"k": 1})
+
+
+# -- causes: from the exception's type --------------------------------------------------------
+
+
+class PoolExhausted(MemoryError):
+    pass
+
+
+def test_causes_come_from_exception_types_and_their_chains():
+    assert cause_of(MemoryError()) is Cause.MEMORY and cause_of(PoolExhausted("x")) is Cause.MEMORY
+    assert cause_of(SystemExit(3)) is Cause.EXIT
+    assert cause_of(RuntimeError("MemoryError SystemExit sys.exit(3)")) is None
+    try:
+        try:
+            raise MemoryError
+        except MemoryError:
+            raise RuntimeError("wrapped") from None
+    except RuntimeError as exc:
+        assert cause_of(exc) is Cause.MEMORY
+
+
+def test_batch_errors_come_from_the_causes_not_the_messages():
+    words = CheckResult("predict_does_not_error", "failed", "predict raised RuntimeError: MemoryError, SystemExit")
+    assert _process_errors(TargetReport("t", checks=[words])).error is None
+    exits = CheckResult("predict_does_not_error", "failed", "predict stopped", cause=Cause.EXIT)
+    assert _process_errors(TargetReport("t", checks=[exits])).error == (
+        "the layer called sys.exit in predict_does_not_error: predict stopped"
+    )
+    assert _process_errors(TargetReport("t", error="x", cause=Cause.MEMORY)).error == "ran out of memory: x"
+
+
+WORKER_LAYERS = {
+    "pool.py": """
+class PoolExhausted(MemoryError):
+    pass
+
+
+class Pool:
+    example_layout = "3,2:CB"
+
+    def predict(self, X):
+        raise PoolExhausted("the pool is empty")
+""",
+    "words.py": """
+class Words:
+    example_layout = "3,2:CB"
+
+    def predict(self, X):
+        raise RuntimeError("MemoryError and SystemExit and sys.exit( are only words here")
+""",
+    "exits.py": """
+import sys
+
+
+class Exits:
+    example_layout = "3,2:CB"
+
+    def predict(self, X):
+        sys.exit("bye")
+""",
+    "import_pool.py": """
+class PoolExhausted(MemoryError):
+    pass
+
+
+raise PoolExhausted("no memory at import")
+""",
+}
+
+
+def test_memory_errors_and_sys_exit_in_workers_are_reported_from_the_cause(tmp_path):
+    for name, source in WORKER_LAYERS.items():
+        (tmp_path / name).write_text(source)
+    specs = [str(tmp_path / name) for name in WORKER_LAYERS]
+    report = run_batch(Batch(tuple(requests_from_specs(specs)), jobs=2))
+    by_file = {Path(t.target.split(":")[0]).name: t for t in report.targets}
+    # A MemoryError subclass whose name does not say MemoryError: the type says it.
+    pool = by_file["pool.py"]
+    assert pool.status == "error" and pool.cause is Cause.MEMORY
+    assert pool.error.startswith("ran out of memory in predict_does_not_error: predict raised PoolExhausted")
+    # Words in a message are only words.
+    words = by_file["words.py"]
+    assert words.status == "failed" and words.error is None and words.cause is None
+    exits = by_file["exits.py"]
+    assert exits.status == "error" and exits.cause is Cause.EXIT
+    assert exits.error.startswith("the layer called sys.exit in predict_does_not_error: predict raised SystemExit")
+    at_import = by_file["import_pool.py"]
+    assert at_import.cause is Cause.MEMORY
+    assert at_import.error.startswith("ran out of memory: importing import_pool.py raised PoolExhausted")
+
+
+# -- no status literal, no cut message --------------------------------------------------------
+
+STATUS_WORDS = {s.value for s in Status}
+
+
+def _status_literals(path: Path) -> list[tuple[int, str]]:
+    """String constants equal to a status, where they are not a key (a dict key, a subscript, the
+    key of `.get`), a name in `__all__`, or an XML element's tag (JUnit's own vocabulary)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            allowed |= {id(k) for k in node.keys if k is not None}
+        elif isinstance(node, ast.Subscript):
+            allowed.add(id(node.slice))
+        elif isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("get", "SubElement", "Element"):
+                allowed.add(id(node.args[1] if name == "SubElement" and len(node.args) > 1 else node.args[0]))
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            allowed |= {id(n) for n in ast.walk(node.value)}
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in STATUS_WORDS and id(node) not in allowed
+    ]
+
+
+def test_no_module_cuts_finished_text_or_spells_a_status():
+    package = REPO / "layercheck"
+    cuts, literals = [], []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if 'split(": ", 1)' in text or "split(': ', 1)" in text:
+            cuts.append(str(path.relative_to(REPO)))
+        if path.name != "results.py":
+            literals += [(str(path.relative_to(REPO)), *found) for found in _status_literals(path)]
+    assert cuts == []
+    assert literals == []
+
+
+def test_the_status_grep_sees_a_status_literal(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('if result.status == "passed":\n    x = {"error": 1}["error"]\nf(status="skipped")\n')
+    assert _status_literals(probe) == [(1, "passed"), (3, "skipped")]
