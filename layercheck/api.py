@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,30 +23,109 @@ from layercheck.results import TargetReport
 from layercheck.running.runner import run_target
 from layercheck.settings.options import make_options
 
+__all__ = ["check_function", "check_layer"]
 
-def check_layer(layer: Any, layout: Any, *, args: Mapping[str, Any] | None = None, **options: Any) -> TargetReport:
-    """Check a layer class (constructed with `args`), a layer instance, or a plain function.
 
-    `layout` is `"24,24,20,128:SSCB"`, a Layout, a `{size, format}` mapping, or a list with
-    one of those per input. Options: dtypes, seed, tolerances ({dtype: {rtol, atol}}), checks,
-    skip, inputs (arrays to check at, one per input, instead of random draws), and
-    input_domains ((low, high) or one per input, None for unbounded: overrides input_domain).
-    An instance is copied for every fresh layer the checks need; it is never modified.
-    An operation given here is checked as one (see `check_function`).
+def check_layer(
+    layer: Any,
+    layout: Any,
+    *,
+    args: Mapping[str, Any] | None = None,
+    dtypes: Sequence[str] | None = None,
+    seed: int | None = None,
+    tolerances: Mapping[str, Mapping[str, float]] | None = None,
+    checks: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    inputs: Sequence[Any] | None = None,
+    input_domains: Any = None,
+    device: str | None = None,
+) -> TargetReport:
+    """Check a layer: every check of the suite, or those named, at the given input layouts.
+
+    Args:
+        layer: a layer class (constructed with `args` for every fresh layer a check needs), a
+            layer instance (deep-copied for each; never modified), or a plain function `f(X)`.
+            An operation given here is checked as one (see `check_function`).
+        layout: `"24,24,20,128:SSCB"`, a `Layout`, a `{"size": [...], "format": "SSCB"}`
+            mapping, or a list with one of those per input.
+        args: keyword arguments of the constructor.
+        dtypes: the precisions tested, default `("float64", "float32")`; complex dtypes too.
+        seed: seeds the inputs, the loss weights and the layer's own `numpy.random` draws.
+        tolerances: `{dtype: {"rtol": r, "atol": a}}`, merged per key over the defaults
+            (`1e-9`/`1e-12` for float64, `1e-4`/`1e-5` for float32).
+        checks: run only these checks (names as `layercheck list-checks` prints them).
+        skip: do not run these checks.
+        inputs: arrays to check at, one per input, instead of random draws.
+        input_domains: `(low, high)` for every input or one per input (None for unbounded):
+            inputs are drawn and perturbed inside it; overrides the layer's `input_domain`.
+        device: `"auto"` (GPU checks where a GPU is usable), `"gpu"` (every check on the GPU)
+            or `"cpu"` (CuPy never imported).
+
+    Returns:
+        The report: `status`, one `CheckResult` per check (`result(name)`), and
+        `raise_on_failure()` for use in a test suite.
+
+    Raises:
+        UsageError: a malformed layout or option, a layout too large for the memory, inputs of
+            the wrong shapes, or `device="gpu"` where no GPU is usable.
     """
+    options = _given(dtypes, seed, tolerances, checks, skip, inputs, input_domains, device)
     return _check(layer, layout, args, options)
 
 
-def check_function(fn: Any, layouts: Any, *, args: Mapping[str, Any] | None = None, **options: Any) -> TargetReport:
-    """Check a differentiable operation: a class (constructed with `args`) or instance with
-    `forward` and `backward` and no `predict`. `layouts` has one layout per input of forward;
-    options as for `check_layer`. The report's kind is "function"."""
+def check_function(
+    fn: Any,
+    layouts: Any,
+    *,
+    args: Mapping[str, Any] | None = None,
+    dtypes: Sequence[str] | None = None,
+    seed: int | None = None,
+    tolerances: Mapping[str, Mapping[str, float]] | None = None,
+    checks: Sequence[str] | None = None,
+    skip: Sequence[str] | None = None,
+    inputs: Sequence[Any] | None = None,
+    input_domains: Any = None,
+    device: str | None = None,
+) -> TargetReport:
+    """Check a differentiable operation (DESIGN section 4): a class (constructed with `args`)
+    or an instance with `forward` and `backward` and no `predict`.
+
+    Args:
+        fn: the operation's class or an instance of it.
+        layouts: one layout per input of `forward`, each as `layout` of `check_layer`.
+        args, dtypes, seed, tolerances, checks, skip, inputs, input_domains, device: as for
+            `check_layer`.
+
+    Returns:
+        The report, of kind "function".
+
+    Raises:
+        UsageError: `fn` is not an operation, or as for `check_layer`.
+    """
     if not is_operation(fn):
         raise UsageError(
             f"{getattr(fn, '__name__', type(fn).__name__)} is not an operation (a class with forward and "
             "backward and no predict); check layers and plain functions with check_layer"
         )
+    options = _given(dtypes, seed, tolerances, checks, skip, inputs, input_domains, device)
     return _check(fn, layouts, args, options)
+
+
+def _given(
+    dtypes: Any, seed: Any, tolerances: Any, checks: Any, skip: Any, inputs: Any, input_domains: Any, device: Any
+) -> dict[str, Any]:
+    """The options given (None: not given), for the one validator."""
+    values = {
+        "dtypes": dtypes,
+        "seed": seed,
+        "tolerances": tolerances,
+        "checks": checks,
+        "skip": skip,
+        "inputs": inputs,
+        "input_domains": input_domains,
+        "device": device,
+    }
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, options: dict[str, Any]) -> TargetReport:
@@ -54,7 +133,7 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, options: dic
     refuse_if_too_large(layouts)
     opts = make_options(**options, check_names=tuple(REGISTRY))
     if opts.inputs is not None:
-        shapes = [np.shape(x) for x in opts.inputs]
+        shapes = [tuple(getattr(x, "shape", np.shape(x))) for x in opts.inputs]
         if shapes != [layout.size for layout in layouts]:
             raise UsageError(f"inputs have shapes {shapes} but the layouts need {[layout.size for layout in layouts]}")
     if inspect.isclass(layer):

@@ -23,11 +23,14 @@ from layercheck.numerics.devices import require_usable_gpu
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, make_console
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
+from layercheck.results import Kind
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import load_config
 from layercheck.settings.options import DEVICES, parse_settings
 from layercheck.templates import function_template, layer_template, names_of, write_new
+
+__all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
 
 
 def main() -> None:
@@ -45,7 +48,7 @@ def main() -> None:
     sys.exit(code or 0)
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
@@ -278,7 +281,7 @@ def list_checks():
     table.add_column("Verifies")
     table.add_column("For", no_wrap=True)
     table.add_column("MATLAB counterpart", no_wrap=True)
-    applies = {("layer",): "layers", ("function",): "operations"}
+    applies: dict[tuple[Kind, ...], str] = {(Kind.LAYER,): "layers", (Kind.FUNCTION,): "operations"}
     for check in REGISTRY.values():
         table.add_row(check.name, check.description, applies.get(check.kinds, "both"), check.matlab or "-")
     console.print(table)

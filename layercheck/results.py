@@ -10,6 +10,21 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "Cause",
+    "CheckFailure",
+    "CheckResult",
+    "Kind",
+    "Report",
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "Status",
+    "TargetReport",
+    "cause_of",
+    "count",
+    "plain",
+]
+
 
 class Status(str, Enum):
     """How a check ended, or (ERROR) a target that could not be checked. Valued as the strings

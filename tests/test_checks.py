@@ -22,9 +22,8 @@ from conftest import (
 )
 
 import layercheck
-from layercheck import CheckFailure, Report, TargetReport
+from layercheck import CheckFailure, Report, TargetReport, UsageError
 from layercheck.checks import REGISTRY
-from layercheck.errors import UsageError
 
 DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS) + layer_files(FUNCTIONS)]
 OWN = [d for d in DECLARED if d.path.parent == LAYERS]

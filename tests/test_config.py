@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import CHECK_NAMES, REPO, SAMPLES, run_cli
 
-from layercheck.contract.layout import parse_layout
+from layercheck import UsageError, parse_layout
 from layercheck.contract.loading import discover, import_module
-from layercheck.errors import UsageError
 from layercheck.running.batch import Batch, Request, _settings
 from layercheck.settings.config import load_config, parse_config, parse_config_text
 from layercheck.settings.options import BUILTIN, DEFAULT_TOLERANCES, Settings, options_from, settings_from

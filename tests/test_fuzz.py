@@ -11,8 +11,7 @@ from conftest import CHECK_NAMES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layercheck.contract.layout import Layout, parse_layout
-from layercheck.errors import UsageError
+from layercheck import Layout, UsageError, parse_layout
 from layercheck.settings.config import parse_config, parse_config_text
 from layercheck.settings.options import SETTING_KEYS, TARGET_KEYS
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import GRADIENTS, REPO, SAMPLES, SEED_LAYOUT, TESTS, declared, layer_files, load_layer, not_ok, run_cli
 
 import layercheck
+from layercheck import UsageError
 from layercheck.checks import REGISTRY
-from layercheck.errors import UsageError
 from layercheck.numerics.devices import gpu_status
 
 GPU_CHECKS = ["predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu", "outputs_stay_on_device"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from layercheck import CheckResult, Report, TargetReport
 from layercheck.reporters.junit import report_junit, write_junit
-from layercheck.results import CheckResult, Report, TargetReport
 
 
 def sample_report() -> Report:

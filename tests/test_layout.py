@@ -6,8 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from layercheck import Layout, parse_layout
-from layercheck.errors import UsageError
+from layercheck import Layout, UsageError, parse_layout
 
 LABELS = "SCBTU"
 

@@ -20,8 +20,8 @@ from conftest import (
 )
 
 import layercheck
+from layercheck import UsageError
 from layercheck.checks import REGISTRY
-from layercheck.errors import UsageError
 
 DECLARED = [declared(p) for p in layer_files(FUNCTIONS)]
 MASKS = "backward_respects_compute_gradients"

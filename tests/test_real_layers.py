@@ -8,8 +8,7 @@ import pytest
 from conftest import CORPUS, GRADIENTS, load_layer, not_ok
 
 import layercheck
-from layercheck.contract.layout import parse_layout
-from layercheck.errors import UsageError
+from layercheck import UsageError, parse_layout
 
 
 def test_an_integer_layout_round_trips_and_keeps_its_range_at_another_batch_size():

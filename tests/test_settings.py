@@ -11,7 +11,7 @@ import pytest
 from conftest import CHECK_NAMES, REPO, SAMPLES, run_cli
 
 import layercheck
-from layercheck.errors import UsageError
+from layercheck import UsageError
 from layercheck.settings.config import load_config, parse_config
 from layercheck.settings.options import (
     DEFAULT_TOLERANCES,

@@ -7,6 +7,8 @@ from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import Incomplete, check, failed, passed
 from layercheck.numerics import arrays
 
+__all__ = ["backward_does_not_error", "backward_is_consistent_in_size", "describe_reduction"]
+
 
 @check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
 def backward_does_not_error(session: CheckContext):

@@ -12,6 +12,18 @@ from layercheck.checks.registry import Incomplete, Outcome, Skip
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.numerics import arrays
 
+__all__ = [
+    "dtype_name",
+    "first_failure",
+    "named_outputs",
+    "output_names",
+    "primary_dtype",
+    "require_arrays",
+    "require_backward",
+    "require_forward",
+    "snapshot",
+]
+
 
 def primary_dtype(session: CheckContext) -> str:
     """The dtype for checks that run once: float64 when tested, else the first tested dtype."""

@@ -13,6 +13,13 @@ from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.results import Kind, cause_of
 
+__all__ = [
+    "function_syntaxes_are_correct",
+    "initialize_does_not_change_nonempty_learnables",
+    "initialize_does_not_change_nonempty_states",
+    "initialize_does_not_error",
+]
+
 
 def _signature_problems(layer: Adapter) -> list[str]:
     problems = []

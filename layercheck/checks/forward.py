@@ -18,6 +18,13 @@ from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, p
 from layercheck.numerics import arrays
 from layercheck.results import Kind
 
+__all__ = [
+    "forward_does_not_error",
+    "forward_predict_are_consistent_in_size",
+    "outputs_are_finite",
+    "predict_does_not_error",
+]
+
 
 def _does_not_error(session: CheckContext, method: str):
     step_of = functools.partial(session.step, method)

@@ -20,6 +20,8 @@ from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.portability import IDIOM
 from layercheck.results import Kind
 
+__all__ = ["backward_is_consistent_on_gpu", "outputs_stay_on_device", "predict_is_consistent_on_gpu", "require_gpu"]
+
 
 def require_gpu(session: CheckContext):
     if session.options.device == "cpu":

@@ -29,6 +29,15 @@ from layercheck.numerics.gradcheck import (
 )
 from layercheck.results import Status, cause_of
 
+__all__ = [
+    "ArgumentRecord",
+    "ProbeRecord",
+    "TrainingPass",
+    "WorstError",
+    "build_problem",
+    "gradients_are_numerically_correct",
+]
+
 
 class _CannotRun(Exception):
     """The layer cannot run (or keep) the precision the gradient check asked for."""

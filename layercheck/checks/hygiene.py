@@ -11,6 +11,14 @@ from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.results import Kind, cause_of
 from layercheck.userframes import exception_summary
 
+__all__ = [
+    "backward_does_not_modify_inputs",
+    "backward_is_repeatable",
+    "forward_does_not_modify_inputs",
+    "predict_does_not_modify_inputs",
+    "predict_is_deterministic",
+]
+
 
 def _modified(before, after) -> str | None:
     for (name, old), (_, new) in zip(before, after):

@@ -9,10 +9,12 @@ from layercheck.errors import USER_ERRORS
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
+__all__ = ["output_batch_axes", "output_batch_size_matches_input", "output_format_is_consistent", "require_batch"]
+
 
 def require_batch(session: CheckContext) -> int:
     """The number of observations; `Skip` when no input layout has a B axis."""
-    sizes = {layout.size[layout.find("B")] for layout in session.layouts if layout.find("B") is not None}
+    sizes = {layout.size[axis] for layout in session.layouts if (axis := layout.find("B")) is not None}
     if not sizes:
         raise Skip("no input layout has a batch (B) axis")
     if len(sizes) > 1:

@@ -25,6 +25,14 @@ from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary
 
+__all__ = [
+    "MAX_OBSERVATIONS",
+    "Split",
+    "backward_is_consistent_across_observations",
+    "forward_is_consistent_across_observations",
+    "predict_is_consistent_across_observations",
+]
+
 MAX_OBSERVATIONS = 16
 
 
@@ -62,7 +70,7 @@ def _state_axes(session: CheckContext, dtype: str, n: int) -> dict[str, int | No
     if not names:
         return {}
     one = session.layer(dtype, [layout.with_batch_size(1) for layout in session.layouts])
-    axes = {}
+    axes: dict[str, int | None] = {}
     for name in names:
         full, single = session.reference_parameters[name].shape, one.get(name).shape
         differ = [k for k in range(len(full)) if len(full) == len(single) and full[k] != single[k]]

@@ -11,6 +11,8 @@ from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
+__all__ = ["backward_respects_compute_gradients"]
+
 
 def _describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
     requested = [name for name, wanted in zip(names, mask) if wanted]

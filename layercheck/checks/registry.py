@@ -10,6 +10,19 @@ from typing import Any
 
 from layercheck.results import Cause, Kind, Status
 
+__all__ = [
+    "Check",
+    "Incomplete",
+    "LAYERS_ONLY",
+    "OPERATIONS_ONLY",
+    "Outcome",
+    "REGISTRY",
+    "Skip",
+    "check",
+    "failed",
+    "passed",
+]
+
 
 class Skip(Exception):
     """The check does not apply (no backward defined, no GPU available)."""

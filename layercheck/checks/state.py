@@ -13,6 +13,13 @@ from layercheck.numerics.compare import mismatch
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
+__all__ = [
+    "forward_returns_valid_states",
+    "predict_returns_valid_states",
+    "require_state",
+    "reset_state_does_not_error",
+]
+
 
 def require_state(layer) -> None:
     if not layer.state:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
 from layercheck.numerics import arrays
+
+__all__ = [
+    "backward_is_consistent_in_type",
+    "complex_allowed",
+    "expected_dtype",
+    "forward_is_consistent_in_type",
+    "predict_is_consistent_in_type",
+    "type_problem",
+]
 
 
 def expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
@@ -24,13 +35,13 @@ def complex_allowed(session: CheckContext, dtype) -> bool:
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
 
 
-def type_problem(name: str, value, expected: np.dtype, dtype, module) -> str | None:
+def type_problem(name: str, value: Any, expected: np.dtype | None, dtype: Any, module: Any) -> str | None:
     what = f"{name} with {dtype_name(dtype)} inputs"
     if not arrays.is_array(value):
         return f"{what} is {arrays.describe(value)}, not an array"
     if arrays.array_module(value) is not module:
         return f"{what} is a {arrays.describe(value)} but the inputs were {module.__name__} arrays"
-    if np.dtype(value.dtype) != expected:
+    if expected is not None and np.dtype(value.dtype) != expected:
         if np.dtype(value.dtype).kind == "c" and expected.kind != "c":
             if name.startswith("gradient dLd"):
                 return f"{what} is complex ({value.dtype}) but its argument is real: the gradient of a real argument is real (its real part)"

@@ -14,6 +14,8 @@ import numpy as np
 
 from layercheck.numerics.arrays import is_array, namespace_of, to_host
 
+__all__ = ["Mismatch", "largest_magnitude", "mismatch", "repeat_tolerance", "scaled_atol"]
+
 
 @dataclass(frozen=True)
 class Mismatch:

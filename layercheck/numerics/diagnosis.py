@@ -31,6 +31,18 @@ from layercheck.numerics.gradcheck import (
     restricted_probe,
 )
 
+__all__ = [
+    "Diagnosis",
+    "ElementExample",
+    "Region",
+    "SizeContext",
+    "constant_factor",
+    "localize",
+    "name_factor",
+    "patterns",
+    "size_context",
+]
+
 _LABEL_NAMES = {"C": "channel", "B": "observation", "T": "time step", "S": "spatial position", "U": "index"}
 _MAX_CELLS = 16
 _ELEMENTWISE_LIMIT = 32
@@ -413,8 +425,8 @@ def localize(
                 region = _axis_region(name, label, cells, _cell_verdicts(problem, base, index, cells, tol, rng))
                 if region:
                     regions.append(region)
-    cells = _value_cells(value)
-    region = _value_region(name, cells, _cell_verdicts(problem, base, index, cells, tol, rng))
+    value_cells = _value_cells(value)
+    region = _value_region(name, value_cells, _cell_verdicts(problem, base, index, value_cells, tol, rng))
     if region:
         regions.append(region)
     regions = sorted((r for r in regions if r.share <= 0.5), key=lambda r: r.share)

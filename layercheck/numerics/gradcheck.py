@@ -37,6 +37,25 @@ import numpy as np
 from layercheck.numerics.arrays import fetch, namespace_of, random_signs
 from layercheck.results import Cause, Status, cause_of
 
+__all__ = [
+    "ArgumentVerdict",
+    "Baseline",
+    "EvaluationError",
+    "GradientProblem",
+    "Probe",
+    "Tolerances",
+    "Undecided",
+    "Verdict",
+    "check_argument",
+    "element_probe",
+    "keep_inside",
+    "make_baseline",
+    "random_direction",
+    "restricted_probe",
+    "run_probe",
+    "step_scale",
+]
+
 
 class Verdict(str, Enum):
     """A probe's verdict, valued as the `verdict` strings of the JSON records."""

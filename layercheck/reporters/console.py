@@ -12,6 +12,8 @@ from rich.table import Table
 
 from layercheck.results import CheckResult, Report, Status, TargetReport
 
+__all__ = ["ConsoleReporter", "ProgressBar", "make_console", "summary_line"]
+
 _STYLE = {Status.PASSED: "green", Status.FAILED: "bold red", Status.INCOMPLETE: "yellow", Status.SKIPPED: "dim"}
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from layercheck.results import Report, plain
 
+__all__ = ["report_json", "write_atomically", "write_json"]
+
 
 def report_json(report: Report) -> str:
     return json.dumps(plain(report.to_dict()), indent=2, allow_nan=False)

@@ -26,6 +26,8 @@ from typing import Any
 from layercheck.reporters.json_report import write_atomically
 from layercheck.results import CheckResult, Report, Status, TargetReport
 
+__all__ = ["ERROR_CASE", "report_junit", "suite_names", "write_junit"]
+
 # Characters XML 1.0 cannot hold at all (ElementTree would write them and break the file).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 ERROR_CASE = "target"  # name of the testcase that carries a target's error
@@ -106,10 +108,10 @@ def report_junit(report: Report) -> str:
         "testsuites",
         {
             "name": "layercheck",
-            "tests": str(sum(int(s.get("tests")) for s in suites)),
-            "failures": str(sum(int(s.get("failures")) for s in suites)),
-            "errors": str(sum(int(s.get("errors")) for s in suites)),
-            "skipped": str(sum(int(s.get("skipped")) for s in suites)),
+            "tests": str(sum(int(s.get("tests", 0)) for s in suites)),
+            "failures": str(sum(int(s.get("failures", 0)) for s in suites)),
+            "errors": str(sum(int(s.get("errors", 0)) for s in suites)),
+            "skipped": str(sum(int(s.get("skipped", 0)) for s in suites)),
             "time": _seconds(report.duration_s),
         },
     )

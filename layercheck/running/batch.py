@@ -36,8 +36,20 @@ from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, c
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target
 from layercheck.settings.config import Config, TargetEntry
-from layercheck.settings.options import Options, Settings, merge_settings, options_from
+from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
 from layercheck.userframes import exception_summary, stack_location, user_traceback
+
+__all__ = [
+    "Batch",
+    "CheckJob",
+    "DiscoverJob",
+    "Discovered",
+    "Request",
+    "requests_from_config",
+    "requests_from_specs",
+    "run_batch",
+    "shard",
+]
 
 
 @dataclass(frozen=True)
@@ -291,11 +303,16 @@ def _settings(batch: Batch, entry: TargetEntry | None) -> Settings:
     return merge_settings(*layers)
 
 
+def _timeout(settings: Settings) -> float:
+    """Seconds per target of merged settings (the built-in defaults give one)."""
+    return DEFAULT_TIMEOUT if settings.timeout is None else float(settings.timeout)
+
+
 def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | TargetReport]:
     """Every target of every request, in order; a file that cannot be imported is a report."""
     units: list[tuple[Request, str, DiscoverJob]] = []  # (request, file label, job)
     for request in batch.requests:
-        timeout = float(_settings(batch, request.entry).timeout)
+        timeout = _timeout(_settings(batch, request.entry))
         if request.path.is_dir():
             files = module_files(request.path)
             for file in files:
@@ -382,7 +399,7 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             layouts,
             {**(entry.args if entry else {}), **batch.args},
             options_from(settings),
-            float(settings.timeout),
+            _timeout(settings),
         )
         items.append(_Item(target.label, job=job))
     return items
@@ -420,6 +437,7 @@ def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> li
 def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[TargetReport]:
     reports: list[TargetReport | None] = [item.report for item in items]
     runs = [i for i, item in enumerate(items) if item.job is not None]
+    jobs = [job for item in items if (job := item.job) is not None]
     next_out = 0
 
     def flush() -> None:  # hand on the reports that are ready, in target order
@@ -432,12 +450,12 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
     count = _counter("checking targets", len(runs), on_progress)
 
     def done(index: int, outcome: Outcome) -> None:
-        reports[runs[index]] = _checked(items[runs[index]].job, outcome)
+        reports[runs[index]] = _checked(jobs[index], outcome)
         count(index, outcome)
         flush()
 
     flush()
-    run_jobs([items[i].job for i in runs], workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+    run_jobs(jobs, workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
     flush()
     return reports  # type: ignore[return-value]
 

@@ -33,6 +33,8 @@ from typing import Any, Protocol
 from layercheck.machine import available_memory
 from layercheck.userframes import user_stack
 
+__all__ = ["Job", "Outcome", "default_memory_cap", "run_jobs", "signal_reason"]
+
 _DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung worker
 _EXIT_GRACE_S = 1.0  # time given to a worker to exit after it has sent its result
@@ -43,7 +45,8 @@ _DONE, _RAISED = "done", "raised"
 
 
 class Job(Protocol):
-    timeout: float
+    @property
+    def timeout(self) -> float: ...
 
     def run(self, emit: Callable[[str, Any], None]) -> Any: ...
 
@@ -318,10 +321,12 @@ def _capture_output(path: str) -> None:
     os.dup2(fd, 2)
     os.close(fd)
     for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(line_buffering=True)
-        except (AttributeError, ValueError):
-            pass
+        reconfigure = getattr(stream, "reconfigure", None)  # a TextIOWrapper's; not every stream's
+        if reconfigure is not None:
+            try:
+                reconfigure(line_buffering=True)
+            except ValueError:
+                pass
     stacks = open(_stack_path(path), "w", encoding="utf-8")  # open for the worker's lifetime
     faulthandler.enable(file=stacks, all_threads=True)
     if _DUMP_SIGNAL is not None:

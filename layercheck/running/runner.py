@@ -14,6 +14,8 @@ from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, Targe
 from layercheck.running.session import Session
 from layercheck.settings.options import Options
 
+__all__ = ["run_check", "run_target", "select_checks"]
+
 
 def select_checks(options: Options) -> list[Check]:
     """The registered checks named by `options.checks` (all when None) less `options.skip`."""

@@ -26,6 +26,8 @@ from layercheck.portability import is_cupy_refusal
 from layercheck.results import Kind
 from layercheck.settings.options import Options
 
+__all__ = ["Session", "seed_user_rngs"]
+
 
 def seed_user_rngs(seed: int) -> None:
     """Layers initialize with the global RNGs; seed them so that every fresh layer is alike."""

@@ -1,2 +1,4 @@
 """Settings: every option parsed and validated once (command line, YAML and API alike), and the
 YAML configuration files."""
+
+__all__: list[str] = []  # the modules of this place are its interface

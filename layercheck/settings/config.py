@@ -42,6 +42,8 @@ from layercheck.settings.options import (
     parse_settings,
 )
 
+__all__ = ["Config", "TargetEntry", "load_config", "parse_config", "parse_config_text"]
+
 
 @dataclass(frozen=True)
 class TargetEntry:
