@@ -381,3 +381,14 @@ def test_the_gpu_benchmark_runs():
     )
     assert proc.returncode == 0, proc.stderr
     assert "gradient check / (predict + backward)" in proc.stdout
+
+
+def test_a_mismatch_prints_as_many_digits_as_it_takes_to_differ():
+    from layercheck.numerics.compare import mismatch
+
+    close = mismatch(np.array([-1.5799901], np.float32), np.array([-1.5799899], np.float32), rtol=1e-9)
+    assert close is not None
+    actual, expected = close.detail().split("is ", 1)[1].split(" (abs diff")[0].split(" instead of ")
+    assert actual != expected and float(actual) == pytest.approx(-1.5799901, abs=1e-7)
+    far = mismatch(np.array([2.0]), np.array([1.0]))
+    assert far is not None and "is 2 instead of 1 " in far.detail()

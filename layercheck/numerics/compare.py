@@ -41,7 +41,7 @@ class Mismatch:
         """The finding without a lead-in: `N of M element(s) differ; the worst, at index ...`."""
         text = (
             f"{self.count} of {self.total} element(s) differ; the worst, at index {self.index}, "
-            f"is {_fmt(self.actual)} instead of {_fmt(self.expected)} "
+            f"is {_fmt_pair(self.actual, self.expected)} "
             f"(abs diff {self.abs_diff:.3g}, rel diff {self.rel_diff:.3g}"
         )
         if self.rtol or self.atol:
@@ -67,8 +67,20 @@ class Mismatch:
         }
 
 
-def _fmt(x: complex) -> str:
-    return f"{x:.6g}" if not isinstance(x, complex) else f"{x.real:.6g}{x.imag:+.6g}j"
+def _fmt(x: complex, digits: int = 6) -> str:
+    if isinstance(x, complex):
+        return f"{x.real:.{digits}g}{x.imag:+.{digits}g}j"
+    return f"{x:.{digits}g}"
+
+
+def _fmt_pair(actual: complex, expected: complex) -> str:
+    """`A instead of E` with as many significant digits (6 at least) as it takes for the two
+    to read differently: a float32 difference of one unit in the 7th digit is visible."""
+    for digits in range(6, 18):
+        a, e = _fmt(actual, digits), _fmt(expected, digits)
+        if a != e:
+            break
+    return f"{a} instead of {e}"
 
 
 def _jsonable(x: complex) -> Any:
