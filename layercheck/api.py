@@ -69,8 +69,19 @@ def check_layer(
         UsageError: a malformed layout or option, a layout too large for the memory, inputs of
             the wrong shapes, or `device="gpu"` where no GPU is usable.
     """
-    options = _given(dtypes, seed, tolerances, checks, skip, inputs, input_domains, device)
-    return _check(layer, layout, args, options)
+    return _check(
+        layer,
+        layout,
+        args,
+        dtypes=dtypes,
+        seed=seed,
+        tolerances=tolerances,
+        checks=checks,
+        skip=skip,
+        inputs=inputs,
+        input_domains=input_domains,
+        device=device,
+    )
 
 
 def check_function(
@@ -107,28 +118,23 @@ def check_function(
             f"{getattr(fn, '__name__', type(fn).__name__)} is not an operation (a class with forward and "
             "backward and no predict); check layers and plain functions with check_layer"
         )
-    options = _given(dtypes, seed, tolerances, checks, skip, inputs, input_domains, device)
-    return _check(fn, layouts, args, options)
+    return _check(
+        fn,
+        layouts,
+        args,
+        dtypes=dtypes,
+        seed=seed,
+        tolerances=tolerances,
+        checks=checks,
+        skip=skip,
+        inputs=inputs,
+        input_domains=input_domains,
+        device=device,
+    )
 
 
-def _given(
-    dtypes: Any, seed: Any, tolerances: Any, checks: Any, skip: Any, inputs: Any, input_domains: Any, device: Any
-) -> dict[str, Any]:
-    """The options given (None: not given), for the one validator."""
-    values = {
-        "dtypes": dtypes,
-        "seed": seed,
-        "tolerances": tolerances,
-        "checks": checks,
-        "skip": skip,
-        "inputs": inputs,
-        "input_domains": input_domains,
-        "device": device,
-    }
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, options: dict[str, Any]) -> TargetReport:
+def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: Any) -> TargetReport:
+    """Parse the layouts, then the options (None: not given), then run the checks."""
     layouts = parse_layouts(layout)
     refuse_if_too_large(layouts)
     opts = make_options(**options, check_names=tuple(REGISTRY))

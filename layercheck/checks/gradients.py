@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -75,18 +76,8 @@ class ProbeRecord:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "numeric": self.numeric,
-            "analytic": self.analytic,
-            "abs_error": self.abs_error,
-            "rel_error": self.rel_error,
-            "tolerance": self.tolerance,
-            "error_estimate": self.error_estimate,
-            "outputs_masked_at_kinks": self.outputs_masked_at_kinks,
-            "verdict": self.verdict.value,
-            "reason": self.reason,
-        }
+        """The fields, in their order, under their names (the JSON keys)."""
+        return {**dataclasses.asdict(self), "verdict": self.verdict.value}
 
 
 @dataclass(frozen=True)

@@ -380,10 +380,7 @@ class Options:
 
     def tolerance(self, dtype: Any) -> tuple[float, float]:
         """(rtol, atol) for `dtype`; an rtol or atol of 0 is kept, not taken for "unset"."""
-        name = np.dtype(dtype).name
-        tol = self.tolerances.get(name)
-        if tol is None:
-            tol = DEFAULT_TOLERANCES[name]
+        tol = self.tolerances[np.dtype(dtype).name]  # merged over DEFAULT_TOLERANCES: complete
         return float(tol["rtol"]), float(tol["atol"])
 
 
