@@ -17,6 +17,7 @@ from layercheck.contract.adapter import Adapter, Gradients, Outputs
 from layercheck.contract.layout import Layout
 from layercheck.errors import USER_ERRORS, ContractError
 from layercheck.numerics.devices import GpuStatus
+from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary, user_traceback
 
@@ -147,6 +148,10 @@ class CheckContext(Protocol):
     def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step: ...
 
     def backward(self, dtype: Any, gpu: bool | None = None) -> Step: ...
+
+    def precision(self, dtype: Any) -> PrecisionFinding: ...
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]: ...
 
     def gpu(self) -> GpuStatus: ...
 

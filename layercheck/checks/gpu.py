@@ -49,7 +49,7 @@ def _require_cpu_run(session: CheckContext) -> None:
 def _parity(session: CheckContext, name: str, cpu, gpu, dtype) -> tuple[str | None, float]:
     """A problem with the GPU's result, or None, and the largest difference: what was returned
     is checked first, then the values, on the device (the CPU's result is uploaded)."""
-    rtol, atol = session.options.tolerance(dtype)
+    rtol, atol = session.tolerance(dtype)
     if not arrays.is_cupy_array(gpu) or tuple(gpu.shape) != tuple(cpu.shape):
         return f"{name} is {arrays.describe(gpu)} on the GPU but {arrays.describe(cpu)} on the CPU", math.inf
     expected = arrays.to_module(cpu, arrays.array_module(gpu))

@@ -16,8 +16,9 @@ from layercheck.checks.registry import Incomplete, check, failed, passed
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
+from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.numerics.diagnosis import Diagnosis, localize, patterns, size_context
+from layercheck.numerics.diagnosis import Diagnosis, Diagnostician
 from layercheck.numerics.gradcheck import (
     ArgumentVerdict,
     EvaluationError,
@@ -28,7 +29,7 @@ from layercheck.numerics.gradcheck import (
     check_argument,
     make_baseline,
 )
-from layercheck.results import Status, cause_of
+from layercheck.results import Kind, Status, cause_of
 
 __all__ = [
     "ArgumentRecord",
@@ -231,7 +232,10 @@ def build_problem(session: CheckContext, dtype: str):
     outputs = [_as_compute(y, training.precision, training.xp) for y in training.base.all]
     rng = session.rng("gradient weights")
     weights = [arrays.random_like(y, rng) for y in outputs]
-    tol = Tolerances(*session.options.tolerance(dtype), training.precision)
+    # A layer that rounds to float32 inside is differentiated at float32's steps and judged
+    # at float32's tolerances: finite differences at float64 steps see only its round-off.
+    finding = session.precision(dtype)
+    tol = Tolerances(*session.tolerance(dtype), finding.effective, 0.0 if finding.lost else finding.roundoff)
     try:
         baseline = make_baseline(problem, outputs, weights, tol)
     except EvaluationError as exc:
@@ -252,6 +256,13 @@ def _prepare(session: CheckContext):
             failures.append((dtype, exc))
             continue
         fallback = None if dtype == widest else f"could not run in {widest} ({failures[0][1]}); checked in {dtype}"
+        if session.precision(dtype).lost:
+            method = "predict" if session.reference.kind == Kind.LAYER else "forward"
+            lowered = (
+                f"judged at {tol.precision} precision: the layer computes below {arrays.precision_of(dtype)} "
+                f"(see {method}_is_consistent_in_type)"
+            )
+            fallback = f"{fallback}; {lowered}" if fallback else lowered
         return problem, baseline, tol, fallback
     raise Incomplete(
         "not checked: the training-time pass or backward failed at every precision ("
@@ -287,11 +298,8 @@ def gradients_are_numerically_correct(session: CheckContext):
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
             "so finite differences cannot be taken"
         )
-    diagnoses = {
-        v.index: _diagnose(session, problem, baseline, verdicts, tol, v.index)
-        for v in verdicts
-        if v.status == Status.FAILED
-    }
+    doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng)
+    diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     device = "gpu" if arrays.on_gpu(session.home_module()) else "cpu"
     details = {
@@ -320,30 +328,27 @@ def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVe
         return ArgumentVerdict(index, Status.INCOMPLETE, [], reason)
     if problem.values[index].size == 0:
         return ArgumentVerdict(index, Status.PASSED, [], "empty")
-    return check_argument(problem, baseline, index, tol, session.rng(f"gradient {problem.names[index]}"))
+    rng = session.rng(f"gradient {problem.names[index]}")
+    verdict = check_argument(problem, baseline, index, tol, rng)
+    if verdict.status is not Status.PASSED:
+        return verdict
+    return _small_blocks(problem, baseline, tol, index, verdict, rng)
 
 
-def _diagnose(session: CheckContext, problem, baseline, verdicts, tol, index) -> Diagnosis:
-    """A recognised pattern, else where the gradient is wrong (localization)."""
-    diagnosis = patterns(problem, verdicts, index, size_context(problem), baseline.weights)
-    if diagnosis is not None:
-        return diagnosis
-    name = problem.names[index]
-    try:
-        where, examples = localize(problem, baseline, verdicts, index, tol, session.rng(f"localize {name}"))
-    except EvaluationError:
-        where, examples = [], []
-    if where:
-        return Diagnosis(f"the gradient of {name} is " + where[0], [], where, examples)
-    first = next(p for p in verdicts[index].probes if p.verdict is Verdict.FAIL)
-    error = first.relative(first.discrepancy)
-    headline = f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)"
-    causes = []
-    if arrays.is_complex(problem.values[index]) or any(arrays.is_complex(y) for y in baseline.outputs):
-        # Not a plain missing conjugate (that is a pattern), but the usual suspect in complex code.
-        causes = ["complex values: check each conj against the convention dL/da + i*dL/db"]
-        headline += "; " + causes[0]
-    return Diagnosis(headline, causes, where, examples)
+def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng) -> ArgumentVerdict:
+    """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
+    the rest are invisible to a probe of the whole argument: an error that is all of such a
+    block is a negligible part of the whole. Each is probed on its own, at its own scale."""
+    for where, relative, mask in small_scale_blocks(baseline.gradients[index], problem.labels[index]):
+        block = check_argument(problem, baseline, index, tol, rng, support=mask)
+        if block.status is Status.FAILED:
+            scale = "zero" if relative == 0 else f"{relative:.1g} times the largest"
+            reason = (
+                f"wrong in {where}, where the gradient is small ({scale}): checked on their own, "
+                "the whole-argument probes cannot see an error there"
+            )
+            return ArgumentVerdict(index, Status.FAILED, verdict.probes + block.probes, reason)
+    return verdict
 
 
 def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:

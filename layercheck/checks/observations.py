@@ -134,18 +134,49 @@ class _Raised(Exception):
 
 def _tolerance(session: CheckContext, dtype, values) -> tuple[float, float]:
     """The dtype's rtol, and an atol relative to the largest value compared (sums reorder)."""
-    rtol, atol = session.options.tolerance(dtype)
+    rtol, atol = session.tolerance(dtype)
     return rtol, scaled_atol(rtol, atol, values)
 
 
-def _differences_message(what: str, differ: dict[int, list[tuple[str, Mismatch]]], checked: int) -> str:
+def _differences_message(
+    what: str, differ: dict[int, list[tuple[str, Mismatch]]], checked: int, cross_talk: bool | None
+) -> str:
+    """The observations that differ, and why only as far as it was shown: `cross_talk` is
+    True when changing the other observations changed one of them, False when it did not,
+    None when that could not be tried."""
     observations = sorted(differ)
     shown = ", ".join(map(str, observations[:10])) + (", ..." if len(observations) > 10 else "")
     name, worst = max((item for items in differ.values() for item in items), key=lambda item: item[1].abs_diff)
-    return (
-        f"{what} of observation(s) {shown} ({len(observations)} of {checked} checked) differ when each "
-        "observation runs alone: the layer mixes observations (statistics over the batch?); " + worst.describe(name)
-    )
+    message = f"{what} of observation(s) {shown} ({len(observations)} of {checked} checked) differ when each observation runs alone"
+    if cross_talk:
+        message += (
+            f", and those of observation {observations[0]} change when only the other observations change: "
+            "the layer mixes observations (statistics over the batch?)"
+        )
+    elif cross_talk is False:
+        message += (
+            f", though those of observation {observations[0]} do not change when the other observations change: "
+            "they depend on the batch's size or on the observation's place in it, not on the others' values"
+        )
+    return message + "; " + worst.describe(name)
+
+
+def _replace_others(session: CheckContext, keep: int, values: list, axes) -> list:
+    """`values` (one per argument, cut by observation along `axes`) with every observation
+    but position `keep` replaced by other random values."""
+    rng = session.rng("cross-talk")
+    xp_values = []
+    for value, axis in zip(values, axes):
+        if axis is None or not arrays.is_array(value) or np.dtype(value.dtype).kind not in "fc":
+            xp_values.append(value)
+            continue
+        xp = arrays.array_module(value)
+        other = arrays.to_module(arrays.random_host_like(value, rng).astype(value.dtype), xp)
+        index = [slice(None)] * value.ndim
+        index[axis] = slice(keep, keep + 1)
+        other[tuple(index)] = value[tuple(index)]
+        xp_values.append(other)
+    return xp_values
 
 
 def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, dict]:
@@ -180,7 +211,17 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
             if problem is not None:
                 differ.setdefault(i, []).append((name, problem))
     details = {"observations_checked": indices, "differing_observations": sorted(differ)}
-    return (_differences_message(f"{method} outputs", differ, len(indices)) if differ else None), details
+    if not differ:
+        return None, details
+    k = indices.index(min(differ))
+    xs = _subset_inputs(session, split, indices)
+    others = _replace_others(session, k, xs, split.inputs)
+    again = _run(_subset_layer(session, split, indices), method, others, "the batch with other observations")
+    cross_talk = any(
+        axis is not None and _compare(name, _take(y2, [k], axis), _take(y1, [k], axis), rtol, atol, "") is not None
+        for name, y1, y2, axis in zip(names, batch.all, again.all, split.results)
+    )
+    return _differences_message(f"{method} outputs", differ, len(indices), cross_talk), details
 
 
 def _require_batch_sizes(names, values, axes, n: int) -> None:
@@ -275,7 +316,10 @@ def _training_step(
     outputs = _run(layer, "forward", xs, who)
     dLdY, dLdS = output_gradients(outputs)
     try:
-        return layer.backward(xs, outputs, dLdY, dLdS).all, dLdY, dLdS
+        # Copies: a backward that writes into dL/dY must not change what its observations
+        # are given (backward_does_not_modify_inputs reports the writing).
+        grads = layer.backward([x.copy() for x in xs], outputs, [d.copy() for d in dLdY], [d.copy() for d in dLdS])
+        return grads.all, dLdY, dLdS
     except USER_ERRORS as exc:
         raise _Raised(f"backward raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
@@ -331,7 +375,9 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 differ.setdefault(i, []).append((f"dLd{name}", diff))
     details = {"observations_checked": indices, "differing_observations": sorted(differ)}
     if differ:
-        return _differences_message("input gradients", differ, len(indices)), details
+        k = indices.index(min(differ))
+        cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, rtol, atol)
+        return _differences_message("input gradients", differ, len(indices), cross_talk), details
     for name, together, total, magnitude, axis, skip in zip(names, batch, sums, magnitudes, axes, integer):
         if axis is not None or skip:
             continue
@@ -339,9 +385,29 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
         if diff is not None:
             return (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
-                "observations (observations interact, or contributions are lost); " + diff.describe(f"dLd{name}")
+                "observations run alone; " + diff.describe(f"dLd{name}")
             ), details
     return None, details
+
+
+def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dLdS, axes, rtol, atol) -> bool | None:
+    """Do observation k's input gradients change when only the other observations' inputs
+    and dL/dY change?"""
+    xs = _replace_others(session, k, list(_subset_inputs(session, split, indices)), split.inputs)
+    new_dLdY = _replace_others(session, k, list(dLdY), split.outputs)
+    new_dLdS = _replace_others(session, k, list(dLdS), list(split.states.values()))
+    layer = _subset_layer(session, split, indices)
+    try:
+        outputs = layer.forward(xs)
+        again = layer.backward(xs, outputs, new_dLdY, new_dLdS).all
+    except USER_ERRORS:
+        return None
+    for name, g1, g2, axis in zip(session.reference.gradient_names(), batch, again, axes):
+        if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
+            continue
+        if _compare(name, _take(g2, [k], axis), _take(g1, [k], axis), rtol, atol, "") is not None:
+            return True
+    return False
 
 
 @check(

@@ -10,6 +10,7 @@ from layercheck.checks.common import dtype_name, named_outputs, require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
 from layercheck.numerics import arrays
+from layercheck.results import Kind
 
 __all__ = [
     "backward_is_consistent_in_type",
@@ -66,6 +67,17 @@ def _outputs_type(session: CheckContext, method: str):
                 return failed(problem, method=method, output=name, dtype=dtype_name(dtype))
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype")
+    if method == ("predict" if layer.kind == Kind.LAYER else "forward"):
+        for dtype in session.options.dtypes:
+            finding = session.precision(dtype)
+            if finding.lost:
+                return failed(
+                    finding.describe(method) + f" ({dtype_name(dtype)} inputs); every comparison is judged at "
+                    f"{finding.effective} precision",
+                    method=method,
+                    dtype=dtype_name(dtype),
+                    roundoff=finding.roundoff,
+                )
     return passed()
 
 

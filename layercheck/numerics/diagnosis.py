@@ -1,24 +1,32 @@
-"""What is wrong with a gradient that failed, and where.
+"""What is wrong with a gradient that failed, and where: every claim proven before it is said.
 
-Patterns are recognised from probes that already ran (no extra cost): a gradient that is zero,
-has the wrong sign or a constant factor, belongs to another argument (returned in the wrong
-order), is transposed or conjugated. Localization then spends a bounded number of restricted
-probes: per channel, per observation, per range of input values, or element by element for
-small arguments, to say where the gradient is wrong and by how much.
+A claim about a wrong gradient g ("off by a factor 2", "the gradient of b", "the wrong sign
+where X < 0") is a claim that a corrected gradient (g / 2, the other slot, g negated there)
+is right. So each claim is tested the way the gradient itself was: the corrected gradient
+must agree with every probe that failed and with a fresh probe drawn to test it. Arguments
+of a few hundred elements or fewer are measured element by element instead, exactly.
+
+Claims about the incoming gradient come first: a backward that ignores dL/dY, or is not
+linear in it, is found by one more backward with -2 dL/dY. Where a gradient is wrong is said
+along every named axis and by region (border of the spatial plane, sign, value range), each
+block with a direction of its own; a block is called right only after two probes passed.
+When no cause survives its test, the message says where and how much, and names none.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import is_complex, namespace_of, to_host
+from layercheck.numerics import blocks as partitions
+from layercheck.numerics.arrays import fetch, is_complex, namespace_of, to_host
+from layercheck.numerics.blocks import Block, Partition
 from layercheck.numerics.gradcheck import (
     ArgumentVerdict,
     Baseline,
@@ -27,25 +35,24 @@ from layercheck.numerics.gradcheck import (
     Probe,
     Tolerances,
     Verdict,
+    check_argument,
     element_probe,
-    restricted_probe,
 )
+from layercheck.results import Status
 
 __all__ = [
+    "BlockError",
     "Diagnosis",
+    "Diagnostician",
     "ElementExample",
-    "Region",
     "SizeContext",
-    "constant_factor",
-    "localize",
     "name_factor",
-    "patterns",
     "size_context",
 ]
 
-_LABEL_NAMES = {"C": "channel", "B": "observation", "T": "time step", "S": "spatial position", "U": "index"}
-_MAX_CELLS = 16
-_ELEMENTWISE_LIMIT = 32
+ELEMENTWISE_LIMIT = 256  # arguments this small are measured element by element on failure
+_FACTOR_SPREAD = 1e-3  # ratios of the failing probes must agree this well to propose a factor
+_LINEARITY_SCALE = -2.0  # dL/dY times this must give every gradient times this
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,26 @@ class ElementExample:
         }
 
 
+@dataclass(frozen=True)
+class BlockError:
+    """One block of a partition as a restricted probe measured it."""
+
+    label: str
+    verdict: str  # "wrong", "right" (two probes passed) or "undecided"
+    abs_error: float
+    rel_error: float
+    tolerance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "block": self.label,
+            "verdict": self.verdict,
+            "abs_error": self.abs_error,
+            "rel_error": self.rel_error,
+            "tolerance": self.tolerance,
+        }
+
+
 @dataclass
 class Diagnosis:
     headline: str
@@ -79,6 +106,7 @@ class Diagnosis:
     where: list[str] = field(default_factory=list)
     examples: list[ElementExample] = field(default_factory=list)
     swapped_with: str | None = None
+    blocks: dict[str, list[BlockError]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +114,7 @@ class Diagnosis:
             "causes": self.causes,
             "where": self.where,
             "examples": [e.to_dict() for e in self.examples],
+            "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
         }
 
 
@@ -141,302 +170,642 @@ def name_factor(ratio: float, context: SizeContext) -> str:
     return f"{ratio:.6g}"
 
 
+def _factor_hint(factor: str, ratio: float, complex_values: bool) -> str:
+    if "1/batch size" in factor:
+        return ": a mean over the observations instead of a sum?"
+    if "(the batch size)" in factor:
+        return ": a sum over the observations where a mean belongs?"
+    if complex_values and abs(ratio - 0.5) <= 1e-4 * 0.5:
+        return f": the Wirtinger derivative dL/dconj(z) = (dL/da + i*dL/db)/2? {_CONVENTION}"
+    if complex_values and abs(ratio - 2) <= 1e-4 * 2:
+        return f": twice the gradient, as if dL/dY were taken as a Wirtinger derivative and doubled? {_CONVENTION}"
+    return ""
+
+
+_CONVENTION = "layercheck's convention is dL/da + i*dL/db"
+
+
 def _failing(verdict: ArgumentVerdict) -> list[Probe]:
     return [p for p in verdict.probes if p.verdict is Verdict.FAIL]
 
 
-def _reference_probe(verdict: ArgumentVerdict) -> Probe | None:
-    """The first probe of an argument whose numeric side is trustworthy."""
-    for probe in verdict.probes:
-        if probe.verdict in (Verdict.PASS, Verdict.FAIL):
-            return probe
-    return None
-
-
-def constant_factor(probes: list[Probe]) -> float | None:
-    """A ratio analytic/numeric shared by every failing probe (two at least), within their noise."""
+def _ratio(probes: list[Probe]) -> float | None:
+    """A ratio analytic/numeric shared by the probes (two at least), within their noise."""
     ratios, noise = [], 0.0
     for p in probes:
-        if abs(p.numeric) <= 10 * p.fixed_tolerance:
+        if not (math.isfinite(p.analytic) and abs(p.numeric) > 10 * p.fixed_tolerance):
             return None
         ratios.append(p.analytic / p.numeric)
         noise += p.fixed_tolerance / abs(p.numeric)
     if len(ratios) < 2:
         return None
     typical = max(abs(r) for r in ratios)
-    if max(ratios) - min(ratios) <= (1e-5 + noise) * typical:
+    if max(ratios) - min(ratios) <= (_FACTOR_SPREAD + noise) * typical:
         return float(np.mean(ratios))
     return None
 
 
-def _misplaced(problem: GradientProblem, verdicts: list[ArgumentVerdict], index: int) -> tuple[str, bool] | None:
-    """Another argument whose gradient the layer returned in this argument's place.
-
-    Returns (other name, swapped) where `swapped` says the other slot holds this gradient.
-    """
-    mine = _failing(verdicts[index])[0]
-    for other, verdict in enumerate(verdicts):
-        if other == index or problem.values[other].shape != problem.values[index].shape:
-            continue
-        theirs = _reference_probe(verdict)
-        if theirs is None or not theirs.agrees(theirs.gradients[index]):
-            continue
-        return problem.names[other], mine.agrees(mine.gradients[other])
-    return None
+# A corrected gradient may miss a probe's tolerance by this factor and still be the right one:
+# a tolerance is tight enough to make a pass decisive, and its numeric side may be that noisy.
+_CLAIM_SLACK = 10.0
+# Where the wrong gradient failed a probe, a correction must remove nearly all of its error:
+# an error that is not what the claim says (per-entry noise, a missing term) leaves a
+# residual of its own size on a random direction, whatever factor is tried.
+_CLAIM_RESIDUAL = 0.05
 
 
-def _transposed(probes: list[Probe], gradient: np.ndarray) -> str | None:
-    if gradient.ndim < 2 or gradient.ndim > 4:
-        return None
-    for perm in itertools.permutations(range(gradient.ndim)):
-        if perm == tuple(range(gradient.ndim)):
-            continue
-        moved = gradient.transpose(perm)
-        if moved.shape == gradient.shape and all(p.agrees(moved) for p in probes):
-            return "transposed" if gradient.ndim == 2 else f"has its axes permuted (transpose {perm} fits)"
-    return None
+def _admits(probe: Probe, gradient: Any) -> bool:
+    """`gradient` would have passed `probe` (whose numeric side is trustworthy) within
+    `_CLAIM_SLACK` times its tolerance, and, where the probe failed, with at most
+    `_CLAIM_RESIDUAL` of the probe's own error left."""
+    if gradient is None or tuple(gradient.shape) != tuple(probe.direction.shape):
+        return False
+    if not probe.gradients:
+        return False
+    xp = namespace_of(gradient, probe.direction)
+    terms = gradient * probe.direction
+    analytic, terms_sq = fetch(xp.vdot(gradient, probe.direction).real, xp.vdot(terms, terms).real)
+    if not math.isfinite(analytic):
+        return False
+    residual = abs(analytic - probe.numeric)
+    if residual > _CLAIM_SLACK * probe._tolerance(analytic, math.sqrt(terms_sq)):
+        return False
+    return probe.verdict is not Verdict.FAIL or residual <= _CLAIM_RESIDUAL * probe.discrepancy
 
 
-_CONVENTION = "layercheck's convention is dL/da + i*dL/db"
+@dataclass
+class _Cell:
+    block: Block
+    verdict: str  # "wrong", "right", "undecided"
+    probe: Probe | None  # the failing probe of a wrong cell, else the last probe
+    failing: tuple[Probe, ...] = ()
 
-
-def _conjugation(problem: GradientProblem, probes: list[Probe], index: int, weights) -> str | None:
-    """How a complex gradient misses a conjugate, if it does.
-
-    The whole gradient conjugated is JAX's convention. A conjugate missing inside backward
-    (f'(X)*dLdY where conj(f'(X))*dLdY is due) shows as a backward that is right when given
-    conj(dLdY) and conjugated afterwards.
-    """
-    gradient = probes[0].gradients[index]
-    xp = namespace_of(gradient)
-    if all(p.agrees(xp.conj(gradient)) for p in probes):
-        return f"the conjugate of the correct one (conj missing: dL/da - i*dL/db is JAX's convention, {_CONVENTION})"
-    if all(p.agrees(2 * xp.conj(gradient)) for p in probes):
-        return "half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
-    if weights is None:
-        return None
-    try:
-        flipped = problem.gradients([xp.conj(w) for w in weights])[index]
-    except EvaluationError:
-        return None
-    if flipped is not None and all(p.agrees(xp.conj(flipped)) for p in probes):
-        return "missing a conjugate (conj missing): a derivative multiplies dL/dY where its conjugate belongs"
-    return None
-
-
-def _complex_factor_hint(ratio: float) -> str:
-    if abs(ratio - 0.5) <= 1e-4 * 0.5:
-        return f": the Wirtinger derivative dL/dconj(z) = (dL/da + i*dL/db)/2? {_CONVENTION}"
-    if abs(ratio - 2) <= 1e-4 * 2:
-        return f": twice the gradient, as if dL/dY were taken as a Wirtinger derivative and doubled? {_CONVENTION}"
-    return ""
-
-
-def patterns(
-    problem: GradientProblem,
-    verdicts: list[ArgumentVerdict],
-    index: int,
-    context: SizeContext,
-    weights=None,
-) -> Diagnosis | None:
-    """A pattern that explains the failure from the probes alone (and, for a missing conjugate,
-    one more backward call with conjugated loss weights `weights`), or None."""
-    name = problem.names[index]
-    probes = _failing(verdicts[index])
-    gradient = probes[0].gradients[index]
-    if not bool(namespace_of(gradient).any(gradient)):
-        return Diagnosis(f"the gradient of {name} is zero everywhere", ["zero or missing gradient"])
-    misplaced = _misplaced(problem, verdicts, index)
-    if misplaced is not None:
-        other, swapped = misplaced
-        if swapped:
-            return Diagnosis(
-                f"the gradients of {name} and {other} are returned in each other's place",
-                [f"gradient order: {name} and {other} swapped"],
-                swapped_with=other,
-            )
-        return Diagnosis(
-            f"the gradient returned for {name} is the gradient of {other}",
-            [f"gradient of {other} in the place of {name}"],
+    def record(self) -> BlockError:
+        p = self.probe
+        if p is None or not math.isfinite(p.numeric):
+            return BlockError(self.block.label, self.verdict, math.nan, math.nan, math.nan)
+        return BlockError(
+            self.block.label,
+            self.verdict,
+            p.discrepancy,
+            p.relative(p.discrepancy),
+            p.tolerance if p.gradients else math.nan,
         )
-    complex_values = any(is_complex(v) for v in problem.values) or is_complex(gradient)
-    conjugation = _conjugation(problem, probes, index, weights) if complex_values else None
-    if conjugation:
-        return Diagnosis(f"the gradient of {name} is {conjugation}", ["conj missing"])
-    transposed = _transposed(probes, gradient)
-    if transposed:
-        return Diagnosis(f"the gradient of {name} is {transposed}", [transposed])
-    ratio = constant_factor(probes)
-    if ratio is not None:
+
+
+class Diagnostician:
+    """Diagnoses the failed arguments of one gradient problem; what several arguments share
+    (the backward with a scaled dL/dY) is run once."""
+
+    def __init__(
+        self,
+        problem: GradientProblem,
+        base: Baseline,
+        verdicts: list[ArgumentVerdict],
+        tol: Tolerances,
+        rng: Callable[[str], np.random.Generator],
+    ):
+        self.problem = problem
+        self.base = base
+        self.verdicts = verdicts
+        self.tol = tol
+        self.rng = rng
+        self.context = size_context(problem)
+        self._scaled: list[Any] | None | bool = False  # False: not run yet; None: backward raised
+        self._fresh: dict[tuple[int, str], Probe | None] = {}
+        self._elements: dict[int, list[tuple[tuple[int, ...], list[Probe]]] | None] = {}
+
+    # -- evidence ----------------------------------------------------------------------------
+
+    def _fresh_probe(self, index: int, support: Block | None = None) -> Probe | None:
+        """A decided probe of a new random direction (on `support` when given), drawn to test
+        a claim: the gradient check's own loop, so that the step adapts as it does there."""
+        key = (index, "" if support is None else support.label)
+        if key not in self._fresh:
+            rng = self.rng(f"claim {self.problem.names[index]} {key[1]}")
+            mask = None if support is None else support.mask
+            try:
+                verdict = check_argument(self.problem, self.base, index, self.tol, rng, max_probes=4, support=mask)
+            except EvaluationError:
+                verdict = None
+            decided = (
+                [] if verdict is None else [p for p in verdict.probes if p.verdict in (Verdict.PASS, Verdict.FAIL)]
+            )
+            self._fresh[key] = decided[-1] if decided else None
+        return self._fresh[key]
+
+    def elements(self, index: int) -> list[tuple[tuple[int, ...], list[Probe]]] | None:
+        """Every element's probes (one, or two for a complex argument) for a small argument."""
+        if index not in self._elements:
+            value = self.problem.values[index]
+            table = None
+            if value.size <= ELEMENTWISE_LIMIT:
+                units = (1, 1j) if is_complex(value) else (1,)
+                try:
+                    table = [
+                        (
+                            tuple(int(i) for i in element),
+                            [element_probe(self.problem, self.base, index, element, self.tol, u) for u in units],
+                        )
+                        for element in np.ndindex(tuple(value.shape))
+                    ]
+                except EvaluationError:
+                    table = None
+            self._elements[index] = table
+        return self._elements[index]
+
+    def holds(
+        self, index: int, corrected: Callable[[list[Any]], Any], supports: tuple[Block | None, ...] = (None,)
+    ) -> bool:
+        """Is `corrected(gradients)` the right gradient of argument `index`, where `gradients`
+        are backward's gradients for the loss a probe measured? Element by element for a small
+        argument; else it must pass every failing probe and a fresh probe on each of `supports`
+        (None: the whole argument). `corrected` returns None where it cannot say (it needs the
+        unmasked loss): that probe is left out, and a fresh one must still pass."""
+        table = self.elements(index)
+        if table is not None:
+            decided = [p for _, probes in table for p in probes if p.verdict in (Verdict.PASS, Verdict.FAIL)]
+            informative = [p for p in decided if abs(p.numeric) > 2 * p.fixed_tolerance]
+            return bool(informative) and all(_admits(p, corrected(p.gradients)) for p in decided)
+        for probe in _failing(self.verdicts[index]):
+            candidate = corrected(probe.gradients)
+            if candidate is not None and not _admits(probe, candidate):
+                return False
+        for support in supports:
+            fresh = self._fresh_probe(index, support)
+            if fresh is None or abs(fresh.numeric) <= 2 * fresh.fixed_tolerance:
+                return False
+            if not _admits(fresh, corrected(fresh.gradients)):
+                return False
+        return True
+
+    def _unmasked(self, candidate: Any) -> Callable[[list[Any]], Any]:
+        """A corrected gradient that holds for the loss with every output weighted."""
+        return lambda gradients: candidate if gradients is self.base.gradients else None
+
+    # -- claims --------------------------------------------------------------------------------
+
+    def diagnose(self, index: int) -> Diagnosis:
+        name = self.problem.names[index]
+        gradient = self.base.gradients[index]
+        assert gradient is not None
+        xp = namespace_of(gradient)
+        finite = xp.isfinite(gradient)
+        if not bool(finite.all()):
+            return self._non_finite(index, finite)
+        if not bool(xp.any(gradient)):
+            return Diagnosis(f"the gradient of {name} is zero everywhere", ["zero or missing gradient"])
+        for claim in (
+            self._linearity,
+            self._misplaced,
+            self._conjugation,
+            self._transposed,
+            self._factor,
+            self._wrong_axes,
+        ):
+            diagnosis = claim(index, gradient)
+            if diagnosis is not None:
+                return diagnosis
+        return self._where(index, gradient)
+
+    def _non_finite(self, index: int, finite: Any) -> Diagnosis:
+        name = self.problem.names[index]
+        bad = to_host(namespace_of(finite).argwhere(~finite))
+        shown = ", ".join(str(tuple(int(i) for i in row)) for row in bad[:5]) + (" ..." if len(bad) > 5 else "")
+        n = int(finite.size)
+        text = (
+            f"the gradient of {name} has NaN or infinite values at {len(bad)} of {n} elements ({shown}), "
+            "where the outputs and their finite differences are finite"
+        )
+        return Diagnosis(
+            text, ["NaN or infinite gradient"], [f"NaN or infinite at {len(bad)} of {n} elements: {shown}"]
+        )
+
+    def _scaled_gradients(self) -> list[Any] | None:
+        """backward's gradients for -2 dL/dY (None when it raised): a sign catches what only
+        looks linear under positive scaling (|dL/dY|)."""
+        if self._scaled is False:
+            try:
+                self._scaled = self.problem.gradients([_LINEARITY_SCALE * w for w in self.base.weights])
+            except EvaluationError:
+                self._scaled = None
+        return self._scaled  # type: ignore[return-value]
+
+    def _linearity(self, index: int, gradient: Any) -> Diagnosis | None:
+        """backward must be linear in dL/dY: -2 dL/dY, -2 times every gradient."""
+        scaled = self._scaled_gradients()
+        if scaled is None or scaled[index] is None:
+            return None
+        other = scaled[index]
+        xp = namespace_of(gradient, other)
+        size_sq, off_linear, off_same = fetch(
+            xp.vdot(gradient, gradient).real, _sq(other - _LINEARITY_SCALE * gradient), _sq(other - gradient)
+        )
+        size = math.sqrt(size_sq)
+        slack = math.sqrt(self.tol.eps) * size
+        name = self.problem.names[index]
+        if math.sqrt(off_linear) <= slack:
+            return None
+        if math.sqrt(off_same) <= slack:
+            return Diagnosis(
+                f"backward ignores dL/dY: the gradient of {name} does not change when dL/dY is multiplied by "
+                f"{_LINEARITY_SCALE:g}",
+                ["backward ignores dL/dY"],
+            )
+        relative = math.sqrt(off_linear) / (abs(_LINEARITY_SCALE) * size)
+        if relative > 0.01:
+            return Diagnosis(
+                f"the gradient of {name} is not linear in dL/dY: multiplying dL/dY by {_LINEARITY_SCALE:g} "
+                f"does not multiply it by {_LINEARITY_SCALE:g} (it is off by a relative {relative:.3g})",
+                ["backward not linear in dL/dY"],
+            )
+        return None
+
+    def _misplaced(self, index: int, gradient: Any) -> Diagnosis | None:
+        """Another argument's gradient returned in this argument's place (verified both ways)."""
+        name = self.problem.names[index]
+        for other, verdict in enumerate(self.verdicts):
+            if other == index or self.problem.values[other].shape != self.problem.values[index].shape:
+                continue
+            if self.base.gradients[other] is None or not self.holds(index, lambda grads, k=other: grads[k]):
+                continue
+            if verdict.status is Status.FAILED and self.holds(other, lambda grads: grads[index]):
+                return Diagnosis(
+                    f"the gradients of {name} and {self.problem.names[other]} are returned in each other's place",
+                    [f"gradient order: {name} and {self.problem.names[other]} swapped"],
+                    swapped_with=self.problem.names[other],
+                )
+            return Diagnosis(
+                f"the gradient returned for {name} is the gradient of {self.problem.names[other]}",
+                [f"gradient of {self.problem.names[other]} in the place of {name}"],
+            )
+        return None
+
+    def _conjugation(self, index: int, gradient: Any) -> Diagnosis | None:
+        """How a complex gradient misses a conjugate, if it does. A conjugate missing inside
+        backward (f'(X)*dLdY where conj(f'(X))*dLdY is due) shows as a backward that is right
+        when given conj(dLdY) and conjugated afterwards."""
+        complex_values = any(is_complex(v) for v in self.problem.values) or is_complex(gradient)
+        if not complex_values:
+            return None
+        name = self.problem.names[index]
+        xp = namespace_of(gradient)
+        if self.holds(index, lambda grads: xp.conj(grads[index])):
+            why = f"the conjugate of the correct one (conj missing: dL/da - i*dL/db is JAX's convention, {_CONVENTION})"
+        elif self.holds(index, lambda grads: 2 * xp.conj(grads[index])):
+            why = "half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
+        else:
+            try:
+                flipped = self.problem.gradients([xp.conj(w) for w in self.base.weights])[index]
+            except EvaluationError:
+                return None
+            if flipped is None or not self.holds(index, self._unmasked(xp.conj(flipped))):
+                return None
+            why = "missing a conjugate (conj missing): a derivative multiplies dL/dY where its conjugate belongs"
+        return Diagnosis(f"the gradient of {name} is {why}", ["conj missing"])
+
+    def _transposed(self, index: int, gradient: Any) -> Diagnosis | None:
+        if gradient.ndim < 2 or gradient.ndim > 4:
+            return None
+        for perm in itertools.permutations(range(gradient.ndim)):
+            if perm == tuple(range(gradient.ndim)):
+                continue
+            if gradient.transpose(perm).shape == gradient.shape and self.holds(
+                index, lambda grads, perm=perm: grads[index].transpose(perm)
+            ):
+                what = "transposed" if gradient.ndim == 2 else f"has its axes permuted (transpose {perm} fits)"
+                return Diagnosis(f"the gradient of {self.problem.names[index]} is {what}", [what])
+        return None
+
+    def _proposed_ratio(self, index: int) -> float | None:
+        table = self.elements(index)
+        if table is None:
+            return _ratio(_failing(self.verdicts[index]))
+        gradient = self.base.gradients[index]
+        ratios = []
+        for element, probes in table:
+            p = probes[0]
+            if p.verdict in (Verdict.PASS, Verdict.FAIL) and abs(p.numeric) > 10 * p.fixed_tolerance:
+                (analytic,) = fetch(gradient[element].real)
+                ratios.append(analytic / p.numeric)
+        if not ratios:
+            return None
+        return float(np.median(ratios))
+
+    def _factor(self, index: int, gradient: Any) -> Diagnosis | None:
+        ratio = self._proposed_ratio(index)
+        if ratio is None or not math.isfinite(ratio) or ratio == 0:
+            return None
+        if not self.holds(index, lambda grads: grads[index] / ratio):
+            return None
+        name = self.problem.names[index]
         if abs(ratio + 1) <= 1e-4:
             return Diagnosis(f"the gradient of {name} has the wrong sign", ["wrong sign"])
-        if abs(ratio) <= 1e-6:
-            return Diagnosis(f"the gradient of {name} is (nearly) zero", ["zero or missing gradient"])
-        factor = name_factor(ratio, context)
+        factor = name_factor(ratio, self.context)
         cause = f"off by a constant factor {factor}"
-        hint = ""
-        if "1/batch size" in factor:
-            hint = ": a mean over the observations instead of a sum?"
-        elif "(the batch size)" in factor:
-            hint = ": a sum over the observations where a mean belongs?"
-        elif complex_values:
-            hint = _complex_factor_hint(ratio)
+        complex_values = any(is_complex(v) for v in self.problem.values) or is_complex(gradient)
+        hint = _factor_hint(factor, ratio, complex_values)
         return Diagnosis(f"the gradient of {name} is {cause}{hint}", [cause])
-    return None
 
+    def _wrong_axes(self, index: int, gradient: Any) -> Diagnosis | None:
+        """A broadcast argument (a bias of shape 1x1xCx1) whose gradient sums a full-size
+        contribution over the wrong axes: proven when the sum over the right axes is right
+        and the sum over the others is exactly what backward returned."""
+        value = self.problem.values[index]
+        kept = [k for k, n in enumerate(value.shape) if n > 1]
+        if not kept or len(kept) == value.ndim:
+            return None
+        for what, full in self._contributions(value):
+            axes_right = tuple(k for k in range(value.ndim) if k not in kept)
+            if any(full.shape[k] != value.shape[k] for k in kept):
+                continue
+            corrected = full.sum(axis=axes_right, keepdims=True)
+            if not self.holds(index, self._unmasked(corrected)):
+                continue
+            for chosen in itertools.permutations(range(value.ndim), len(kept)):
+                if list(chosen) == kept or list(chosen) != sorted(chosen):
+                    continue
+                if [full.shape[k] for k in chosen] != [value.shape[k] for k in kept]:
+                    continue
+                summed = full.sum(axis=tuple(k for k in range(value.ndim) if k not in chosen)).reshape(value.shape)
+                xp = namespace_of(summed, gradient)
+                (off, size) = fetch(_sq(summed - gradient), xp.vdot(summed, summed).real)
+                if math.sqrt(off) <= 1e3 * self.tol.eps * math.sqrt(size):
+                    labels = self.problem.labels[index] or ""
 
-# -- localization ------------------------------------------------------------------------------
+                    def axes(ks, labels=labels):
+                        return ", ".join(f"{k} ({labels[k]})" if k < len(labels) else str(k) for k in ks)
 
-
-def _cells_along(value: Any, axis: int) -> list[tuple[str, Any]]:
-    shape = tuple(value.shape)
-    xp = namespace_of(value)
-    n = shape[axis]
-    edges = np.linspace(0, n, min(n, _MAX_CELLS) + 1).astype(int).tolist()
-    cells = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        mask = xp.zeros(shape, dtype=bool)
-        index = [slice(None)] * len(shape)
-        index[axis] = slice(lo, hi)
-        mask[tuple(index)] = True
-        cells.append((str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", mask))
-    return cells
-
-
-_QUANTILES = (0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0)
-
-
-def _value_cells(value: Any) -> list[tuple[tuple[float, float], Any]]:
-    """Cells by quantile of the (real part of the) argument's values, the tails finest."""
-    xp = namespace_of(value)
-    real = value.real
-    edges = to_host(xp.quantile(real, xp.asarray(_QUANTILES))).tolist()
-    cells = []
-    for k, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
-        mask = (real >= lo) & ((real < hi) if k < len(edges) - 2 else (real <= hi))
-        if mask.any():
-            cells.append(((float(lo), float(hi)), mask))
-    return cells
-
-
-def _cell_verdicts(problem, base, index, cells, tol, rng) -> list[str | None]:
-    out = []
-    for _, mask in cells:
-        probe = restricted_probe(problem, base, index, mask, tol, rng)
-        out.append("bad" if probe.verdict is Verdict.FAIL else "ok" if probe.verdict is Verdict.PASS else None)
-    return out
-
-
-@dataclass(frozen=True)
-class Region:
-    """Where a gradient is wrong along one partition: text, share of elements, and mask."""
-
-    text: str
-    share: float
-    mask: Any
-
-
-def _axis_region(name: str, label: str, cells, verdicts) -> Region | None:
-    bad = [(c, m) for (c, m), v in zip(cells, verdicts) if v == "bad"]
-    ok = [c for (c, _), v in zip(cells, verdicts) if v == "ok"]
-    if not bad or not ok:
+                    text = (
+                        f"the gradient of {self.problem.names[index]} is summed over the wrong axis: it equals {what} "
+                        f"summed over every axis but {axes(chosen)}, where every axis but {axes(kept)} is right"
+                    )
+                    return Diagnosis(text, ["summed over the wrong axis"])
         return None
-    word = _LABEL_NAMES.get(label, "index")
-    plural = "s" if len(bad) > 1 or "-" in bad[0][0] else ""
-    mask = functools.reduce(namespace_of(bad[0][1]).logical_or, [m for _, m in bad])
-    text = f"wrong only in {word}{plural} {', '.join(c for c, _ in bad)} of {name} (right in the {len(ok)} other(s) checked)"
-    return Region(text, float(mask.mean()), mask)
 
+    def _contributions(self, value: Any) -> list[tuple[str, Any]]:
+        """Full-size tensors whose sum over the broadcast axes is a broadcast argument's
+        gradient in the common layers: dL/dY (a bias), dL/dY * X (a scale)."""
+        found = []
+        for k, w in enumerate(self.base.weights):
+            if w.ndim != value.ndim:
+                continue
+            label = "dL/dY" if len(self.base.weights) == 1 else f"dL/dY{k + 1}"
+            found.append((label, w))
+            for name, x in zip(self.problem.names, self.problem.values):
+                if x.shape == w.shape:
+                    found.append((f"{label} * {name}", w * x))
+        return found
 
-def _value_region(name: str, cells, verdicts) -> Region | None:
-    bad = [k for k, v in enumerate(verdicts) if v == "bad"]
-    ok = [k for k, v in enumerate(verdicts) if v == "ok"]
-    if not bad or not ok:
-        return None
-    lo, hi = cells[bad[0]][0][0], cells[bad[-1]][0][1]
-    mask = functools.reduce(namespace_of(cells[0][1]).logical_or, [cells[k][1] for k in bad])
-    if bad == list(range(bad[0], bad[-1] + 1)):
-        if bad[-1] == len(cells) - 1:
-            span = f"where {name} >= {lo:.4g}"
-        elif bad[0] == 0:
-            span = f"where {name} <= {hi:.4g}"
+    # -- where ---------------------------------------------------------------------------------
+
+    def _judge(self, index: int, partition: Partition, seed: str) -> list[_Cell]:
+        rng = self.rng(f"localize {self.problem.names[index]} {seed}")
+        cells = []
+        for block in partition.blocks:
+            try:
+                verdict = check_argument(
+                    self.problem, self.base, index, self.tol, rng, max_probes=4, support=block.mask, passes_needed=2
+                )
+            except EvaluationError:
+                verdict = None
+            if verdict is None or not verdict.probes:
+                cells.append(_Cell(block, "undecided", None))
+                continue
+            word = {Status.FAILED: "wrong", Status.PASSED: "right"}.get(verdict.status, "undecided")
+            failing = _failing(verdict)
+            cells.append(_Cell(block, word, failing[0] if failing else verdict.probes[-1], tuple(failing)))
+        return cells
+
+    def _partitions(self, index: int) -> list[Partition]:
+        value = self.problem.values[index]
+        name = self.problem.names[index]
+        labels = self.problem.labels[index]
+        found = []
+        border = partitions.distance_to_edge(value, labels)
+        if border is not None:
+            found.append(border)
+        sign = partitions.by_sign(value, name)
+        if sign is not None:
+            found.append(sign)
+        if labels and len(labels) == value.ndim:
+            for label in "CBT":
+                axis = labels.find(label)
+                if axis >= 0 and value.shape[axis] > 1:
+                    found.append(partitions.along_axis(value, axis, partitions.AXIS_WORDS[label]))
+            for axis, word in partitions.spatial_words(labels):
+                if value.shape[axis] > 1:
+                    found.append(partitions.along_axis(value, axis, word))
+        return found
+
+    def _where(self, index: int, gradient: Any) -> Diagnosis:
+        name = self.problem.names[index]
+        table = self.elements(index)
+        if table is not None:
+            return self._where_elements(index, gradient, table)
+        regions: list[tuple[float, str, Block, list[_Cell]]] = []
+        measured: dict[str, list[BlockError]] = {}
+        for partition in self._partitions(index):
+            cells = self._judge(index, partition, partition.unit)
+            measured[partition.unit] = [c.record() for c in cells]
+            region = self._region(index, partition, cells)
+            if region is not None:
+                regions.append(region)
+        value_cells = partitions.by_value(self.problem.values[index], name)
+        if len(value_cells) > 1:
+            cells = self._judge(index, Partition("value range", tuple(b for _, b in value_cells)), "values")
+            measured["value range"] = [c.record() for c in cells]
+            region = self._value_region(index, value_cells, cells)
+            if region is not None:
+                regions.append(region)
+        regions.sort(key=lambda r: r[0])
+        where = [text for _, text, _, _ in regions]
+        causes: list[str] = []
+        if regions:
+            share, text, block, bad = regions[0]
+            factor = self._region_factor(index, gradient, block, bad)
+            headline = f"the gradient of {name} is {text}"
+            if factor is not None:
+                headline = f"the gradient of {name} {factor}"
+                causes.append(factor)
         else:
-            span = f"where {name} is in [{lo:.4g}, {hi:.4g}]"
-    else:
-        span = f"for some ranges of {name} between {lo:.4g} and {hi:.4g}"
-    text = f"wrong only {span} (about {100 * float(mask.mean()):.2g}% of the elements), right elsewhere"
-    return Region(text, float(mask.mean()), mask)
+            first = _failing(self.verdicts[index])[0]
+            error = first.relative(first.discrepancy)
+            headline = f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)"
+            if is_complex(self.problem.values[index]) or any(is_complex(y) for y in self.base.outputs):
+                # Not a plain missing conjugate (a claim tested above), but the usual suspect.
+                causes = ["complex values: check each conj against the convention dL/da + i*dL/db"]
+                headline += "; " + causes[0]
+        suspect = regions[0][2].mask if regions else None
+        examples = self._examples(index, gradient, suspect)
+        return Diagnosis(headline, causes, where, examples, blocks=measured)
 
+    def _region(
+        self, index: int, partition: Partition, cells: list[_Cell]
+    ) -> tuple[float, str, Block, list[_Cell]] | None:
+        """ "wrong only in channels 2, 5" when those were wrong and every other was right twice."""
+        bad = [c for c in cells if c.verdict == "wrong"]
+        if not bad or len(bad) == len(cells) or any(c.verdict == "undecided" for c in cells):
+            return None
+        name = self.problem.names[index]
+        xp = namespace_of(bad[0].block.mask)
+        mask = bad[0].block.mask
+        for c in bad[1:]:
+            mask = xp.logical_or(mask, c.block.mask)
+        share = float(fetch(mask.mean())[0])
+        right = [c for c in cells if c.verdict == "right"]
+        depth = len(bad)
+        if partition.unit == "distance from the edge" and [c.block.label for c in bad] == [
+            str(d) for d in range(depth)
+        ]:
+            labels = self.problem.labels[index] or ""
+            shape = tuple(self.problem.values[index].shape)
+            region = partitions.describe_border(shape, labels, depth)
+            if depth == 1:
+                strips = partitions.edges(self.problem.values[index], labels)
+                judged = self._judge(index, Partition("edge", tuple(strips)), "edges")
+                wrong = [c.block.label for c in judged if c.verdict == "wrong"]
+                if wrong and len(wrong) < len(judged):
+                    region += f": wrong in {', '.join(wrong)}"
+            text = f"wrong only at the border of the spatial plane ({region}); right in its interior"
+        elif partition.unit == "sign":
+            text = f"wrong only where {bad[0].block.label}; right where {right[0].block.label}"
+        else:
+            listed = ", ".join(c.block.label for c in bad)
+            many = len(bad) > 1 or "-" in bad[0].block.label
+            text = (
+                f"wrong only in {partition.units if many else partition.unit} {listed} of {name} "
+                f"(right in the {len(right)} other{'s' if len(right) > 1 else ''} checked)"
+            )
+        return share, text, Block(text, mask), bad
 
-def _example(problem, base, index, element, gradient, tol) -> ElementExample | None:
-    """The analytic and numeric gradient at one element; for a complex argument the numeric
-    one is dL/da + i*dL/db, from one probe of each part."""
-    units = (1, 1j) if is_complex(problem.values[index]) else (1,)
-    probes = [element_probe(problem, base, index, element, tol, unit) for unit in units]
-    if any(p.verdict not in (Verdict.PASS, Verdict.FAIL) for p in probes):
-        return None
-    analytic = complex(gradient[element]) if is_complex(gradient) else float(gradient[element])
-    numeric = probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
-    probe = max(probes, key=lambda p: (p.verdict is Verdict.FAIL, p.tolerance))
-    abs_error = abs(analytic - numeric)
-    return ElementExample(
-        index=tuple(int(i) for i in element),
-        analytic=analytic,
-        numeric=numeric,
-        abs_error=abs_error,
-        rel_error=abs_error / abs(numeric) if numeric else math.inf,
-        tolerance=probe.tolerance,
-        wrong=probe.verdict is Verdict.FAIL,
-    )
+    def _value_region(self, index, value_cells, cells) -> tuple[float, str, Block, list[_Cell]] | None:
+        if any(c.verdict == "undecided" for c in cells):
+            return None
+        bad = [k for k, c in enumerate(cells) if c.verdict == "wrong"]
+        if not bad or len(bad) == len(cells):
+            return None
+        name = self.problem.names[index]
+        lo, hi = value_cells[bad[0]][0][0], value_cells[bad[-1]][0][1]
+        xp = namespace_of(cells[0].block.mask)
+        mask = cells[bad[0]].block.mask
+        for k in bad[1:]:
+            mask = xp.logical_or(mask, cells[k].block.mask)
+        share = float(fetch(mask.mean())[0])
+        if share > 0.5:
+            return None  # "right" only in the tails says little about where it is wrong
+        if bad == list(range(bad[0], bad[-1] + 1)):
+            if bad[-1] == len(cells) - 1:
+                span = f"where {name} >= {lo:.4g}"
+            elif bad[0] == 0:
+                span = f"where {name} <= {hi:.4g}"
+            else:
+                span = f"where {name} is in [{lo:.4g}, {hi:.4g}]"
+        else:
+            span = f"for some ranges of {name} between {lo:.4g} and {hi:.4g}"
+        text = f"wrong only {span} (about {100 * share:.2g}% of the elements), right elsewhere"
+        return share, text, Block(span, mask), [cells[k] for k in bad]
 
+    def _region_factor(self, index: int, gradient: Any, region: Block, bad: list[_Cell]) -> str | None:
+        """ "has the wrong sign where X < 0" when the gradient negated there is right everywhere."""
+        ratio = _ratio([p for c in bad for p in c.failing])
+        if ratio is None or ratio == 0:
+            return None
+        xp = namespace_of(gradient)
 
-def _examples(problem, base, index, gradient, tol, elements) -> list[ElementExample]:
-    found = [e for e in (_example(problem, base, index, el, gradient, tol) for el in elements) if e]
-    return sorted(found, key=lambda e: (not e.wrong, -e.abs_error))
+        def corrected(grads):
+            return xp.where(region.mask, grads[index] / ratio, grads[index])
 
+        if not self.holds(index, corrected, (None, region)):
+            return None
+        text = region.label.split(";")[0].replace("wrong only ", "", 1)
+        if abs(ratio + 1) <= 1e-4:
+            return f"has the wrong sign {text}" + self._rest(region.label)
+        return f"is off by a factor {name_factor(ratio, self.context)} {text}" + self._rest(region.label)
 
-def localize(
-    problem: GradientProblem,
-    base: Baseline,
-    verdicts: list[ArgumentVerdict],
-    index: int,
-    tol: Tolerances,
-    rng: np.random.Generator,
-) -> tuple[list[str], list[ElementExample]]:
-    """Where the gradient of argument `index` is wrong (most specific first), and examples."""
-    name = problem.names[index]
-    value = problem.values[index]
-    gradient = _failing(verdicts[index])[0].gradients[index]
-    if value.size <= _ELEMENTWISE_LIMIT:
-        examples = _examples(problem, base, index, gradient, tol, np.ndindex(value.shape))
+    @staticmethod
+    def _rest(label: str) -> str:
+        _, sep, rest = label.partition(";")
+        return f";{rest}" if sep else ""
+
+    def _where_elements(self, index: int, gradient: Any, table) -> Diagnosis:
+        name = self.problem.names[index]
+        examples = [e for e in (self._example(gradient, element, probes) for element, probes in table) if e]
+        examples.sort(key=lambda e: (not e.wrong, -e.abs_error))
         wrong = [e for e in examples if e.wrong]
         where = []
         if wrong and len(wrong) < len(examples):
             listed = ", ".join(str(e.index) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
-            where.append(f"wrong at {len(wrong)} of {len(examples)} elements of {name}: {listed}")
-        return where, examples[:5]
-    regions: list[Region] = []
-    labels = problem.labels[index]
-    if labels and len(labels) == value.ndim:
-        for label in "CBT":
-            axis = labels.find(label)
-            if axis >= 0 and value.shape[axis] > 1:
-                cells = _cells_along(value, axis)
-                region = _axis_region(name, label, cells, _cell_verdicts(problem, base, index, cells, tol, rng))
-                if region:
-                    regions.append(region)
-    value_cells = _value_cells(value)
-    region = _value_region(name, value_cells, _cell_verdicts(problem, base, index, value_cells, tol, rng))
-    if region:
-        regions.append(region)
-    regions = sorted((r for r in regions if r.share <= 0.5), key=lambda r: r.share)
-    xp = namespace_of(value)
-    suspect = xp.ones(value.shape, dtype=bool)
-    for r in regions:
-        if bool((suspect & r.mask).any()):
-            suspect &= r.mask
-    candidates = xp.argwhere(suspect)
-    chosen = rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)
-    picks = to_host(candidates[xp.asarray(chosen)]).tolist()
-    examples = _examples(problem, base, index, gradient, tol, [tuple(int(i) for i in el) for el in picks])
-    return [r.text for r in regions], examples
+            text = f"wrong at {len(wrong)} of {len(examples)} elements of {name}: {listed}"
+            labels = self.problem.labels[index]
+            axis = labels.find("C") if labels and len(labels) == gradient.ndim else -1
+            undecided = len(examples) < len(table)
+            if axis >= 0 and gradient.shape[axis] > 1 and not undecided:
+                bad_channels = sorted({e.index[axis] for e in wrong})
+                if (
+                    all(e.index[axis] not in bad_channels for e in examples if not e.wrong)
+                    and len(bad_channels) < gradient.shape[axis]
+                ):
+                    listed_channels = ", ".join(map(str, bad_channels))
+                    text = (
+                        f"wrong only in channel{'s' if len(bad_channels) > 1 else ''} {listed_channels} of {name} "
+                        f"(every element measured: right in the other {gradient.shape[axis] - len(bad_channels)})"
+                    )
+            where.append(text)
+        if where:
+            headline = f"the gradient of {name} is {where[0]}"
+        elif wrong:
+            worst = wrong[0]
+            headline = (
+                f"the gradient of {name} is wrong at every element measured "
+                f"(largest error {worst.abs_error:.3g} at {name}{worst.index}, relative {worst.rel_error:.3g})"
+            )
+        else:
+            first = _failing(self.verdicts[index])[0]
+            headline = f"the gradient of {name} is wrong (relative error {first.relative(first.discrepancy):.2g} along a random direction)"
+        return Diagnosis(headline, [], where, examples[:5])
+
+    def _example(self, gradient: Any, element: tuple[int, ...], probes: list[Probe]) -> ElementExample | None:
+        if any(p.verdict not in (Verdict.PASS, Verdict.FAIL) for p in probes):
+            return None
+        (value,) = fetch(gradient[element]) if not is_complex(gradient) else (complex(to_host(gradient[element])),)
+        analytic: complex | float = complex(value) if is_complex(gradient) else float(value)
+        numeric: complex | float = (
+            probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
+        )
+        worst = max(probes, key=lambda p: (p.verdict is Verdict.FAIL, p.tolerance))
+        abs_error = abs(analytic - numeric)
+        return ElementExample(
+            index=element,
+            analytic=analytic,
+            numeric=numeric,
+            abs_error=abs_error,
+            rel_error=abs_error / abs(numeric) if numeric else math.inf,
+            tolerance=worst.tolerance,
+            wrong=any(p.verdict is Verdict.FAIL for p in probes),
+        )
+
+    def _examples(self, index: int, gradient: Any, suspect: Any) -> list[ElementExample]:
+        """A few elements (in the region found, if any) measured one at a time."""
+        value = self.problem.values[index]
+        xp = namespace_of(value)
+        mask = xp.ones(value.shape, dtype=bool) if suspect is None else suspect
+        candidates = xp.argwhere(mask)
+        rng = self.rng(f"examples {self.problem.names[index]}")
+        chosen = rng.choice(len(candidates), size=min(4, len(candidates)), replace=False)
+        picks = [tuple(int(i) for i in el) for el in to_host(candidates[xp.asarray(chosen)]).tolist()]
+        units = (1, 1j) if is_complex(value) else (1,)
+        found = []
+        for element in picks:
+            try:
+                probes = [element_probe(self.problem, self.base, index, element, self.tol, u) for u in units]
+            except EvaluationError:
+                break
+            example = self._example(gradient, element, probes)
+            if example is not None:
+                found.append(example)
+        return sorted(found, key=lambda e: (not e.wrong, -e.abs_error))
+
+
+def _sq(a: Any) -> Any:
+    return namespace_of(a).vdot(a, a).real

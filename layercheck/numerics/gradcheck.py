@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, namespace_of, random_signs
+from layercheck.numerics.arrays import fetch, namespace_of, random_signs, to_module
 from layercheck.results import Cause, Status, cause_of
 
 __all__ = [
@@ -104,6 +104,10 @@ _STEP = {np.dtype(np.float64): 1e-7, np.dtype(np.float32): 3e-3}
 _RESOLUTION = {np.dtype(np.float64): (1e-6, 1e-4, 5e-7), np.dtype(np.float32): (3e-3, 3e-2, 3e-3)}
 _ERROR_FACTOR = 4.0  # E = 4 x the W-weighted RMS of the second differences (+ a round-off floor)
 _MAX_PROBES = 6
+# Relative steps: from this size on, outputs that do not move do not depend on the argument;
+# the largest step, for layers whose outputs are nearly constant against their own size.
+_LARGE_STEP, _MAX_STEP = 1e-3, 10.0
+_RANDOM_MAGNITUDES = 4096  # arguments up to this size get directions of random magnitudes too
 
 
 class EvaluationError(Exception):
@@ -189,6 +193,7 @@ class Tolerances:
     rtol: float
     atol: float
     precision: np.dtype
+    measured_roundoff: float = 0.0  # the layer's round-off relative to its outputs, where measured
 
     @property
     def eps(self) -> float:
@@ -222,7 +227,9 @@ def make_baseline(
     problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances
 ) -> Baseline:
     gradients = problem.gradients(weights)
-    roundoff = [tol.eps * namespace_of(y).abs(y) for y in outputs]
+    # The outputs' round-off: a few ulps of each element, or the round-off measured on the
+    # layer (relative to the outputs' RMS) where it cancels large terms inside.
+    roundoff = [_roundoff(y, tol) for y in outputs]
     return Baseline(
         outputs,
         weights,
@@ -232,13 +239,27 @@ def make_baseline(
     )
 
 
+def _roundoff(y: Any, tol: Tolerances) -> Any:
+    xp = namespace_of(y)
+    ulps = tol.eps * xp.abs(y)
+    # Below 16 eps the measurement may be the curvature of a smooth layer, not round-off.
+    if tol.measured_roundoff <= 16 * tol.eps or y.size == 0:
+        return ulps
+    return xp.maximum(ulps, tol.measured_roundoff * math.sqrt(_sq_norm(y) / y.size))
+
+
 def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
     """Random signs (Rademacher), or random signs on both parts for complex arguments.
 
     As good as Gaussian directions for a random projection, several times cheaper to draw at
-    real sizes, and every element moves by exactly the step.
+    real sizes, and every element moves by exactly the step (by a random fraction of it, from
+    half to one and a half, on small arguments).
     """
     signs = random_signs(value, rng)
+    if value.size <= _RANDOM_MAGNITUDES:
+        # On a few elements, equal magnitudes let different gradients project alike (all four
+        # signs equal in one draw in 8): random magnitudes make such collisions improbable.
+        signs *= to_module(0.5 + rng.random(tuple(value.shape)), namespace_of(signs))
     if np.dtype(value.dtype).kind == "c":
         v = (signs + 1j * random_signs(value, rng)) / np.sqrt(2)
     else:
@@ -274,8 +295,12 @@ def run_probe(
     direction: np.ndarray,
     t: float,
     tol: Tolerances,
+    large_step: bool = False,
 ) -> Probe:
-    """One directional-derivative comparison for argument `index`; see the module docstring."""
+    """One directional-derivative comparison for argument `index`; see the module docstring.
+    `large_step`: the step is a large part of the values moved (1e-3 or more), so outputs that
+    barely move do so because they barely depend on the argument, not because their change was
+    rounded away."""
     value = problem.values[index]
     plus = problem.evaluate(index, value + t * direction)
     minus = problem.evaluate(index, value - t * direction)
@@ -289,20 +314,33 @@ def run_probe(
     # smooth function keeps it about t times smaller. A kink whose two slopes nearly agree
     # hides below the first threshold: where kinks were seen and the error estimate is still
     # too large, look again closer.
-    probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-3, 30 * tol.step))
+    resolved = large_step
+    probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-3, 30 * tol.step), resolved)
     if probe.reason is Undecided.CURVATURE and probe.masked:
-        probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step))
+        probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step), resolved)
     return probe
 
 
-def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> Probe:
+def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho, resolved: bool) -> Probe:
     # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
     kink_masks = [_kinks(delta, second, floor, rho) for delta, second, floor in zip(deltas, seconds, base.kink_floor)]
-    counts = fetch(*(_count(k) for k in kink_masks), *(_count(d) for d in deltas))
-    n_kinks, changes = [int(n) for n in counts[: len(deltas)]], [int(n) for n in counts[len(deltas) :]]
-    changed, masked = sum(changes), sum(n_kinks)
+    m = len(deltas)
+    counts = fetch(
+        *(_count(k) for k in kink_masks),
+        *(_count(d) for d in deltas),
+        *(_count((d != 0) & (namespace_of(d).abs(d) <= floor)) for d, floor in zip(deltas, base.kink_floor)),
+    )
+    n_kinks, changes = [int(n) for n in counts[:m]], [int(n) for n in counts[m : 2 * m]]
+    changed, masked, at_resolution = sum(changes), sum(n_kinks), sum(int(n) for n in counts[2 * m :])
     if changed and masked > 0.5 * changed:
         return _undecided(index, direction, t, Undecided.KINKS, masked, changed)
+    if not resolved and changed and at_resolution > 0.1 * changed:
+        # The outputs moved by a few of their own ulps: the move is at their resolution, and
+        # outputs that did not move at all may have had their change rounded away (so they do
+        # not cancel exactly, as the error estimate assumes). A larger step resolves it.
+        return _undecided(index, direction, t, Undecided.ROUND_OFF, 0, changed)
+    if not resolved and changed == 0 and _swallowed(base, index, direction, t, tol):
+        return _undecided(index, direction, t, Undecided.ROUND_OFF, 0, 0)
     if masked:
         weights = [
             w if n == 0 else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kink_masks, n_kinks)
@@ -314,7 +352,6 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
     # Round-off of the changed outputs only (unchanged ones cancel exactly); precomputed for
     # the common case where every output changed and no output was masked.
     partial_roundoff = [n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)]
-    m = len(deltas)
     values = fetch(
         *(_dot(w, d) for w, d in zip(weights, deltas)),
         *(_sq(w * s) for w, s in zip(weights, seconds)),
@@ -353,15 +390,32 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho) -> P
         terms=terms,
     )
     if not math.isfinite(analytic):
-        probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.NON_FINITE_GRADIENT
+        # The outputs and their finite differences are finite, so the derivative is: a NaN or
+        # an infinity in the hand-written gradient is wrong, not undecidable.
+        probe.verdict, probe.reason = Verdict.FAIL, Undecided.NON_FINITE_GRADIENT
     elif probe.discrepancy > probe.tolerance:
         probe.verdict = Verdict.FAIL
+    elif not any_gradient and second_error < 20 * roundoff_error:
+        # An exactly zero gradient, and outputs that move only by round-off: the argument has
+        # no first-order effect the precision can show, which is what zero claims.
+        probe.verdict = Verdict.PASS
     elif scale > 0 and error_bound > tol.resolution[0] * scale:
         probe.verdict = Verdict.UNDECIDED
         probe.reason = Undecided.ROUND_OFF if second_error < 20 * roundoff_error else Undecided.CURVATURE
     elif any_gradient and probe.tolerance > tol.resolution[2] * max(abs(analytic), abs(numeric)):
         probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.SMALL_PROJECTION
     return probe
+
+
+def _swallowed(base: Baseline, index: int, direction: Any, t: float, tol: Tolerances) -> bool:
+    """No output moved: could the analytic change 2t<g, v> hide in the outputs' rounding (at
+    most an ulp each, weighted by the loss)? If not, no output depends on the move."""
+    gradient = base.gradients[index]
+    if gradient is None:
+        return False
+    (analytic,) = fetch(_dot(gradient, direction))
+    hidden = fetch(*(namespace_of(w, y).abs(w * y).sum() for w, y in zip(base.weights, base.outputs)))
+    return abs(2 * t * analytic) <= 4 * tol.eps * sum(hidden)
 
 
 def _kinks(delta: Any, second: Any, floor: Any, rho: float) -> Any:
@@ -411,24 +465,29 @@ def check_argument(
     tol: Tolerances,
     rng: np.random.Generator,
     max_probes: int = _MAX_PROBES,
+    support: Any = None,
+    passes_needed: int = 1,
 ) -> ArgumentVerdict:
-    """Probe one argument until two probes fail, one passes decisively, or the budget runs out.
+    """Probe one argument (or the part of it where the mask `support` is true) until two probes
+    fail, one passes decisively, or the budget runs out.
 
     Steps adapt: smaller after kinks or curvature, larger after round-off, and every probe
-    draws a new random direction. A failure needs two failing probes.
+    draws a new random direction. A failure needs two failing probes, a pass `passes_needed`
+    decisive passes (two where "right" is a claim of its own). The step is relative to
+    the values probed, so a block of small values is moved by a step of its own size.
     """
     value = problem.values[index]
-    scale = step_scale(value)
+    scale = step_scale(value if support is None else value[support])
     h = tol.step
     probes: list[Probe] = []
-    fails = 0
+    fails = passes = 0
     for _ in range(max_probes):
         t = h * scale
-        direction = keep_inside(value, random_direction(value, rng), t, problem.domains[index])
+        direction = keep_inside(value, random_direction(value, rng, support), t, problem.domains[index])
         if not bool(namespace_of(direction).any(direction)):
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, "every element sits at the edge of its domain")
         try:
-            probe = run_probe(problem, base, index, direction, t, tol)
+            probe = run_probe(problem, base, index, direction, t, tol, large_step=h >= _LARGE_STEP)
         except EvaluationError as exc:
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
         probes.append(probe)
@@ -436,14 +495,20 @@ def check_argument(
             if fails:
                 reason = "probes disagree: one failed and another passed"
                 return ArgumentVerdict(index, Status.INCOMPLETE, probes, reason)
-            return ArgumentVerdict(index, Status.PASSED, probes)
+            passes += 1
+            if passes >= passes_needed:
+                return ArgumentVerdict(index, Status.PASSED, probes)
+            continue
         if probe.verdict is Verdict.FAIL:
             fails += 1
             if fails == 2:
                 return ArgumentVerdict(index, Status.FAILED, probes)
             h /= 4
         elif probe.reason is Undecided.ROUND_OFF:
-            h = min(h * 10, 1e-2)
+            # Round-off error falls as 1/step: jump to the step that brings it under the
+            # resolution (outputs nearly constant against their size need large steps).
+            wanted = 2 * probe.error_bound / (tol.resolution[0] * probe.scale) if probe.scale > 0 else 100.0
+            h = min(h * min(max(wanted, 10.0), 1e4), _MAX_STEP)
         elif probe.reason is not Undecided.SMALL_PROJECTION:
             h /= 10
     agreeing = [
@@ -454,7 +519,7 @@ def check_argument(
         and p.discrepancy <= p.tolerance
         and p.error_bound <= tol.resolution[1] * p.scale
     ]
-    if agreeing and not fails:
+    if agreeing and not fails and passes_needed == 1:
         best = min(p.relative(p.error_bound) for p in agreeing)
         return ArgumentVerdict(index, Status.PASSED, probes, f"agreement at a reduced resolution of {best:.1g}")
     reasons = sorted({p.reason_text for p in probes if p.reason is not None})
@@ -469,9 +534,10 @@ def restricted_probe(
     tol: Tolerances,
     rng: np.random.Generator,
 ) -> Probe:
-    """A probe whose direction lives on `support` only (localization)."""
+    """A probe whose direction lives on `support` only (localization), with a step relative to
+    the values there."""
     value = problem.values[index]
-    t = tol.step * step_scale(value)
+    t = tol.step * step_scale(value[support])
     direction = keep_inside(value, random_direction(value, rng, support), t, problem.domains[index])
     return run_probe(problem, base, index, direction, t, tol)
 

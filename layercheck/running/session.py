@@ -22,6 +22,7 @@ from layercheck.contract.layout import Layout
 from layercheck.errors import USER_ERRORS, ContractError, TargetError
 from layercheck.numerics import arrays
 from layercheck.numerics.devices import GpuStatus, gpu_status
+from layercheck.numerics.precision import PrecisionFinding, measure_precision
 from layercheck.portability import is_cupy_refusal
 from layercheck.results import Kind
 from layercheck.settings.options import Options
@@ -294,6 +295,43 @@ class Session:
         if not step.ok:
             return step
         return Step(what, BackwardResult(step.value, xs, outputs, dLdY, dLdS, layer))
+
+    # -- precision ------------------------------------------------------------------------
+
+    def precision(self, dtype: Any) -> PrecisionFinding:
+        """The precision the layer really computes in at `dtype` (measured once, on the home
+        device): a layer that rounds to float32 inside is judged at float32."""
+        key = ("precision", np.dtype(dtype).name)
+        if key not in self._cache:
+            nominal = arrays.precision_of(dtype)
+            finding = PrecisionFinding(nominal, 0.0, False)
+            method = "predict" if self.reference.kind == Kind.LAYER else "forward"
+            step = self.step(method, dtype)
+            if step.ok and isinstance(step.value, Outputs) and nominal == np.dtype(np.float64):
+                layer = self.layer(dtype)
+                movable = [not integer for integer in self.integer_inputs]
+                try:
+                    finding = measure_precision(
+                        lambda xs: getattr(layer, method)(xs).all,
+                        self.inputs(dtype),
+                        movable,
+                        self.input_domains(),
+                        step.value.all,
+                        nominal,
+                        self.rng("precision"),
+                    )
+                except USER_ERRORS:
+                    pass  # the layer raised at a moved point: no finding, as for a layer that cannot be moved
+            self._cache[key] = finding
+        return self._cache[key]
+
+    def tolerance(self, dtype: Any) -> tuple[float, float]:
+        """(rtol, atol) to judge results at `dtype` with: those of the precision the layer
+        really computes in (float32's for a float64 layer that rounds to float32 inside)."""
+        finding = self.precision(dtype)
+        if finding.lost:
+            return self.options.tolerance("complex64" if np.dtype(dtype).kind == "c" else "float32")
+        return self.options.tolerance(dtype)
 
     def gpu(self) -> GpuStatus:
         """The GPU the checks may use; never asks CuPy with `device="cpu"`."""

@@ -1,0 +1,194 @@
+"""Partitions of an argument into blocks: along a named axis, border and interior of the
+spatial plane, by sign, by value, and the blocks of a gradient whose scale is far below the
+rest. The gradient check probes small-scale blocks on their own; the diagnosis probes a
+partition's blocks one by one to say where a gradient is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from layercheck.numerics.arrays import namespace_of, to_host
+
+__all__ = [
+    "AXIS_WORDS",
+    "Block",
+    "Partition",
+    "along_axis",
+    "describe_border",
+    "distance_to_edge",
+    "by_sign",
+    "by_value",
+    "edges",
+    "small_scale_blocks",
+]
+
+AXIS_WORDS = {"C": "channel", "B": "observation", "T": "time step", "U": "index"}
+_MAX_CELLS = 16
+# A block whose gradient is this much smaller (RMS) than the argument's largest block is
+# invisible to a probe of the whole argument: its errors are below any whole-array tolerance.
+SMALL_SCALE = 1e-3
+_MAX_SMALL_GROUPS = 6
+_QUANTILES = (0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Part of an argument: `label` names it in a sentence ("2", "0-3", "X < 0"), `mask` marks it."""
+
+    label: str
+    mask: Any
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Blocks that cover an argument (or, for a value range, part of it): `unit` names one block
+    in words ("channel", "row"); `plural` its plural."""
+
+    unit: str
+    blocks: tuple[Block, ...]
+    plural: str = ""
+
+    @property
+    def units(self) -> str:
+        return self.plural or self.unit + "s"
+
+
+def _axis_mask(shape: tuple[int, ...], axis: int, lo: int, hi: int, xp: Any) -> Any:
+    mask = xp.zeros(shape, dtype=bool)
+    index: list[Any] = [slice(None)] * len(shape)
+    index[axis] = slice(lo, hi)
+    mask[tuple(index)] = True
+    return mask
+
+
+def spatial_words(labels: str) -> list[tuple[int, str]]:
+    """Each spatial axis with its name: rows and columns for a plane, else spatial axis k."""
+    axes = [i for i, ch in enumerate(labels) if ch == "S"]
+    if len(axes) == 2:
+        return list(zip(axes, ("row", "column")))
+    if len(axes) == 1:
+        return [(axes[0], "position")]
+    return [(axis, f"index of spatial axis {k}") for k, axis in enumerate(axes, 1)]
+
+
+def along_axis(value: Any, axis: int, unit: str) -> Partition:
+    """Cells along one axis: each index, or up to 16 ranges of indices on a long axis."""
+    shape = tuple(value.shape)
+    xp = namespace_of(value)
+    n = shape[axis]
+    cuts = np.linspace(0, n, min(n, _MAX_CELLS) + 1).astype(int).tolist()
+    blocks = tuple(
+        Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", _axis_mask(shape, axis, lo, hi, xp))
+        for lo, hi in zip(cuts[:-1], cuts[1:])
+    )
+    return Partition(unit, blocks)
+
+
+def distance_to_edge(value: Any, labels: str | None) -> Partition | None:
+    """Cells by distance to the nearest edge of the spatial plane (0: the border itself), up to
+    3, then the rest; for arguments whose every spatial axis has an interior."""
+    if not labels or len(labels) != value.ndim:
+        return None
+    axes = [i for i, ch in enumerate(labels) if ch == "S"]
+    if not axes or any(value.shape[i] < 3 for i in axes):
+        return None
+    xp = namespace_of(value)
+    shape = tuple(value.shape)
+    distance = None
+    for axis in axes:
+        n = shape[axis]
+        along = xp.minimum(xp.arange(n), n - 1 - xp.arange(n)).reshape(
+            [n if i == axis else 1 for i in range(len(shape))]
+        )
+        distance = along if distance is None else xp.minimum(distance, along)
+    distance = xp.broadcast_to(distance, shape)
+    deepest = min(shape[i] for i in axes) // 2 - (1 if min(shape[i] for i in axes) % 2 == 0 else 0)
+    cells = [Block(str(d), distance == d) for d in range(min(deepest, 3))]
+    cells.append(Block(f"{min(deepest, 3)}+", distance >= min(deepest, 3)))
+    return Partition("distance from the edge", tuple(cells), "distances from the edge")
+
+
+def describe_border(shape: tuple[int, ...], labels: str, depth: int) -> str:
+    """ "rows 0 and 7, columns 0 and 7" for the border `depth` deep."""
+
+    def span(n: int) -> str:
+        if depth == 1:
+            return f"0 and {n - 1}"
+        return f"0-{depth - 1} and {n - depth}-{n - 1}"
+
+    words = spatial_words(labels)
+    if len(words) > 2:
+        return f"the first and last {depth} indices of each spatial axis"
+    return ", ".join(f"{word}s {span(shape[axis])}" for axis, word in words)
+
+
+def edges(value: Any, labels: str) -> list[Block]:
+    """The first and the last slice along each spatial axis ("row 0", "column 7")."""
+    xp = namespace_of(value)
+    shape = tuple(value.shape)
+    found = []
+    for axis, word in spatial_words(labels):
+        for index in (0, shape[axis] - 1):
+            found.append(Block(f"{word} {index}", _axis_mask(shape, axis, index, index + 1, xp)))
+    return found
+
+
+def by_sign(value: Any, name: str) -> Partition | None:
+    """Where the argument (its real part) is below zero and where above."""
+    real = value.real
+    below, above = real < 0, real > 0
+    if not (bool(below.any()) and bool(above.any())):
+        return None
+    return Partition("sign", (Block(f"{name} < 0", below), Block(f"{name} > 0", above)))
+
+
+def by_value(value: Any, name: str) -> list[tuple[tuple[float, float], Block]]:
+    """Cells by quantile of the (real part of the) argument's values, the tails finest."""
+    xp = namespace_of(value)
+    real = value.real
+    cuts = to_host(xp.quantile(real, xp.asarray(_QUANTILES))).tolist()
+    cells = []
+    for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        mask = (real >= lo) & ((real < hi) if k < len(cuts) - 2 else (real <= hi))
+        if bool(mask.any()):
+            cells.append(((float(lo), float(hi)), Block(f"{name} in [{lo:.4g}, {hi:.4g}]", mask)))
+    return cells
+
+
+def small_scale_blocks(gradient: Any, labels: str | None) -> list[tuple[str, float, Any]]:
+    """Blocks along the channel, observation and time axes whose gradient RMS is below
+    SMALL_SCALE times the largest block's, grouped by decade of scale: (description, scale
+    relative to the largest block, mask). Empty for an argument without such axes."""
+    if not labels or len(labels) != gradient.ndim or gradient.size == 0:
+        return []
+    xp = namespace_of(gradient)
+    power = (gradient * gradient.conj()).real if np.dtype(gradient.dtype).kind == "c" else gradient * gradient
+    found: list[tuple[str, float, Any]] = []
+    for label in "CBT":
+        axis = labels.find(label)
+        if axis < 0 or gradient.shape[axis] < 2:
+            continue
+        others = tuple(i for i in range(gradient.ndim) if i != axis)
+        rms = np.asarray(to_host(xp.sqrt(power.mean(axis=others))), dtype=float)
+        top = float(rms.max()) if rms.size else 0.0
+        if not (top > 0 and math.isfinite(top)):
+            continue
+        groups: dict[int, list[int]] = {}
+        for k, r in enumerate(rms.tolist()):
+            if r < SMALL_SCALE * top:
+                groups.setdefault(math.floor(math.log10(r / top)) if r > 0 else -999, []).append(k)
+        unit = AXIS_WORDS[label]
+        for decade, members in sorted(groups.items(), reverse=True)[:_MAX_SMALL_GROUPS]:
+            mask = xp.zeros(gradient.shape, dtype=bool)
+            index: list[Any] = [slice(None)] * gradient.ndim
+            index[axis] = xp.asarray(members)
+            mask[tuple(index)] = True
+            shown = ", ".join(map(str, members[:8])) + (", ..." if len(members) > 8 else "")
+            relative = 0.0 if decade == -999 else float(max(rms[members]) / top)
+            found.append((f"{unit}{'s' if len(members) > 1 else ''} {shown}", relative, mask))
+    return found

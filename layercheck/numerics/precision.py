@@ -1,0 +1,145 @@
+"""The precision a layer really computes in, measured from how its outputs follow a tiny change.
+
+A layer that returns float64 may round to float32 inside (a cast, float32 weights, a float32
+library call). Its outputs then carry float32 round-off, and every comparison judged at a
+float64 tolerance (a batch against its observations, finite differences) fails for a reason
+that is not the one it would name. The measurement: move the inputs by a relative 1e-8 both
+ways and take the second difference of the outputs. A layer that computes in float64 follows
+the move smoothly (the second difference is curvature, about 1e-16 of the outputs); one that
+rounds at float32 resolution shows its round-off there, about 1e-8 of the outputs.
+Outputs that crossed a kink (a ReLU) within the move are left out when they are few.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from layercheck.numerics.arrays import fetch, is_array, namespace_of, random_signs
+from layercheck.numerics.gradcheck import keep_inside
+
+__all__ = ["PrecisionFinding", "measure_precision"]
+
+_STEP = 1e-8  # relative: above float64's resolution by 1e8, a tenth of float32's
+_LOST = 1e-9  # measured round-off, relative to the outputs, that float64 arithmetic never shows
+_KINK_SHARE = 0.01  # at most this share of changed outputs may be left out as kinks
+
+
+@dataclass(frozen=True)
+class PrecisionFinding:
+    """What the measurement found for one tested dtype."""
+
+    nominal: np.dtype  # the real precision of the tested dtype
+    roundoff: float  # the outputs' round-off under a tiny move, relative to their size
+    float32_values: bool  # every output is a float32 value (a cast back at the end)
+
+    @property
+    def lost(self) -> bool:
+        return self.nominal == np.dtype(np.float64) and self.roundoff > _LOST
+
+    @property
+    def effective(self) -> np.dtype:
+        """The precision to judge the layer's results at."""
+        return np.dtype(np.float32) if self.lost else self.nominal
+
+    def describe(self, method: str) -> str:
+        """The finding in words, for a layer that lost precision."""
+        eps64, eps32 = float(np.finfo(np.float64).eps), float(np.finfo(np.float32).eps)
+        text = (
+            f"{method} computes below float64 precision: moving its inputs by a relative {_STEP:g} gives outputs "
+            f"with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, float32 at "
+            f"{eps32:.2g}); "
+        )
+        if self.float32_values:
+            return text + "every output is a float32 value: it computes in float32 inside and casts back"
+        return text + "it rounds to float32 (or lower) inside, or cancels large terms"
+
+
+def measure_precision(
+    evaluate: Callable[[list[Any]], Sequence[Any]],
+    inputs: Sequence[Any],
+    movable: Sequence[bool],
+    domains: Sequence[tuple[float | None, float | None]],
+    outputs: Sequence[Any],
+    nominal: np.dtype,
+    rng: np.random.Generator,
+) -> PrecisionFinding:
+    """The round-off of `evaluate` (outputs for inputs) around `inputs`, whose unperturbed
+    `outputs` are given; only the inputs marked `movable` (real-valued data) are moved, and
+    never out of their domain."""
+    none = PrecisionFinding(nominal, 0.0, False)
+    if nominal != np.dtype(np.float64) or not any(movable):
+        return none
+    base = [y for y in outputs if _is_float(y)]
+    if not base:
+        return none
+    first = _noise(evaluate, inputs, movable, domains, outputs, _STEP, rng)
+    if first <= _LOST:
+        return PrecisionFinding(nominal, first, False)
+    # Round-off does not grow with the step; kinks crossed (more of them, each by more) and
+    # curvature do. A hundred times the step tells them apart.
+    wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng)
+    if wider > 10 * first:
+        return none
+    return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base))
+
+
+def _noise(evaluate, inputs, movable, domains, outputs, step: float, rng: np.random.Generator) -> float:
+    """The second difference of the outputs under a relative move `step` of the movable
+    inputs, relative to the outputs' size; kinks crossed are left out when they are few."""
+    moves = [
+        keep_inside(x, random_signs(x, rng), step * _rms(x), domain) * (step * _rms(x))
+        if move and _is_float(x)
+        else None
+        for x, move, domain in zip(inputs, movable, domains)
+    ]
+    plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
+    minus = evaluate([x if d is None else x - d for x, d in zip(inputs, moves)])
+    total_sq = noise_sq = 0.0
+    for y0, yp, ym in zip(outputs, plus, minus):
+        if not (_is_float(y0) and is_array(yp) and is_array(ym) and yp.shape == y0.shape == ym.shape):
+            continue
+        xp = namespace_of(y0, yp, ym)
+        first, second = xp.abs(yp - ym), xp.abs(yp + ym - 2 * y0)
+        kinks = (second > 0.3 * first) & (first > 0)
+        n_kinks, n_changed, size_sq, all_sq, kink_free_sq = fetch(
+            xp.count_nonzero(kinks),
+            xp.count_nonzero(first),
+            _sq(y0),
+            _sq(second),
+            _sq(xp.where(kinks, 0, second)),
+        )
+        total_sq += size_sq
+        noise_sq += kink_free_sq if n_kinks <= _KINK_SHARE * n_changed else all_sq
+    if not (total_sq > 0 and math.isfinite(total_sq) and math.isfinite(noise_sq)):
+        return 0.0
+    return math.sqrt(noise_sq / total_sq)
+
+
+def _is_float(x: Any) -> bool:
+    return is_array(x) and np.dtype(x.dtype).kind in "fc"
+
+
+def _rms(x: Any) -> float:
+    (sq,) = fetch(_sq(x))
+    rms = math.sqrt(sq / x.size) if x.size else 0.0
+    return rms if rms > 0 and math.isfinite(rms) else 1.0
+
+
+def _sq(x: Any) -> Any:
+    xp = namespace_of(x)
+    flat = x.ravel()
+    return xp.vdot(flat, flat).real
+
+
+def _float32_values(y: Any) -> bool:
+    """Every element is a float32 value, and not all are integers (which any precision holds)."""
+    xp = namespace_of(y)
+    if np.dtype(y.dtype) != np.dtype(np.float64) or y.size == 0:
+        return False
+    same, integral = fetch(xp.all(y.astype(np.float32).astype(np.float64) == y), xp.all(y == xp.round(y)))
+    return bool(same) and not bool(integral)

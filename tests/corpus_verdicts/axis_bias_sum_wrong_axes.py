@@ -1,0 +1,39 @@
+"""Broken: per-channel bias Y = X + b on a square layout 4,4,4,3:SSCB whose dLdb sums dLdY over axes (0, 2, 3) instead
+of (0, 1, 3), then reshapes the result to the shape of b.
+Check: gradients_are_numerically_correct
+Says: wrong axis
+Never says: constant factor
+Never says: zero everywhere
+"""
+
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+
+    def get_array_module(*arrays):
+        return np
+
+
+class BiasSummedOverWrongAxes:
+    learnables = ("b",)
+    example_layout = "4,4,4,3:SSCB"
+
+    def __init__(self):
+        self.b = None
+
+    def initialize(self, layout):
+        c = layout.find("C")
+        self.axes = tuple(i for i in range(layout.ndim) if i != c)
+        shape = [1] * layout.ndim
+        shape[c] = layout.size[c]
+        if self.b is None:
+            self.b = np.random.randn(*shape)
+
+    def predict(self, X):
+        return X + self.b
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdb = dLdY.sum(axis=(0, 2, 3)).reshape(self.b.shape)  # BUG: keeps the second spatial axis
+        return dLdY.copy(), dLdb

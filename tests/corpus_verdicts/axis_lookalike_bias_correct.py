@@ -1,0 +1,34 @@
+"""Correct: per-channel bias Y = X + b on a square layout 4,4,4,3:SSCB, dLdb summed over the spatial and batch axes.
+Never says: wrong axis
+"""
+
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+
+    def get_array_module(*arrays):
+        return np
+
+
+class Bias:
+    learnables = ("b",)
+    example_layout = "4,4,4,3:SSCB"
+
+    def __init__(self):
+        self.b = None
+
+    def initialize(self, layout):
+        c = layout.find("C")
+        self.axes = tuple(i for i in range(layout.ndim) if i != c)
+        shape = [1] * layout.ndim
+        shape[c] = layout.size[c]
+        if self.b is None:
+            self.b = np.random.randn(*shape)
+
+    def predict(self, X):
+        return X + self.b
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY.copy(), dLdY.sum(axis=self.axes, keepdims=True)

@@ -1,0 +1,45 @@
+"""Broken: per-channel scale Y = w*X whose dLdX is 1.5 times the true gradient in observation 2 (batch index 2) only.
+Check: gradients_are_numerically_correct
+Says: observation
+Never says: only in channel
+Never says: constant factor
+"""
+
+import numpy as np
+
+try:  # CuPy is optional: without it every array is a NumPy array
+    from cupy import get_array_module
+except ImportError:
+
+    def get_array_module(*arrays):
+        return np
+
+
+class ScaleWrongInObservation2:
+    learnables = ("w",)
+    example_layout = "6,6,4,5:SSCB"
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        c = layout.find("C")
+        self.batch_axis = layout.find("B")
+        self.axes = tuple(i for i in range(layout.ndim) if i != c)
+        shape = [1] * layout.ndim
+        shape[c] = layout.size[c]
+        if self.w is None:
+            self.w = np.random.rand(*shape) + 0.5
+
+    def predict(self, X):
+        return self.w * X
+
+    def backward(self, X, Y, dLdY, memory):
+        xp = get_array_module(X)
+        dLdX = self.w * dLdY
+        index = [slice(None)] * X.ndim
+        index[self.batch_axis] = 2
+        if X.shape[self.batch_axis] > 2:
+            dLdX[tuple(index)] *= 1.5  # BUG: observation 2 scaled by 1.5
+        dLdw = xp.sum(dLdY * X, axis=self.axes, keepdims=True)
+        return dLdX, dLdw

@@ -1,0 +1,86 @@
+"""Every word of a diagnosis is a claim (issue 16): for each cause layercheck can name, a layer
+that has it and lookalikes that must never get it; for each localization, a layer wrong only
+there. The files in tests/corpus_verdicts/ say in their docstrings what must be said
+(`Says:`), what must never be said (`Never says:`), and which check must fail (`Check:`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import TESTS, layer_files, load_layer
+
+import layercheck
+
+VERDICTS = TESTS / "corpus_verdicts"
+SEEDS = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    path: Path
+    correct: bool
+    check: str | None
+    says: tuple[str, ...]
+    never: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return self.path.stem
+
+
+def expectation(path: Path) -> Expectation:
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    lines = [line.strip() for line in doc.splitlines()]
+    field = {"Check:": [], "Says:": [], "Never says:": []}
+    for line in lines:
+        for key, found in field.items():
+            if line.startswith(key):
+                found.append(line[len(key) :].strip())
+    return Expectation(
+        path,
+        doc.startswith("Correct"),
+        field["Check:"][0] if field["Check:"] else None,
+        tuple(field["Says:"]),
+        tuple(field["Never says:"]),
+    )
+
+
+EXPECTATIONS = [expectation(p) for p in layer_files(VERDICTS)]
+
+
+def _text(result) -> str:
+    return " ".join([result.message, *result.explanation])
+
+
+def test_the_verdict_corpus_covers_every_claim():
+    assert len(EXPECTATIONS) >= 40
+    claims = " ".join(s for e in EXPECTATIONS for s in e.says)
+    for claim in ("constant factor", "wrong sign", "zero everywhere", "ignores dL/dY", "not linear in dL/dY",
+                  "only in channel", "border", "wrong axis", "NaN", "mixes observations", "float32"):
+        assert claim in claims, f"no layer in the corpus is expected to be told {claim!r}"
+    for e in EXPECTATIONS:
+        assert e.correct or e.check, f"{e.id}: a broken layer names the check that must fail"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("e", EXPECTATIONS, ids=lambda e: e.id)
+def test_claims_are_made_when_true_and_never_for_a_lookalike(e: Expectation, seed: int):
+    obj = load_layer(e.path)
+    report = layercheck.check_layer(obj, obj.example_layout, seed=seed)
+    assert report.error is None, report.error
+    not_ok = {c.name: f"{c.status}: {c.message}" for c in report.checks if c.status not in ("passed", "skipped")}
+    if e.correct:
+        assert not_ok == {}, f"{e.id} is correct"
+    else:
+        result = report.result(e.check)
+        assert result.status == "failed", f"{e.id}: {e.check} is {result.status}: {result.message}"
+        for pattern in e.says:
+            assert re.search(pattern, _text(result)), f"{e.id}: {pattern!r} not in {_text(result)!r}"
+    for check in report.checks:
+        for pattern in e.never:
+            assert not re.search(pattern, _text(check)), f"{e.id}: {check.name} says {pattern!r}: {_text(check)!r}"
