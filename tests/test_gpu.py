@@ -19,6 +19,7 @@ import layercheck
 from layercheck import UsageError
 from layercheck.checks import REGISTRY
 from layercheck.numerics.devices import gpu_status
+from layercheck.settings.options import Options
 
 GPU_CHECKS = ["predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu", "outputs_stay_on_device"]
 REAL_GPU = gpu_status().usable
@@ -315,11 +316,15 @@ def test_every_check_at_the_seed_layout_keeps_its_arrays_on_the_device(check, le
 
 
 def test_the_gradient_check_uploads_only_its_inputs(ledger):
+    """The float64 inputs, and one training step at the first dtype (its inputs and dL/dY),
+    which decides whether the layer runs on the GPU at all."""
     obj = load_layer(SAMPLES / "srelu.py")
     with ledger.counting() as moved:
         report = layercheck.check_layer(obj, SEED_LAYOUT, device="gpu", checks=[GRADIENTS])
     assert report.result(GRADIENTS).status == "passed"
-    assert moved.uploaded <= _seed_inputs_bytes(["float64"]) + 4096, moved.uploaded
+    first = Options().dtypes[0]
+    budget = _seed_inputs_bytes(["float64"]) + 2 * _seed_inputs_bytes([first]) + 4096
+    assert moved.uploaded <= budget, moved.uploaded
     assert moved.downloaded <= 4096, _largest(moved.events, "download")
 
 
@@ -392,3 +397,20 @@ def test_a_mismatch_prints_as_many_digits_as_it_takes_to_differ():
     assert actual != expected and float(actual) == pytest.approx(-1.5799901, abs=1e-7)
     far = mismatch(np.array([2.0]), np.array([1.0]))
     assert far is not None and "is 2 instead of 1 " in far.detail()
+
+
+@pytest.mark.parametrize("name", ["gpu_numpy_asarray.py", "gpu_numpy_constant.py"])
+def test_a_layer_that_crashes_on_the_gpu_gets_every_cpu_check_and_one_gpu_failure(name, gpu):
+    obj = load_layer(CORPUS_GPU / name)
+    report = layercheck.check_layer(obj, obj.example_layout, device="gpu")
+    cpu = {c.name: c.status for c in report.checks if c.name not in GPU_CHECKS and c.status not in ("passed", "skipped")}
+    assert cpu == {}, not_ok(report)
+    assert report.result(GRADIENTS).status == "passed"
+    statuses = [report.result(c).status for c in GPU_CHECKS]
+    assert statuses.count("failed") == 1, not_ok(report)
+    assert report.result("predict_is_consistent_on_gpu").status == "failed"
+    for check in GPU_CHECKS[1:]:
+        result = report.result(check)
+        assert result.status in ("passed", "incomplete")
+        if result.status == "incomplete":
+            assert "see predict_is_consistent_on_gpu" in result.message

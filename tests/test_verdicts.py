@@ -84,3 +84,17 @@ def test_claims_are_made_when_true_and_never_for_a_lookalike(e: Expectation, see
     for check in report.checks:
         for pattern in e.never:
             assert not re.search(pattern, _text(check)), f"{e.id}: {check.name} says {pattern!r}: {_text(check)!r}"
+
+
+def test_gradients_are_checked_on_fresh_layers_when_backward_fails_on_a_repeat_call():
+    """Kinks within the step make the engine call backward again; this backward raises on a
+    repeat call, so the engine checks the gradients on fresh layers and says so."""
+    import numpy as np
+
+    obj = load_layer(VERDICTS / "repeat_relu_deletes_cache.py")
+    x = np.random.default_rng(0).standard_normal((5, 5, 3, 4))
+    x.ravel()[::3] = 1e-9 * np.sign(x.ravel()[::3])  # a third of the inputs next to the kink
+    report = layercheck.check_layer(obj, obj.example_layout, inputs=[x], checks=["gradients_are_numerically_correct"])
+    result = report.result("gradients_are_numerically_correct")
+    assert result.status == "passed", result.message
+    assert "fresh layer" in result.message

@@ -32,11 +32,29 @@ def require_gpu(session: CheckContext):
     return status
 
 
-def _gpu_step(step: Step) -> tuple[Any, Outcome | None]:
-    """The GPU step's value; its error is this check's failure (the CPU step ran)."""
-    if step.error is not None:
-        return None, failed(f"{step.error.summary()} on the GPU", cause=step.error.cause)
-    return step.value, None
+def _gpu_step(session: CheckContext, step: Step, owner: str) -> tuple[Any, Outcome | None]:
+    """The GPU step's value; its error is this check's failure (the CPU step ran) when this
+    check is `owner`, the check that reports that step, else the reason it was not checked:
+    one cause, one failure."""
+    if step.error is None:
+        return step.value, None
+    _defer_to_owner(session, owner)
+    return None, failed(f"{step.error.summary()} on the GPU", cause=step.error.cause)
+
+
+def _defer_to_owner(session: CheckContext, owner: str) -> None:
+    """Incomplete, naming the check that reports it, when a step raised on the GPU (and ran
+    on the CPU) and this check is not the one that reports that step."""
+    failure = session.gpu_failure()
+    if failure is not None and _owner(session, failure) != owner:
+        raise Incomplete(f"not checked: {failure.summary()} on the GPU (see {_owner(session, failure)})")
+
+
+def _owner(session: CheckContext, error) -> str:
+    """The GPU check that reports a step that raised on the GPU."""
+    if error.method == "backward" and session.reference.has_backward:
+        return "backward_is_consistent_on_gpu"
+    return "predict_is_consistent_on_gpu"
 
 
 def _require_cpu_run(session: CheckContext) -> None:
@@ -71,7 +89,7 @@ def predict_is_consistent_on_gpu(session: CheckContext):
     worst = 0.0
     for dtype in session.options.dtypes:
         cpu = session.step(method, dtype, gpu=False).require()
-        value, error = _gpu_step(session.step(method, dtype, gpu=True))
+        value, error = _gpu_step(session, session.step(method, dtype, gpu=True), "predict_is_consistent_on_gpu")
         if error:
             return error
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
@@ -91,9 +109,10 @@ def backward_is_consistent_on_gpu(session: CheckContext):
     layer = session.reference
     require_backward(layer)
     _require_cpu_run(session)
+    _defer_to_owner(session, "backward_is_consistent_on_gpu")
     for dtype in session.options.dtypes:
         cpu = session.backward(dtype, gpu=False).require()
-        value, error = _gpu_step(session.backward(dtype, gpu=True))
+        value, error = _gpu_step(session, session.backward(dtype, gpu=True), "backward_is_consistent_on_gpu")
         if error:
             return error
         for name, c, g in zip(layer.gradient_names(), cpu.gradients.all, value.gradients.all):
@@ -121,13 +140,13 @@ def _returned(session: CheckContext, dtype):
     layer = session.reference
     methods = (["predict"] if layer.kind == Kind.LAYER else []) + (["forward"] if layer.has_forward else [])
     for method in methods:
-        value, error = _gpu_step(session.step(method, dtype, gpu=True))
+        value, error = _gpu_step(session, session.step(method, dtype, gpu=True), "outputs_stay_on_device")
         if error:
             raise _GpuStepFailed(error)
         for name, y in named_outputs(layer, value):
             yield f"{method} output", name, y
     if layer.has_backward:
-        value, error = _gpu_step(session.backward(dtype, gpu=True))
+        value, error = _gpu_step(session, session.backward(dtype, gpu=True), "outputs_stay_on_device")
         if error:
             raise _GpuStepFailed(error)
         for name, grad in zip(layer.gradient_names(), value.gradients.all):
@@ -142,6 +161,7 @@ def _returned(session: CheckContext, dtype):
 )
 def outputs_stay_on_device(session: CheckContext):
     status = require_gpu(session)
+    _defer_to_owner(session, "outputs_stay_on_device")
     try:
         return _stay_on_device(session, status)
     except _GpuStepFailed as exc:

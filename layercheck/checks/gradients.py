@@ -154,7 +154,13 @@ class TrainingPass:
     """
 
     def __init__(self, session: CheckContext, dtype: str):
+        self.session, self.dtype = session, dtype
         self.layer = layer = session.layer(dtype)
+        self.backward_calls = 0
+        self.remarks: list[str] = []
+        # Set when backward raised on a repeat call but ran on a fresh layer: every backward
+        # then runs on a fresh layer (backward_is_repeatable reports the repeat failure).
+        self.fresh_for_backward = False
         # The arrays live where the session runs the layer (the GPU with --device gpu), and
         # so does every array operation of the check: only scalars come to the host.
         self.xp = session.home_module()
@@ -200,19 +206,38 @@ class TrainingPass:
     def gradients(self, weights: list[np.ndarray]) -> list[np.ndarray | None]:
         """backward at the base point with dL/dY = weights; None where no gradient of the right shape."""
         try:
-            # Back to the base point first: layers may cache on self what forward saw.
-            current = self.base if self.at_base else self.run(self.values)
-            m = self.layer.num_outputs
-            dLdY = [w.astype(y.dtype) for w, y in zip(weights[:m], self.base.values)]
-            dLdS = [w.astype(s.dtype) for w, s in zip(weights[m:], self.base.states)]
-            outputs = Outputs(self.base.values, self.base.states, _copy_memory(current.memory))
-            grads = self.layer.backward([x.copy() for x in self.inputs], outputs, dLdY, dLdS).all
+            grads = self._backward(weights)
         except USER_ERRORS as exc:
-            raise EvaluationError(f"backward raised {type(exc).__name__}: {exc}") from None
+            if self.backward_calls <= 1 or self.fresh_for_backward:
+                raise EvaluationError(f"backward raised {type(exc).__name__}: {exc}") from None
+            # It ran before on this layer: a repeat call fails. Check the gradients on fresh layers.
+            self.fresh_for_backward = True
+            try:
+                grads = self._backward(weights)
+            except USER_ERRORS as again:
+                raise EvaluationError(f"backward raised {type(again).__name__}: {again}") from None
+            # The same call ran on a fresh layer: it is the repeat that fails.
+            self.remarks.append(
+                f"backward raised {type(exc).__name__} when called again on the same layer and ran on a fresh one "
+                "(see backward_is_repeatable): every backward ran on a fresh layer"
+            )
         return [
             _as_compute(g, self.precision, self.xp) if arrays.is_array(g) and tuple(g.shape) == tuple(v.shape) else None
             for g, v in zip(grads, self.values)
         ]
+
+    def _backward(self, weights: list[np.ndarray]) -> tuple:
+        if self.fresh_for_backward:
+            self.layer = self.session.layer(self.dtype)
+            self.at_base = False
+        # Back to the base point first: layers may cache on self what forward saw.
+        current = self.base if self.at_base else self.run(self.values)
+        m = self.layer.num_outputs
+        dLdY = [w.astype(y.dtype) for w, y in zip(weights[:m], self.base.values)]
+        dLdS = [w.astype(s.dtype) for w, s in zip(weights[m:], self.base.states)]
+        outputs = Outputs(self.base.values, self.base.states, _copy_memory(current.memory))
+        self.backward_calls += 1
+        return self.layer.backward([x.copy() for x in self.inputs], outputs, dLdY, dLdS).all
 
     def problem(self, session: CheckContext) -> GradientProblem:
         layer = self.layer
@@ -221,7 +246,7 @@ class TrainingPass:
         domains = list(session.input_domains()) + [(None, None)] * len(layer.parameter_names)
         names = list(layer.input_names) + list(layer.parameter_names)
         return GradientProblem(
-            names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer)
+            names, kinds, self.values, self.evaluate, self.gradients, domains, _labels(session, layer), self.remarks
         )
 
 
@@ -309,6 +334,9 @@ def gradients_are_numerically_correct(session: CheckContext):
         "fallback": fallback,
         "arguments": [r.to_dict() for r in records],
     }
+    if problem.remarks:
+        fallback = "; ".join([fallback, *problem.remarks] if fallback else problem.remarks)
+        details["fallback"] = fallback
     explanation = _explanation(records, fallback, evaluated)
     if diagnoses:
         return failed(_headline(problem, diagnoses), explanation=explanation, **details)

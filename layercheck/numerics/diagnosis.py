@@ -427,9 +427,9 @@ class Diagnostician:
         for other, verdict in enumerate(self.verdicts):
             if other == index or self.problem.values[other].shape != self.problem.values[index].shape:
                 continue
-            if self.base.gradients[other] is None or not self.holds(index, lambda grads, k=other: grads[k]):
+            if self.base.gradients[other] is None or not self.holds(index, _slot(other)):
                 continue
-            if verdict.status is Status.FAILED and self.holds(other, lambda grads: grads[index]):
+            if verdict.status is Status.FAILED and self.holds(other, _slot(index)):
                 return Diagnosis(
                     f"the gradients of {name} and {self.problem.names[other]} are returned in each other's place",
                     [f"gradient order: {name} and {self.problem.names[other]} swapped"],
@@ -470,9 +470,7 @@ class Diagnostician:
         for perm in itertools.permutations(range(gradient.ndim)):
             if perm == tuple(range(gradient.ndim)):
                 continue
-            if gradient.transpose(perm).shape == gradient.shape and self.holds(
-                index, lambda grads, perm=perm: grads[index].transpose(perm)
-            ):
+            if gradient.transpose(perm).shape == gradient.shape and self.holds(index, _permuted(index, perm)):
                 what = "transposed" if gradient.ndim == 2 else f"has its axes permuted (transpose {perm} fits)"
                 return Diagnosis(f"the gradient of {self.problem.names[index]} is {what}", [what])
         return None
@@ -482,12 +480,13 @@ class Diagnostician:
         if table is None:
             return _ratio(_failing(self.verdicts[index]))
         gradient = self.base.gradients[index]
+        assert gradient is not None  # a failed argument has a gradient
         ratios = []
         for element, probes in table:
             p = probes[0]
             if p.verdict in (Verdict.PASS, Verdict.FAIL) and abs(p.numeric) > 10 * p.fixed_tolerance:
-                (analytic,) = fetch(gradient[element].real)
-                ratios.append(analytic / p.numeric)
+                (analytic,) = fetch(gradient.real[element])
+                ratios.append(float(analytic) / p.numeric)
         if not ratios:
             return None
         return float(np.median(ratios))
@@ -768,8 +767,8 @@ class Diagnostician:
     def _example(self, gradient: Any, element: tuple[int, ...], probes: list[Probe]) -> ElementExample | None:
         if any(p.verdict not in (Verdict.PASS, Verdict.FAIL) for p in probes):
             return None
-        (value,) = fetch(gradient[element]) if not is_complex(gradient) else (complex(to_host(gradient[element])),)
-        analytic: complex | float = complex(value) if is_complex(gradient) else float(value)
+        value = to_host(gradient[element]).item()
+        analytic: complex | float = complex(value) if is_complex(gradient) else float(value.real)
         numeric: complex | float = (
             probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
         )
@@ -805,6 +804,16 @@ class Diagnostician:
             if example is not None:
                 found.append(example)
         return sorted(found, key=lambda e: (not e.wrong, -e.abs_error))
+
+
+def _slot(k: int) -> Callable[[list[Any]], Any]:
+    """The gradient backward returned in argument k's place."""
+    return lambda grads: grads[k]
+
+
+def _permuted(k: int, perm: tuple[int, ...]) -> Callable[[list[Any]], Any]:
+    """Argument k's gradient with its axes permuted."""
+    return lambda grads: grads[k].transpose(perm)
 
 
 def _sq(a: Any) -> Any:

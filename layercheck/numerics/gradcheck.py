@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -131,6 +131,7 @@ class GradientProblem:
     gradients: Callable[[list[np.ndarray]], list[np.ndarray | None]]
     domains: list[tuple[float | None, float | None]]
     labels: list[str | None]
+    remarks: list[str] = field(default_factory=list)  # how the evaluation had to adapt, in words
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.checks.context import BackwardResult, Step, call
+from layercheck.checks.context import BackwardResult, CallError, Step, call
 from layercheck.checks.registry import Incomplete
 from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
 from layercheck.contract.layout import Layout
@@ -28,6 +28,15 @@ from layercheck.results import Kind
 from layercheck.settings.options import Options
 
 __all__ = ["Session", "seed_user_rngs"]
+
+
+def _error_of(run: Callable[[bool], Step], gpu: bool) -> CallError | None:
+    """The error of a step, None when it ran (or when a step it needs failed: that step's
+    error is the one to report, and it is asked first)."""
+    try:
+        return run(gpu).error
+    except Incomplete:
+        return None
 
 
 def seed_user_rngs(seed: int) -> None:
@@ -45,7 +54,7 @@ class Session:
         self.options = options
         self._cache: dict[Any, Any] = {}
         self.reference = self._build_reference()
-        if not arrays.on_gpu(self.home_module()):
+        if self.options.device != "gpu":
             self._refuse_if_bound_to_gpu()
 
     # -- randomness ---------------------------------------------------------------------
@@ -166,13 +175,36 @@ class Session:
         raise TargetError(f"{self.reference.name} runs only on the GPU: {binding}; {where}")
 
     def home_module(self) -> Any:
-        """The module the checks run the layer in: cupy with --device gpu, else numpy."""
+        """The module the checks run the layer in: cupy with --device gpu, else numpy; numpy
+        also when the layer raises on the GPU where it runs on the CPU (`gpu_failure`), so
+        that every CPU check still runs and the GPU checks report the failure."""
         return self._module(None)
 
     def _module(self, gpu: bool | None) -> Any:
         if gpu is None:
-            gpu = self.options.device == "gpu"
+            gpu = self.options.device == "gpu" and self.gpu_failure() is None
         return self.gpu().module if gpu else np
+
+    def gpu_failure(self) -> CallError | None:
+        """With --device gpu: the error of the first training-time step (predict or forward,
+        then backward, at the first dtype) that raises on the GPU but runs on the CPU."""
+        if self.options.device != "gpu" or not self.gpu().usable:
+            return None
+        if "gpu failure" not in self._cache:
+            self._cache["gpu failure"] = None
+            dtype = self.options.dtypes[0]
+            method = "predict" if self.reference.kind == Kind.LAYER else "forward"
+            steps = [lambda gpu: self.step(method, dtype, gpu)]
+            if self.reference.has_forward and method != "forward":
+                steps.append(lambda gpu: self.step("forward", dtype, gpu))
+            if self.reference.has_backward:
+                steps.append(lambda gpu: self.backward(dtype, gpu))
+            for run in steps:
+                on_gpu = _error_of(run, True)
+                if on_gpu is not None and _error_of(run, False) is None:
+                    self._cache["gpu failure"] = on_gpu
+                    break
+        return self._cache["gpu failure"]
 
     def output_formats(self) -> tuple[str, ...]:
         """The declared format of each output; `Incomplete` when output_format breaks."""
