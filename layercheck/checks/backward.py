@@ -5,9 +5,16 @@ from __future__ import annotations
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import Incomplete, check, failed, passed
+from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
+from layercheck.userframes import exception_summary
 
-__all__ = ["backward_does_not_error", "backward_is_consistent_in_size", "describe_reduction"]
+__all__ = [
+    "backward_does_not_error",
+    "backward_is_consistent_in_size",
+    "describe_reduction",
+    "fresh_training_step",
+]
 
 
 @check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
@@ -23,6 +30,7 @@ def backward_does_not_error(session: CheckContext):
             )
         if step.error.method != "backward":
             raise Incomplete(f"not checked: {step.error.summary()}", cause=step.error.cause)
+        _raise_if_only_repeats_fail(session, dtype, step.error)
         message = step.error.summary() + f" with {dtype_name(dtype)} inputs"
         hint = _unassigned_hint(step.error.exception)
         if hint:
@@ -30,6 +38,36 @@ def backward_does_not_error(session: CheckContext):
         return failed(message, traceback=step.error.traceback, cause=step.error.cause, dtype=dtype_name(dtype))
 
     return first_failure(session, session.backward, describe) or passed()
+
+
+def _raise_if_only_repeats_fail(session: CheckContext, dtype, error) -> None:
+    """backward raised at `dtype` after running at an earlier dtype: if the earlier call now
+    raises too, on a new layer object, what fails is calling backward again, not this dtype
+    (backward_is_repeatable reports it)."""
+    for earlier in session.options.dtypes[: session.options.dtypes.index(dtype)]:
+        if not session.backward(earlier).ok:
+            continue
+        again = fresh_training_step(session, earlier)
+        if again is not None:
+            raise Incomplete(
+                f"not checked: backward ran with {dtype_name(earlier)} inputs, then raised on later calls, even on "
+                f"new layer objects ({error.summary()} with {dtype_name(dtype)} inputs; {again} with "
+                f"{dtype_name(earlier)} inputs again): see backward_is_repeatable",
+                cause=error.cause,
+            )
+
+
+def fresh_training_step(session: CheckContext, dtype) -> str | None:
+    """forward and backward on a new layer object at `dtype`: what they raised, or None."""
+    layer = session.layer(dtype)
+    xs = session.inputs(dtype)
+    try:
+        outputs = layer.forward(xs)
+        dLdY, dLdS = session.output_gradients(outputs, f"dLdY {dtype_name(dtype)}")
+        layer.backward(xs, outputs, dLdY, dLdS)
+    except USER_ERRORS as exc:
+        return f"raised {exception_summary(exc)}"
+    return None
 
 
 def _unassigned_hint(exc: BaseException) -> str | None:

@@ -137,12 +137,19 @@ def _copy_memory(memory: Any) -> Any:
 
 
 def _labels(session: CheckContext, layer: Adapter) -> list[str | None]:
-    """The format of each argument: an input's own; a parameter's when it matches the first input's rank."""
+    """The format of each argument: an input's own; a parameter's when it broadcasts against
+    the first input (each axis of the input's size or 1, as a per-channel scale), so that an
+    embedding table's rows are never called observations."""
     first = session.layouts[0]
     labels: list[str | None] = [layout.format for layout in session.layouts]
     for name in layer.parameter_names:
         value = layer.get(name)
-        labels.append(first.format if arrays.is_array(value) and value.ndim == first.ndim else None)
+        fits = (
+            arrays.is_array(value)
+            and value.ndim == first.ndim
+            and all(n in (1, m) for n, m in zip(value.shape, first.size))
+        )
+        labels.append(first.format if fits else None)
     return labels
 
 

@@ -150,9 +150,12 @@ def backward_is_repeatable(session: CheckContext):
     try:
         first = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
     except USER_ERRORS as exc:
-        raise Incomplete(
-            f"not checked: forward or backward raised {type(exc).__name__} on a fresh layer", cause=cause_of(exc)
-        ) from None
+        # The same step ran on another new layer object before: now a new object raises.
+        return failed(
+            f"forward and backward ran once, and now raise {exception_summary(exc)} on a new layer object "
+            "with the same inputs: calls after the first fail, even on new layer objects",
+            cause=cause_of(exc),
+        )
     try:
         if layer.kind == Kind.LAYER:
             layer.predict(session.inputs(dtype))

@@ -321,6 +321,15 @@ def _training_step(
         grads = layer.backward([x.copy() for x in xs], outputs, [d.copy() for d in dLdY], [d.copy() for d in dLdS])
         return grads.all, dLdY, dLdS
     except USER_ERRORS as exc:
+        every = len(indices) == require_batch(session)
+        if every and session.backward(split.dtype).ok:
+            # The very call that ran as the session's first backward raises now: repeating
+            # backward fails, whatever the observations (backward_is_repeatable reports it).
+            raise Incomplete(
+                f"not checked: backward raised {exception_summary(exc)} on the whole batch, where it ran "
+                "the first time: see backward_is_repeatable",
+                cause=cause_of(exc),
+            ) from None
         raise _Raised(f"backward raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
 
