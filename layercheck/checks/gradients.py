@@ -288,11 +288,16 @@ def _prepare(session: CheckContext):
             failures.append((dtype, exc))
             continue
         fallback = None if dtype == widest else f"could not run in {widest} ({failures[0][1]}); checked in {dtype}"
-        if session.precision(dtype).lost:
+        finding = session.precision(dtype)
+        if finding.lost:
             method = "predict" if session.reference.kind == Kind.LAYER else "forward"
+            why = (
+                f"see {method}_is_consistent_in_type"
+                if finding.at_float32
+                else f"its outputs carry round-off of {finding.roundoff:.1g} of their size"
+            )
             lowered = (
-                f"judged at {tol.precision} precision: the layer computes below {arrays.precision_of(dtype)} "
-                f"(see {method}_is_consistent_in_type)"
+                f"judged at {tol.precision} precision: the layer computes below {arrays.precision_of(dtype)} ({why})"
             )
             fallback = f"{fallback}; {lowered}" if fallback else lowered
         return problem, baseline, tol, fallback

@@ -70,7 +70,7 @@ def _outputs_type(session: CheckContext, method: str):
     if method == ("predict" if layer.kind == Kind.LAYER else "forward"):
         for dtype in session.options.dtypes:
             finding = session.precision(dtype)
-            if finding.lost:
+            if finding.at_float32:
                 return failed(
                     finding.describe(method) + f" ({dtype_name(dtype)} inputs); every comparison is judged at "
                     f"{finding.effective} precision",

@@ -564,7 +564,7 @@ class Diagnostician:
         for block in partition.blocks:
             try:
                 verdict = check_argument(
-                    self.problem, self.base, index, self.tol, rng, max_probes=4, support=block.mask, passes_needed=2
+                    self.problem, self.base, index, self.tol, rng, support=block.mask, passes_needed=2
                 )
             except EvaluationError:
                 verdict = None

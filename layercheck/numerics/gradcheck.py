@@ -152,6 +152,7 @@ class Probe:
     fixed_tolerance: float = math.inf  # atol * |v| + error_bound: independent of the analytic side
     eps: float = 0.0
     terms: float = 0.0  # |g * v| for the probe's own gradient g: the analytic side's round-off scale
+    curvature: bool = False  # the error estimate is mostly curvature (a smaller step reduces it)
 
     @property
     def discrepancy(self) -> float:
@@ -243,7 +244,6 @@ def make_baseline(
 def _roundoff(y: Any, tol: Tolerances) -> Any:
     xp = namespace_of(y)
     ulps = tol.eps * xp.abs(y)
-    # Below 16 eps the measurement may be the curvature of a smooth layer, not round-off.
     if tol.measured_roundoff <= 16 * tol.eps or y.size == 0:
         return ulps
     return xp.maximum(ulps, tol.measured_roundoff * math.sqrt(_sq_norm(y) / y.size))
@@ -389,6 +389,7 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho, reso
         fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
         eps=tol.eps,
         terms=terms,
+        curvature=second_error >= roundoff_error,
     )
     if not math.isfinite(analytic):
         # The outputs and their finite differences are finite, so the derivative is: a NaN or
@@ -510,7 +511,7 @@ def check_argument(
             # resolution (outputs nearly constant against their size need large steps).
             wanted = 2 * probe.error_bound / (tol.resolution[0] * probe.scale) if probe.scale > 0 else 100.0
             h = min(h * min(max(wanted, 10.0), 1e4), _MAX_STEP)
-        elif probe.reason is not Undecided.SMALL_PROJECTION:
+        elif probe.reason is not Undecided.SMALL_PROJECTION or probe.curvature:
             h /= 10
     agreeing = [
         p
