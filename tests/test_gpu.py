@@ -403,7 +403,9 @@ def test_a_mismatch_prints_as_many_digits_as_it_takes_to_differ():
 def test_a_layer_that_crashes_on_the_gpu_gets_every_cpu_check_and_one_gpu_failure(name, gpu):
     obj = load_layer(CORPUS_GPU / name)
     report = layercheck.check_layer(obj, obj.example_layout, device="gpu")
-    cpu = {c.name: c.status for c in report.checks if c.name not in GPU_CHECKS and c.status not in ("passed", "skipped")}
+    cpu = {
+        c.name: c.status for c in report.checks if c.name not in GPU_CHECKS and c.status not in ("passed", "skipped")
+    }
     assert cpu == {}, not_ok(report)
     assert report.result(GRADIENTS).status == "passed"
     statuses = [report.result(c).status for c in GPU_CHECKS]

@@ -68,8 +68,19 @@ def _text(result) -> str:
 def test_the_verdict_corpus_covers_every_claim():
     assert len(EXPECTATIONS) >= 40
     claims = " ".join(s for e in EXPECTATIONS for s in e.says)
-    for claim in ("constant factor", "wrong sign", "zero everywhere", "ignores dL/dY", "not linear in dL/dY",
-                  "only in channel", "border", "wrong axis", "NaN", "mixes observations", "float32"):
+    for claim in (
+        "constant factor",
+        "wrong sign",
+        "zero everywhere",
+        "ignores dL/dY",
+        "not linear in dL/dY",
+        "only in channel",
+        "border",
+        "wrong axis",
+        "NaN",
+        "mixes observations",
+        "float32",
+    ):
         assert claim in claims, f"no layer in the corpus is expected to be told {claim!r}"
     for e in EXPECTATIONS:
         assert e.correct or e.check, f"{e.id}: a broken layer names the check that must fail"
