@@ -189,15 +189,15 @@ def _failing(verdict: ArgumentVerdict) -> list[Probe]:
     return [p for p in verdict.probes if p.verdict is Verdict.FAIL]
 
 
-def _ratio(probes: list[Probe]) -> float | None:
-    """A ratio analytic/numeric shared by the probes (two at least), within their noise."""
+def _ratio(probes: list[Probe], minimum: int = 2) -> float | None:
+    """A ratio analytic/numeric shared by the probes (`minimum` at least), within their noise."""
     ratios, noise = [], 0.0
     for p in probes:
         if not (math.isfinite(p.analytic) and abs(p.numeric) > 10 * p.fixed_tolerance):
             return None
         ratios.append(p.analytic / p.numeric)
         noise += p.fixed_tolerance / abs(p.numeric)
-    if len(ratios) < 2:
+    if len(ratios) < minimum:
         return None
     typical = max(abs(r) for r in ratios)
     if max(ratios) - min(ratios) <= (_FACTOR_SPREAD + noise) * typical:
@@ -559,6 +559,9 @@ class Diagnostician:
     # -- where ---------------------------------------------------------------------------------
 
     def _judge(self, index: int, partition: Partition, seed: str) -> list[_Cell]:
+        table = self.elements(index)
+        if table is not None:
+            return [self._judge_exactly(block, table) for block in partition.blocks]
         rng = self.rng(f"localize {self.problem.names[index]} {seed}")
         cells = []
         for block in partition.blocks:
@@ -575,6 +578,18 @@ class Diagnostician:
             failing = _failing(verdict)
             cells.append(_Cell(block, word, failing[0] if failing else verdict.probes[-1], tuple(failing)))
         return cells
+
+    @staticmethod
+    def _judge_exactly(block: Block, table) -> _Cell:
+        """A block of a small argument from its elements, each measured on its own."""
+        inside = to_host(block.mask)
+        probes = [p for element, found in table if inside[element] for p in found]
+        failing = tuple(p for p in probes if p.verdict is Verdict.FAIL)
+        if failing:
+            return _Cell(block, "wrong", max(failing, key=lambda p: p.discrepancy), failing)
+        if probes and all(p.verdict is Verdict.PASS for p in probes):
+            return _Cell(block, "right", probes[-1])
+        return _Cell(block, "undecided", probes[-1] if probes else None)
 
     def _partitions(self, index: int) -> list[Partition]:
         value = self.problem.values[index]
@@ -600,8 +615,6 @@ class Diagnostician:
     def _where(self, index: int, gradient: Any) -> Diagnosis:
         name = self.problem.names[index]
         table = self.elements(index)
-        if table is not None:
-            return self._where_elements(index, gradient, table)
         regions: list[tuple[float, str, Block, list[_Cell]]] = []
         measured: dict[str, list[BlockError]] = {}
         for partition in self._partitions(index):
@@ -620,6 +633,15 @@ class Diagnostician:
         regions.sort(key=lambda r: r[0])
         where = [text for _, text, _, _ in regions]
         causes: list[str] = []
+        if table is not None:
+            found = self._where_elements(index, gradient, table)
+            found.blocks = measured
+            if regions:
+                found.where = where + found.where
+                factor = self._region_factor(index, gradient, regions[0][2], regions[0][3])
+                found.headline = f"the gradient of {name} " + (factor or f"is {where[0]}")
+                found.causes = [factor] if factor else []
+            return found
         if regions:
             share, text, block, bad = regions[0]
             factor = self._region_factor(index, gradient, block, bad)
@@ -707,7 +729,10 @@ class Diagnostician:
 
     def _region_factor(self, index: int, gradient: Any, region: Block, bad: list[_Cell]) -> str | None:
         """ "has the wrong sign where X < 0" when the gradient negated there is right everywhere."""
-        ratio = _ratio([p for c in bad for p in c.failing])
+        # One element measured exactly proposes a ratio as well as two random directions do;
+        # either way the corrected gradient must hold before anything is said.
+        exact = self.elements(index) is not None
+        ratio = _ratio([p for c in bad for p in c.failing], minimum=1 if exact else 2)
         if ratio is None or ratio == 0:
             return None
         xp = namespace_of(gradient)
@@ -736,20 +761,6 @@ class Diagnostician:
         if wrong and len(wrong) < len(examples):
             listed = ", ".join(str(e.index) for e in wrong[:8]) + (" ..." if len(wrong) > 8 else "")
             text = f"wrong at {len(wrong)} of {len(examples)} elements of {name}: {listed}"
-            labels = self.problem.labels[index]
-            axis = labels.find("C") if labels and len(labels) == gradient.ndim else -1
-            undecided = len(examples) < len(table)
-            if axis >= 0 and gradient.shape[axis] > 1 and not undecided:
-                bad_channels = sorted({e.index[axis] for e in wrong})
-                if (
-                    all(e.index[axis] not in bad_channels for e in examples if not e.wrong)
-                    and len(bad_channels) < gradient.shape[axis]
-                ):
-                    listed_channels = ", ".join(map(str, bad_channels))
-                    text = (
-                        f"wrong only in channel{'s' if len(bad_channels) > 1 else ''} {listed_channels} of {name} "
-                        f"(every element measured: right in the other {gradient.shape[axis] - len(bad_channels)})"
-                    )
             where.append(text)
         if where:
             headline = f"the gradient of {name} is {where[0]}"
