@@ -76,12 +76,12 @@ def spatial_words(labels: str) -> list[tuple[int, str]]:
     return [(axis, f"index of spatial axis {k}") for k, axis in enumerate(axes, 1)]
 
 
-def along_axis(value: Any, axis: int, unit: str) -> Partition:
-    """Cells along one axis: each index, or up to 16 ranges of indices on a long axis."""
+def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS) -> Partition:
+    """Cells along one axis: each index, or up to `max_cells` ranges of indices on a long axis."""
     shape = tuple(value.shape)
     xp = namespace_of(value)
     n = shape[axis]
-    cuts = np.linspace(0, n, min(n, _MAX_CELLS) + 1).astype(int).tolist()
+    cuts = np.linspace(0, n, min(n, max_cells) + 1).astype(int).tolist()
     blocks = tuple(
         Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", _axis_mask(shape, axis, lo, hi, xp))
         for lo, hi in zip(cuts[:-1], cuts[1:])

@@ -4,7 +4,8 @@ A claim about a wrong gradient g ("off by a factor 2", "the gradient of b", "the
 where X < 0") is a claim that a corrected gradient (g / 2, the other slot, g negated there)
 is right. So each claim is tested the way the gradient itself was: the corrected gradient
 must agree with every probe that failed and with a fresh probe drawn to test it. Arguments
-of a few hundred elements or fewer are measured element by element instead, exactly.
+of a few hundred elements or fewer (fewer at large layouts: each element costs two forward
+calls) are measured element by element instead, exactly.
 
 Claims about the incoming gradient come first: a backward that ignores dL/dY, or is not
 linear in it, is found by one more backward with -2 dL/dY. Where a gradient is wrong is said
@@ -50,8 +51,17 @@ __all__ = [
     "size_context",
 ]
 
-ELEMENTWISE_LIMIT = 256  # arguments this small are measured element by element on failure
+# On failure, arguments this small are measured element by element (to test a claim and to
+# say where it is wrong), while the elements times the size of the outputs they are measured
+# on stay under a work bound: each element costs two forward calls. 256 elements at a small
+# layout; about 6 at MATLAB's seed layout 24,24,20,128 (a fraction of a second there).
+ELEMENTWISE_LIMIT = 256
+ELEMENTWISE_WORK = 1e7
 _FACTOR_SPREAD = 1e-3  # ratios of the failing probes must agree this well to propose a factor
+# Probes per argument to say where a large argument's gradient is wrong: a screen of every
+# partition (one probe per block), then a second probe per block of the candidate regions.
+LOCALIZATION_BUDGET = 48
+CONFIRMATION_BUDGET = 24  # probes per argument to say where a large argument's gradient is wrong
 _LINEARITY_SCALE = -2.0  # dL/dY times this must give every gradient times this
 
 
@@ -84,10 +94,11 @@ class BlockError:
     """One block of a partition as a restricted probe measured it."""
 
     label: str
-    verdict: str  # "wrong", "right" (two probes passed) or "undecided"
+    verdict: str  # "wrong", "right" or "undecided"
     abs_error: float
     rel_error: float
     tolerance: float
+    probes: int  # probes that agree on the verdict: 1 (a screen), 2 (confirmed), 0 (measured element by element)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +107,7 @@ class BlockError:
             "abs_error": self.abs_error,
             "rel_error": self.rel_error,
             "tolerance": self.tolerance,
+            "probes": self.probes,
         }
 
 
@@ -233,23 +245,53 @@ def _admits(probe: Probe, gradient: Any) -> bool:
     return probe.verdict is not Verdict.FAIL or residual <= _CLAIM_RESIDUAL * probe.discrepancy
 
 
+def _candidate_share(cells: list[_Cell]) -> float | None:
+    """The share of the elements in the wrong blocks, for a partition whose screen found some
+    blocks wrong and every other right; None otherwise."""
+    words = {c.verdict for c in cells}
+    if words != {"wrong", "right"}:
+        return None
+    wrong = [c.block.mask for c in cells if c.verdict == "wrong"]
+    xp = namespace_of(wrong[0])
+    union = wrong[0]
+    for mask in wrong[1:]:
+        union = xp.logical_or(union, mask)
+    (share,) = fetch(union.mean())
+    return float(share)
+
+
+def _word(verdict: ArgumentVerdict | None) -> str:
+    if verdict is None:
+        return "undecided"
+    return {Status.FAILED: "wrong", Status.PASSED: "right"}.get(verdict.status, "undecided")
+
+
+def _cell(block: Block, verdict: ArgumentVerdict | None, word: str, probes: int) -> _Cell:
+    if verdict is None or not verdict.probes:
+        return _Cell(block, "undecided", None)
+    failing = _failing(verdict)
+    return _Cell(block, word, failing[0] if failing else verdict.probes[-1], tuple(failing), probes)
+
+
 @dataclass
 class _Cell:
     block: Block
     verdict: str  # "wrong", "right", "undecided"
     probe: Probe | None  # the failing probe of a wrong cell, else the last probe
     failing: tuple[Probe, ...] = ()
+    probes: int = 0  # decisive probes behind the verdict: 1 for a screen, 2 once confirmed (0: exact)
 
     def record(self) -> BlockError:
         p = self.probe
         if p is None or not math.isfinite(p.numeric):
-            return BlockError(self.block.label, self.verdict, math.nan, math.nan, math.nan)
+            return BlockError(self.block.label, self.verdict, math.nan, math.nan, math.nan, self.probes)
         return BlockError(
             self.block.label,
             self.verdict,
             p.discrepancy,
             p.relative(p.discrepancy),
             p.tolerance if p.gradients else math.nan,
+            self.probes,
         )
 
 
@@ -274,6 +316,7 @@ class Diagnostician:
         self._scaled: list[Any] | None | bool = False  # False: not run yet; None: backward raised
         self._fresh: dict[tuple[int, str], Probe | None] = {}
         self._elements: dict[int, list[tuple[tuple[int, ...], list[Probe]]] | None] = {}
+        self._spent: dict[int, int] = {}  # localization probes spent per argument
 
     # -- evidence ----------------------------------------------------------------------------
 
@@ -299,7 +342,8 @@ class Diagnostician:
         if index not in self._elements:
             value = self.problem.values[index]
             table = None
-            if value.size <= ELEMENTWISE_LIMIT:
+            outputs = sum(int(y.size) for y in self.base.outputs)
+            if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK:
                 units = (1, 1j) if is_complex(value) else (1,)
                 try:
                     table = [
@@ -559,25 +603,47 @@ class Diagnostician:
     # -- where ---------------------------------------------------------------------------------
 
     def _judge(self, index: int, partition: Partition, seed: str) -> list[_Cell]:
+        """Each block of a partition probed once (a screen): "wrong" or "right" on one probe.
+        Blocks left unmeasured when the budget runs out are undecided. Small arguments are
+        judged from their elements instead, exactly."""
         table = self.elements(index)
         if table is not None:
             return [self._judge_exactly(block, table) for block in partition.blocks]
         rng = self.rng(f"localize {self.problem.names[index]} {seed}")
-        cells = []
-        for block in partition.blocks:
-            try:
-                verdict = check_argument(
-                    self.problem, self.base, index, self.tol, rng, support=block.mask, passes_needed=2
-                )
-            except EvaluationError:
-                verdict = None
-            if verdict is None or not verdict.probes:
-                cells.append(_Cell(block, "undecided", None))
-                continue
-            word = {Status.FAILED: "wrong", Status.PASSED: "right"}.get(verdict.status, "undecided")
-            failing = _failing(verdict)
-            cells.append(_Cell(block, word, failing[0] if failing else verdict.probes[-1], tuple(failing)))
-        return cells
+        return [
+            _cell(block, v, _word(v), 1)
+            for block, v in zip(partition.blocks, (self._probe_block(index, b, rng) for b in partition.blocks))
+        ]
+
+    def _confirm(self, index: int, partition: Partition, cells: list[_Cell]) -> list[_Cell]:
+        """Each screened block probed once more with a direction of its own: a block is called
+        wrong or right only when both probes say so."""
+        if self.elements(index) is not None:
+            return cells
+        rng = self.rng(f"confirm {self.problem.names[index]} {partition.unit}")
+        confirmed = []
+        for cell in cells:
+            again = self._probe_block(index, cell.block, rng, budget=LOCALIZATION_BUDGET + CONFIRMATION_BUDGET)
+            word = cell.verdict if _word(again) == cell.verdict else "undecided"
+            failing = cell.failing + (tuple(_failing(again)) if again else ())
+            confirmed.append(_Cell(cell.block, word, failing[0] if failing else cell.probe, failing, cell.probes + 1))
+        return confirmed
+
+    def _probe_block(
+        self, index: int, block: Block, rng: np.random.Generator, budget: int = LOCALIZATION_BUDGET
+    ) -> ArgumentVerdict | None:
+        """One decisive probe of a block (up to three tries with adapted steps), within budget."""
+        spent = self._spent.get(index, 0)
+        if spent >= budget:
+            return None
+        try:
+            verdict = check_argument(
+                self.problem, self.base, index, self.tol, rng, max_probes=3, support=block.mask, fails_needed=1
+            )
+        except EvaluationError:
+            verdict = None
+        self._spent[index] = spent + (len(verdict.probes) if verdict else 1)
+        return verdict
 
     @staticmethod
     def _judge_exactly(block: Block, table) -> _Cell:
@@ -595,21 +661,24 @@ class Diagnostician:
         value = self.problem.values[index]
         name = self.problem.names[index]
         labels = self.problem.labels[index]
+        # In the order they are paid for from the budget: the named axes, then regions.
         found = []
-        border = partitions.distance_to_edge(value, labels)
-        if border is not None:
-            found.append(border)
-        sign = partitions.by_sign(value, name)
-        if sign is not None:
-            found.append(sign)
-        if labels and len(labels) == value.ndim:
+        named = labels is not None and len(labels) == value.ndim
+        if labels is not None and named:
             for label in "CBT":
                 axis = labels.find(label)
                 if axis >= 0 and value.shape[axis] > 1:
                     found.append(partitions.along_axis(value, axis, partitions.AXIS_WORDS[label]))
+        for extra in (partitions.distance_to_edge(value, labels), partitions.by_sign(value, name)):
+            if extra is not None:
+                found.append(extra)
+        values = partitions.by_value(value, name)
+        if len(values) > 1:
+            found.append(Partition("value range", tuple(block for _, block in values)))
+        if labels is not None and named:
             for axis, word in partitions.spatial_words(labels):
                 if value.shape[axis] > 1:
-                    found.append(partitions.along_axis(value, axis, word))
+                    found.append(partitions.along_axis(value, axis, word, max_cells=8))
         return found
 
     def _where(self, index: int, gradient: Any) -> Diagnosis:
@@ -617,17 +686,18 @@ class Diagnostician:
         table = self.elements(index)
         regions: list[tuple[float, str, Block, list[_Cell]]] = []
         measured: dict[str, list[BlockError]] = {}
+        screened = []
         for partition in self._partitions(index):
             cells = self._judge(index, partition, partition.unit)
             measured[partition.unit] = [c.record() for c in cells]
-            region = self._region(index, partition, cells)
-            if region is not None:
-                regions.append(region)
-        value_cells = partitions.by_value(self.problem.values[index], name)
-        if len(value_cells) > 1:
-            cells = self._judge(index, Partition("value range", tuple(b for _, b in value_cells)), "values")
-            measured["value range"] = [c.record() for c in cells]
-            region = self._value_region(index, value_cells, cells)
+            share = _candidate_share(cells)
+            if share is not None:
+                screened.append((share, partition, cells))
+        # The most specific candidates first: each confirmed block by block, or dropped.
+        for _, partition, cells in sorted(screened, key=lambda c: c[0])[:3]:
+            cells = self._confirm(index, partition, cells)
+            measured[partition.unit] = [c.record() for c in cells]
+            region = self._region_of(index, partition, cells)
             if region is not None:
                 regions.append(region)
         regions.sort(key=lambda r: r[0])
@@ -661,6 +731,13 @@ class Diagnostician:
         examples = self._examples(index, gradient, suspect)
         return Diagnosis(headline, causes, where, examples, blocks=measured)
 
+    def _region_of(self, index: int, partition: Partition, cells: list[_Cell]):
+        if partition.unit == "value range":
+            return self._value_region(
+                index, partitions.by_value(self.problem.values[index], self.problem.names[index]), cells
+            )
+        return self._region(index, partition, cells)
+
     def _region(
         self, index: int, partition: Partition, cells: list[_Cell]
     ) -> tuple[float, str, Block, list[_Cell]] | None:
@@ -684,7 +761,8 @@ class Diagnostician:
             region = partitions.describe_border(shape, labels, depth)
             if depth == 1:
                 strips = partitions.edges(self.problem.values[index], labels)
-                judged = self._judge(index, Partition("edge", tuple(strips)), "edges")
+                edges = Partition("edge", tuple(strips))
+                judged = self._confirm(index, edges, self._judge(index, edges, "edges"))
                 wrong = [c.block.label for c in judged if c.verdict == "wrong"]
                 if wrong and len(wrong) < len(judged):
                     region += f": wrong in {', '.join(wrong)}"

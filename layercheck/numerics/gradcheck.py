@@ -480,13 +480,14 @@ def check_argument(
     max_probes: int = _MAX_PROBES,
     support: Any = None,
     passes_needed: int = 1,
+    fails_needed: int = 2,
 ) -> ArgumentVerdict:
     """Probe one argument (or the part of it where the mask `support` is true) until two probes
     fail, one passes decisively, or the budget runs out.
 
     Steps adapt: smaller after kinks or curvature, larger after round-off, and every probe
-    draws a new random direction. A failure needs two failing probes, a pass `passes_needed`
-    decisive passes (two where "right" is a claim of its own). The step is relative to
+    draws a new random direction. A failure needs `fails_needed` failing probes (two: one is
+    never enough to fail a layer), a pass `passes_needed` decisive passes. The step is relative to
     the values probed, so a block of small values is moved by a step of its own size.
     """
     value = problem.values[index]
@@ -514,7 +515,7 @@ def check_argument(
             continue
         if probe.verdict is Verdict.FAIL:
             fails += 1
-            if fails == 2:
+            if fails == fails_needed:
                 return ArgumentVerdict(index, Status.FAILED, probes)
             h /= 4
         elif probe.reason is Undecided.ROUND_OFF:
