@@ -108,7 +108,8 @@ _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
 # the largest step, for layers whose outputs are nearly constant against their own size.
 _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
-_RANDOM_MAGNITUDES = 4096  # arguments up to this size get directions of random magnitudes too
+_RANDOM_MAGNITUDES = 4096
+_MAX_WEIGHT = 30.0  # how much larger a step the joint probe may give an argument with a small share  # arguments up to this size get directions of random magnitudes too
 
 
 class EvaluationError(Exception):
@@ -119,8 +120,9 @@ class EvaluationError(Exception):
 class GradientProblem:
     """The arguments of a training-time pass, how to evaluate it and how to differentiate it.
 
-    `evaluate(i, value)` returns every output and updated state with argument i replaced by
-    `value`; `gradients(weights)` runs backward with dL/dY = weights and returns the gradient
+    `evaluate_many({i: value, ...})` returns every output and updated state with each
+    argument i replaced by its value; `gradients(weights)` runs backward with dL/dY = weights
+    and returns the gradient
     of every argument (None where the layer returned none). Both raise EvaluationError when
     the layer raises.
     """
@@ -128,11 +130,15 @@ class GradientProblem:
     names: list[str]
     kinds: list[str]
     values: list[np.ndarray]
-    evaluate: Callable[[int, np.ndarray], list[np.ndarray]]
+    evaluate_many: Callable[[dict[int, np.ndarray]], list[np.ndarray]]
     gradients: Callable[[list[np.ndarray]], list[np.ndarray | None]]
     domains: list[tuple[float | None, float | None]]
     labels: list[str | None]
     remarks: list[str] = field(default_factory=list)  # how the evaluation had to adapt, in words
+
+    def evaluate(self, index: int, value: np.ndarray) -> list[np.ndarray]:
+        """Every output and updated state with argument `index` replaced by `value`."""
+        return self.evaluate_many({index: value})
 
 
 @dataclass
@@ -154,6 +160,7 @@ class Probe:
     eps: float = 0.0
     terms: float = 0.0  # |g * v| for the probe's own gradient g: the analytic side's round-off scale
     curvature: bool = False  # the error estimate is mostly curvature (a smaller step reduces it)
+    parts: dict[int, float] = field(default_factory=dict)  # each moved argument's share of `analytic`
 
     @property
     def discrepancy(self) -> float:
@@ -303,9 +310,15 @@ def run_probe(
     `large_step`: the step is a large part of the values moved (1e-3 or more), so outputs that
     barely move do so because they barely depend on the argument, not because their change was
     rounded away."""
-    value = problem.values[index]
-    plus = problem.evaluate(index, value + t * direction)
-    minus = problem.evaluate(index, value - t * direction)
+    return _run_moves(problem, base, {index: direction}, t, tol, large_step)
+
+
+def _run_moves(
+    problem: GradientProblem, base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances, large_step: bool
+) -> Probe:
+    """The comparison along a direction with a part `moves[i]` for each argument i moved."""
+    plus = problem.evaluate_many({i: problem.values[i] + t * d for i, d in moves.items()})
+    minus = problem.evaluate_many({i: problem.values[i] - t * d for i, d in moves.items()})
     deltas = [yp - ym for yp, ym in zip(plus, minus)]
     seconds = []
     for y0, yp, ym in zip(base.outputs, plus, minus):
@@ -317,13 +330,14 @@ def run_probe(
     # hides below the first threshold: where kinks were seen and the error estimate is still
     # too large, look again closer.
     resolved = large_step
-    probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-3, 30 * tol.step), resolved)
+    probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * tol.step), resolved)
     if probe.reason is Undecided.CURVATURE and probe.masked:
-        probe = _compare(problem, base, index, direction, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step), resolved)
+        probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step), resolved)
     return probe
 
 
-def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho, resolved: bool) -> Probe:
+def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho, resolved: bool) -> Probe:
+    index, direction = next(iter(moves.items())) if len(moves) == 1 else (-1, next(iter(moves.values())))
     # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
     kink_masks = [_kinks(delta, second, floor, rho) for delta, second, floor in zip(deltas, seconds, base.kink_floor)]
     m = len(deltas)
@@ -342,7 +356,7 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho, reso
         # outputs that did not move at all may have had their change rounded away (so they do
         # not cancel exactly, as the error estimate assumes). A larger step resolves it.
         return _undecided(index, direction, t, Undecided.ROUND_OFF, 0, changed)
-    if not resolved and changed == 0 and _swallowed(base, index, direction, t, tol):
+    if not resolved and changed == 0 and _swallowed(base, moves, t, tol):
         return _undecided(index, direction, t, Undecided.ROUND_OFF, 0, 0)
     if masked:
         weights = [
@@ -351,24 +365,28 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho, reso
         gradients = problem.gradients(weights)
     else:
         weights, gradients = base.weights, base.gradients
-    g = gradients[index]
     # Round-off of the changed outputs only (unchanged ones cancel exactly); precomputed for
     # the common case where every output changed and no output was masked.
     partial_roundoff = [n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)]
+    moved = list(moves)
     values = fetch(
         *(_dot(w, d) for w, d in zip(weights, deltas)),
         *(_sq(w * s) for w, s in zip(weights, seconds)),
         *(_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
-        _dot(g, direction),
-        _sq(g * direction),
-        _dot(direction, direction),
-        namespace_of(g).any(g),
+        *(_dot(gradients[i], moves[i]) for i in moved),
+        *(_sq(gradients[i] * moves[i]) for i in moved),
+        *(_dot(moves[i], moves[i]) for i in moved),
+        *(namespace_of(gradients[i]).any(gradients[i]) for i in moved),
     )
-    partial = iter(values[2 * m : -4])
+    k = len(moved)
+    partial = iter(values[2 * m : len(values) - 4 * k])
     numeric = sum(values[:m]) / (2 * t)
     second_error = _ERROR_FACTOR * math.sqrt(sum(values[m : 2 * m])) / (2 * t)
     roundoff_sq = sum(next(partial) * tol.eps**2 if p else full for p, full in zip(partial_roundoff, base.roundoff_sq))
-    analytic, terms_sq, direction_sq, any_gradient = values[-4:]
+    tail = values[len(values) - 4 * k :]
+    parts = dict(zip(moved, tail[:k]))
+    analytic, terms_sq, direction_sq = sum(tail[:k]), sum(tail[k : 2 * k]), sum(tail[2 * k : 3 * k])
+    any_gradient = any(tail[3 * k :])
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
     if not (math.isfinite(numeric) and math.isfinite(error_bound)):
@@ -392,6 +410,7 @@ def _compare(problem, base, index, direction, t, tol, deltas, seconds, rho, reso
         eps=tol.eps,
         terms=terms,
         curvature=second_error >= roundoff_error,
+        parts=parts,
     )
     if not math.isfinite(analytic):
         # The outputs and their finite differences are finite, so the derivative is: a NaN or
@@ -420,13 +439,12 @@ def _at_resolution(delta: Any, floor: Any) -> Any:
     return xp.count_nonzero(moved & (xp.abs(d) <= f)) / xp.maximum(xp.count_nonzero(moved), 1)
 
 
-def _swallowed(base: Baseline, index: int, direction: Any, t: float, tol: Tolerances) -> bool:
+def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances) -> bool:
     """No output moved: could the analytic change 2t<g, v> hide in the outputs' rounding (at
     most an ulp each, weighted by the loss)? If not, no output depends on the move."""
-    gradient = base.gradients[index]
-    if gradient is None:
+    if any(base.gradients[i] is None for i in moves):
         return False
-    (analytic,) = fetch(_dot(gradient, direction))
+    analytic = sum(fetch(*(_dot(base.gradients[i], d) for i, d in moves.items())))
     hidden = fetch(*(namespace_of(w, y).abs(w * y).sum() for w, y in zip(base.weights, base.outputs)))
     return abs(2 * t * analytic) <= 4 * tol.eps * sum(hidden)
 

@@ -357,6 +357,10 @@ class Session:
             self._cache[key] = finding
         return self._cache[key]
 
+    def measured_precision(self, dtype: Any) -> PrecisionFinding | None:
+        """`precision(dtype)` if some check measured it already, else None (nothing is run)."""
+        return self._cache.get(("precision", np.dtype(dtype).name))
+
     def tolerance(self, dtype: Any) -> tuple[float, float]:
         """(rtol, atol) to judge results at `dtype` with: those of the precision the layer
         really computes in (float32's for a float64 layer that rounds to float32 inside)."""
