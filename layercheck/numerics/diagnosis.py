@@ -471,9 +471,11 @@ class Diagnostician:
         for other, verdict in enumerate(self.verdicts):
             if other == index or self.problem.values[other].shape != self.problem.values[index].shape:
                 continue
-            if self.base.gradients[other] is None or not self.holds(index, _slot(other)):
+            # What backward returned for this argument must be the other's gradient; a swap
+            # also needs what it returned for the other to be this argument's.
+            if self.base.gradients[other] is None or not self.holds(other, _slot(index)):
                 continue
-            if verdict.status is Status.FAILED and self.holds(other, _slot(index)):
+            if verdict.status is Status.FAILED and self.holds(index, _slot(other)):
                 return Diagnosis(
                     f"the gradients of {name} and {self.problem.names[other]} are returned in each other's place",
                     [f"gradient order: {name} and {self.problem.names[other]} swapped"],
