@@ -28,6 +28,7 @@ from layercheck.numerics.gradcheck import (
     Tolerances,
     Verdict,
     check_argument,
+    check_jointly,
     make_baseline,
 )
 from layercheck.results import Kind, Status, cause_of
@@ -383,7 +384,31 @@ def gradients_are_numerically_correct(session: CheckContext):
 
 
 def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
-    return [_verdict(session, problem, baseline, tol, index) for index in range(len(problem.names))]
+    """Every argument's verdict: first one joint probe of all of them (four forward calls
+    however many they are), then an argument-by-argument check of those it did not clear."""
+    checkable = [
+        index
+        for index in range(len(problem.names))
+        if problem.kinds[index] != "integer input"
+        and baseline.gradients[index] is not None
+        and problem.values[index].size > 0
+    ]
+    joint: Probe | None = None
+    cleared: set[int] = set()
+    if len(checkable) > 2:  # with two, the joint probe costs what two single probes cost
+        try:
+            joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"))
+        except EvaluationError:
+            joint, cleared = None, set()
+    verdicts = []
+    for index in range(len(problem.names)):
+        if joint is not None and index in cleared:
+            verdict = ArgumentVerdict(index, Status.PASSED, [joint])
+            rng = session.rng(f"gradient {problem.names[index]}")
+            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng))
+        else:
+            verdicts.append(_verdict(session, problem, baseline, tol, index))
+    return verdicts
 
 
 def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVerdict:
@@ -469,7 +494,7 @@ def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
 
 def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str | None, device: str) -> str:
     checked = [r for r in records if r.status == Status.PASSED]
-    masked = sum(p.outputs_masked_at_kinks for r in checked for p in r.probes)
+    masked = sum(p.outputs_masked_at_kinks for p in {p for r in checked for p in r.probes})  # a joint probe once
     worst = max(
         (p.rel_error or 0.0 for r in checked for p in r.probes if p.verdict is Verdict.PASS),
         default=0.0,

@@ -48,6 +48,7 @@ __all__ = [
     "Undecided",
     "Verdict",
     "check_argument",
+    "check_jointly",
     "element_probe",
     "keep_inside",
     "make_baseline",
@@ -161,6 +162,7 @@ class Probe:
     terms: float = 0.0  # |g * v| for the probe's own gradient g: the analytic side's round-off scale
     curvature: bool = False  # the error estimate is mostly curvature (a smaller step reduces it)
     parts: dict[int, float] = field(default_factory=dict)  # each moved argument's share of `analytic`
+    roundoff: float = 0.0  # the round-off part of `error_bound`
 
     @property
     def discrepancy(self) -> float:
@@ -409,8 +411,9 @@ def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho,
         fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
         eps=tol.eps,
         terms=terms,
-        curvature=second_error >= roundoff_error,
+        curvature=second_error >= 20 * roundoff_error,
         parts=parts,
+        roundoff=roundoff_error,
     )
     if not math.isfinite(analytic):
         # The outputs and their finite differences are finite, so the derivative is: a NaN or
@@ -487,6 +490,100 @@ class ArgumentVerdict:
     probes: list[Probe]
     reason: str = ""
     cause: Cause | None = None  # the layer ran out of memory or called sys.exit
+
+
+def check_jointly(
+    problem: GradientProblem, base: Baseline, indices: list[int], tol: Tolerances, rng: np.random.Generator
+) -> tuple[Probe | None, set[int]]:
+    """One probe that moves every argument in `indices` at once, each by a step of its own
+    size, and the arguments its pass clears.
+
+    The error of the central difference is estimated from the same difference at twice the
+    step (Richardson: the error at t is about a third of the change from t to 2t), not from
+    the outputs' second differences: moving several arguments together makes those carry
+    their products (a slope times a threshold), which central differences take exactly. Four
+    forward calls, however many arguments. An argument is cleared when its share of the
+    projection is large enough that a relative error above the resolution in it alone would
+    have failed the probe (the rule a single-argument pass obeys). Kinks within the step, a
+    failure or anything undecided clear nothing: `check_argument` decides then, and says which
+    argument is wrong.
+    """
+    moves = {}
+    for i in indices:
+        value, scale = problem.values[i], step_scale(problem.values[i])
+        moves[i] = keep_inside(value, random_direction(value, rng), tol.step * scale, problem.domains[i]) * scale
+    t = tol.step
+    points = [
+        problem.evaluate_many({i: problem.values[i] + k * t * d for i, d in moves.items()}) for k in (1, -1, 2, -2)
+    ]
+    plus, minus, plus2, minus2 = points
+    deltas = [yp - ym for yp, ym in zip(plus, minus)]
+    wide = [yp - ym for yp, ym in zip(plus2, minus2)]
+    rho = max(1e-3, 30 * tol.step)
+    kinks = []
+    for y0, yp, ym, yp2, ym2, d, d2, floor in zip(
+        base.outputs, plus, minus, plus2, minus2, deltas, wide, base.kink_floor
+    ):
+        near = _kinks(d, yp + ym - 2 * y0, floor, rho)
+        near |= _kinks(d2, yp2 + ym2 - 2 * y0, floor, rho)
+        kinks.append(near)
+    m = len(deltas)
+    counts = fetch(*(_count(k) for k in kinks), *(_count(d) for d in deltas))
+    masked, changed = sum(int(n) for n in counts[:m]), sum(int(n) for n in counts[m:])
+    if changed == 0 or masked > 0.5 * changed:
+        return None, set()
+    if masked:
+        weights = [
+            w if not n else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kinks, counts[:m])
+        ]
+        gradients = problem.gradients(weights)
+    else:
+        weights, gradients = base.weights, base.gradients
+    moved = list(moves)
+    found = [gradients[i] for i in moved]
+    if any(g is None for g in found):
+        return None, set()
+    values = fetch(
+        *(_dot(w, d) for w, d in zip(weights, deltas)),
+        *(_dot(w, d) for w, d in zip(weights, wide)),
+        *(_dot(g, moves[i]) for g, i in zip(found, moved)),
+        *(_sq(g * moves[i]) for g, i in zip(found, moved) if g is not None),
+        *(_dot(moves[i], moves[i]) for i in moved),
+    )
+    k = len(moved)
+    numeric, numeric_wide = sum(values[:m]) / (2 * t), sum(values[m : 2 * m]) / (4 * t)
+    parts = dict(zip(moved, values[2 * m : 2 * m + k]))
+    analytic = sum(parts.values())
+    terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k]))
+    direction_norm = math.sqrt(sum(values[2 * m + 2 * k :]))
+    roundoff = 2 * math.sqrt(sum(base.roundoff_sq)) / (2 * t)
+    truncation = 2 * abs(numeric_wide - numeric)  # twice Richardson's estimate
+    error_bound = roundoff + truncation
+    if not all(math.isfinite(x) for x in (numeric, numeric_wide, analytic, error_bound)):
+        return None, set()
+    probe = Probe(
+        -1,
+        moves[moved[0]],
+        t,
+        numeric,
+        analytic,
+        error_bound,
+        max(terms, abs(numeric), abs(analytic)),
+        masked,
+        changed,
+        gradients,
+        Verdict.PASS,
+        rtol=tol.rtol,
+        fixed_tolerance=tol.atol * direction_norm + error_bound,
+        eps=tol.eps,
+        terms=terms,
+        parts=parts,
+        roundoff=roundoff,
+    )
+    if probe.discrepancy > probe.tolerance or error_bound > tol.resolution[0] * probe.scale:
+        return None, set()
+    cleared = {i for i, part in parts.items() if probe.tolerance <= tol.resolution[2] * abs(part)}
+    return probe, cleared
 
 
 def check_argument(

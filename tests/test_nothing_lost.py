@@ -1,0 +1,91 @@
+"""Nothing is lost to speed (issue 17): the gradient check clears arguments with one joint
+probe, and still catches a relative error of 1e-6 in any one argument, names the argument,
+and never fails or gives up on correct layers with inputs next to their kinks. Timings live
+in benchmarks/speed.py, not here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import GRADIENTS, SAMPLES, SEED_LAYOUT, load_layer, mentions
+
+import layercheck
+
+SMALL = "6,6,8,4:SSCB"
+
+
+def _planted(cls, which: int, delta: float):
+    """`cls` with its `which`-th returned gradient scaled by 1 + delta."""
+
+    class Planted(cls):
+        def backward(self, *args):
+            grads = list(super().backward(*args))
+            grads[which] = grads[which] * (1 + delta)
+            return tuple(grads)
+
+    Planted.__name__ = f"{cls.__name__}Planted"
+    return Planted
+
+
+def _arguments(cls) -> list[str]:
+    return ["X", *getattr(cls, "learnables", ())]
+
+
+CASES = [
+    (name, which) for name in ("prelu", "srelu") for which in range(len(_arguments(load_layer(SAMPLES / f"{name}.py"))))
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("name", "which"), CASES)
+def test_a_relative_error_of_1e_6_in_any_one_argument_fails_and_is_named(name, which, seed):
+    cls = load_layer(SAMPLES / f"{name}.py")
+    argument = _arguments(cls)[which]
+    result = layercheck.check_layer(
+        _planted(cls, which, 1e-6), SMALL, checks=[GRADIENTS], dtypes=["float64"], seed=seed
+    ).result(GRADIENTS)
+    assert result.status == "failed", result.message
+    failing = [r["argument"] for r in result.details["arguments"] if r["status"] == "failed"]
+    assert failing == [argument]
+    assert mentions(result.message, argument)
+
+
+@pytest.mark.parametrize(("name", "which"), CASES)
+def test_the_same_at_the_seed_layout(name, which):
+    cls = load_layer(SAMPLES / f"{name}.py")
+    argument = _arguments(cls)[which]
+    result = layercheck.check_layer(
+        _planted(cls, which, 1e-6), SEED_LAYOUT, checks=[GRADIENTS], dtypes=["float64"]
+    ).result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert [r["argument"] for r in result.details["arguments"] if r["status"] == "failed"] == [argument]
+
+
+def _near_kinks(x: np.ndarray, points: np.ndarray, rng: np.random.Generator, share: float) -> np.ndarray:
+    """`x` with `share` of its elements moved to within 1e-7 of `points` (broadcast), some onto them."""
+    chosen = rng.random(x.shape) < share
+    target = np.broadcast_to(points, x.shape)
+    near = target + rng.uniform(-1e-7, 1e-7, x.shape)
+    near = np.where(rng.random(x.shape) < 0.1, target, near)
+    return np.where(chosen, near, x)
+
+
+@pytest.mark.parametrize("name", ["prelu", "srelu"])
+def test_no_false_failure_or_incomplete_over_50_seeds_next_to_the_kinks(name):
+    cls = load_layer(SAMPLES / f"{name}.py")
+    layout = layercheck.parse_layout(SMALL)
+    statuses = []
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal(layout.size)
+        if name == "prelu":
+            x = _near_kinks(x, np.zeros(1), rng, 1 / 3)
+        else:
+            layer = cls()
+            np.random.seed(seed)
+            layer.initialize(layout)
+            x = _near_kinks(x, layer.tl, rng, 1 / 6)
+            x = _near_kinks(x, layer.tr, rng, 1 / 6)
+        result = layercheck.check_layer(cls, layout, checks=[GRADIENTS], seed=seed, inputs=[x]).result(GRADIENTS)
+        statuses.append(result.status)
+    assert set(statuses) == {"passed"}, statuses
