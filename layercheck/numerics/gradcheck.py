@@ -513,39 +513,39 @@ def check_jointly(
         value, scale = problem.values[i], step_scale(problem.values[i])
         moves[i] = keep_inside(value, random_direction(value, rng), tol.step * scale, problem.domains[i]) * scale
     t = tol.step
-    points = [
-        problem.evaluate_many({i: problem.values[i] + k * t * d for i, d in moves.items()}) for k in (1, -1, 2, -2)
-    ]
-    plus, minus, plus2, minus2 = points
-    deltas = [yp - ym for yp, ym in zip(plus, minus)]
-    wide = [yp - ym for yp, ym in zip(plus2, minus2)]
     rho = max(1e-3, 30 * tol.step)
-    kinks = []
-    for y0, yp, ym, yp2, ym2, d, d2, floor in zip(
-        base.outputs, plus, minus, plus2, minus2, deltas, wide, base.kink_floor
-    ):
-        near = _kinks(d, yp + ym - 2 * y0, floor, rho)
-        near |= _kinks(d2, yp2 + ym2 - 2 * y0, floor, rho)
-        kinks.append(near)
+    # Each pair of evaluations is reduced before the next runs: the first to its differences
+    # and kink masks, the second to the loss it moves (with the kinks of both left out).
+    plus, minus = (_evaluate_moved(problem, moves, sign * t) for sign in (1, -1))
+    deltas, kinks = [], []
+    for y0, yp, ym, floor in zip(base.outputs, plus, minus, base.kink_floor):
+        deltas.append(yp - ym)
+        kinks.append(_kinks(deltas[-1], _second(y0, yp, ym), floor, rho))
+    del plus, minus
+    plus, minus = (_evaluate_moved(problem, moves, sign * 2 * t) for sign in (1, -1))
+    wide_dots = []
+    for j, (y0, yp, ym, floor, w) in enumerate(zip(base.outputs, plus, minus, base.kink_floor, base.weights)):
+        wide = yp - ym
+        kinks[j] |= _kinks(wide, _second(y0, yp, ym), floor, rho)
+        wide_dots.append(_dot(namespace_of(w, wide).where(kinks[j], 0, w), wide))
+        del wide
+    del plus, minus
     m = len(deltas)
     counts = fetch(*(_count(k) for k in kinks), *(_count(d) for d in deltas))
     masked, changed = sum(int(n) for n in counts[:m]), sum(int(n) for n in counts[m:])
     if changed == 0 or masked > 0.5 * changed:
         return None, set()
-    if masked:
-        weights = [
-            w if not n else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kinks, counts[:m])
-        ]
-        gradients = problem.gradients(weights)
-    else:
-        weights, gradients = base.weights, base.gradients
+    weights = [w if not n else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kinks, counts[:m])]
+    narrow_dots = [_dot(w, d) for w, d in zip(weights, deltas)]
+    del deltas, kinks  # before backward runs again: memory
+    gradients = problem.gradients(weights) if masked else base.gradients
     moved = list(moves)
     found = [gradients[i] for i in moved]
     if any(g is None for g in found):
         return None, set()
     values = fetch(
-        *(_dot(w, d) for w, d in zip(weights, deltas)),
-        *(_dot(w, d) for w, d in zip(weights, wide)),
+        *narrow_dots,
+        *wide_dots,
         *(_dot(g, moves[i]) for g, i in zip(found, moved)),
         *(_sq(g * moves[i]) for g, i in zip(found, moved) if g is not None),
         *(_dot(moves[i], moves[i]) for i in moved),
@@ -584,6 +584,23 @@ def check_jointly(
         return None, set()
     cleared = {i for i, part in parts.items() if probe.tolerance <= tol.resolution[2] * abs(part)}
     return probe, cleared
+
+
+def _evaluate_moved(problem: GradientProblem, moves: dict[int, Any], t: float) -> list[Any]:
+    """The outputs with every argument i moved by t * moves[i] (one temporary per argument)."""
+    moved = {}
+    for i, d in moves.items():
+        value = d * t
+        value += problem.values[i]
+        moved[i] = value
+    return problem.evaluate_many(moved)
+
+
+def _second(y0: Any, yp: Any, ym: Any) -> Any:
+    """yp + ym - 2 y0, written into yp (not needed any more)."""
+    second = namespace_of(y0, yp, ym).add(yp, ym, out=yp)
+    second -= 2 * y0
+    return second
 
 
 def check_argument(
