@@ -39,6 +39,7 @@ class PrecisionFinding:
     nominal: np.dtype  # the real precision of the tested dtype
     roundoff: float  # the outputs' round-off under a tiny move, relative to their size
     float32_values: bool  # every output is a float32 value (a cast back at the end)
+    moved: str = "inputs"  # what was moved to show it: "inputs", or "learnables and state"
 
     @property
     def lost(self) -> bool:
@@ -59,7 +60,7 @@ class PrecisionFinding:
         """The finding in words, for a layer that lost precision."""
         eps64, eps32 = float(np.finfo(np.float64).eps), float(np.finfo(np.float32).eps)
         text = (
-            f"{method} computes below float64 precision: moving its inputs by a relative {_STEP:g} gives outputs "
+            f"{method} computes below float64 precision: moving its {self.moved} by a relative {_STEP:g} gives outputs "
             f"with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, float32 at "
             f"{eps32:.2g}); "
         )
@@ -87,13 +88,22 @@ def measure_precision(
     if not base:
         return none
     first = _noise(evaluate, inputs, movable, domains, outputs, _STEP, rng)
-    if first <= _ULPS * float(np.finfo(nominal).eps):
+    if first is None:
+        # Not one output moved: either nothing depends on what moved, or the move was rounded
+        # away (a float32 cast of a few values, none at a rounding boundary). A hundred
+        # times the step tells them apart: float32 resolves it, with its round-off.
+        wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng)
+        if wider is None or wider <= _LOST:
+            return none
+        first = wider
+    elif first <= _ULPS * float(np.finfo(nominal).eps):
         return PrecisionFinding(nominal, first, False)
-    # Round-off does not grow with the step; kinks crossed (more of them, each by more) and
-    # curvature do. A hundred times the step tells them apart.
-    wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng)
-    if wider > 10 * first:
-        return none
+    else:
+        # Round-off does not grow with the step; kinks crossed (more of them, each by more)
+        # and curvature do. A hundred times the step tells them apart.
+        wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng)
+        if wider is not None and wider > 10 * first:
+            return none
     if first > _LOST:
         # Outputs that differ from call to call (noise added in predict) are not round-off:
         # predict_is_deterministic speaks for them.
@@ -103,9 +113,9 @@ def measure_precision(
     return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base))
 
 
-def _noise(evaluate, inputs, movable, domains, outputs, step: float, rng: np.random.Generator) -> float:
+def _noise(evaluate, inputs, movable, domains, outputs, step: float, rng: np.random.Generator) -> float | None:
     """The typical second difference of the outputs under a relative move `step` of the
-    movable inputs, relative to each output's size."""
+    movable inputs, relative to each output's size; None when no output moved."""
     moves = [
         keep_inside(x, random_signs(x, rng), step * _rms(x), domain) * (step * _rms(x))
         if move and _is_float(x)
@@ -131,7 +141,7 @@ def _noise(evaluate, inputs, movable, domains, outputs, step: float, rng: np.ran
     xp = namespace_of(*ratios)
     every = xp.concatenate(ratios)
     if every.size == 0:
-        return 0.0
+        return None  # no output moved
     # The 90th percentile over the outputs that moved: round-off is discrete (many outputs
     # round alike, to zero), while kinks and jumps crossed within so small a move are a few
     # outputs, however large.

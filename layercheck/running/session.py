@@ -7,6 +7,7 @@ failing again, and so that the run costs one call per step however many checks r
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import zlib
@@ -341,17 +342,32 @@ class Session:
             step = self.step(method, dtype)
             if step.ok and isinstance(step.value, Outputs) and nominal == np.dtype(np.float64):
                 layer = self.layer(dtype)
-                movable = [not integer for integer in self.integer_inputs]
+                # The inputs and the learnables and state move together: a layer may round
+                # either to float32 (float32 weights, a cast of its parameters).
+                names = [n for n in layer.parameter_names if arrays.is_array(layer.get(n))]
+                n_in = layer.num_inputs
+
+                def evaluate(values: list[Any]) -> Any:
+                    for name, value in zip(names, values[n_in:]):
+                        layer.set(name, value)
+                    return getattr(layer, method)(list(values[:n_in])).all
+
+                arguments = list(self.inputs(dtype)) + [layer.get(n).copy() for n in names]
+                inputs = [not integer for integer in self.integer_inputs]
+                domains = list(self.input_domains()) + [(None, None)] * len(names)
+                # Inputs first, then the parameters, each group alone: moved together, their
+                # products (a weight times an input) would look like curvature.
+                groups = [inputs + [False] * len(names), [False] * n_in + [True] * len(names)]
                 try:
-                    finding = measure_precision(
-                        lambda xs: getattr(layer, method)(xs).all,
-                        self.inputs(dtype),
-                        movable,
-                        self.input_domains(),
-                        step.value.all,
-                        nominal,
-                        self.rng("precision"),
-                    )
+                    for movable, what in zip(groups if names else groups[:1], ("inputs", "learnables and state")):
+                        found = measure_precision(
+                            evaluate, arguments, movable, domains, step.value.all, nominal, self.rng("precision")
+                        )
+                        found = dataclasses.replace(found, moved=what)
+                        if found.lost or found.roundoff > finding.roundoff:
+                            finding = found
+                        if finding.lost:
+                            break
                 except USER_ERRORS:
                     pass  # the layer raised at a moved point: no finding, as for a layer that cannot be moved
             self._cache[key] = finding
