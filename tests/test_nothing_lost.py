@@ -89,3 +89,42 @@ def test_no_false_failure_or_incomplete_over_50_seeds_next_to_the_kinks(name):
         result = layercheck.check_layer(cls, layout, checks=[GRADIENTS], seed=seed, inputs=[x]).result(GRADIENTS)
         statuses.append(result.status)
     assert set(statuses) == {"passed"}, statuses
+
+
+class WavyScale:
+    """Y = a * sin(w * X) + b per channel: smooth, with a third derivative as large as its first
+    (w up to 3), and three arguments, so that the joint probe decides it."""
+
+    learnables = ("a", "w", "b")
+
+    def initialize(self, layout):
+        shape = [1] * layout.ndim
+        shape[layout.find("C")] = layout.size[layout.find("C")]
+        rng = np.random.default_rng(7)
+        self.a, self.w, self.b = rng.uniform(0.5, 2, shape), rng.uniform(1, 3, shape), rng.standard_normal(shape)
+        self.axes = tuple(i for i in range(layout.ndim) if i != layout.find("C"))
+
+    def predict(self, X):
+        return self.a * np.sin(self.w * X) + self.b
+
+    def backward(self, X, Y, dLdY, memory):
+        wx = self.w * X
+        dLda = np.sum(dLdY * np.sin(wx), axis=self.axes, keepdims=True)
+        dLdw = np.sum(dLdY * self.a * np.cos(wx) * X, axis=self.axes, keepdims=True)
+        dLdb = np.sum(dLdY, axis=self.axes, keepdims=True)
+        return dLdY * self.a * self.w * np.cos(wx), dLda, dLdw, dLdb
+
+
+@pytest.mark.parametrize("layout", [SMALL, "16,16,8,16:SSCB"])
+def test_a_smooth_layer_with_a_large_third_derivative_passes_and_keeps_its_sensitivity(layout):
+    """The joint probe's error estimate (the third difference) covers its truncation error on
+    a curved layer, over seeds; and a 1e-6 error in any one argument still fails, named."""
+    for seed in range(5):
+        result = layercheck.check_layer(WavyScale, layout, checks=[GRADIENTS], dtypes=["float64"], seed=seed)
+        assert result.result(GRADIENTS).status == "passed", result.result(GRADIENTS).message
+    for which, argument in enumerate(["X", "a", "w", "b"]):
+        planted = layercheck.check_layer(
+            _planted(WavyScale, which, 1e-6), layout, checks=[GRADIENTS], dtypes=["float64"]
+        ).result(GRADIENTS)
+        assert planted.status == "failed", planted.message
+        assert [r["argument"] for r in planted.details["arguments"] if r["status"] == "failed"] == [argument]

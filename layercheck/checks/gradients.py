@@ -122,13 +122,14 @@ class ArgumentRecord:
         return record
 
 
-def _as_compute(x: Any, precision: np.dtype, xp: Any) -> Any:
-    """A copy of `x` at the compute precision (complex stays complex), in the engine's module
-    `xp`: a layer that returns arrays from another device is moved back (outputs_stay_on_device
-    reports it), so that the arithmetic never mixes devices."""
+def _as_compute(x: Any, precision: np.dtype, xp: Any, copy: bool = True) -> Any:
+    """A copy of `x` (`x` itself where it is one already and `copy` is false) at the compute
+    precision (complex stays complex), in the engine's module `xp`: a layer that returns arrays
+    from another device is moved back (outputs_stay_on_device reports it), so that the
+    arithmetic never mixes devices."""
     x = arrays.to_module(x, xp)
     kind = np.result_type(precision, np.complex64) if arrays.is_complex(x) else precision
-    return x.astype(kind, copy=True)
+    return x.astype(kind, copy=copy)
 
 
 def _copy_memory(memory: Any) -> Any:
@@ -174,20 +175,33 @@ class TrainingPass:
         # so does every array operation of the check: only scalars come to the host.
         self.xp = session.home_module()
         self.precision = arrays.precision_of(dtype)
-        self.inputs = list(session.inputs(dtype))
+        # The session's own inputs, never written into: the layer gets copies of them.
+        self.inputs = list(session.inputs(dtype, shared=True))
         self.originals = self.inputs + [layer.get(n) for n in layer.parameter_names]
-        self.values = [_as_compute(v, self.precision, self.xp) for v in self.originals]
+        self.values = [
+            _as_compute(v, self.precision, self.xp, copy=i >= len(self.inputs)) for i, v in enumerate(self.originals)
+        ]
         self.n_in = layer.num_inputs
         self.at_base = False
         try:
-            self.base = self.run(self.values)
+            base = self.run(self.values)
         except USER_ERRORS as exc:
             raise _CannotRun(f"{self.method} raised {type(exc).__name__}: {exc}") from None
-        for y in self.base.all:
+        for y in base.all:
             if not arrays.is_array(y):
                 raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
             if arrays.precision_of(y.dtype) != self.precision:
                 raise _CannotRun(f"it returns {y.dtype} outputs from {self.precision} inputs")
+        # The base point's outputs and states at the compute precision (the engine's copies),
+        # and the memory backward is given with them.
+        self.outputs = [_as_compute(y, self.precision, self.xp) for y in base.all]
+        self.n_out, self.memory = len(base.values), base.memory
+        # Backward is given Y as forward returned it: a fresh copy of the engine's where that
+        # is the same array, so that forward's own need not be held as well.
+        self._returned = [
+            None if arrays.array_module(y) is self.xp and y.dtype == c.dtype else y
+            for y, c in zip(base.all, self.outputs)
+        ]
 
     @property
     def method(self) -> str:
@@ -240,14 +254,15 @@ class TrainingPass:
         if self.fresh_for_backward:
             self.layer = self.session.layer(self.dtype)
             self.at_base = False
-        # Back to the base point first: layers may cache on self what forward saw.
-        current = self.base if self.at_base else self.run(self.values)
-        m = self.layer.num_outputs
-        dLdY = [w.astype(y.dtype) for w, y in zip(weights[:m], self.base.values)]
-        dLdS = [w.astype(s.dtype) for w, s in zip(weights[m:], self.base.states)]
-        outputs = Outputs(self.base.values, self.base.states, _copy_memory(current.memory))
+        # Back to the base point first: layers may cache on self what forward saw. The memory
+        # of a pass run for this call alone needs no copy.
+        memory = _copy_memory(self.memory) if self.at_base else self.run(self.values).memory
+        given = [y.copy() if r is None else r for y, r in zip(self.outputs, self._returned)]
+        loss = [w.astype(y.dtype) for w, y in zip(weights, given)]  # copies: backward may write into them
+        m = self.n_out
+        outputs = Outputs(tuple(given[:m]), tuple(given[m:]), memory)
         self.backward_calls += 1
-        return self.layer.backward([x.copy() for x in self.inputs], outputs, dLdY, dLdS).all
+        return self.layer.backward([x.copy() for x in self.inputs], outputs, loss[:m], loss[m:]).all
 
     def problem(self, session: CheckContext) -> GradientProblem:
         layer = self.layer
@@ -273,7 +288,7 @@ def build_problem(session: CheckContext, dtype: str, measure: bool = True):
     other check measured it already (the nominal precision otherwise)."""
     training = TrainingPass(session, dtype)
     problem = training.problem(session)
-    outputs = [_as_compute(y, training.precision, training.xp) for y in training.base.all]
+    outputs = training.outputs
     rng = session.rng("gradient weights")
     weights = [arrays.random_like(y, rng) for y in outputs]
     # A layer that rounds to float32 inside is differentiated at float32's steps and judged
@@ -283,22 +298,20 @@ def build_problem(session: CheckContext, dtype: str, measure: bool = True):
         tol = Tolerances(*session.options.tolerance(dtype), training.precision)
     else:
         tol = Tolerances(*session.tolerance(dtype), finding.effective, 0.0 if finding.lost else finding.roundoff)
-    try:
-        baseline = make_baseline(problem, outputs, weights, tol)
-    except EvaluationError as exc:
-        raise _CannotRun(str(exc)) from None
-    return problem, baseline, tol
+    return problem, make_baseline(problem, outputs, weights, tol), tol
 
 
 def _prepare(session: CheckContext, measure: bool):
-    """Float64 (complex128 when complex dtypes are tested) when the layer can, else the widest
-    tested precision it runs in, and why; and that dtype."""
+    """The problem and every argument's verdict at float64 (complex128 when complex dtypes are
+    tested) when the layer can run and differentiate there, else at the widest tested
+    precision it can, and why; and that dtype."""
     widest = "complex128" if any(np.dtype(d).kind == "c" for d in session.options.dtypes) else "float64"
     candidates = [widest] + [d for d in session.options.dtypes if d != widest]
     failures: list[tuple[str, _CannotRun]] = []
     for dtype in candidates:
         try:
             problem, baseline, tol = build_problem(session, dtype, measure)
+            verdicts = _verdicts(session, problem, baseline, tol)
         except _CannotRun as exc:
             failures.append((dtype, exc))
             continue
@@ -315,7 +328,7 @@ def _prepare(session: CheckContext, measure: bool):
                 f"judged at {tol.precision} precision: the layer computes below {arrays.precision_of(dtype)} ({why})"
             )
             fallback = f"{fallback}; {lowered}" if fallback else lowered
-        return problem, baseline, tol, fallback, dtype
+        return problem, baseline, tol, fallback, dtype, verdicts
     raise Incomplete(
         "not checked: the training-time pass or backward failed at every precision ("
         + "; ".join(f"{dtype}: {exc}" for dtype, exc in failures)
@@ -346,13 +359,11 @@ def gradients_are_numerically_correct(session: CheckContext):
     # The precision the layer computes in matters only when the check cannot pass at the
     # nominal one: it is measured then (two or four forward calls), and the check run again
     # if the layer turns out to round to float32 or to cancel large terms.
-    problem, baseline, tol, fallback, dtype = _prepare(session, measure=False)
-    verdicts = _verdicts(session, problem, baseline, tol)
+    problem, baseline, tol, fallback, dtype, verdicts = _prepare(session, measure=False)
     if any(v.status not in decided for v in verdicts) and session.measured_precision(dtype) is None:
         finding = session.precision(dtype)
         if finding.lost or finding.roundoff > 16 * tol.eps:
-            problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
-            verdicts = _verdicts(session, problem, baseline, tol)
+            problem, baseline, tol, fallback, dtype, verdicts = _prepare(session, measure=True)
     if any(v.status not in decided for v in verdicts) and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
@@ -385,13 +396,19 @@ def gradients_are_numerically_correct(session: CheckContext):
 
 def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
     """Every argument's verdict: first one joint probe of all of them (four forward calls
-    however many they are), then an argument-by-argument check of those it did not clear."""
+    however many they are), then an argument-by-argument check of those it did not clear.
+    Raises _CannotRun when backward raises at the base point."""
+    try:
+        return _joint_then_single(session, problem, baseline, tol)
+    except EvaluationError as exc:  # only backward at the base point lets one out
+        raise _CannotRun(str(exc)) from None
+
+
+def _joint_then_single(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
     checkable = [
         index
         for index in range(len(problem.names))
-        if problem.kinds[index] != "integer input"
-        and baseline.gradients[index] is not None
-        and problem.values[index].size > 0
+        if problem.kinds[index] != "integer input" and problem.values[index].size > 0
     ]
     joint: Probe | None = None
     cleared: set[int] = set()
@@ -405,7 +422,10 @@ def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVer
         if joint is not None and index in cleared:
             verdict = ArgumentVerdict(index, Status.PASSED, [joint])
             rng = session.rng(f"gradient {problem.names[index]}")
-            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng))
+            # The joint probe's gradients (for loss weights without the kinks it saw) show
+            # where the gradient is small as well as the base point's would.
+            screen = joint.gradients[index]
+            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng, screen))
         else:
             verdicts.append(_verdict(session, problem, baseline, tol, index))
     return verdicts
@@ -423,14 +443,14 @@ def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVe
     verdict = check_argument(problem, baseline, index, tol, rng)
     if verdict.status is not Status.PASSED:
         return verdict
-    return _small_blocks(problem, baseline, tol, index, verdict, rng)
+    return _small_blocks(problem, baseline, tol, index, verdict, rng, baseline.gradients[index])
 
 
-def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng) -> ArgumentVerdict:
-    """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
+def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng, gradient) -> ArgumentVerdict:
+    """Blocks (channels, observations, time steps) whose `gradient` is orders of magnitude below
     the rest are invisible to a probe of the whole argument: an error that is all of such a
     block is a negligible part of the whole. Each is probed on its own, at its own scale."""
-    for where, relative, mask in small_scale_blocks(baseline.gradients[index], problem.labels[index]):
+    for where, relative, mask in small_scale_blocks(gradient, problem.labels[index]):
         block = check_argument(problem, baseline, index, tol, rng, support=mask)
         if block.status is Status.FAILED:
             scale = "zero" if relative == 0 else f"{relative:.1g} times the largest"

@@ -29,6 +29,7 @@ Why this is exact enough and never cries wolf:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Callable
@@ -223,15 +224,38 @@ class Tolerances:
         return _RESOLUTION.get(np.dtype(self.precision), _RESOLUTION[np.dtype(np.float32)])
 
 
-@dataclass
 class Baseline:
-    """The unperturbed pass: outputs, loss weights and the analytic gradients for them."""
+    """The unperturbed pass: outputs, loss weights and the analytic gradients for them.
 
-    outputs: list[np.ndarray]
-    weights: list[np.ndarray]
-    gradients: list[np.ndarray | None]
-    kink_floor: list[np.ndarray]  # 64 eps |Y|: second differences below it are round-off
-    roundoff_sq: list[float]  # sum((W eps |Y|)^2) per output: the round-off of C when all of Y changes
+    The gradients are computed on first use: a joint probe that clears every argument runs
+    backward once, for its own weights (the kinks it saw left out), and never needs these.
+    A backward that raises here raises EvaluationError wherever they were asked for.
+    """
+
+    def __init__(self, problem: GradientProblem, outputs: list[Any], weights: list[Any], tol: Tolerances):
+        self.outputs, self.weights = outputs, weights
+        self._problem, self._tol = problem, tol
+        self._gradients: list[Any] | None = None
+        self._spread = [_spread(y, tol) for y in outputs]
+        # sum((W r)^2) per output, r its round-off: the round-off of C when all of Y changes
+        self.roundoff_sq = [_sq_norm(w * _roundoff(y, tol, a)) for w, y, a in zip(weights, outputs, self._spread)]
+
+    @property
+    def gradients(self) -> list[Any]:
+        if self._gradients is None:
+            self._gradients = self._problem.gradients(self.weights)
+        return self._gradients
+
+    def use_gradients(self, gradients: list[Any]) -> None:
+        """Gradients computed elsewhere for exactly these weights (the joint probe's, when it
+        masked nothing)."""
+        self._gradients = gradients
+
+    def kink_floor(self, j: int, sample: slice | None = None) -> Any:
+        """64 times output j's round-off (of the flat `sample` of it): second differences below
+        it are round-off. Computed when asked for: one output-sized array less to hold."""
+        y = self.outputs[j] if sample is None else self.outputs[j].reshape(-1)[sample]
+        return 64 * _roundoff(y, self._tol, self._spread[j])
 
 
 def _sq_norm(a: Any) -> float:
@@ -241,25 +265,21 @@ def _sq_norm(a: Any) -> float:
 def make_baseline(
     problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances
 ) -> Baseline:
-    gradients = problem.gradients(weights)
-    # The outputs' round-off: a few ulps of each element, or the round-off measured on the
-    # layer (relative to the outputs' RMS) where it cancels large terms inside.
-    roundoff = [_roundoff(y, tol) for y in outputs]
-    return Baseline(
-        outputs,
-        weights,
-        gradients,
-        kink_floor=[64 * r for r in roundoff],
-        roundoff_sq=[_sq_norm(w * r) for w, r in zip(weights, roundoff)],
-    )
+    return Baseline(problem, outputs, weights, tol)
 
 
-def _roundoff(y: Any, tol: Tolerances) -> Any:
-    xp = namespace_of(y)
-    ulps = tol.eps * xp.abs(y)
+def _spread(y: Any, tol: Tolerances) -> float:
+    """The round-off measured on the layer, relative to the outputs' RMS, where it cancels
+    large terms inside (0 where it rounds like a few ulps of each element)."""
     if tol.measured_roundoff <= 16 * tol.eps or y.size == 0:
-        return ulps
-    return xp.maximum(ulps, tol.measured_roundoff * math.sqrt(_sq_norm(y) / y.size))
+        return 0.0
+    return tol.measured_roundoff * math.sqrt(_sq_norm(y) / y.size)
+
+
+def _roundoff(y: Any, tol: Tolerances, spread: float = 0.0) -> Any:
+    """The outputs' round-off: a few ulps of each element, or `spread` where that is more."""
+    ulps = tol.eps * namespace_of(y).abs(y)
+    return ulps if spread == 0 else namespace_of(y).maximum(ulps, spread)
 
 
 def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
@@ -344,12 +364,14 @@ def _run_moves(
 def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho, resolved: bool) -> Probe:
     index, direction = next(iter(moves.items())) if len(moves) == 1 else (-1, next(iter(moves.values())))
     # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
-    kink_masks = [_kinks(delta, second, floor, rho) for delta, second, floor in zip(deltas, seconds, base.kink_floor)]
+    kink_masks = [
+        _kinks(delta, second, base.kink_floor(j), rho) for j, (delta, second) in enumerate(zip(deltas, seconds))
+    ]
     m = len(deltas)
     counts = fetch(
         *(_count(k) for k in kink_masks),
         *(_count(d) for d in deltas),
-        *(_at_resolution(d, floor) for d, floor in zip(deltas, base.kink_floor)),
+        *(_at_resolution(d, base, j) for j, d in enumerate(deltas)),
     )
     n_kinks, changes = [int(n) for n in counts[:m]], [int(n) for n in counts[m : 2 * m]]
     changed, masked = sum(changes), sum(n_kinks)
@@ -436,13 +458,13 @@ def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho,
     return probe
 
 
-def _at_resolution(delta: Any, floor: Any) -> Any:
+def _at_resolution(delta: Any, base: Baseline, j: int) -> Any:
     """The share of the changed outputs that moved by a few ulps only, from a sample of them."""
-    xp = namespace_of(delta, floor)
-    k = max(1, delta.size // 65536)
-    d, f = delta.reshape(-1)[::k], floor.reshape(-1)[::k]
+    xp = namespace_of(delta)
+    sample = slice(None, None, max(1, delta.size // 65536))
+    d = delta.reshape(-1)[sample]
     moved = d != 0
-    return xp.count_nonzero(moved & (xp.abs(d) <= f)) / xp.maximum(xp.count_nonzero(moved), 1)
+    return xp.count_nonzero(moved & (xp.abs(d) <= base.kink_floor(j, sample))) / xp.maximum(xp.count_nonzero(moved), 1)
 
 
 def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances) -> bool:
@@ -501,72 +523,99 @@ def check_jointly(
     """One probe that moves every argument in `indices` at once, each by a step of its own
     size, and the arguments its pass clears.
 
-    The error of the central difference is estimated from the same difference at twice the
-    step (Richardson: the error at t is about a third of the change from t to 2t), not from
-    the outputs' second differences: moving several arguments together makes those carry
-    their products (a slope times a threshold), which central differences take exactly. Four
-    forward calls, however many arguments. An argument is cleared when its share of the
+    The error of the central difference is estimated from the third difference of the outputs
+    at -t, 0, t and 2t, not from their second differences: moving several arguments together
+    makes those carry their products (a slope times a threshold), which central differences
+    take exactly, and so does the third difference. Three forward calls, however many
+    arguments. An argument is cleared when its share of the
     projection is large enough that a relative error above the resolution in it alone would
     have failed the probe (the rule a single-argument pass obeys). Kinks within the step, a
     failure or anything undecided clear nothing: `check_argument` decides then, and says which
     argument is wrong.
     """
-    moves = {}
-    for i in indices:
-        value, scale = problem.values[i], step_scale(problem.values[i])
-        moves[i] = keep_inside(value, random_direction(value, rng), tol.step * scale, problem.domains[i]) * scale
+    replay = copy.deepcopy(rng)  # the directions are drawn again after backward: memory
+
+    def draw(rng: np.random.Generator) -> dict[int, Any]:
+        moves = {}
+        for i in indices:
+            value, scale = problem.values[i], step_scale(problem.values[i])
+            moves[i] = keep_inside(value, random_direction(value, rng), tol.step * scale, problem.domains[i]) * scale
+        return moves
+
+    moves = draw(rng)
     t = tol.step
     rho = max(1e-3, 30 * tol.step)
-    # Each pair of evaluations is reduced before the next runs: the first to its differences
-    # and kink masks, the second to the loss it moves (with the kinks of both left out).
+    # Each evaluation is reduced before the next runs: the pair at +-t to its differences,
+    # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
+    # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
     plus, minus = (_evaluate_moved(problem, moves, sign * t) for sign in (1, -1))
-    deltas, kinks = [], []
-    for y0, yp, ym, floor in zip(base.outputs, plus, minus, base.kink_floor):
+    deltas, kinks, rest = [], [], []
+    for j, (y0, yp, ym) in enumerate(zip(base.outputs, plus, minus)):
         deltas.append(yp - ym)
-        kinks.append(_kinks(deltas[-1], _second(y0, yp, ym), floor, rho))
-    del plus, minus
-    plus, minus = (_evaluate_moved(problem, moves, sign * 2 * t) for sign in (1, -1))
-    wide_dots = []
-    for j, (y0, yp, ym, floor, w) in enumerate(zip(base.outputs, plus, minus, base.kink_floor, base.weights)):
-        wide = yp - ym
-        kinks[j] |= _kinks(wide, _second(y0, yp, ym), floor, rho)
-        wide_dots.append(_dot(namespace_of(w, wide).where(kinks[j], 0, w), wide))
-        del wide
-    del plus, minus
+        second = _second(y0, yp, ym)
+        kinks.append(_kinks(deltas[-1], second, base.kink_floor(j), rho))
+        second *= 2
+        second += deltas[-1]
+        second += y0
+        rest.append(second)
+    del plus, minus, second
+    far = _evaluate_moved(problem, moves, 2 * t)
+    del moves
+    third_dots = []
+    for j, (y2, w) in enumerate(zip(far, base.weights)):
+        third = namespace_of(y2).subtract(y2, rest[j], out=y2)
+        rest[j] = None
+        kinks[j] |= _kinks(deltas[j], third, base.kink_floor(j), rho)
+        third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w), third))
+    del far, rest, third
     m = len(deltas)
     counts = fetch(*(_count(k) for k in kinks), *(_count(d) for d in deltas))
     masked, changed = sum(int(n) for n in counts[:m]), sum(int(n) for n in counts[m:])
     if changed == 0 or masked > 0.5 * changed:
         return None, set()
-    weights = [w if not n else namespace_of(w, k).where(k, 0, w) for w, k, n in zip(base.weights, kinks, counts[:m])]
-    narrow_dots = [_dot(w, d) for w, d in zip(weights, deltas)]
-    del deltas, kinks  # before backward runs again: memory
-    gradients = problem.gradients(weights) if masked else base.gradients
-    moved = list(moves)
+    # The kinks are left out of the loss by zeroing its weights there, in place (the weights
+    # backward is given are copies), and put back after backward: memory.
+    kept = [w[k] if n else None for w, k, n in zip(base.weights, kinks, counts[:m])]
+    try:
+        for w, k, n in zip(base.weights, kinks, counts[:m]):
+            if n:
+                w[k] = 0
+        narrow_dots = [_dot(w, d) for w, d in zip(base.weights, deltas)]
+        del deltas  # before backward runs again: memory
+        gradients = problem.gradients(base.weights) if masked else base.gradients
+    finally:
+        for w, k, v in zip(base.weights, kinks, kept):
+            if v is not None:
+                w[k] = v
+    del kinks, kept
+    moved = list(indices)
     found = [gradients[i] for i in moved]
     if any(g is None for g in found):
         return None, set()
+    moves = draw(replay)
     values = fetch(
         *narrow_dots,
-        *wide_dots,
+        *third_dots,
         *(_dot(g, moves[i]) for g, i in zip(found, moved)),
-        *(_sq(g * moves[i]) for g, i in zip(found, moved) if g is not None),
+        *(_sq(g * moves[i]) for g, i in zip(found, moved)),
         *(_dot(moves[i], moves[i]) for i in moved),
     )
+    del moves
     k = len(moved)
-    numeric, numeric_wide = sum(values[:m]) / (2 * t), sum(values[m : 2 * m]) / (4 * t)
+    # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
+    # Twice that is the bound.
+    numeric, truncation = sum(values[:m]) / (2 * t), abs(sum(values[m : 2 * m])) / (3 * t)
     parts = dict(zip(moved, values[2 * m : 2 * m + k]))
     analytic = sum(parts.values())
     terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k]))
     direction_norm = math.sqrt(sum(values[2 * m + 2 * k :]))
     roundoff = 2 * math.sqrt(sum(base.roundoff_sq)) / (2 * t)
-    truncation = 2 * abs(numeric_wide - numeric)  # twice Richardson's estimate
     error_bound = roundoff + truncation
-    if not all(math.isfinite(x) for x in (numeric, numeric_wide, analytic, error_bound)):
+    if not all(math.isfinite(x) for x in (numeric, analytic, error_bound)):
         return None, set()
     probe = Probe(
         -1,
-        moves[moved[0]],
+        namespace_of(base.outputs[0]).zeros(0),  # no one direction: several arguments moved
         t,
         numeric,
         analytic,

@@ -221,15 +221,16 @@ class Session:
 
     # -- data ---------------------------------------------------------------------------
 
-    def inputs(self, dtype: Any, gpu: bool | None = None) -> tuple[Any, ...]:
+    def inputs(self, dtype: Any, gpu: bool | None = None, shared: bool = False) -> tuple[Any, ...]:
         """Random inputs at `dtype` (the same values at every precision and on every device),
-        on the GPU when `gpu` (None: the home device); a fresh copy each call."""
+        on the GPU when `gpu` (None: the home device); a fresh copy each call, or with `shared`
+        the session's own arrays, which the caller must never write into (nor let a layer)."""
         xp = self._module(gpu)
         key = ("inputs", np.dtype(dtype).name, xp.__name__)
         if key not in self._cache:
             values = self._input_values(np.dtype(dtype).kind == "c")
             self._cache[key] = tuple(arrays.to_module(arrays.at_dtype(x, dtype), xp) for x in values)
-        return tuple(x.copy() for x in self._cache[key])
+        return self._cache[key] if shared else tuple(x.copy() for x in self._cache[key])
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input is drawn and perturbed: the options' override, else the layer's."""
