@@ -69,6 +69,26 @@ print(report.result("gradients_are_numerically_correct").status, (after - before
 """
 
 
+# The same for one predict + backward of the layer alone: the floor no check can go below.
+_STEP_MEMORY = """
+import resource, sys, numpy as np
+sys.path[:0] = [{root!r}, {samples!r}]
+import layercheck
+from layercheck.contract.loading import import_module
+from pathlib import Path
+cls = getattr(import_module(Path({path!r})), "SReLU")
+layout = layercheck.parse_layout({layout!r})
+x = np.random.default_rng(0).standard_normal(layout.size)
+layer = cls()
+layer.initialize(layout)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+y = layer.predict(x)
+grads = layer.backward(x, y, np.random.default_rng(1).standard_normal(y.shape), None)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) * 1024 / x.nbytes)
+"""
+
+
 def _python(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
 
@@ -134,10 +154,15 @@ def main() -> None:
     print(f"(c) memory of the SReLU float64 gradient check through check_layer, layout {memory_layout}")
     code = _MEMORY.format(root=str(ROOT), samples=str(SAMPLES), path=str(LAYERS["SReLU"]), layout=memory_layout)
     status, copies = _python(code).split()
+    step_code = _STEP_MEMORY.format(
+        root=str(ROOT), samples=str(SAMPLES), path=str(LAYERS["SReLU"]), layout=memory_layout
+    )
+    step_copies = float(_python(step_code))
     print(
         f"    peak RSS over the interpreter's: {float(copies):.1f} copies of the input ({status})   "
         f"[target <= {TARGETS['memory copies']:g}]"
     )
+    print(f"    one predict + backward of the layer alone: {step_copies:.1f} copies (the floor)")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from layercheck.checks.backward import fresh_training_step
 from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
@@ -144,23 +145,23 @@ def backward_is_repeatable(session: CheckContext):
     layer = session.reference
     require_backward(layer)
     dtype = primary_dtype(session)
+    # The session's training step ran on a new layer object: its gradients are the first
+    # step's (copied: a layer that returns a buffer it accumulates into would change them).
     first_step = session.backward(dtype).require()
-    layer = session.layer(dtype)
-    dLdY, dLdS = first_step.dLdY, first_step.dLdS
-    try:
-        first = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
-    except USER_ERRORS as exc:
-        # The same step ran on another new layer object before: now a new object raises.
-        return failed(
-            f"forward and backward ran once, and now raise {exception_summary(exc)} on a new layer object "
-            "with the same inputs: calls after the first fail, even on new layer objects",
-            cause=cause_of(exc),
-        )
+    layer, dLdY, dLdS = first_step.layer, first_step.dLdY, first_step.dLdS
+    first = [arrays.copy_tree(g) for g in first_step.gradients.all]
     try:
         if layer.kind == Kind.LAYER:
             layer.predict(session.inputs(dtype))
         second = _training_step(layer, session.inputs(dtype), dLdY, dLdS)
     except USER_ERRORS as exc:
+        if fresh_training_step(session, dtype) is not None:
+            # The same step ran on a new layer object before: now a new object raises too.
+            return failed(
+                f"forward and backward ran once, and now raise {exception_summary(exc)} on a new layer object "
+                "with the same inputs: calls after the first fail, even on new layer objects",
+                cause=cause_of(exc),
+            )
         return failed(
             f"the second training step on the same layer raised {exception_summary(exc)}", cause=cause_of(exc)
         )

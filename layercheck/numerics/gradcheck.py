@@ -558,7 +558,7 @@ def check_jointly(
         second += deltas[-1]
         second += y0
         rest.append(second)
-    del plus, minus, second
+    del plus, minus, yp, ym, second  # the loop's names too: each holds an output-sized array
     far = _evaluate_moved(problem, moves, 2 * t)
     del moves
     third_dots = []
@@ -567,7 +567,7 @@ def check_jointly(
         rest[j] = None
         kinks[j] |= _kinks(deltas[j], third, base.kink_floor(j), rho)
         third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w), third))
-    del far, rest, third
+    del far, rest, y2, third
     m = len(deltas)
     counts = fetch(*(_count(k) for k in kinks), *(_count(d) for d in deltas))
     masked, changed = sum(int(n) for n in counts[:m]), sum(int(n) for n in counts[m:])
