@@ -395,7 +395,7 @@ def gradients_are_numerically_correct(session: CheckContext):
 
 
 def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
-    """Every argument's verdict: first one joint probe of all of them (four forward calls
+    """Every argument's verdict: first one joint probe of all of them (three forward calls
     however many they are), then an argument-by-argument check of those it did not clear.
     Raises _CannotRun when backward raises at the base point."""
     try:

@@ -22,7 +22,7 @@ Why this is exact enough and never cries wolf:
   the analytic side). A failure must be confirmed by a second probe with another direction
   and step; anything else is retried with a step adapted to what went wrong (smaller for
   kinks and curvature, larger for round-off) and ends as `incomplete` if it cannot decide.
-* Three or more arguments are first probed together (`check_jointly`): four forward calls
+* Three or more arguments are first probed together (`check_jointly`): three forward calls
   clear every argument whose share of the projection would have shown its own error; the
   rest, and all of them when that probe fails, are probed one by one.
 """
