@@ -183,8 +183,15 @@ class TrainingPass:
         ]
         self.n_in = layer.num_inputs
         self.at_base = False
+        # The layer reads the engine's arrays through read-only views; one that writes into
+        # them raises, and from then on gets copies (*_does_not_modify_inputs reports it).
+        self.copy_arguments = False
         try:
-            base = self.run(self.values)
+            try:
+                base = self.run(self.values)
+            except USER_ERRORS:
+                self.copy_arguments = True
+                base = self.run(self.values)
         except USER_ERRORS as exc:
             raise _CannotRun(f"{self.method} raised {type(exc).__name__}: {exc}") from None
         for y in base.all:
@@ -208,12 +215,16 @@ class TrainingPass:
         return "forward" if self.layer.has_forward else "predict"
 
     def run(self, values: list[np.ndarray], fresh: Collection[int] = ()) -> Outputs:
-        """The pass at `values`. Inputs are passed as copies (a layer that writes into its
-        input harms nothing), except those in `fresh`, arrays made for this call alone."""
+        """The pass at `values`. Inputs are passed as read-only views or copies (a layer that
+        writes into its input harms nothing), except those in `fresh`, arrays made for this
+        call alone."""
         n = self.n_in
         for name, v, o in zip(self.layer.parameter_names, values[n:], self.originals[n:]):
             self.layer.set(name, v.astype(o.dtype, copy=True))
-        xs = [v.astype(o.dtype, copy=i not in fresh) for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))]
+        xs = [
+            v.astype(o.dtype, copy=False) if i in fresh else self._guard(v, o.dtype)
+            for i, (v, o) in enumerate(zip(values[:n], self.originals[:n]))
+        ]
         self.at_base = values is self.values
         return self.layer.forward(xs)
 
@@ -250,19 +261,33 @@ class TrainingPass:
             for g, v in zip(grads, self.values)
         ]
 
+    def _guard(self, x: Any, dtype: Any) -> Any:
+        return x.astype(dtype, copy=True) if self.copy_arguments else arrays.read_only(x, dtype)
+
     def _backward(self, weights: list[np.ndarray]) -> tuple:
+        self.backward_calls += 1
+        try:
+            return self._backward_once(weights)
+        except USER_ERRORS:
+            if self.copy_arguments:
+                raise
+            # Perhaps it writes into X, Y or dL/dY: again from the base point, with copies.
+            self.copy_arguments, self.at_base = True, False
+            return self._backward_once(weights)
+
+    def _backward_once(self, weights: list[np.ndarray]) -> tuple:
         if self.fresh_for_backward:
             self.layer = self.session.layer(self.dtype)
             self.at_base = False
         # Back to the base point first: layers may cache on self what forward saw. The memory
         # of a pass run for this call alone needs no copy.
         memory = _copy_memory(self.memory) if self.at_base else self.run(self.values).memory
-        given = [y.copy() if r is None else r for y, r in zip(self.outputs, self._returned)]
-        loss = [w.astype(y.dtype) for w, y in zip(weights, given)]  # copies: backward may write into them
+        given = [self._guard(y, y.dtype) if r is None else r for y, r in zip(self.outputs, self._returned)]
+        loss = [self._guard(w, y.dtype) for w, y in zip(weights, given)]
         m = self.n_out
         outputs = Outputs(tuple(given[:m]), tuple(given[m:]), memory)
-        self.backward_calls += 1
-        return self.layer.backward([x.copy() for x in self.inputs], outputs, loss[:m], loss[m:]).all
+        xs = [self._guard(x, x.dtype) for x in self.inputs]
+        return self.layer.backward(xs, outputs, loss[:m], loss[m:]).all
 
     def problem(self, session: CheckContext) -> GradientProblem:
         layer = self.layer

@@ -145,6 +145,16 @@ def cast(x: Any, dtype: Any) -> Any:
     return x.astype(at_precision(dtype, x), copy=True)
 
 
+def read_only(x: Any, dtype: Any) -> Any:
+    """`x` at `dtype`, for a layer to read and never write: a read-only view where `x` is a
+    NumPy array of that dtype already (no copy), else a copy (CuPy arrays cannot be read-only)."""
+    if type(x) is np.ndarray and x.dtype == np.dtype(dtype):
+        view = x.view()
+        view.flags.writeable = False
+        return view
+    return x.astype(dtype, copy=True)
+
+
 def copy_tree(x: Any) -> Any:
     if is_array(x):
         return x.copy()

@@ -559,8 +559,7 @@ def check_jointly(
         second += y0
         rest.append(second)
     del plus, minus, yp, ym, second  # the loop's names too: each holds an output-sized array
-    far = _evaluate_moved(problem, moves, 2 * t)
-    del moves
+    far = problem.evaluate_many(_moved(problem, moves, 2 * t, release=True))
     third_dots = []
     for j, (y2, w) in enumerate(zip(far, base.weights)):
         third = namespace_of(y2).subtract(y2, rest[j], out=y2)
@@ -640,12 +639,18 @@ def check_jointly(
 
 def _evaluate_moved(problem: GradientProblem, moves: dict[int, Any], t: float) -> list[Any]:
     """The outputs with every argument i moved by t * moves[i] (one temporary per argument)."""
+    return problem.evaluate_many(_moved(problem, moves, t))
+
+
+def _moved(problem: GradientProblem, moves: dict[int, Any], t: float, release: bool = False) -> dict[int, Any]:
+    """{i: values[i] + t * moves[i]}; with `release`, each direction is taken out of `moves`
+    as soon as it is used (memory: the last evaluation needs them no more)."""
     moved = {}
-    for i, d in moves.items():
-        value = d * t
+    for i in list(moves):
+        value = (moves.pop(i) if release else moves[i]) * t
         value += problem.values[i]
         moved[i] = value
-    return problem.evaluate_many(moved)
+    return moved
 
 
 def _second(y0: Any, yp: Any, ym: Any) -> Any:
