@@ -128,3 +128,33 @@ def test_a_smooth_layer_with_a_large_third_derivative_passes_and_keeps_its_sensi
         ).result(GRADIENTS)
         assert planted.status == "failed", planted.message
         assert [r["argument"] for r in planted.details["arguments"] if r["status"] == "failed"] == [argument]
+
+
+def _counting(cls):
+    """`cls` counting its predict and backward calls (on the class: every object counts)."""
+
+    class Counting(cls):
+        calls = {"predict": 0, "backward": 0}
+
+        def predict(self, X):
+            Counting.calls["predict"] += 1
+            return super().predict(X)
+
+        def backward(self, X, Y, dLdY, memory):
+            Counting.calls["backward"] += 1
+            return super().backward(X, Y, dLdY, memory)
+
+    Counting.__name__ = cls.__name__
+    return Counting
+
+
+@pytest.mark.parametrize(("cls", "predicts", "backwards"), [("prelu", 6, 2), ("srelu", 6, 2)])
+def test_the_check_of_a_correct_layer_costs_a_few_calls(cls, predicts, backwards):
+    """The cost in calls, not in seconds (benchmarks/speed.py has those): the pass at the base
+    point and backward there, three moved passes for every argument at once, and, only when
+    kinks fall within the step, one pass back to the base point and backward without them;
+    or two passes for an argument whose share of the joint probe was too small to clear it."""
+    layer = _counting(load_layer(SAMPLES / f"{cls}.py") if isinstance(cls, str) else cls)
+    result = layercheck.check_layer(layer, SEED_LAYOUT, checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert result.status == "passed", result.message
+    assert layer.calls["predict"] <= predicts and layer.calls["backward"] <= backwards, layer.calls

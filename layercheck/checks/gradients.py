@@ -430,14 +430,17 @@ def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVer
 
 
 def _joint_then_single(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
+    # backward at the base point first, while the layer is there (no forward call to go
+    # back): the joint probe needs no other unless kinks within its step must be left out.
+    gradients = baseline.gradients
     checkable = [
         index
         for index in range(len(problem.names))
-        if problem.kinds[index] != "integer input" and problem.values[index].size > 0
+        if problem.kinds[index] != "integer input" and gradients[index] is not None and problem.values[index].size > 0
     ]
     joint: Probe | None = None
     cleared: set[int] = set()
-    if len(checkable) > 2:  # with two, the joint probe costs what two single probes cost
+    if len(checkable) > 1:  # three forward calls for all of them, where each alone takes two
         try:
             joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"))
         except EvaluationError:

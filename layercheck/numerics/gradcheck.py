@@ -22,7 +22,7 @@ Why this is exact enough and never cries wolf:
   the analytic side). A failure must be confirmed by a second probe with another direction
   and step; anything else is retried with a step adapted to what went wrong (smaller for
   kinks and curvature, larger for round-off) and ends as `incomplete` if it cannot decide.
-* Three or more arguments are first probed together (`check_jointly`): three forward calls
+* Two or more arguments are first probed together (`check_jointly`): three forward calls
   clear every argument whose share of the projection would have shown its own error; the
   rest, and all of them when that probe fails, are probed one by one.
 """
@@ -114,7 +114,6 @@ _MAX_PROBES = 6
 # the largest step, for layers whose outputs are nearly constant against their own size.
 _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
 _RANDOM_MAGNITUDES = 4096
-_MAX_WEIGHT = 30.0  # how much larger a step the joint probe may give an argument with a small share  # arguments up to this size get directions of random magnitudes too
 
 
 class EvaluationError(Exception):
@@ -477,14 +476,34 @@ def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances)
     return abs(2 * t * analytic) <= 4 * tol.eps * sum(hidden)
 
 
-def _kinks(delta: Any, second: Any, floor: Any, rho: float) -> Any:
+_STATIONARY = 1e-3  # first differences below this share of their RMS: outputs that barely move
+
+
+def _kinks(delta: Any, second: Any, floor: Any, rho: float, stationary: float = 0.0) -> Any:
     """Outputs whose second difference is not small against their first: a non-differentiable
-    point within the step."""
+    point within the step. With `stationary`, an output whose first difference is below that
+    share of the typical one is judged against the typical one instead."""
     xp = namespace_of(delta, second, floor)
     threshold = xp.abs(delta)
+    if stationary:
+        threshold = xp.maximum(threshold, stationary * xp.sqrt(_sq(delta) / max(delta.size, 1)))
     threshold *= rho
     threshold += floor
     return xp.abs(second) > threshold
+
+
+def _joint_kinks(delta: Any, difference: Any, floor: Any, rho: float, w: Any) -> tuple[Any, Any]:
+    """The kinks of a joint probe, and what the outputs that barely move may add to the error.
+
+    Moving several arguments at once makes an output whose first difference nearly vanishes
+    carry the products of the moves in its higher differences: taken for kinks, they would
+    cost a backward to leave out. They are kept, and the error bound takes what they could
+    contribute at most, |w| |difference| / t summed (t applied by the caller)."""
+    xp = namespace_of(delta, difference, w)
+    kinks = _kinks(delta, difference, floor, rho, _STATIONARY)
+    kept = _kinks(delta, difference, floor, rho)
+    kept &= ~kinks
+    return kinks, _dot(xp.abs(w), xp.where(kept, xp.abs(difference), 0))
 
 
 def _count(mask: Any) -> Any:
@@ -549,11 +568,13 @@ def check_jointly(
     # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
     # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
     plus, minus = (_evaluate_moved(problem, moves, sign * t) for sign in (1, -1))
-    deltas, kinks, rest = [], [], []
-    for j, (y0, yp, ym) in enumerate(zip(base.outputs, plus, minus)):
+    deltas, kinks, rest, stationary = [], [], [], []
+    for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
         deltas.append(yp - ym)
         second = _second(y0, yp, ym)
-        kinks.append(_kinks(deltas[-1], second, base.kink_floor(j), rho))
+        kink, bound = _joint_kinks(deltas[-1], second, base.kink_floor(j), rho, w)
+        kinks.append(kink)
+        stationary.append(bound)
         second *= 2
         second += deltas[-1]
         second += y0
@@ -564,7 +585,9 @@ def check_jointly(
     for j, (y2, w) in enumerate(zip(far, base.weights)):
         third = namespace_of(y2).subtract(y2, rest[j], out=y2)
         rest[j] = None
-        kinks[j] |= _kinks(deltas[j], third, base.kink_floor(j), rho)
+        kink, bound = _joint_kinks(deltas[j], third, base.kink_floor(j), rho, w)
+        kinks[j] |= kink
+        stationary.append(bound)
         third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w), third))
     del far, rest, y2, third
     m = len(deltas)
@@ -593,6 +616,7 @@ def check_jointly(
         return None, set()
     moves = draw(replay)
     values = fetch(
+        *stationary,
         *narrow_dots,
         *third_dots,
         *(_dot(g, moves[i]) for g, i in zip(found, moved)),
@@ -601,9 +625,10 @@ def check_jointly(
     )
     del moves
     k = len(moved)
+    kept_outputs, values = sum(values[: 2 * m]) / t, values[2 * m :]
     # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
     # Twice that is the bound.
-    numeric, truncation = sum(values[:m]) / (2 * t), abs(sum(values[m : 2 * m])) / (3 * t)
+    numeric, truncation = sum(values[:m]) / (2 * t), abs(sum(values[m : 2 * m])) / (3 * t) + kept_outputs
     parts = dict(zip(moved, values[2 * m : 2 * m + k]))
     analytic = sum(parts.values())
     terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k]))
