@@ -148,13 +148,23 @@ def _counting(cls):
     return Counting
 
 
-@pytest.mark.parametrize(("cls", "predicts", "backwards"), [("prelu", 6, 2), ("srelu", 6, 2)])
-def test_the_check_of_a_correct_layer_costs_a_few_calls(cls, predicts, backwards):
+@pytest.mark.parametrize(("name", "predicts"), [("prelu", 5), ("srelu", 8)])
+def test_the_check_of_a_correct_layer_costs_a_few_calls(name, predicts):
     """The cost in calls, not in seconds (benchmarks/speed.py has those): the pass at the base
-    point and backward there, three moved passes for every argument at once, and, only when
-    kinks fall within the step, one pass back to the base point and backward without them;
-    or two passes for an argument whose share of the joint probe was too small to clear it."""
-    layer = _counting(load_layer(SAMPLES / f"{cls}.py") if isinstance(cls, str) else cls)
-    result = layercheck.check_layer(layer, SEED_LAYOUT, checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
-    assert result.status == "passed", result.message
-    assert layer.calls["predict"] <= predicts and layer.calls["backward"] <= backwards, layer.calls
+    point and backward there, three moved passes for every argument at once; and sometimes
+    one pass back to the base point and backward without the kinks that fell within the step,
+    two passes for an argument whose share of the joint probe was too small to clear it, or
+    (the sample SReLU's channels whose thresholds leave them almost no gradient) two probes
+    of such a channel on its own. Over eight seeds, on average and at most."""
+    layer = _counting(load_layer(SAMPLES / f"{name}.py"))
+    seeds = range(8)
+    most = {"predict": 0, "backward": 0}
+    for seed in seeds:
+        before = dict(layer.calls)
+        result = layercheck.check_layer(layer, SEED_LAYOUT, checks=[GRADIENTS], dtypes=["float64"], seed=seed)
+        assert result.result(GRADIENTS).status == "passed", result.result(GRADIENTS).message
+        for what in most:
+            most[what] = max(most[what], layer.calls[what] - before[what])
+    assert layer.calls["predict"] <= predicts * len(seeds), layer.calls
+    assert layer.calls["backward"] <= 1.5 * len(seeds), layer.calls
+    assert most["predict"] <= 10 and most["backward"] <= 3, most

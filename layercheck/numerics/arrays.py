@@ -9,6 +9,7 @@ CuPy is never imported here: a CuPy array can only exist once `cupy` is in `sys.
 
 from __future__ import annotations
 
+import math
 import sys
 from types import ModuleType
 from typing import Any
@@ -201,16 +202,15 @@ def _device_state(xp: ModuleType, rng: np.random.Generator) -> Any:
 
 
 def random_like(x: Any, rng: np.random.Generator) -> Any:
-    """Standard normal values of `x`'s shape and kind (float64 or complex128), in `x`'s module."""
+    """Random values of unit variance, of `x`'s shape and kind (float64 or complex128), in
+    `x`'s module: uniform on (-sqrt 3, sqrt 3), each part for complex. Random signs and random
+    magnitudes, as normal values would have, at a few times less the cost of drawing them."""
     xp = array_module(x)
-    shape = tuple(x.shape)
-    is_complex = np.dtype(x.dtype).kind == "c"
-    if not on_gpu(xp):
-        return random_host_like(x, rng)
-    state = _device_state(xp, rng)
-    if is_complex:
-        return (state.standard_normal(shape) + 1j * state.standard_normal(shape)) / np.sqrt(2)
-    return state.standard_normal(shape)
+    source = rng if not on_gpu(xp) else _device_state(xp, rng)  # both have uniform(low, high, size)
+    shape, bound = tuple(x.shape), math.sqrt(3)
+    if np.dtype(x.dtype).kind == "c":
+        return (source.uniform(-bound, bound, shape) + 1j * source.uniform(-bound, bound, shape)) / np.sqrt(2)
+    return source.uniform(-bound, bound, shape)
 
 
 def random_signs(x: Any, rng: np.random.Generator) -> Any:

@@ -237,7 +237,10 @@ class Baseline:
         self._gradients: list[Any] | None = None
         self._spread = [_spread(y, tol) for y in outputs]
         # sum((W r)^2) per output, r its round-off: the round-off of C when all of Y changes
-        self.roundoff_sq = [_sq_norm(w * _roundoff(y, tol, a)) for w, y, a in zip(weights, outputs, self._spread)]
+        self.roundoff_sq = [
+            tol.eps**2 * _sq_norm(w * y) if a == 0 else _sq_norm(w * _roundoff(y, tol, a))
+            for w, y, a in zip(weights, outputs, self._spread)
+        ]
 
     @property
     def gradients(self) -> list[Any]:
@@ -254,7 +257,9 @@ class Baseline:
         """64 times output j's round-off (of the flat `sample` of it): second differences below
         it are round-off. Computed when asked for: one output-sized array less to hold."""
         y = self.outputs[j] if sample is None else self.outputs[j].reshape(-1)[sample]
-        return 64 * _roundoff(y, self._tol, self._spread[j])
+        floor = _roundoff(y, self._tol, self._spread[j])
+        floor *= 64
+        return floor
 
 
 def _sq_norm(a: Any) -> float:
@@ -277,8 +282,9 @@ def _spread(y: Any, tol: Tolerances) -> float:
 
 def _roundoff(y: Any, tol: Tolerances, spread: float = 0.0) -> Any:
     """The outputs' round-off: a few ulps of each element, or `spread` where that is more."""
-    ulps = tol.eps * namespace_of(y).abs(y)
-    return ulps if spread == 0 else namespace_of(y).maximum(ulps, spread)
+    ulps = namespace_of(y).abs(y)
+    ulps *= tol.eps
+    return ulps if spread == 0 else namespace_of(y).maximum(ulps, spread, out=ulps)
 
 
 def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
@@ -479,31 +485,40 @@ def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances)
 _STATIONARY = 1e-3  # first differences below this share of their RMS: outputs that barely move
 
 
-def _kinks(delta: Any, second: Any, floor: Any, rho: float, stationary: float = 0.0) -> Any:
+def _kinks(delta: Any, second: Any, floor: Any, rho: float) -> Any:
     """Outputs whose second difference is not small against their first: a non-differentiable
-    point within the step. With `stationary`, an output whose first difference is below that
-    share of the typical one is judged against the typical one instead."""
+    point within the step."""
     xp = namespace_of(delta, second, floor)
-    threshold = xp.abs(delta)
-    if stationary:
-        threshold = xp.maximum(threshold, stationary * xp.sqrt(_sq(delta) / max(delta.size, 1)))
-    threshold *= rho
-    threshold += floor
-    return xp.abs(second) > threshold
+    size = xp.abs(delta)
+    size *= rho
+    threshold = floor + size
+    xp.abs(second, out=size)
+    return size > threshold
 
 
-def _joint_kinks(delta: Any, difference: Any, floor: Any, rho: float, w: Any) -> tuple[Any, Any]:
-    """The kinks of a joint probe, and what the outputs that barely move may add to the error.
+def _joint_kinks(delta: Any, difference: Any, floor: Any, rho: float, w: Any) -> tuple[Any, int, float]:
+    """The kinks of a joint probe, how many, and what the outputs that barely move may add to
+    its error.
 
     Moving several arguments at once makes an output whose first difference nearly vanishes
-    carry the products of the moves in its higher differences: taken for kinks, they would
-    cost a backward to leave out. They are kept, and the error bound takes what they could
-    contribute at most, |w| |difference| / t summed (t applied by the caller)."""
+    carry the products of the moves in its higher differences (a slope times a threshold):
+    taken for kinks, they would cost a backward to leave out. Such outputs (first difference
+    below a thousandth of the typical one, higher difference below rho times that) are kept,
+    and the error bound takes what they could contribute at most: a kink within the step
+    moves the central difference by exactly the second difference / 2t, so |w| |difference|
+    summed (to be divided by 2t). Kinks are few: only the outputs flagged are looked at again."""
     xp = namespace_of(delta, difference, w)
-    kinks = _kinks(delta, difference, floor, rho, _STATIONARY)
-    kept = _kinks(delta, difference, floor, rho)
-    kept &= ~kinks
-    return kinks, _dot(xp.abs(w), xp.where(kept, xp.abs(difference), 0))
+    kinks = _kinks(delta, difference, floor, rho)
+    (flagged,) = fetch(_count(kinks))
+    if not flagged:
+        return kinks, 0, 0.0
+    at = xp.nonzero(kinks)
+    typical = _STATIONARY * xp.sqrt(_sq(delta) / delta.size)
+    size = xp.abs(difference[at])
+    moving = size > rho * xp.maximum(xp.abs(delta[at]), typical) + floor[at]
+    kinks[at] = moving
+    count, bound = fetch(_count(moving), _dot(xp.abs(w[at]), xp.where(moving, 0, size)))
+    return kinks, int(count), float(bound)
 
 
 def _count(mask: Any) -> Any:
@@ -554,52 +569,64 @@ def check_jointly(
     """
     replay = copy.deepcopy(rng)  # the directions are drawn again after backward: memory
 
+    t = tol.step
+    rho = max(1e-3, 30 * tol.step)
+
     def draw(rng: np.random.Generator) -> dict[int, Any]:
+        """Each argument's move t * v, its step relative to its own size."""
         moves = {}
         for i in indices:
             value, scale = problem.values[i], step_scale(problem.values[i])
-            moves[i] = keep_inside(value, random_direction(value, rng), tol.step * scale, problem.domains[i]) * scale
+            moves[i] = keep_inside(value, random_direction(value, rng), t * scale, problem.domains[i]) * (t * scale)
         return moves
 
     moves = draw(rng)
-    t = tol.step
-    rho = max(1e-3, 30 * tol.step)
+    moved = list(indices)
+    # The analytic side with backward at the base point, known already: taken while the
+    # directions are at hand (they are drawn again only if kinks ask for another backward).
+    sides = _analytic_sides(base.gradients, moves, moved)
     # Each evaluation is reduced before the next runs: the pair at +-t to its differences,
     # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
     # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
-    plus, minus = (_evaluate_moved(problem, moves, sign * t) for sign in (1, -1))
-    deltas, kinks, rest, stationary = [], [], [], []
+    plus, minus = (problem.evaluate_many(_displaced(problem, moves, sign)) for sign in (1, -1))
+    deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
     for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
         deltas.append(yp - ym)
         second = _second(y0, yp, ym)
-        kink, bound = _joint_kinks(deltas[-1], second, base.kink_floor(j), rho, w)
+        kink, count, bound = _joint_kinks(deltas[-1], second, base.kink_floor(j), rho, w)
         kinks.append(kink)
-        stationary.append(bound)
+        n_kinks.append(count)
+        stationary += bound
         second *= 2
         second += deltas[-1]
         second += y0
         rest.append(second)
     del plus, minus, yp, ym, second  # the loop's names too: each holds an output-sized array
-    far = problem.evaluate_many(_moved(problem, moves, 2 * t, release=True))
+    for move in moves.values():
+        move *= 2
+    far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
     third_dots = []
     for j, (y2, w) in enumerate(zip(far, base.weights)):
         third = namespace_of(y2).subtract(y2, rest[j], out=y2)
         rest[j] = None
-        kink, bound = _joint_kinks(deltas[j], third, base.kink_floor(j), rho, w)
-        kinks[j] |= kink
-        stationary.append(bound)
-        third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w), third))
+        # A kink within (t, 2t) does not touch the central difference: the outputs that
+        # barely move are kept in the third difference, and add nothing more to the bound.
+        kink, count, _ = _joint_kinks(deltas[j], third, base.kink_floor(j), rho, w)
+        if count:
+            kinks[j] |= kink
+            n_kinks[j] = int(fetch(_count(kinks[j]))[0])
+        third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
     del far, rest, y2, third
     m = len(deltas)
-    counts = fetch(*(_count(k) for k in kinks), *(_count(d) for d in deltas))
-    masked, changed = sum(int(n) for n in counts[:m]), sum(int(n) for n in counts[m:])
+    masked = sum(n_kinks)
+    changed = sum(int(n) for n in fetch(*(_count(d) for d in deltas)))
     if changed == 0 or masked > 0.5 * changed:
         return None, set()
     # The kinks are left out of the loss by zeroing its weights there, in place (the weights
     # backward is given are copies), and put back after backward: memory.
-    kept = [w[k] if n else None for w, k, n in zip(base.weights, kinks, counts[:m])]
+    kept = [w[k] if n else None for w, k, n in zip(base.weights, kinks, n_kinks)]
     try:
-        for w, k, n in zip(base.weights, kinks, counts[:m]):
+        for w, k, n in zip(base.weights, kinks, n_kinks):
             if n:
                 w[k] = 0
         narrow_dots = [_dot(w, d) for w, d in zip(base.weights, deltas)]
@@ -610,29 +637,21 @@ def check_jointly(
             if v is not None:
                 w[k] = v
     del kinks, kept
-    moved = list(indices)
-    found = [gradients[i] for i in moved]
-    if any(g is None for g in found):
+    if any(gradients[i] is None for i in moved):
         return None, set()
-    moves = draw(replay)
-    values = fetch(
-        *stationary,
-        *narrow_dots,
-        *third_dots,
-        *(_dot(g, moves[i]) for g, i in zip(found, moved)),
-        *(_sq(g * moves[i]) for g, i in zip(found, moved)),
-        *(_dot(moves[i], moves[i]) for i in moved),
-    )
-    del moves
+    if masked:
+        moves = draw(replay)
+        sides = _analytic_sides(gradients, moves, moved)
+        del moves
+    values = fetch(*narrow_dots, *third_dots, *sides)
     k = len(moved)
-    kept_outputs, values = sum(values[: 2 * m]) / t, values[2 * m :]
     # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
-    # Twice that is the bound.
-    numeric, truncation = sum(values[:m]) / (2 * t), abs(sum(values[m : 2 * m])) / (3 * t) + kept_outputs
-    parts = dict(zip(moved, values[2 * m : 2 * m + k]))
+    # Twice that is the bound, with what the outputs that barely move could add.
+    numeric, truncation = sum(values[:m]) / (2 * t), abs(sum(values[m : 2 * m])) / (3 * t) + stationary / (2 * t)
+    parts = {i: part / t for i, part in zip(moved, values[2 * m : 2 * m + k])}  # the moves were t v
     analytic = sum(parts.values())
-    terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k]))
-    direction_norm = math.sqrt(sum(values[2 * m + 2 * k :]))
+    terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k])) / t
+    direction_norm = math.sqrt(sum(values[2 * m + 2 * k :])) / t
     roundoff = 2 * math.sqrt(sum(base.roundoff_sq)) / (2 * t)
     error_bound = roundoff + truncation
     if not all(math.isfinite(x) for x in (numeric, analytic, error_bound)):
@@ -662,26 +681,31 @@ def check_jointly(
     return probe, cleared
 
 
-def _evaluate_moved(problem: GradientProblem, moves: dict[int, Any], t: float) -> list[Any]:
-    """The outputs with every argument i moved by t * moves[i] (one temporary per argument)."""
-    return problem.evaluate_many(_moved(problem, moves, t))
+def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> list[Any]:
+    """For each moved argument <g, v>, then each |g * v|^2, then each |v|^2 (left on the device)."""
+    return [
+        *(_dot(gradients[i], moves[i]) for i in moved),
+        *(_sq(gradients[i] * moves[i]) for i in moved),
+        *(_dot(moves[i], moves[i]) for i in moved),
+    ]
 
 
-def _moved(problem: GradientProblem, moves: dict[int, Any], t: float, release: bool = False) -> dict[int, Any]:
-    """{i: values[i] + t * moves[i]}; with `release`, each direction is taken out of `moves`
-    as soon as it is used (memory: the last evaluation needs them no more)."""
-    moved = {}
+def _displaced(problem: GradientProblem, moves: dict[int, Any], sign: int, release: bool = False) -> dict[int, Any]:
+    """{i: values[i] + sign * moves[i]}; with `release`, each move is taken out of `moves` as
+    soon as it is used (memory: the last evaluation needs them no more)."""
+    displaced = {}
     for i in list(moves):
-        value = (moves.pop(i) if release else moves[i]) * t
-        value += problem.values[i]
-        moved[i] = value
-    return moved
+        move = moves.pop(i) if release else moves[i]
+        xp = namespace_of(move)
+        displaced[i] = (xp.add if sign > 0 else xp.subtract)(problem.values[i], move)
+    return displaced
 
 
 def _second(y0: Any, yp: Any, ym: Any) -> Any:
     """yp + ym - 2 y0, written into yp (not needed any more)."""
     second = namespace_of(y0, yp, ym).add(yp, ym, out=yp)
-    second -= 2 * y0
+    second -= y0
+    second -= y0
     return second
 
 
@@ -733,10 +757,16 @@ def check_argument(
                 return ArgumentVerdict(index, Status.FAILED, probes)
             h /= 4
         elif probe.reason is Undecided.ROUND_OFF:
-            # Round-off error falls as 1/step: jump to the step that brings it under the
-            # resolution (outputs nearly constant against their size need large steps).
-            wanted = 2 * probe.error_bound / (tol.resolution[0] * probe.scale) if probe.scale > 0 else 100.0
+            # Round-off error falls as 1/step: jump to the step that brings it well under the
+            # resolution, that of the projection too (outputs nearly constant against their
+            # size need large steps).
+            finest = min(tol.resolution[0], tol.resolution[2])
+            wanted = 4 * probe.error_bound / (finest * probe.scale) if probe.scale > 0 else 100.0
             h = min(h * min(max(wanted, 10.0), 1e4), _MAX_STEP)
+        elif probe.reason is Undecided.SMALL_PROJECTION and not probe.curvature and probe.roundoff > 0:
+            # The projection is small against an error that is round-off: a larger step
+            # shrinks that error (another direction would not, on a block of a few elements).
+            h = min(h * 10, _MAX_STEP)
         elif probe.reason is not Undecided.SMALL_PROJECTION or probe.curvature:
             h /= 10
     agreeing = [p for p in probes if p.verdict is Verdict.UNDECIDED and _agrees_at_reduced_resolution(p, tol)]
