@@ -206,11 +206,12 @@ def random_like(x: Any, rng: np.random.Generator) -> Any:
     `x`'s module: uniform on (-sqrt 3, sqrt 3), each part for complex. Random signs and random
     magnitudes, as normal values would have, at a few times less the cost of drawing them."""
     xp = array_module(x)
-    source = rng if not on_gpu(xp) else _device_state(xp, rng)  # both have uniform(low, high, size)
-    shape, bound = tuple(x.shape), math.sqrt(3)
+    if not on_gpu(xp):
+        return random_host_like(x, rng)
+    state, shape, bound = _device_state(xp, rng), tuple(x.shape), math.sqrt(3)
     if np.dtype(x.dtype).kind == "c":
-        return (source.uniform(-bound, bound, shape) + 1j * source.uniform(-bound, bound, shape)) / np.sqrt(2)
-    return source.uniform(-bound, bound, shape)
+        return (state.uniform(-bound, bound, shape) + 1j * state.uniform(-bound, bound, shape)) / np.sqrt(2)
+    return state.uniform(-bound, bound, shape)
 
 
 def random_signs(x: Any, rng: np.random.Generator) -> Any:
@@ -229,7 +230,7 @@ def random_signs(x: Any, rng: np.random.Generator) -> Any:
 def random_host_like(x: Any, rng: np.random.Generator) -> np.ndarray:
     """`random_like` drawn on the host whatever `x`'s module: for values that must be the same
     on the CPU and on the GPU (the dL/dY of a parity check)."""
-    shape = tuple(x.shape)
+    shape, bound = tuple(x.shape), math.sqrt(3)
     if np.dtype(x.dtype).kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) / np.sqrt(2)
-    return rng.standard_normal(shape)
+        return (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
+    return rng.uniform(-bound, bound, shape)

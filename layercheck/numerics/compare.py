@@ -99,9 +99,11 @@ def mismatch(actual: Any, expected: Any, rtol: float = 0.0, atol: float = 0.0) -
     a, e = xp.asarray(actual), xp.asarray(expected)
     if a.shape != e.shape:
         raise ValueError(f"shapes differ: {tuple(a.shape)} vs {tuple(e.shape)}")
+    if a.dtype == e.dtype and bool(xp.array_equal(a, e)):
+        return None  # the common case, in one pass (NaNs, never equal, take the long way)
     is_complex = np.dtype(a.dtype).kind == "c" or np.dtype(e.dtype).kind == "c"
     wide = np.complex128 if is_complex else np.float64
-    a64, e64 = a.astype(wide), e.astype(wide)
+    a64, e64 = a.astype(wide, copy=False), e.astype(wide, copy=False)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = xp.abs(a64 - e64)
         allowed = atol + rtol * xp.abs(e64)

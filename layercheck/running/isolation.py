@@ -16,6 +16,7 @@ asked with SIGUSR1 just before it is killed for its timeout, where it hung.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import multiprocessing
 import os
@@ -291,6 +292,7 @@ def _read_tail(path: Path) -> str:
 def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str) -> None:
     _capture_output(output_path)
     _cap_memory(setting.max_memory)
+    _reuse_freed_memory()
     try:
         os.chdir(setting.cwd)
     except OSError:
@@ -363,6 +365,26 @@ def _cap_memory(limit: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
     except (ValueError, OSError):
         pass
+
+
+def _reuse_freed_memory() -> None:
+    """Keep arrays of up to 32 MB in the heap, and the heap from shrinking, so that memory
+    freed is used again instead of returned and faulted in afresh (glibc).
+
+    A check allocates and frees dozens of arrays of its outputs' size; with glibc's defaults
+    each comes back from the kernel as fresh pages, zeroed on first touch: a quarter of the
+    time of a gradient check at 12 MB arrays. The worker lives for one target, so nothing is
+    lost by keeping what it freed; its peak is unchanged. Elsewhere, nothing to do."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    mallopt(m_mmap_threshold, 32 * 2**20)  # glibc's largest
+    mallopt(m_trim_threshold, 2**30)
 
 
 def _held() -> int:
