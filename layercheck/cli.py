@@ -19,8 +19,9 @@ from layercheck.contract.layout import parse_layout
 from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
+from layercheck.numerics.arrays import DTYPES
 from layercheck.numerics.devices import require_usable_gpu
-from layercheck.reporters.console import ConsoleReporter, ProgressBar, make_console
+from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind
@@ -57,28 +58,59 @@ def usage_error(exc: UsageError) -> None:
     sys.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+_EXAMPLES = """\b
+Examples:
+  layercheck run sample_layers/srelu.py --layout 24,24,20,128:SSCB
+  layercheck run my_layers/                       # every layer of a folder
+  layercheck run prelu.py:PReLU --checks gradients_are_numerically_correct -v
+  layercheck run --config configs/sample_layers.yaml --jobs 4 --junit report.xml
+  layercheck run embed.py --layout 20,32:TB:int=0..999 --dtype float64
+  layercheck list-checks
+  layercheck new MyLayer --learnables w,b --backward
+"""
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    invoke_without_command=True,
+    epilog=_EXAMPLES,
+)
 @click.version_option(__version__, prog_name="layercheck")
-def cli():
+@click.pass_context
+def cli(ctx):
     """Validate hand-written neural-network layers and their backward passes."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
-@cli.command()
+@cli.command(epilog=_EXAMPLES)
 @click.argument("targets", nargs=-1)
 @click.option(
     "--layout",
     "layouts",
     multiple=True,
     metavar="SIZES:FORMAT",
-    help="Input layout, once per input (e.g. 24,24,20,128:SSCB).",
+    help="Input layout, once per input: sizes and one letter per axis, S spatial, C channel, B batch, "
+    "T time, U unspecified (e.g. 24,24,20,128:SSCB); an input of integers adds :int=LOW..HIGH "
+    "(e.g. 20,32:TB:int=0..999).  [default: the layer's example_layout]",
 )
 @click.option(
     "--arg", "args", multiple=True, metavar="NAME=VALUE", help="Constructor argument (value read as a YAML scalar)."
 )
-@click.option("--config", "config_path", metavar="FILE", help="YAML defaults and targets (see configs/default.yaml).")
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="YAML defaults and targets (the README's Config section shows every key).",
+)
 @click.option("--checks", metavar="NAMES", help="Run only these checks (comma-separated).")
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")
-@click.option("--dtype", "dtype_text", metavar="NAMES", help="Precisions to test  [default: float64,float32]")
+@click.option(
+    "--dtype",
+    "dtype_text",
+    metavar="NAMES",
+    help="Precisions to test, comma-separated, of: " + ", ".join(DTYPES) + "  [default: float64,float32]",
+)
 @click.option("--seed", metavar="N", help="Seed of every random draw  [default: 0]")
 @click.option(
     "--device",
@@ -118,7 +150,8 @@ def cli():
 @click.option(
     "--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML."
 )
-@click.option("--quiet", is_flag=True, help="Print only failures and summaries.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 def run(
     targets,
     layouts,
@@ -137,8 +170,13 @@ def run(
     json_path,
     junit_path,
     quiet,
+    verbose,
 ):
-    """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config."""
+    """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
+
+    Exit status: 0 when every check passed or was skipped, 1 when a check failed or a target
+    could not be checked, 2 for a usage error.
+    """
     try:
         check_names = tuple(REGISTRY)
         config = load_config(config_path, check_names=check_names) if config_path else None
@@ -170,7 +208,8 @@ def run(
         usage_error(exc)
 
     console = make_console()
-    reporter = ConsoleReporter(console, quiet=quiet)
+    verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+    reporter = ConsoleReporter(console, verbosity)
     try:
         with ProgressBar(console) as bar:
             report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
@@ -272,19 +311,18 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 @cli.command("list-checks")
 def list_checks():
-    """List every check: name, what it verifies, what it applies to, MATLAB counterpart."""
-    from rich.table import Table
+    """List every check: its name (as --checks and --skip take it), what it verifies, what it
+    applies to, and its MATLAB counterpart."""
+    from rich.padding import Padding
+    from rich.text import Text
 
     console = make_console()
-    table = Table(box=None, show_edge=False, pad_edge=False)
-    table.add_column("Check", no_wrap=True)
-    table.add_column("Verifies")
-    table.add_column("For", no_wrap=True)
-    table.add_column("MATLAB counterpart", no_wrap=True)
     applies: dict[tuple[Kind, ...], str] = {(Kind.LAYER,): "layers", (Kind.FUNCTION,): "operations"}
     for check in REGISTRY.values():
-        table.add_row(check.name, check.description, applies.get(check.kinds, "both"), check.matlab or "-")
-    console.print(table)
+        console.print(Text(check.name, style="bold"))  # whole, whatever the width: users type it
+        about = f"{check.description}. For {applies.get(check.kinds, 'layers and operations')}"
+        about += f"; MATLAB: {check.matlab}." if check.matlab else "."
+        console.print(Padding(Text(about), (0, 0, 0, 4)) if not console.soft_wrap else Text("    " + about))
 
 
 @cli.command()

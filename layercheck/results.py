@@ -169,6 +169,7 @@ class TargetReport:
     traceback: str = ""
     duration_s: float = 0.0
     cause: Cause | None = None
+    notes: list[str] = field(default_factory=list)  # what was not tested, in words
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -215,6 +216,7 @@ class TargetReport:
             "duration_s": round(self.duration_s, 6),
             "checks": [c.to_dict() for c in self.checks],
             "summary": self.summary,
+            "notes": list(self.notes),
         }
 
     @classmethod
@@ -233,6 +235,7 @@ class TargetReport:
             traceback=str(data.get("traceback") or ""),
             duration_s=float(data.get("duration_s", 0.0)),
             cause=None if data.get("cause") is None else Cause(data["cause"]),
+            notes=[str(note) for note in data.get("notes") or ()],
         )
 
 

@@ -34,15 +34,23 @@ def assert_one_line_usage_error(proc, *needles):
 # -- exit status and console output --------------------------------------------------------
 
 
-def test_good_layer_exits_0_with_a_plain_text_report():
+def test_good_layer_exits_0_with_one_line_and_the_summary():
     proc = run_cli("run", SRELU, "--layout", "8,8,4,2:SSCB")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Test Summary:" in proc.stdout
-    assert "0 failed" in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"PASSED {SRELU} ") and "18 passed" in lines[0], proc.stdout
+    assert lines[1].startswith("Test Summary:") and "0 failed" in lines[1]
     assert not BOX_DRAWING.search(proc.stdout), "box drawing characters on a pipe"
     assert "\x1b[" not in proc.stdout, "colour codes on a pipe"
+
+
+def test_verbose_shows_every_check_unpadded():
+    proc = run_cli("run", SRELU, "--layout", "8,8,4,2:SSCB", "-v")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in REGISTRY:
-        assert name in proc.stdout, f"the report table lacks {name}"
+        assert name in proc.stdout, f"-v lacks {name}"
+    assert all(line == line.rstrip() for line in proc.stdout.splitlines()), "padding on a pipe"
+    assert "\x1b[" not in proc.stdout
 
 
 def test_buggy_port_exits_1_and_names_the_failing_check():
@@ -245,7 +253,7 @@ def test_quiet_prints_only_the_summary_for_a_good_layer():
     proc = run_cli("run", SRELU, "--quiet")
     assert proc.returncode == 0
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"{SRELU}: Test Summary:"), proc.stdout
+    assert len(lines) == 1 and lines[0].startswith("Test Summary:"), proc.stdout
 
 
 def test_quiet_prints_only_failures_and_summaries():
@@ -253,8 +261,8 @@ def test_quiet_prints_only_failures_and_summaries():
     assert proc.returncode == 1
     out = proc.stdout
     assert re.search(r"FAILED\s+backward_does_not_error", out)
-    assert out.count("Test Summary:") == 3  # one per target, then the overall one
-    for word in ("PASSED", "SKIPPED", "INCOMPLETE"):
+    assert out.count("Test Summary:") == 1
+    for word in ("PASSED", "SKIPPED", "INCOMPLETE", SRELU):
         assert word not in out
     for passing in ("predict_does_not_error", "function_syntaxes_are_correct", "outputs_are_finite"):
         assert passing not in out

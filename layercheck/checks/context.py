@@ -60,9 +60,14 @@ class Step:
         return self.error is None
 
     def require(self) -> Any:
-        """The value, or `Incomplete` naming the step that failed."""
+        """The value, or `Incomplete` naming the step that failed (and, in its details under
+        `blocked_by`, the method that raised: the reports give each such cause once)."""
         if self.error is not None:
-            raise Incomplete(f"not checked: {self.what} failed ({self.error.summary()})", cause=self.error.cause)
+            raise Incomplete(
+                f"not checked: {self.what} failed ({self.error.summary()})",
+                {"blocked_by": self.error.method},
+                cause=self.error.cause,
+            )
         return self.value
 
 

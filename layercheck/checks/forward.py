@@ -137,5 +137,5 @@ def outputs_are_finite(session: CheckContext):
                 problem = dataclasses.replace(problem, message=problem.message + hint)
             return problem
     if not ran:
-        raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype")
+        raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype", {"blocked_by": methods[0]})
     return passed()

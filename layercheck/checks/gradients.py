@@ -44,7 +44,12 @@ __all__ = [
 
 
 class _CannotRun(Exception):
-    """The layer cannot run (or keep) the precision the gradient check asked for."""
+    """The layer cannot run (or keep) the precision the gradient check asked for; `method`
+    is the one that raised, where one did."""
+
+    def __init__(self, message: str, method: str | None = None):
+        super().__init__(message)
+        self.method = method
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,7 @@ class TrainingPass:
                 self.copy_arguments = True
                 base = self.run(self.values)
         except USER_ERRORS as exc:
-            raise _CannotRun(f"{self.method} raised {type(exc).__name__}: {exc}") from None
+            raise _CannotRun(f"{self.method} raised {type(exc).__name__}: {exc}", self.method) from None
         for y in base.all:
             if not arrays.is_array(y):
                 raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
@@ -354,10 +359,12 @@ def _prepare(session: CheckContext, measure: bool):
             )
             fallback = f"{fallback}; {lowered}" if fallback else lowered
         return problem, baseline, tol, fallback, dtype, verdicts
+    methods = {exc.method for _, exc in failures}
     raise Incomplete(
         "not checked: the training-time pass or backward failed at every precision ("
         + "; ".join(f"{dtype}: {exc}" for dtype, exc in failures)
         + ")",
+        {"blocked_by": methods.pop()} if len(methods) == 1 and None not in methods else None,
         cause=next((cause_of(exc) for _, exc in failures if cause_of(exc) is not None), None),
     )
 
@@ -426,7 +433,7 @@ def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVer
     try:
         return _joint_then_single(session, problem, baseline, tol)
     except EvaluationError as exc:  # only backward at the base point lets one out
-        raise _CannotRun(str(exc)) from None
+        raise _CannotRun(str(exc), "backward") from None
 
 
 def _joint_then_single(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:

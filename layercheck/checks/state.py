@@ -54,7 +54,7 @@ def _returns_valid_states(session: CheckContext, method: str):
             if problem:
                 return failed(problem, state=name, dtype=dtype_name(dtype))
     if not ran:
-        raise Incomplete(f"not checked: {method} failed at every tested dtype")
+        raise Incomplete(f"not checked: {method} failed at every tested dtype", {"blocked_by": method})
     return passed()
 
 

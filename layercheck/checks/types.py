@@ -66,7 +66,7 @@ def _outputs_type(session: CheckContext, method: str):
             if problem:
                 return failed(problem, method=method, output=name, dtype=dtype_name(dtype))
     if not ran:
-        raise Incomplete(f"not checked: {method} failed at every tested dtype")
+        raise Incomplete(f"not checked: {method} failed at every tested dtype", {"blocked_by": method})
     if method == ("predict" if layer.kind == Kind.LAYER else "forward"):
         for dtype in session.options.dtypes:
             finding = session.precision(dtype)
@@ -125,5 +125,5 @@ def backward_is_consistent_in_type(session: CheckContext):
             if problem:
                 return failed(problem, argument=name, dtype=dtype_name(dtype))
     if not ran:
-        raise Incomplete("not checked: backward failed at every tested dtype")
+        raise Incomplete("not checked: backward failed at every tested dtype", {"blocked_by": "backward"})
     return passed()

@@ -78,7 +78,36 @@ def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
                 f"constructing {cls.__name__} raised {exception_summary(exc)}", user_traceback(exc)
             ) from None
 
+    build.args = dict(args)  # type: ignore[attr-defined]  # read by the report's notes
     return build
+
+
+# The attributes layercheck reads as the layer's contract, and what each means to it.
+CONTRACT_ATTRIBUTES = {
+    "num_inputs": "its number of inputs",
+    "num_outputs": "its number of outputs",
+    "num_memory_values": "its number of memory values",
+    "learnables": "the names of its learnables",
+    "state": "the names of its state",
+    "input_domain": "the domain of its inputs",
+    "output_format": "the format of its outputs",
+    "example_layout": "its example layout",
+    "save_inputs_for_backward": "whether backward gets the inputs",
+    "save_outputs_for_backward": "whether backward gets the outputs",
+}
+
+
+def contract_collisions(obj: Any, args: Mapping[str, Any]) -> list[str]:
+    """Constructor arguments that set an attribute layercheck reads as the contract, in words
+    (`--arg num_outputs=10` may mean ten classes to the user and ten outputs to layercheck)."""
+    found = []
+    for name, value in args.items():
+        if name in CONTRACT_ATTRIBUTES and name in getattr(obj, "__dict__", {}) and obj.__dict__[name] is value:
+            found.append(
+                f"the constructor argument {name}={value!r} set the attribute {name}, which layercheck reads as "
+                f"{CONTRACT_ATTRIBUTES[name]}"
+            )
+    return found
 
 
 def parse_target_spec(spec: str) -> tuple[Path, str | None]:
@@ -165,7 +194,15 @@ def load_targets(spec: str) -> list[Target]:
     if name is not None:
         obj = getattr(module, name, None)
         if obj is None:
-            raise TargetError(f"{path.name} defines no {name!r}")
+            defined = ", ".join(found for found, _ in discover(module))
+            raise TargetError(
+                f"{path.name} defines no {name!r}; "
+                + (
+                    f"it defines {defined} (give {path.name}:NAME, or the file alone for all)"
+                    if defined
+                    else "it defines no layer"
+                )
+            )
         if not (is_layer_class(obj) or inspect.isfunction(obj)):
             raise TargetError(
                 f"{path.name}:{name} is not a layer class (with predict), an operation (with forward and backward) or a function"

@@ -1,28 +1,61 @@
-"""The rich console report: a table per target, failure details, the summary line."""
+"""The console report, modelled on pytest's terminal reporter: one line per target that
+passed; for a target that failed, what failed or could not be decided, each cause once (with
+the checks it left undecided named in that one line) and pictures of where a gradient is
+wrong; a recap of every failure at the end, then the summary line.
+
+Widths: on a terminal, messages wrap under their own indent at any width. Into a pipe or a
+file, nothing is padded or wrapped (the reader's viewer wraps) and no control codes are
+written; rich reads NO_COLOR, FORCE_COLOR and COLUMNS, and the progress bar shows only on an
+interactive terminal outside CI.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Sequence
+from enum import IntEnum
 from typing import Any
 
-from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
+from layercheck.reporters.pictures import LEGEND, pictures_of
 from layercheck.results import CheckResult, Report, Status, TargetReport
 
-__all__ = ["ConsoleReporter", "ProgressBar", "make_console", "summary_line"]
+__all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "summary_line"]
 
-_STYLE = {Status.PASSED: "green", Status.FAILED: "bold red", Status.INCOMPLETE: "yellow", Status.SKIPPED: "dim"}
+_STYLE = {
+    Status.PASSED: "green",
+    Status.FAILED: "bold red",
+    Status.INCOMPLETE: "yellow",
+    Status.SKIPPED: "dim",
+    Status.ERROR: "bold red",
+}
+_INDENT = 4
+_GRADIENTS = "gradients_are_numerically_correct"
+
+
+class Verbosity(IntEnum):
+    QUIET = -1  # failing targets and the summary
+    NORMAL = 0  # a line per passing target, the causes of a failing one
+    VERBOSE = 1  # every check of every target
 
 
 def make_console(stderr: bool = False) -> Console:
-    """Colour and box drawing on a terminal; plain, wide text otherwise (CI logs, pipes)."""
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:
-        console = Console(stderr=stderr, highlight=False, no_color=True, width=200, emoji=False)
-    return console
+    """A console that wraps on a terminal and never pads or wraps into a pipe."""
+    probe = Console(stderr=stderr)
+    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=not probe.is_terminal)
+
+
+def shows_progress(console: Console) -> bool:
+    """A progress bar only where a person watches: FORCE_COLOR makes CI logs a 'terminal' to
+    rich, but their stream is no TTY, and CI says so."""
+    stream = sys.stderr if console.stderr else sys.stdout
+    return console.is_terminal and stream.isatty() and not os.environ.get("CI")
 
 
 def summary_line(summary: dict[str, int], seconds: float) -> str:
@@ -32,81 +65,146 @@ def summary_line(summary: dict[str, int], seconds: float) -> str:
     )
 
 
-def _detail_lines(check: CheckResult) -> list[str]:
-    lines = list(check.explanation)
-    if len(check.problems) > 1:
-        lines += [f"- {p}" for p in check.problems]
-    return lines
+def _counts(summary: dict[str, int]) -> str:
+    order = (Status.FAILED, Status.INCOMPLETE, Status.PASSED, Status.SKIPPED)
+    return ", ".join(f"{summary[s]} {s.value}" for s in order if summary[s]) or "no checks"
+
+
+def _causes(report: TargetReport, verbosity: Verbosity) -> list[tuple[Status, list[CheckResult]]]:
+    """The checks to show under a target, each cause once: failures one by one; checks left
+    undecided grouped by the method whose failure blocked them (`details.blocked_by`), else
+    by their message."""
+    shown: list[tuple[Status, list[CheckResult]]] = []
+    groups: dict[str, list[CheckResult]] = {}
+    for check in report.checks:
+        if check.status == Status.FAILED:
+            shown.append((Status.FAILED, [check]))
+        elif check.status == Status.INCOMPLETE and verbosity >= Verbosity.NORMAL:
+            blocked_by = check.details.get("blocked_by")
+            key = f"blocked by {blocked_by}" if isinstance(blocked_by, str) else check.message
+            if key not in groups:
+                groups[key] = []
+                shown.append((Status.INCOMPLETE, groups[key]))
+            groups[key].append(check)
+        elif verbosity >= Verbosity.VERBOSE and check.status != Status.INCOMPLETE:
+            shown.append((check.status, [check]))
+    return shown
 
 
 class ConsoleReporter:
-    def __init__(self, console: Console, quiet: bool = False):
+    def __init__(self, console: Console, verbosity: Verbosity = Verbosity.NORMAL):
         self.console = console
-        self.quiet = quiet
+        self.verbosity = verbosity
+        self._drew_pictures = False
+
+    def _line(self, text: str | Text, indent: int = 0, style: str | None = None) -> None:
+        """`text` under `indent` spaces: wrapped there on a terminal, each of its lines
+        indented into a pipe."""
+        body = Text.from_markup(text) if isinstance(text, str) else text
+        if style:
+            body.stylize(style)
+        if indent and not self.console.soft_wrap:
+            self.console.print(Padding(body, (0, 0, 0, indent), expand=False))
+        elif indent:
+            for line in body.split("\n"):
+                self.console.print(Text(" " * indent) + line)
+        else:
+            self.console.print(body)
 
     def target(self, report: TargetReport) -> None:
-        c = self.console
+        """One target, as soon as it is done."""
         layouts = ", ".join(report.layouts) or "no layout"
+        head = f"{escape(report.target)} [dim]({report.kind}, {escape(layouts)})[/]"
         if report.error is not None:
-            c.print(
-                f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)}): [bold red]ERROR[/] {escape(report.error)}"
-            )
+            self._line(f"[{_STYLE[Status.ERROR]}]ERROR[/]  {head}: could not be checked")
+            self._line(escape(report.error), _INDENT)
             if report.traceback:
-                c.print(escape(report.traceback), style="dim")
-            if report.checks and not self.quiet:  # the checks it got through before the error
-                c.print(self._table(report))
-            c.print(summary_line(report.summary, report.duration_s))
+                self._line(Text(report.traceback.rstrip()), _INDENT, style="dim")
             return
-        if not self.quiet:
-            c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
-            c.print(self._table(report))
-        troubles = [
-            ch
-            for ch in report.checks
-            if ch.status == Status.FAILED or (ch.status == Status.INCOMPLETE and not self.quiet)
-        ]
-        if troubles and self.quiet:
-            c.print(f"[bold]{escape(report.target)}[/] ({report.kind}, {escape(layouts)})")
-        for check in troubles:
-            c.print(f"[{_STYLE[check.status]}]{check.status.upper()}[/] [bold]{check.name}[/]: {escape(check.message)}")
-            for line in _detail_lines(check):
-                c.print(f"    {escape(line)}")
-            if check.traceback:
-                c.print(escape(check.traceback), style="dim")
-        prefix = f"{escape(report.target)}: " if self.quiet and not troubles else ""
-        c.print(prefix + summary_line(report.summary, report.duration_s))
+        status = report.status
+        if status == Status.PASSED and self.verbosity <= Verbosity.QUIET:
+            return
+        counts = _counts(report.summary)
+        self._line(f"[{_STYLE[status]}]{status.upper()}[/] {head}  {counts} in {report.duration_s:.2f}s")
+        for note in report.notes:
+            self._line(f"[yellow]note[/]: {escape(note)}", _INDENT)
+        for shown_status, checks in _causes(report, self.verbosity):
+            self._check(report, shown_status, checks)
 
-    def _table(self, report: TargetReport) -> Table:
-        table = Table(box=box.SIMPLE_HEAD if self.console.is_terminal else None, show_edge=False, pad_edge=False)
-        table.add_column("Status", no_wrap=True)
-        table.add_column("Check", no_wrap=True)
-        table.add_column("Time", justify="right", no_wrap=True)
-        table.add_column("Message", overflow="fold")
-        for check in report.checks:
-            table.add_row(
-                f"[{_STYLE[check.status]}]{check.status.upper()}[/]",
-                check.name,
-                f"{check.duration_s:.2f}s",
-                escape(check.message),
+    def _check(self, report: TargetReport, status: Status, checks: list[CheckResult]) -> None:
+        first = checks[0]
+        names = ", ".join(c.name for c in checks)
+        label = f"[{_STYLE[status]}]{status.upper()}[/] [bold]{names}[/]"
+        if status in (Status.PASSED, Status.SKIPPED):
+            message = f": {escape(first.message)}" if first.message else ""
+            self._line(f"{label} [dim]{first.duration_s:.2f}s[/]{message}", _INDENT)
+            return
+        if status == Status.INCOMPLETE and len(checks) > 1 and isinstance(first.details.get("blocked_by"), str):
+            blocked_by = first.details["blocked_by"]
+            message = f"not checked: {blocked_by} failed" + (
+                f" (see {blocked_by}_does_not_error)"
+                if any(c.name == f"{blocked_by}_does_not_error" for c in report.checks)
+                else ""
             )
-        return table
+            self._line(f"{label}: {escape(message)}", _INDENT)
+            return
+        self._line(f"{label}: {escape(first.message)}", _INDENT)
+        if status != Status.FAILED:
+            return
+        for line in first.explanation:
+            self._line(Text(line), 2 * _INDENT)
+        if len(first.problems) > 1:
+            for problem in first.problems:
+                self._line(Text(f"- {problem}"), 2 * _INDENT)
+        if first.name == _GRADIENTS:
+            for picture in pictures_of(first.details, report.layouts):
+                self._line(Text(picture.title), 2 * _INDENT)
+                for row in picture.lines:
+                    self._line(Text(row), 3 * _INDENT, style="red")
+                self._drew_pictures = True
+        if first.traceback:
+            self._line(Text(first.traceback.rstrip()), 2 * _INDENT, style="dim")
 
     def overall(self, report: Report) -> None:
-        if len(report.targets) > 1:
+        """The recap of every failed or errored target and check, then the summary line."""
+        recap = self._recap(report.targets)
+        if recap:
+            self.console.rule("short summary", style="dim", characters="=" if self.console.soft_wrap else "─")
+            for line in recap:
+                self._line(line)
+            if self._drew_pictures:
+                self._line(Text(f"pictures: {LEGEND}"), style="dim")
+        targets = len(report.targets)
+        line = summary_line(report.summary, report.duration_s)
+        if targets > 1 or any(t.status == Status.ERROR for t in report.targets):
             errors = sum(t.status == Status.ERROR for t in report.targets)
-            line = summary_line(report.summary, report.duration_s)
-            if errors:
-                line += f" {errors} target(s) could not be checked."
-            self.console.print(f"[bold]{line}[/]")
+            failed = sum(t.status == Status.FAILED for t in report.targets)
+            line += f" Targets: {targets - errors - failed} passed, {failed} failed, {errors} could not be checked."
+        self.console.print(f"[bold]{escape(line)}[/]")
+
+    @staticmethod
+    def _recap(targets: Sequence[TargetReport]) -> list[str]:
+        lines = []
+        for target in targets:
+            if target.error is not None:
+                first = target.error.splitlines()[0] if target.error else ""
+                lines.append(f"[{_STYLE[Status.ERROR]}]ERROR[/] {escape(target.target)} - {escape(first)}")
+                continue
+            for check in target.failures():
+                lines.append(
+                    f"[{_STYLE[Status.FAILED]}]FAILED[/] {escape(target.target)}::{check.name} - {escape(check.message)}"
+                )
+        return lines
 
 
 class ProgressBar:
-    """A transient progress bar while targets are found and checked: on a terminal only, so
-    that CI logs and pipes get the reports alone. Reports printed meanwhile go above it."""
+    """A transient progress bar while targets are found and checked: on an interactive
+    terminal only, so that CI logs and pipes get the reports alone. Reports printed meanwhile
+    go above it."""
 
     def __init__(self, console: Console):
         self.progress = None
-        if console.is_terminal:
+        if shows_progress(console):
             self.progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

@@ -108,5 +108,6 @@ def run_target(
             report.checks.append(result)
             if on_check is not None:
                 on_check(result)
+        report.notes = session.notes()
     report.duration_s = time.perf_counter() - start
     return report

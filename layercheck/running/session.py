@@ -20,6 +20,7 @@ from layercheck.checks.context import BackwardResult, CallError, Step, call
 from layercheck.checks.registry import Incomplete
 from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
 from layercheck.contract.layout import Layout
+from layercheck.contract.loading import contract_collisions
 from layercheck.errors import USER_ERRORS, ContractError, TargetError
 from layercheck.numerics import arrays
 from layercheck.numerics.devices import GpuStatus, gpu_status
@@ -310,7 +311,8 @@ class Session:
 
     def _run_pass(self, method: str, dtype: Any, gpu: bool) -> Step:
         layer, xs, where = self._on(dtype, gpu)
-        return call(f"{method} with {where}", method, lambda: getattr(layer, method)(xs))
+        name = _called(layer, method)
+        return call(f"{name} with {where}", name, lambda: getattr(layer, method)(xs))
 
     def backward(self, dtype: Any, gpu: bool | None = None) -> Step:
         """forward then backward at `dtype`, with random dL/dY; the value is a BackwardResult."""
@@ -320,7 +322,8 @@ class Session:
     def _run_backward(self, dtype: Any, gpu: bool) -> Step:
         self.forward(dtype, gpu).require()
         layer, xs, where = self._on(dtype, gpu)
-        forward = call(f"forward with {where}", "forward", lambda: layer.forward(xs))
+        name = _called(layer, "forward")
+        forward = call(f"{name} with {where}", name, lambda: layer.forward(xs))
         outputs = forward.require()
         # The same purpose on both devices: the GPU gets the CPU's dL/dY values.
         dLdY, dLdS = self.output_gradients(outputs, f"dLdY {np.dtype(dtype).name}")
@@ -374,6 +377,32 @@ class Session:
             self._cache[key] = finding
         return self._cache[key]
 
+    def notes(self) -> list[str]:
+        """What the report should say beside the results: constructor arguments that set a
+        contract attribute; complex learnables or outputs checked with real dtypes only (their
+        complex arithmetic, conjugates included, was never exercised)."""
+        notes = contract_collisions(self.reference.obj, getattr(self.factory, "args", {}))
+        if any(np.dtype(d).kind == "c" for d in self.options.dtypes):
+            return notes
+        layer = self.reference
+        complex_parts = [
+            f"learnable {n}" if n in layer.learnables else f"state {n}"
+            for n in layer.parameter_names
+            if arrays.is_array(layer.get(n)) and arrays.is_complex(layer.get(n))
+        ]
+        for key, step in list(self._cache.items()):
+            value = getattr(step, "value", None)
+            if isinstance(key, tuple) and key[:1] in (("predict",), ("forward",)) and isinstance(value, Outputs):
+                if any(arrays.is_array(y) and arrays.is_complex(y) for y in value.all):
+                    complex_parts.append("the outputs")
+                    break
+        if complex_parts:
+            notes.append(
+                f"{' and '.join(complex_parts)} are complex, but only real dtypes were tested "
+                f"({', '.join(self.options.dtypes)}): add --dtype complex128 to check the complex arithmetic"
+            )
+        return notes
+
     def measured_precision(self, dtype: Any) -> PrecisionFinding | None:
         """`precision(dtype)` if some check measured it already, else None (nothing is run)."""
         return self._cache.get(("precision", np.dtype(dtype).name))
@@ -391,3 +420,9 @@ class Session:
         if self.options.device == "cpu":
             return GpuStatus(False, "--device cpu")
         return gpu_status()
+
+
+def _called(layer: Adapter, method: str) -> str:
+    """The user's method that `method` calls: a layer without forward trains with predict,
+    and its failures there are predict's."""
+    return "predict" if method == "forward" and layer.kind == Kind.LAYER and not layer.has_forward else method

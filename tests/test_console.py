@@ -1,0 +1,190 @@
+"""The console report (issue 18): compact like pytest, every width, one cause once, a recap,
+pictures of where a gradient is wrong, notes of what was not tested, and the help."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import layercheck
+from layercheck.reporters.console import ConsoleReporter, Verbosity
+from layercheck.reporters.pictures import pictures_of
+from layercheck.results import Report
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_layers"
+VERDICTS = REPO / "tests" / "corpus_verdicts"
+GRADIENTS = "gradients_are_numerically_correct"
+MISSING_DX = "sample_layers/buggy/srelu_missing_dx.py"
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "layercheck", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
+
+
+def _report(*paths: Path, **options) -> Report:
+    layers = [_load(path) for path in paths]
+    return Report([layercheck.check_layer(layer, layer.example_layout, **options) for layer in layers])
+
+
+def _load(path: Path):
+    from layercheck.contract.loading import discover, import_module
+
+    return discover(import_module(path))[0][1]
+
+
+def _render(report: Report, width: int, verbosity: Verbosity = Verbosity.NORMAL, terminal: bool = True) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=terminal, color_system=None, soft_wrap=not terminal)
+    reporter = ConsoleReporter(console, verbosity)
+    for target in report.targets:
+        reporter.target(target)
+    reporter.overall(report)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def failing() -> Report:
+    return _report(SAMPLES / "buggy" / "srelu_missing_dx.py", VERDICTS / "channel_scale_bias_one_channel.py")
+
+
+@pytest.mark.parametrize("width", [60, 80, 160])
+def test_every_line_fits_the_terminal_and_names_are_whole(failing, width):
+    text = _render(failing, width)
+    assert all(len(line) <= width for line in text.splitlines()), text
+    words = set(re.findall(r"[a-z_]+", text))
+    for check in ("backward_does_not_error", "backward_is_consistent_across_observations", GRADIENTS):
+        assert check in words, (check, text)
+
+
+def test_into_a_pipe_nothing_is_padded_wrapped_or_coloured(failing):
+    text = _render(failing, 60, terminal=False)
+    assert all(line == line.rstrip() for line in text.splitlines())
+    assert any(len(line) > 60 for line in text.splitlines()), "a long message is one line, not cut"
+    assert "\x1b" not in text
+
+
+def test_one_cause_once_with_the_checks_it_left_undecided(failing):
+    text = _render(failing, 160)
+    missing = text.split("channel_scale_bias_one_channel")[0]
+    assert missing.count("INCOMPLETE") == 1, missing
+    line = " ".join(missing.split("INCOMPLETE")[1].split())
+    assert "backward_is_repeatable" in line and GRADIENTS in line and "see backward_does_not_error" in line
+    assert "forward" not in missing.replace("forward_", ""), "a layer without forward is never said to fail it"
+
+
+def test_passing_targets_are_one_line_and_verbose_shows_every_check():
+    report = _report(SAMPLES / "prelu.py")
+    normal = _render(report, 100).splitlines()
+    assert len(normal) == 2 and normal[0].startswith("PASSED") and normal[1].startswith("Test Summary:")
+    verbose = _render(report, 100, Verbosity.VERBOSE)
+    assert all(check.name in verbose for check in report.targets[0].checks)
+    assert _render(report, 100, Verbosity.QUIET).splitlines() == normal[1:]
+
+
+def test_the_recap_lists_every_failure_and_counts_the_targets(failing):
+    text = _render(failing, 200)
+    recap = text.split("short summary")[1].splitlines()
+    failed = [line for line in recap if line.startswith("FAILED")]
+    assert len(failed) == 2
+    assert any("srelu_missing_dx" in line and "::backward_does_not_error" in line for line in failed)
+    assert "Targets: 0 passed, 2 failed, 0 could not be checked." in recap[-1]
+
+
+@pytest.mark.parametrize(
+    ("module", "drawn"),
+    [
+        ("channel_scale_bias_one_channel", ["·█··"]),
+        ("time_step_one_wrong", ["··█···"]),
+        ("border_pool_divides_by_nine", ["██████", "██··██"]),
+        ("signwhere_leaky_relu_negative", ["█·"]),
+    ],
+)
+def test_a_localized_failure_is_drawn_from_its_blocks(module, drawn):
+    target = _report(VERDICTS / f"{module}.py", checks=[GRADIENTS]).targets[0]
+    check = target.result(GRADIENTS)
+    rows = [row for picture in pictures_of(check.details, target.layouts) for row in picture.lines]
+    for row in drawn:
+        assert row in rows, (module, rows)
+    assert "pictures:" in _render(Report([target]), 100)
+
+
+@pytest.mark.parametrize(
+    "module", ["channel_lookalike_one_observation", "factor_scale_bias_x2", "misplaced_duplicate_gradient"]
+)
+def test_nothing_is_drawn_where_nothing_was_localized(module):
+    target = _report(VERDICTS / f"{module}.py", checks=[GRADIENTS]).targets[0]
+    check = target.result(GRADIENTS)
+    pictures = pictures_of(check.details, target.layouts)
+    where = " ".join(" ".join(a.get("diagnosis", {}).get("where", [])) for a in check.details.get("arguments", []))
+    assert pictures == [] or where, (module, pictures)
+
+
+def test_complex_learnables_tested_with_real_dtypes_get_a_note():
+    path = SAMPLES / "buggy" / "complex_scale_no_conj.py"
+    real = _report(path).targets[0]
+    assert real.ok and any("complex" in note and "--dtype complex128" in note for note in real.notes)
+    assert "note:" in _render(Report([real]), 100)
+    complex_ = _report(path, dtypes=["complex128"]).targets[0]
+    assert complex_.notes == [] and not complex_.ok
+
+
+class CountsClasses:
+    """A layer whose constructor stores what the user means as classes in num_outputs."""
+
+    example_layout = "4,3:CB"
+
+    def __init__(self, num_outputs=1):
+        self.num_outputs = num_outputs
+
+    def predict(self, X):
+        return X
+
+
+def test_a_constructor_argument_that_sets_a_contract_attribute_is_named():
+    report = layercheck.check_layer(CountsClasses, "4,3:CB", args={"num_outputs": 1})
+    assert any("num_outputs=1" in note and "number of outputs" in note for note in report.notes), report.notes
+    assert layercheck.check_layer(CountsClasses, "4,3:CB").notes == []
+
+
+def test_a_target_that_names_no_layer_lists_those_the_file_defines():
+    proc = run_cli("run", "sample_layers/prelu.py:Nope")
+    assert proc.returncode == 1
+    assert "defines no 'Nope'; it defines PReLU" in proc.stdout
+    assert "could not be checked" in proc.stdout.splitlines()[-1]
+
+
+def test_layercheck_alone_prints_the_help_and_run_help_has_examples_and_values():
+    alone = run_cli()
+    assert alone.returncode == 0 and alone.stdout.startswith("Usage:") and "Error" not in alone.stdout + alone.stderr
+    help_text = run_cli("run", "--help").stdout
+    assert "Examples:" in help_text and ":int=" in help_text
+    assert all(dtype in help_text for dtype in ("float64", "float32", "complex128", "complex64"))
+    assert "configs/default.yaml" not in help_text
+
+
+def test_force_color_into_a_pipe_draws_no_progress_bar():
+    proc = run_cli("run", "sample_layers/prelu.py", env={"FORCE_COLOR": "1"})
+    assert proc.returncode == 0
+    assert "\x1b[?25l" not in proc.stdout and "━" not in proc.stdout
+
+
+def test_list_checks_prints_every_name_whole_at_60_columns():
+    proc = run_cli("list-checks", env={"COLUMNS": "60"})
+    names = set(proc.stdout.split())
+    for check in layercheck.checks.REGISTRY:
+        assert check in names
