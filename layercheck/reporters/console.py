@@ -191,8 +191,9 @@ class ConsoleReporter:
                 lines.append(f"[{_STYLE[Status.ERROR]}]ERROR[/] {escape(target.target)} - {escape(first)}")
                 continue
             for check in target.failures():
+                # Spaces around "::": a narrow terminal breaks there, not inside a check's name.
                 lines.append(
-                    f"[{_STYLE[Status.FAILED]}]FAILED[/] {escape(target.target)}::{check.name} - {escape(check.message)}"
+                    f"[{_STYLE[Status.FAILED]}]FAILED[/] {escape(target.target)} :: {check.name} - {escape(check.message)}"
                 )
         return lines
 
