@@ -561,11 +561,11 @@ def check_jointly(
     at -t, 0, t and 2t, not from their second differences: moving several arguments together
     makes those carry their products (a slope times a threshold), which central differences
     take exactly, and so does the third difference. Three forward calls, however many
-    arguments. An argument is cleared when its share of the
-    projection is large enough that a relative error above the resolution in it alone would
-    have failed the probe (the rule a single-argument pass obeys). Kinks within the step, a
-    failure or anything undecided clear nothing: `check_argument` decides then, and says which
-    argument is wrong.
+    arguments, and backward only if kinks within the step must be left out of the loss. An
+    argument is cleared when its share of the projection is large enough that a relative
+    error above the resolution in it alone would have failed the probe (the rule a
+    single-argument pass obeys). Too many kinks, a failure or anything undecided clear
+    nothing: `check_argument` decides then, and says which argument is wrong.
     """
     replay = copy.deepcopy(rng)  # the directions are drawn again after backward: memory
 
@@ -590,6 +590,7 @@ def check_jointly(
     # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
     plus, minus = (problem.evaluate_many(_displaced(problem, moves, sign)) for sign in (1, -1))
     deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
+    yp = ym = second = y2 = third = None  # the loops' names, let go of after them: memory
     for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
         deltas.append(yp - ym)
         second = _second(y0, yp, ym)
@@ -601,7 +602,7 @@ def check_jointly(
         second += deltas[-1]
         second += y0
         rest.append(second)
-    del plus, minus, yp, ym, second  # the loop's names too: each holds an output-sized array
+    del plus, minus, yp, ym, second
     for move in moves.values():
         move *= 2
     far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
