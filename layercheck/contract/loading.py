@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.errors import USER_ERRORS, TargetError, UsageError
+from layercheck.errors import TargetError, UsageError
+from layercheck.interrupts import reraise_if_interrupt
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [
@@ -73,7 +74,8 @@ def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
     def build():
         try:
             return cls(**args)
-        except USER_ERRORS as exc:  # the user's constructor
+        except BaseException as exc:  # the user's constructor: KeyboardInterrupt is its own too
+            reraise_if_interrupt(exc)
             raise TargetError(
                 f"constructing {cls.__name__} raised {exception_summary(exc)}", user_traceback(exc)
             ) from None
@@ -110,8 +112,7 @@ def import_module(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except BaseException as exc:
         del sys.modules[module_name]
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        reraise_if_interrupt(exc)
         raise TargetError(f"importing {path.name} raised {exception_summary(exc)}", user_traceback(exc)) from None
     finally:
         if added:

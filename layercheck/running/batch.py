@@ -35,6 +35,7 @@ from layercheck.machine import refuse_if_too_large
 from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target
+from layercheck.safetext import exception_text
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
 from layercheck.userframes import exception_summary, stack_location, user_traceback
@@ -154,7 +155,7 @@ def _describe(name: str, obj: Any) -> dict[str, Any]:
     except UsageError as exc:
         problem = f"example_layout of {name} is invalid: {exc}"
     except Exception as exc:  # the user's attribute: not a layout, or a property that raises
-        problem = f"example_layout of {name} is invalid: {type(exc).__name__}: {exc}"
+        problem = f"example_layout of {name} is invalid: {exception_text(exc)}"
     return {"name": name, "kind": Kind(kind_of(obj)), "example": layouts, "example_error": problem}
 
 

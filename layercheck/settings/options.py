@@ -32,6 +32,7 @@ import numpy as np
 from layercheck.errors import UsageError
 from layercheck.numerics.arrays import DTYPES
 from layercheck.numerics.devices import require_usable_gpu
+from layercheck.safetext import safe_repr
 
 __all__ = [
     "BUILTIN",
@@ -91,10 +92,11 @@ class _Invalid(UsageError):
 
 
 def _show(value: Any) -> str:
-    try:
-        text = repr(value)
-    except ValueError:  # an int of more digits than Python converts to text
+    """A value in a message: short, and safe from what it holds (an int of more digits than
+    Python converts to text; YAML aliases that expand to gigabytes when printed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return "a very large number"
+    text = safe_repr(value, 200)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
