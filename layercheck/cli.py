@@ -7,7 +7,6 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any
 
@@ -27,7 +26,7 @@ from layercheck.results import Kind
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import load_config
-from layercheck.settings.options import DEVICES, parse_settings
+from layercheck.settings.options import DEVICES, parse_jobs, parse_memory, parse_settings, parse_shard
 from layercheck.templates import function_template, layer_template, names_of, write_new
 
 __all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
@@ -94,8 +93,7 @@ def cli():
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
+    default="1",
     show_default=True,
     metavar="N",
     help="Targets checked in parallel, each in its own worker process.",
@@ -156,6 +154,7 @@ def run(
             require_usable_gpu()  # refused with the reason before any worker starts
         cli_layouts = tuple(parse_layout(text) for text in layouts)
         refuse_if_too_large(list(cli_layouts))
+        jobs = parse_jobs(jobs)
         batch = Batch(
             requests=tuple(_requests(targets, config)),
             config=config,
@@ -246,28 +245,13 @@ def _domain(text: str) -> tuple[float | None, float | None]:
     return low, high
 
 
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
 def _memory_cap(text: str | None, jobs: int) -> int | None:
-    """`--max-memory 4G` (K, M, G, T: powers of 1024; a B or iB after them is allowed), or none."""
-    if text is None:
-        return default_memory_cap(jobs)
-    if text.strip().lower() == "none":
-        return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
-    if not match or float(match[1]) <= 0:
-        raise UsageError(f"--max-memory {text!r}: give a size such as 512M, 4G or 1.5GiB, or none")
-    return int(float(match[1]) * _UNITS[match[2].upper()])
+    """`--max-memory`, validated by `settings.options.parse_memory`; unset, the default share."""
+    return default_memory_cap(jobs) if text is None else parse_memory(text, "--max-memory")
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise UsageError(f"--shard {text!r}: give K/N with 1 <= K <= N, e.g. 1/4")
-    return int(match[1]), int(match[2])
+    return None if text is None else parse_shard(text, "--shard")
 
 
 @cli.command("list-checks")

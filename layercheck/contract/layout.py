@@ -63,9 +63,10 @@ def _validate_range(integer: Any) -> None:
         or len(integer) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in integer)
         or integer[0] > integer[1]
+        or not -(2**63) <= integer[0] <= integer[1] < 2**63  # drawn as int64
     ):
         raise UsageError(
-            f"an integer input's range is (low, high) with integers low <= high, got {safe_repr(integer, 100)}"
+            f"an integer input's range is (low, high) with int64 integers low <= high, got {safe_repr(integer, 100)}"
         )
 
 
@@ -86,7 +87,13 @@ def validate_format(fmt: str) -> None:
             )
 
 
+# NumPy 1.x arrays have at most 32 dimensions (NumPy 2: 64); more cannot be checked anywhere.
+MAX_DIMS = 32
+
+
 def _validate(size: tuple[int, ...], fmt: str) -> None:
+    if len(fmt) > MAX_DIMS or len(size) > MAX_DIMS:
+        raise UsageError(f"layout has {max(len(fmt), len(size))} dimensions; NumPy arrays have from 1 to {MAX_DIMS}")
     validate_format(fmt)
     if len(size) != len(fmt):
         raise UsageError(

@@ -34,7 +34,7 @@ from layercheck.errors import TargetError, UsageError
 from layercheck.machine import refuse_if_too_large
 from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
 from layercheck.running.isolation import Outcome, run_jobs
-from layercheck.running.runner import run_target
+from layercheck.running.runner import run_target, select_checks
 from layercheck.safetext import exception_text
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
@@ -402,6 +402,7 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             options_from(settings),
             _timeout(settings),
         )
+        select_checks(job.options)  # UsageError when the command line and config leave none
         items.append(_Item(target.label, job=job))
     return items
 

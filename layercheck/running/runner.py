@@ -26,7 +26,10 @@ def select_checks(options: Options) -> list[Check]:
     if unknown:
         raise UsageError(f"unknown check(s) {', '.join(unknown)}; `layercheck list-checks` lists them")
     wanted = options.checks or tuple(REGISTRY)
-    return [REGISTRY[n] for n in REGISTRY if n in wanted and n not in options.skip]
+    selected = [REGISTRY[n] for n in REGISTRY if n in wanted and n not in options.skip]
+    if not selected:  # a run that checks nothing must not read as a pass
+        raise UsageError("checks and skip leave no check to run")
+    return selected
 
 
 def run_check(check: Check, session: Session) -> CheckResult:
