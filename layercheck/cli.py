@@ -7,6 +7,7 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
@@ -17,12 +18,14 @@ from layercheck.checks import REGISTRY
 from layercheck.contract.layout import parse_layout
 from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
+from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.devices import require_usable_gpu
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, make_console
+from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
-from layercheck.results import Kind
+from layercheck.results import Kind, Report
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import load_config
@@ -42,7 +45,12 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
-    except click.Abort:
+    except click.Abort as exc:  # click turns a KeyboardInterrupt into Abort
+        cause = exc.__cause__ or exc.__context__
+        signum = cause.signum if isinstance(cause, Interrupted) else signal.SIGINT
+        if isinstance(cause, KeyboardInterrupt):
+            click.echo(f"interrupted ({signal.Signals(signum).name})", err=True)
+            sys.exit(exit_status(signum))
         sys.exit(1)
     sys.exit(code or 0)
 
@@ -137,6 +145,8 @@ def run(
     quiet,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config."""
+    # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
+    click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
     try:
         check_names = tuple(REGISTRY)
         config = load_config(config_path, check_names=check_names) if config_path else None
@@ -165,26 +175,36 @@ def run(
             max_memory=_memory_cap(max_memory, jobs),
             shard=_shard(shard_text),
         )
+        check_report_paths({"--json": json_path, "--junit": junit_path})
     except UsageError as exc:
         usage_error(exc)
 
     console = make_console()
     reporter = ConsoleReporter(console, quiet=quiet)
+    interrupted: Interrupted | None = None
     try:
         with ProgressBar(console) as bar:
             report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
     except UsageError as exc:  # known once modules are imported: a folder without any layer
         usage_error(exc)
-    if not report.targets:
+    except Interrupted as exc:  # the workers are stopped; what finished is reported
+        interrupted, report = exc, exc.report or Report()
+    if not report.targets and interrupted is None:
         console.print(f"No targets in shard {shard_text}.")
     reporter.overall(report)
+    status = 0 if report.ok else 1
     for path, write in ((json_path, write_json), (junit_path, write_junit)):
         if path:
             try:
                 write(report, path)
-            except OSError as exc:
-                usage_error(UsageError(f"cannot write {path}: {exc.strerror or exc}"))
-    sys.exit(0 if report.ok else 1)
+            except OSError as exc:  # every report is tried; a failed run keeps its status 1
+                click.echo(f"Error: cannot write {path}: {exc.strerror or exc}", err=True)
+                status = status or 2
+    if interrupted is not None:
+        name = signal.Signals(interrupted.signum).name
+        click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
+        status = exit_status(interrupted.signum)
+    sys.exit(status)
 
 
 def _requests(targets, config) -> list[Request]:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from layercheck.contract.loading import (
     parse_target_spec,
 )
 from layercheck.errors import TargetError, UsageError
+from layercheck.interrupts import Interrupted
 from layercheck.machine import refuse_if_too_large
 from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
 from layercheck.running.isolation import Outcome, run_jobs
@@ -286,11 +288,28 @@ def run_batch(
     Raises UsageError (before anything is checked) for a folder without any target.
     """
     start = time.perf_counter()
-    items = _plan(batch, _discover(batch, on_progress))
+    try:
+        items = _plan(batch, _discover(batch, on_progress))
+    except Interrupted as exc:  # while importing: no target is known yet, only the requests
+        reports = [_interrupted(request.label, exc) for request in batch.requests]
+        for report in reports:
+            if on_report is not None:
+                on_report(report)
+        exc.report = Report(reports, time.perf_counter() - start)
+        raise
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
-    reports = _check(batch, items, on_report, on_progress)
+    try:
+        reports = _check(batch, items, on_report, on_progress)
+    except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
+        exc.report.duration_s = time.perf_counter() - start
+        raise
     return Report(reports, time.perf_counter() - start)
+
+
+def _interrupted(label: str, exc: Interrupted) -> TargetReport:
+    name = signal.Signals(exc.signum).name
+    return TargetReport(label, error=f"interrupted ({name}) before it was checked", cause=Cause.INTERRUPTED)
 
 
 def _settings(batch: Batch, entry: TargetEntry | None) -> Settings:
@@ -457,7 +476,13 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
         flush()
 
     flush()
-    run_jobs(jobs, workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+    try:
+        run_jobs(jobs, workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+    except Interrupted as exc:
+        # run_jobs handed on an interrupted outcome for every job it did not finish.
+        flush()
+        exc.report = Report([report for report in reports if report is not None])
+        raise
     flush()
     return reports  # type: ignore[return-value]
 
@@ -474,6 +499,7 @@ def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
         error=f"{outcome.failure}{_where(outcome)}",
         traceback=outcome.stack or outcome.output[-2000:],
         duration_s=outcome.duration_s,
+        cause=Cause.INTERRUPTED if outcome.interrupted else None,
     )
 
 
