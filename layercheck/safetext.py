@@ -12,6 +12,7 @@ exception) around a marker that says how much was left out.
 
 from __future__ import annotations
 
+import builtins
 import reprlib
 from typing import Any
 
@@ -32,9 +33,19 @@ __all__ = [
 MESSAGE_LIMIT = 2_000  # a message, or the text of an exception in one
 TRACEBACK_LIMIT = 8_000  # a traceback, or a worker's output shown with an error
 
-_REPR = reprlib.Repr()
+
+class _Repr(reprlib.Repr):
+    """reprlib's short reprs of containers and strings; an object's own `__repr__` whole, so
+    that `bounded` can say how long it really was."""
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        return builtins.repr(x)
+
+
+_REPR = _Repr()
 _REPR.maxstring = _REPR.maxother = 400
 _REPR.maxlevel = 3
+EMBEDDED_LIMIT = MESSAGE_LIMIT // 2  # an exception's text inside a message of ours
 
 
 def bounded(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -85,7 +96,7 @@ def type_name(obj: Any) -> str:
         return "object"
 
 
-def _call(method: str, fn: Any, obj: Any) -> str:
+def _call(method: str, fn: Any, obj: Any, limit: int) -> str:
     """`fn(obj)` as bounded text, or what its `method` raised, never raising itself.
 
     A KeyboardInterrupt or other BaseException from the user's method is the layer's doing
@@ -95,7 +106,7 @@ def _call(method: str, fn: Any, obj: Any) -> str:
         text = fn(obj)
         if not isinstance(text, str):
             raise TypeError(f"{method} returned {type_name(text)}, not str")
-        return bounded(text)
+        return bounded(text, limit)
     except BaseException as exc:  # noqa: BLE001 - anything the user's method does
         reraise_if_interrupt(exc)
         return f"<{type_name(obj)} whose {method} raised {type_name(exc)}>"
@@ -103,16 +114,16 @@ def _call(method: str, fn: Any, obj: Any) -> str:
 
 def safe_str(obj: Any, limit: int = MESSAGE_LIMIT) -> str:
     """`str(obj)`, bounded; `<T whose __str__ raised E>` when it raises."""
-    return bounded(_call("__str__", str, obj), limit)
+    return _call("__str__", str, obj, limit)
 
 
 def safe_repr(obj: Any, limit: int = MESSAGE_LIMIT) -> str:
     """`repr(obj)` with containers and strings shortened (reprlib), bounded; `<T whose
     __repr__ raised E>` when it raises."""
-    return bounded(_call("__repr__", _REPR.repr, obj), limit)
+    return _call("__repr__", _REPR.repr, obj, limit)
 
 
-def exception_text(exc: BaseException, limit: int = MESSAGE_LIMIT) -> str:
+def exception_text(exc: BaseException, limit: int = EMBEDDED_LIMIT) -> str:
     """`ValueError: the message` (the type alone when the message is empty), bounded;
     `Bad (the exception's __str__ raised RuntimeError)` when its `__str__` raises."""
     name = type_name(exc)

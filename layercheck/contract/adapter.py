@@ -138,6 +138,12 @@ def _is_plain_array(x: Any) -> bool:
     return type(x) is np.ndarray or (cupy is not None and isinstance(x, cupy.ndarray))
 
 
+def _class_name(x: Any) -> str:
+    """`numpy.matrix`, `numpy.ma.MaskedArray`; a class of the user's by its name alone."""
+    module = getattr(type(x), "__module__", "")
+    return f"{module}.{type_name(x)}" if isinstance(module, str) and module.startswith("numpy") else type_name(x)
+
+
 def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tuple:
     """`values` when each is a NumPy or CuPy array, else ContractError naming the first that
     is not. A subclass of `numpy.ndarray` is refused too: `np.matrix` makes `*` a matrix
@@ -148,7 +154,7 @@ def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tu
             continue
         if isinstance(x, np.ndarray):
             raise ContractError(
-                f"{what} returned a {type(x).__module__}.{type_name(x)} as {name}: return a plain array "
+                f"{what} returned a {_class_name(x)} as {name}: return a plain array "
                 "(np.asarray), since a subclass such as np.matrix or a masked array changes what "
                 "arithmetic and comparisons mean"
             )

@@ -95,8 +95,9 @@ def parse_target_spec(spec: str) -> tuple[Path, str | None]:
 def import_module(path: Path) -> ModuleType:
     """Import a user's module from its file, with its folder importable for siblings."""
     path = path.resolve()
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    module_name = f"layercheck_user_{path.stem}_{digest}"
+    digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:10]  # any file name, undecodable bytes too
+    stem = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in path.stem)
+    module_name = f"layercheck_user_{stem}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)

@@ -46,14 +46,16 @@ def write_report(path: str | os.PathLike, text: str) -> None:
             file system); nothing at `path` is changed when it was a regular file.
     """
     data = text.encode("utf-8", "backslashreplace")
-    real = os.path.realpath(path)
     try:
-        info: os.stat_result | None = os.stat(real)
+        info: os.stat_result | None = os.stat(path)  # through symlinks
     except FileNotFoundError:
         info = None
     if info is not None and not stat.S_ISREG(info.st_mode):
-        _write_to(os.open(real, os.O_WRONLY), data)
+        # A device or a pipe, by the name given: /dev/stdout resolves to /proc/self/fd/1
+        # and on to a pipe that has no name to open.
+        _write_to(os.open(path, os.O_WRONLY), data)
         return
+    real = os.path.realpath(path)
     folder = os.path.dirname(real) or "."
     os.makedirs(folder, exist_ok=True)
     mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
@@ -78,22 +80,32 @@ def write_report(path: str | os.PathLike, text: str) -> None:
 
 
 def _problem(path: str) -> str | None:
-    """Why `path` cannot take a report, as far as can be known before writing; else None."""
-    real = os.path.realpath(path)
-    if os.path.isdir(real):
-        return "is a folder"
-    if os.path.exists(real):
-        return None if os.access(real, os.W_OK) else "permission denied"
-    ancestor = os.path.dirname(real) or "."
-    while not os.path.exists(ancestor):  # the folders that will be made
-        parent = os.path.dirname(ancestor)
-        if parent == ancestor:
-            break
-        ancestor = parent
-    if not os.path.isdir(ancestor):
-        return f"{ancestor} is not a folder"
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        return f"permission denied in {ancestor}"
+    """Why `path` cannot take a report, found by trying (permission bits say little to root,
+    nothing of a read-only file system); else None. Nothing is truncated: an existing file
+    or device is opened to append, a missing one is created in its folder (made as the
+    report would make it) and removed again."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        return "it is a folder"
+    try:
+        if info is not None:
+            if stat.S_ISFIFO(info.st_mode):  # opening a pipe waits for a reader
+                return None if os.access(path, os.W_OK) else "permission denied"
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+            return None
+        real = os.path.realpath(path)
+        folder = os.path.dirname(real) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return exc.strerror or str(exc)
     return None
 
 
