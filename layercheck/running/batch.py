@@ -36,7 +36,7 @@ from layercheck.interrupts import Interrupted
 from layercheck.machine import refuse_if_too_large
 from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
 from layercheck.running.isolation import Outcome, run_jobs
-from layercheck.running.runner import run_target, select_checks
+from layercheck.running.runner import run_target, select_checks, unexpected
 from layercheck.safetext import exception_text
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
@@ -156,7 +156,7 @@ def _describe(name: str, obj: Any) -> dict[str, Any]:
             layouts = [str(layout) for layout in parse_layouts(example)]
     except UsageError as exc:
         problem = f"example_layout of {name} is invalid: {exc}"
-    except Exception as exc:  # the user's attribute: not a layout, or a property that raises
+    except BaseException as exc:  # the user's attribute: not a layout, or a property that raises
         problem = f"example_layout of {name} is invalid: {exception_text(exc)}"
     return {"name": name, "kind": Kind(kind_of(obj)), "example": layouts, "example_error": problem}
 
@@ -212,9 +212,12 @@ class CheckJob:
         except _OutOfMemory as exc:
             error = f"ran out of memory in {exc.result.name}: {exc.result.message}"
             report = self._report(checks=done, error=error, cause=Cause.MEMORY)
-        except BaseException as exc:  # what the checks let through (KeyboardInterrupt from a layer)
-            error = f"the layer raised {exception_summary(exc)} in {current[0]}"
-            report = self._report(checks=done, error=error, traceback=user_traceback(exc))
+        except BaseException as exc:  # what run_target lets through: a defect of layercheck, mostly
+            failure = unexpected(current[0], exc)
+            error = f"{failure.message} in {current[0]}"
+            if failure.cause is Cause.INTERNAL:
+                error += f"; {failure.explanation[0]}"
+            report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
             return _payload(_process_errors(report))
         report.duration_s = time.perf_counter() - started
