@@ -2,13 +2,23 @@
 
 Wiring only: options are parsed and validated by `settings.options.make_options` (the
 validator the command line and config files use too), then the runner checks the target.
+
+The layer runs in the caller's process, so what it does there is contained where it can be:
+whatever it raises, KeyboardInterrupt and other BaseException subclasses included, is its
+doing (a failed check, or the report's error); the working folder is restored when the check
+ends. A Ctrl-C the user presses while the check runs still interrupts it (a KeyboardInterrupt
+raised out of `check_layer`, in the main thread). What cannot be contained in-process (a
+layer that hangs, crashes the interpreter or exhausts memory, or changes global state such
+as environment variables or `sys.modules`) needs a worker process: `layercheck run`.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -18,9 +28,11 @@ from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.contract.layout import parse_layouts
 from layercheck.contract.loading import constructor
 from layercheck.errors import UsageError
+from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.machine import refuse_if_too_large
 from layercheck.results import TargetReport
 from layercheck.running.runner import run_target
+from layercheck.safetext import type_name
 from layercheck.settings.options import make_options
 
 __all__ = ["check_function", "check_layer"]
@@ -68,6 +80,8 @@ def check_layer(
     Raises:
         UsageError: a malformed layout or option, a layout too large for the memory, inputs of
             the wrong shapes, or `device="gpu"` where no GPU is usable.
+        KeyboardInterrupt: the user pressed Ctrl-C (one the layer raises itself is reported
+            as its failure instead; see the module docstring for what is contained).
     """
     return _check(
         layer,
@@ -147,14 +161,37 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     elif inspect.isfunction(layer):
         factory, label = (lambda: layer), layer.__name__
     else:
-        factory, label = _copier(layer), type(layer).__name__
-    return run_target(label, factory, layouts, opts, kind=kind_of(layer))
+        factory, label = _copier(layer), type_name(layer)
+    with handling(), _working_folder_kept():
+        return run_target(label, factory, layouts, opts, kind=kind_of(layer))
+
+
+@contextmanager
+def _working_folder_kept() -> Iterator[None]:
+    """The layer runs in the caller's process: a `chdir` in it is undone when the check ends."""
+    try:
+        folder: str | None = os.getcwd()
+    except OSError:  # the caller's folder was removed already
+        folder = None
+    try:
+        yield
+    finally:
+        if folder is not None:
+            try:
+                if os.getcwd() != folder:
+                    os.chdir(folder)
+            except OSError:
+                try:
+                    os.chdir(folder)
+                except OSError:
+                    pass
 
 
 def _copier(instance: Any):
     """Fresh copies of an instance; the instance itself when it cannot be copied."""
     try:
         copy.deepcopy(instance)
-    except Exception:
+    except BaseException as exc:  # the instance's __deepcopy__ is the layer's code
+        reraise_if_interrupt(exc)
         return lambda: instance
     return lambda: copy.deepcopy(instance)

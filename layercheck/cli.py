@@ -7,7 +7,7 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
-import re
+import signal
 import sys
 from typing import Any
 
@@ -18,17 +18,19 @@ from layercheck.checks import REGISTRY
 from layercheck.contract.layout import parse_layout
 from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
+from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.arrays import DTYPES
 from layercheck.numerics.devices import require_usable_gpu
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console
+from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
-from layercheck.results import Kind
+from layercheck.results import Kind, Report
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import load_config
-from layercheck.settings.options import DEVICES, parse_settings
+from layercheck.settings.options import DEVICES, parse_jobs, parse_memory, parse_settings, parse_shard
 from layercheck.templates import function_template, layer_template, names_of, write_new
 
 __all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
@@ -44,7 +46,12 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
-    except click.Abort:
+    except click.Abort as exc:  # click turns a KeyboardInterrupt into Abort
+        cause = exc.__cause__ or exc.__context__
+        signum = cause.signum if isinstance(cause, Interrupted) else signal.SIGINT
+        if isinstance(cause, KeyboardInterrupt):
+            click.echo(f"interrupted ({signal.Signals(signum).name})", err=True)
+            sys.exit(exit_status(signum))
         sys.exit(1)
     sys.exit(code or 0)
 
@@ -126,8 +133,7 @@ def cli(ctx):
 )
 @click.option(
     "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
+    default="1",
     show_default=True,
     metavar="N",
     help="Targets checked in parallel, each in its own worker process.",
@@ -174,9 +180,12 @@ def run(
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
-    Exit status: 0 when every check passed or was skipped, 1 when a check failed or a target
-    could not be checked, 2 for a usage error.
+    Exit status: 0 when every check passed, was skipped or was incomplete; 1 when a check
+    failed or a target could not be checked; 2 for a usage error; 130 / 143 when interrupted
+    by SIGINT / SIGTERM.
     """
+    # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
+    click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
     try:
         check_names = tuple(REGISTRY)
         config = load_config(config_path, check_names=check_names) if config_path else None
@@ -194,6 +203,7 @@ def run(
             require_usable_gpu()  # refused with the reason before any worker starts
         cli_layouts = tuple(parse_layout(text) for text in layouts)
         refuse_if_too_large(list(cli_layouts))
+        jobs = parse_jobs(jobs)
         batch = Batch(
             requests=tuple(_requests(targets, config)),
             config=config,
@@ -204,27 +214,37 @@ def run(
             max_memory=_memory_cap(max_memory, jobs),
             shard=_shard(shard_text),
         )
+        check_report_paths({"--json": json_path, "--junit": junit_path})
     except UsageError as exc:
         usage_error(exc)
 
     console = make_console()
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
+    interrupted: Interrupted | None = None
     try:
         with ProgressBar(console) as bar:
             report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
     except UsageError as exc:  # known once modules are imported: a folder without any layer
         usage_error(exc)
-    if not report.targets:
+    except Interrupted as exc:  # the workers are stopped; what finished is reported
+        interrupted, report = exc, exc.report or Report()
+    if not report.targets and interrupted is None:
         console.print(f"No targets in shard {shard_text}.")
     reporter.overall(report)
+    status = 0 if report.ok else 1
     for path, write in ((json_path, write_json), (junit_path, write_junit)):
         if path:
             try:
                 write(report, path)
-            except OSError as exc:
-                usage_error(UsageError(f"cannot write {path}: {exc.strerror or exc}"))
-    sys.exit(0 if report.ok else 1)
+            except OSError as exc:  # every report is tried; a failed run keeps its status 1
+                click.echo(f"Error: cannot write {path}: {exc.strerror or exc}", err=True)
+                status = status or 2
+    if interrupted is not None:
+        name = signal.Signals(interrupted.signum).name
+        click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
+        status = exit_status(interrupted.signum)
+    sys.exit(status)
 
 
 def _requests(targets, config) -> list[Request]:
@@ -285,28 +305,13 @@ def _domain(text: str) -> tuple[float | None, float | None]:
     return low, high
 
 
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
 def _memory_cap(text: str | None, jobs: int) -> int | None:
-    """`--max-memory 4G` (K, M, G, T: powers of 1024; a B or iB after them is allowed), or none."""
-    if text is None:
-        return default_memory_cap(jobs)
-    if text.strip().lower() == "none":
-        return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
-    if not match or float(match[1]) <= 0:
-        raise UsageError(f"--max-memory {text!r}: give a size such as 512M, 4G or 1.5GiB, or none")
-    return int(float(match[1]) * _UNITS[match[2].upper()])
+    """`--max-memory`, validated by `settings.options.parse_memory`; unset, the default share."""
+    return default_memory_cap(jobs) if text is None else parse_memory(text, "--max-memory")
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise UsageError(f"--shard {text!r}: give K/N with 1 <= K <= N, e.g. 1/4")
-    return int(match[1]), int(match[2])
+    return None if text is None else parse_shard(text, "--shard")
 
 
 @cli.command("list-checks")

@@ -3,6 +3,8 @@ instead. The messages are CuPy 13/14's own (recorded in tests/reference on a rea
 
 from __future__ import annotations
 
+from layercheck.safetext import safe_str
+
 __all__ = ["IDIOM", "hint_for", "is_cupy_refusal"]
 
 IDIOM = (
@@ -18,12 +20,12 @@ _UNSUPPORTED_NUMPY = "Unsupported type <class 'numpy.ndarray'>"
 
 def is_cupy_refusal(exc: BaseException) -> bool:
     """CuPy's TypeError for a NumPy array where a CuPy one is due, or the reverse."""
-    return isinstance(exc, TypeError) and any(m in str(exc) for m in (_IMPLICIT_CONVERSION, _UNSUPPORTED_NUMPY))
+    return isinstance(exc, TypeError) and any(m in safe_str(exc) for m in (_IMPLICIT_CONVERSION, _UNSUPPORTED_NUMPY))
 
 
 def hint_for(exc: BaseException) -> str | None:
     """What to write instead, for an exception that comes from a non-portable idiom; else None."""
-    text = str(exc)
+    text = safe_str(exc)
     if isinstance(exc, AttributeError) and _NO_NAMESPACE in text:
         return f"cupy.ndarray and NumPy 1.x arrays have no __array_namespace__: {IDIOM}"
     if isinstance(exc, TypeError) and _IMPLICIT_CONVERSION in text:

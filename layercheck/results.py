@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.safetext import MESSAGE_LIMIT, TRACEBACK_LIMIT, bounded, bounded_data, encodable, safe_str
+
 __all__ = [
     "Cause",
     "CheckFailure",
@@ -58,6 +60,8 @@ class Cause(str, Enum):
 
     MEMORY = "memory"  # MemoryError
     EXIT = "exit"  # SystemExit (sys.exit)
+    INTERNAL = "internal"  # a defect of layercheck: the target is an error, never a pass
+    INTERRUPTED = "interrupted"  # the user stopped the run before the target was done
 
     def __str__(self) -> str:
         return self.value
@@ -115,6 +119,13 @@ class CheckResult:
             self.problems = self.problems or [str(p) for p in details.pop("problems", None) or ()]
             self.traceback = self.traceback or str(details.pop("traceback", None) or "")
             self.details = details
+        # What a layer raised or returned may be megabytes of text: bounded where the result
+        # is made, in the worker, before it is sent, copied or rendered.
+        self.message = _text(self.message)
+        self.traceback = _text(self.traceback, TRACEBACK_LIMIT)
+        self.explanation = [_text(line) for line in self.explanation]
+        self.problems = [_text(p) for p in self.problems]
+        self.details = bounded_data(self.details)
 
     def to_dict(self) -> dict[str, Any]:
         # The typed fields go where today's JSON has them: the traceback first, the
@@ -142,6 +153,10 @@ class CheckResult:
             dict(data.get("details") or {}),
             float(data.get("duration_s", 0.0)),
         )
+
+
+def _text(value: Any, limit: int = MESSAGE_LIMIT) -> str:
+    return encodable(bounded(str(value), limit))
 
 
 def count(statuses: Iterable[Status]) -> dict[str, int]:
@@ -173,6 +188,14 @@ class TargetReport:
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
+        self.target = encodable(self.target)  # a name the user typed: never cut
+        self.layouts = [encodable(layout) for layout in self.layouts]
+        self.bound()
+
+    def bound(self) -> None:
+        """Bound `error` and `traceback` (see CheckResult); again after either is set."""
+        self.error = None if self.error is None else _text(self.error)
+        self.traceback = _text(self.traceback, TRACEBACK_LIMIT)
 
     @property
     def status(self) -> Status:
@@ -207,6 +230,7 @@ class TargetReport:
         raise CheckFailure("\n".join(lines))
 
     def to_dict(self) -> dict[str, Any]:
+        self.bound()
         return {
             "target": self.target,
             "kind": self.kind.value,
@@ -297,6 +321,8 @@ def plain(value: Any) -> Any:
         return [plain(value.real), plain(value.imag)]
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if isinstance(value, str):
+        return encodable(value)
+    if value is None or isinstance(value, (bool, int, float)):
         return value
-    return str(value)
+    return safe_str(value)

@@ -16,8 +16,9 @@ import sysconfig
 import traceback
 
 from layercheck.portability import hint_for
+from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 
-__all__ = ["exception_summary", "last_user_frame", "stack_location", "user_stack", "user_traceback"]
+__all__ = ["exception_summary", "last_user_frame", "own_frame", "stack_location", "user_stack", "user_traceback"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
 _LIBRARY_DIRS = tuple(
@@ -47,10 +48,24 @@ def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:
     return frames[-1] if frames else None
 
 
+def own_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    """The innermost frame of `exc`'s traceback in the user's own code (outside layercheck, the
+    standard library and the installed packages), or None: whether a layer's code was running
+    when `exc` was raised, even where layercheck called it implicitly (a `__repr__`, `__eq__`
+    or `__len__` of an object the layer returned)."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if _outside_layercheck(f.filename) and not os.path.realpath(f.filename).startswith(_LIBRARY_DIRS)
+    ]
+    return frames[-1] if frames else None
+
+
 def exception_summary(exc: BaseException) -> str:
     """`NameError: name 'dLdX' is not defined (srelu.py:57 in backward)`, with what to write
-    instead when the exception comes from a non-portable array idiom."""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    instead when the exception comes from a non-portable array idiom. Bounded, and safe from an
+    exception whose `__str__` raises (`safetext.exception_text`)."""
+    text = exception_text(exc)
     frame = last_user_frame(exc)
     if frame is not None:
         text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
@@ -63,8 +78,8 @@ def user_traceback(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _outside_layercheck(f.filename)]
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).rstrip()
+    lines.append(exception_text(exc) + "\n")
+    return bounded("".join(lines).rstrip(), TRACEBACK_LIMIT)
 
 
 def user_stack(output: str) -> str:

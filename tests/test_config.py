@@ -187,7 +187,18 @@ MALFORMED = {
     "bad-dtype": ("defaults: {dtypes: [float16]}\n", ["defaults.dtypes", "float16", "complex64"]),
     "bad-seed": ("defaults: {seed: -1}\n", ["defaults.seed", "integer"]),
     "bad-timeout": ("defaults: {timeout: soon}\n", ["defaults.timeout", "number"]),
-    "zero-timeout": ("defaults: {timeout: 0}\n", ["defaults.timeout", "positive"]),
+    "zero-timeout": ("defaults: {timeout: 0}\n", ["defaults.timeout", "above 0 and at most 604800"]),
+    # Issue 19: every number finite and in range, with the range in the message.
+    "huge-timeout": ("defaults: {timeout: 1.0e10}\n", ["defaults.timeout", "at most 604800"]),
+    "nan-timeout": ("defaults: {timeout: .nan}\n", ["defaults.timeout", "at most 604800", "nan"]),
+    "infinite-domain": ("defaults: {input_domain: [.inf, null]}\n", ["defaults.input_domain[0]", "finite"]),
+    "duplicate-key": ("defaults:\n  seed: 1\n  seed: 2\n", ["'seed' appears twice", "line 2 and line 3"]),
+    "alias-bomb": (
+        "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+        + "defaults: {dtypes: [*i, *i, *i, *i, *i, *i, *i, *i, *i, *i]}\n",
+        ["aliases", "100,000 values"],
+    ),
     "bad-device": ("defaults: {device: tpu}\n", ["defaults.device", "cpu, gpu, auto"]),
     "bad-tolerance": (
         "defaults: {tolerances: {float32: {rtol: tight}}}\n",
@@ -232,7 +243,9 @@ def test_malformed_config_is_a_usage_error_naming_file_and_key(tmp_path, name):
         assert needle in message, (needle, message)
 
 
-@pytest.mark.parametrize("name", ["bad-layout", "unknown-check", "not-yaml", "missing-file"])
+@pytest.mark.parametrize(
+    "name", ["bad-layout", "unknown-check", "not-yaml", "missing-file", "alias-bomb", "duplicate-key"]
+)
 def test_malformed_config_exits_2_with_one_line_and_writes_nothing(tmp_path, name):
     text, needles = MALFORMED[name]
     (tmp_path / "l.py").write_text("class L:\n    def predict(self, X):\n        return X\n")

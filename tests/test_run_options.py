@@ -38,8 +38,22 @@ def test_domain_reaches_the_checks(tmp_path):
         ["--max-memory", "lots"],
         ["--max-memory", "-1G"],
         ["--seed", "-1"],
+        # issue 19: every number finite and in range
+        ["--timeout", "nan"],
+        ["--timeout", "inf"],
+        ["--timeout", "1e300"],
+        ["--timeout", "2147484"],
+        ["--max-memory", "99999999999999T"],
+        ["--max-memory", "1K"],
+        ["--domain", "inf:"],
+        ["--domain", ":-inf"],
+        ["--jobs", "1e3"],
+        ["--jobs", "99999"],
+        ["--shard", "1/99999999999"],
+        ["--layout", ",".join(["1"] * 100) + ":" + "S" * 100],
+        ["--checks", "outputs_are_finite", "--skip", "outputs_are_finite"],
     ],
-    ids=lambda args: " ".join(args),
+    ids=lambda args: " ".join(a[:40] for a in args),
 )
 def test_bad_option_values_exit_2_with_one_line(args):
     proc = run_cli("run", SAMPLES / "prelu.py", *args)
@@ -80,3 +94,30 @@ def test_a_folder_without_layers_exits_2(tmp_path):
     (tmp_path / "helpers.py").write_text("def helper(x):\n    return x\n")
     proc = run_cli("run", tmp_path)
     assert proc.returncode == 2 and "holds no layer" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "option, value, allowed",
+    [
+        ("--timeout", "nan", "above 0 and at most 604800"),
+        ("--timeout", "2147484", "above 0 and at most 604800"),
+        ("--max-memory", "1K", "from 64M to 1024T"),
+        ("--jobs", "0", "from 1 to 1024"),
+    ],
+)
+def test_an_out_of_range_number_is_refused_with_the_range(option, value, allowed):
+    proc = run_cli("run", SAMPLES / "prelu.py", option, value)
+    assert proc.returncode == 2 and allowed in proc.stderr and option in proc.stderr, proc.stderr
+
+
+def test_the_api_validates_numbers_as_the_command_line_does():
+    from layercheck import check_layer
+    from layercheck.errors import UsageError
+
+    for options in (
+        {"seed": -1},
+        {"input_domains": (float("inf"), None)},
+        {"tolerances": {"float64": {"rtol": float("nan")}}},
+    ):
+        with pytest.raises(UsageError):
+            check_layer(lambda X: X, "3,2:CB", **options)

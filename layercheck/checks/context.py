@@ -15,7 +15,8 @@ import numpy as np
 from layercheck.checks.registry import Incomplete
 from layercheck.contract.adapter import Adapter, Gradients, Outputs
 from layercheck.contract.layout import Layout
-from layercheck.errors import USER_ERRORS, ContractError
+from layercheck.errors import ContractError
+from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.devices import GpuStatus
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Cause, cause_of
@@ -76,7 +77,8 @@ def call(what: str, method: str, fn: Callable[[], Any]) -> Step:
         return Step(what, fn())
     except ContractError as exc:
         return Step(what, error=CallError(method, exc, ""))
-    except USER_ERRORS as exc:  # the user's code
+    except BaseException as exc:  # the user's code: a KeyboardInterrupt it raises is its own
+        reraise_if_interrupt(exc)
         return Step(what, error=CallError(method, exc, user_traceback(exc)))
 
 

@@ -32,6 +32,7 @@ from layercheck.numerics.gradcheck import (
     make_baseline,
 )
 from layercheck.results import Kind, Status, cause_of
+from layercheck.safetext import exception_text
 
 __all__ = [
     "ArgumentRecord",
@@ -198,7 +199,7 @@ class TrainingPass:
                 self.copy_arguments = True
                 base = self.run(self.values)
         except USER_ERRORS as exc:
-            raise _CannotRun(f"{self.method} raised {type(exc).__name__}: {exc}", self.method) from None
+            raise _CannotRun(f"{self.method} raised {exception_text(exc)}", self.method) from None
         for y in base.all:
             if not arrays.is_array(y):
                 raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
@@ -240,7 +241,7 @@ class TrainingPass:
         try:
             outputs = self.run(values, fresh=set(replaced))
         except USER_ERRORS as exc:
-            raise EvaluationError(f"{self.method} raised {type(exc).__name__} at a perturbed point: {exc}") from None
+            raise EvaluationError(f"{self.method} raised {exception_text(exc)} at a perturbed point") from None
         return [_as_compute(y, self.precision, self.xp) for y in outputs.all]
 
     def gradients(self, weights: list[np.ndarray]) -> list[np.ndarray | None]:
@@ -249,13 +250,13 @@ class TrainingPass:
             grads = self._backward(weights)
         except USER_ERRORS as exc:
             if self.backward_calls <= 1 or self.fresh_for_backward:
-                raise EvaluationError(f"backward raised {type(exc).__name__}: {exc}") from None
+                raise EvaluationError(f"backward raised {exception_text(exc)}") from None
             # It ran before on this layer: a repeat call fails. Check the gradients on fresh layers.
             self.fresh_for_backward = True
             try:
                 grads = self._backward(weights)
             except USER_ERRORS as again:
-                raise EvaluationError(f"backward raised {type(again).__name__}: {again}") from None
+                raise EvaluationError(f"backward raised {exception_text(again)}") from None
             # The same call ran on a fresh layer: it is the repeat that fails.
             self.remarks.append(
                 f"backward raised {type(exc).__name__} when called again on the same layer and ran on a fresh one "

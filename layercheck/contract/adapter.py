@@ -9,14 +9,18 @@ memory value, and in which order `backward` takes and returns its arguments. Che
 from __future__ import annotations
 
 import inspect
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
 from layercheck.results import Kind
+from layercheck.safetext import safe_repr, type_name
 
 __all__ = [
     "Adapter",
@@ -29,6 +33,7 @@ __all__ = [
     "domains_per_input",
     "is_operation",
     "kind_of",
+    "require_arrays",
     "signature_of",
     "unpack",
 ]
@@ -98,9 +103,9 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     try:
         names = tuple(value)
     except TypeError:
-        raise ContractError(f"`{what}` must be a tuple of attribute names, got {value!r}") from None
+        raise ContractError(f"`{what}` must be a tuple of attribute names, got {safe_repr(value, 200)}") from None
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
-        raise ContractError(f"`{what}` must hold attribute names (strings), got {value!r}")
+        raise ContractError(f"`{what}` must hold attribute names (strings), got {safe_repr(value, 200)}")
     return names
 
 
@@ -127,11 +132,44 @@ def unpack(result: Any, n: int, what: str, expected: str) -> tuple:
     return tuple(result)
 
 
+def _is_plain_array(x: Any) -> bool:
+    """A `numpy.ndarray` itself or a `cupy.ndarray` (CuPy is never imported here)."""
+    cupy = sys.modules.get("cupy")
+    return type(x) is np.ndarray or (cupy is not None and isinstance(x, cupy.ndarray))
+
+
+def _class_name(x: Any) -> str:
+    """`numpy.matrix`, `numpy.ma.MaskedArray`; a class of the user's by its name alone."""
+    module = getattr(type(x), "__module__", "")
+    return f"{module}.{type_name(x)}" if isinstance(module, str) and module.startswith("numpy") else type_name(x)
+
+
+def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tuple:
+    """`values` when each is a NumPy or CuPy array, else ContractError naming the first that
+    is not. A subclass of `numpy.ndarray` is refused too: `np.matrix` makes `*` a matrix
+    product and reshapes to 2-D, a masked array leaves masked values out of every comparison,
+    so the checks would judge something else than what the layer computes."""
+    for name, x in zip(names, values):
+        if _is_plain_array(x):
+            continue
+        if isinstance(x, np.ndarray):
+            raise ContractError(
+                f"{what} returned a {_class_name(x)} as {name}: return a plain array "
+                "(np.asarray), since a subclass such as np.matrix or a masked array changes what "
+                "arithmetic and comparisons mean"
+            )
+        raise ContractError(
+            f"{what} returned {type_name(x)} {safe_repr(x, 80)} as {name}; outputs and states must be "
+            "NumPy or CuPy arrays"
+        )
+    return tuple(values)
+
+
 def _count(obj: Any, attr: str, default: int, minimum: int = 1) -> int:
     value = getattr(obj, attr, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ContractError(f"`{attr}` must be {kind}, got {value!r}")
+        raise ContractError(f"`{attr}` must be {kind}, got {safe_repr(value, 200)}")
     return value
 
 
@@ -309,7 +347,7 @@ class Adapter(ABC):
         )
         for fmt in formats:
             if not isinstance(fmt, str):
-                raise ContractError(f"{what} returned {fmt!r}; a format is a string such as 'CB'")
+                raise ContractError(f"{what} returned {safe_repr(fmt, 200)}; a format is a string such as 'CB'")
             try:
                 validate_format(fmt)
             except UsageError as exc:
@@ -356,8 +394,11 @@ class LayerAdapter(Adapter):
 
     # Expected arities, named for messages.
 
+    def _returned_names(self) -> list[str]:
+        return list(self.output_names) + [f"updated {s}" for s in self.state]
+
     def predict_returns(self) -> tuple[int, str]:
-        names = list(self.output_names) + [f"updated {s}" for s in self.state]
+        names = self._returned_names()
         return len(names), ", ".join(names)
 
     def forward_returns(self) -> tuple[int, str]:
@@ -386,6 +427,7 @@ class LayerAdapter(Adapter):
     def predict(self, inputs: Sequence[Any]) -> Outputs:
         n, names = self.predict_returns()
         values = unpack(self._predict(*inputs), n, "predict", names)
+        require_arrays(values, self._returned_names(), "predict")
         return Outputs(values[: self.num_outputs], values[self.num_outputs :])
 
     def forward(self, inputs: Sequence[Any]) -> Outputs:
@@ -398,6 +440,7 @@ class LayerAdapter(Adapter):
             raise ContractError("the layer's forward is no longer callable")
         values = unpack(forward(*inputs), n, "forward", names)
         m, k = self.num_outputs, len(self.state)
+        require_arrays(values[: m + k], self._returned_names(), "forward")
         memory = values[m + k] if self.has_backward else None
         return Outputs(values[:m], values[m : m + k], memory)
 
@@ -471,6 +514,7 @@ class OperationAdapter(Adapter):
     def forward(self, inputs: Sequence[Any]) -> Outputs:
         n, names = self.forward_returns()
         values = unpack(self.obj.forward(*inputs), n, "forward", names)
+        require_arrays(values[: self.num_outputs], self.output_names, "forward")
         return Outputs(values[: self.num_outputs], (), values[self.num_outputs :])
 
     def backward(
@@ -500,7 +544,7 @@ def domains_per_input(domain: Any, n: int) -> tuple[tuple[float | None, float | 
     if len(domains) != n or not all(d is None or _is_interval(d) for d in domains):
         raise ContractError(
             f"input_domain must be (low, high) with low < high (None for unbounded), or one per input "
-            f"({n} input(s)), got {domain!r}"
+            f"({n} input(s)), got {safe_repr(domain, 200)}"
         )
     return tuple((None, None) if d is None else tuple(d) for d in domains)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from layercheck.errors import UsageError
+from layercheck.safetext import safe_repr
 
 __all__ = ["LABELS", "Layout", "parse_layout", "parse_layouts", "validate_format"]
 
@@ -62,8 +63,11 @@ def _validate_range(integer: Any) -> None:
         or len(integer) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in integer)
         or integer[0] > integer[1]
+        or not -(2**63) <= integer[0] <= integer[1] < 2**63  # drawn as int64
     ):
-        raise UsageError(f"an integer input's range is (low, high) with integers low <= high, got {integer!r}")
+        raise UsageError(
+            f"an integer input's range is (low, high) with int64 integers low <= high, got {safe_repr(integer, 100)}"
+        )
 
 
 def validate_format(fmt: str) -> None:
@@ -73,25 +77,31 @@ def validate_format(fmt: str) -> None:
     bad = sorted({c for c in fmt if c not in LABELS})
     if bad:
         raise UsageError(
-            f"format {fmt!r} has unknown label(s) {', '.join(map(repr, bad))}; "
+            f"format {safe_repr(fmt, 100)} has unknown label(s) {', '.join(safe_repr(b, 20) for b in bad)}; "
             "use S (spatial), C (channel), B (batch), T (time), U (unspecified)"
         )
     for label in _UNIQUE_LABELS:
         if fmt.count(label) > 1:
             raise UsageError(
-                f"format {fmt!r} has {fmt.count(label)} {label} ({_NAMES[label]}) axes; at most one is allowed"
+                f"format {safe_repr(fmt, 100)} has {fmt.count(label)} {label} ({_NAMES[label]}) axes; at most one is allowed"
             )
 
 
+# NumPy 1.x arrays have at most 32 dimensions (NumPy 2: 64); more cannot be checked anywhere.
+MAX_DIMS = 32
+
+
 def _validate(size: tuple[int, ...], fmt: str) -> None:
+    if len(fmt) > MAX_DIMS or len(size) > MAX_DIMS:
+        raise UsageError(f"layout has {max(len(fmt), len(size))} dimensions; NumPy arrays have from 1 to {MAX_DIMS}")
     validate_format(fmt)
     if len(size) != len(fmt):
         raise UsageError(
-            f"layout has {len(size)} size(s) but format {fmt!r} has {len(fmt)} label(s); give one size per label"
+            f"layout has {len(size)} size(s) but format {safe_repr(fmt, 100)} has {len(fmt)} label(s); give one size per label"
         )
     for n in size:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise UsageError(f"layout sizes must be positive integers, got {n!r}")
+            raise UsageError(f"layout sizes must be positive integers, got {safe_repr(n, 100)}")
 
 
 _SIZE_RE = re.compile(r"^\s*\d+\s*$")
@@ -107,14 +117,16 @@ def parse_layout(spec: Any) -> Layout:
     if isinstance(spec, Mapping):
         return _from_mapping(spec)
     if not isinstance(spec, str):
-        raise UsageError(f"a layout is a string SIZES:FORMAT such as 24,24,20,128:SSCB, got {spec!r}")
+        raise UsageError(f"a layout is a string SIZES:FORMAT such as 24,24,20,128:SSCB, got {safe_repr(spec, 100)}")
     text = spec.strip()
     if text.count(":") not in (1, 2):
-        raise UsageError(f"layout {spec!r} is not SIZES:FORMAT (e.g. 24,24,20,128:SSCB, or 20,32:TB:int=0..999)")
+        raise UsageError(
+            f"layout {safe_repr(spec, 100)} is not SIZES:FORMAT (e.g. 24,24,20,128:SSCB, or 20,32:TB:int=0..999)"
+        )
     sizes_text, fmt, *integer = text.split(":")
     parts = sizes_text.split(",")
     if not all(_SIZE_RE.match(p) for p in parts):
-        raise UsageError(f"layout {spec!r}: sizes must be comma-separated positive integers")
+        raise UsageError(f"layout {safe_repr(spec, 100)}: sizes must be comma-separated positive integers")
     return Layout(_sizes(parts, spec), _format(fmt), _integer_range(integer[0], spec) if integer else None)
 
 
@@ -124,10 +136,12 @@ _RANGE_RE = re.compile(r"^\s*int\s*=\s*(-?\d{1,18})\s*\.\.\s*(-?\d{1,18})\s*$")
 def _integer_range(text: str, spec: str) -> tuple[int, int]:
     match = _RANGE_RE.match(text)
     if not match:
-        raise UsageError(f"layout {spec!r}: the part after the format must be int=LOW..HIGH (e.g. int=0..999)")
+        raise UsageError(
+            f"layout {safe_repr(spec, 100)}: the part after the format must be int=LOW..HIGH (e.g. int=0..999)"
+        )
     low, high = int(match.group(1)), int(match.group(2))
     if low > high:
-        raise UsageError(f"layout {spec!r}: the integer range {low}..{high} is empty")
+        raise UsageError(f"layout {safe_repr(spec, 100)}: the integer range {low}..{high} is empty")
     return low, high
 
 
@@ -142,7 +156,7 @@ def _sizes(parts, spec) -> tuple[int, ...]:
     try:
         return tuple(int(p) for p in parts)
     except ValueError:  # more digits than Python converts
-        raise UsageError(f"layout {spec!r}: a size is too large") from None
+        raise UsageError(f"layout {safe_repr(spec, 100)}: a size is too large") from None
 
 
 def _format(text: str) -> str:
@@ -159,12 +173,12 @@ def _from_mapping(spec: Mapping) -> Layout:
         )
     size, fmt = spec["size"], spec["format"]
     if not isinstance(size, (list, tuple)):
-        raise UsageError(f"layout 'size' must be a list of positive integers, got {size!r}")
+        raise UsageError(f"layout 'size' must be a list of positive integers, got {safe_repr(size, 100)}")
     if not isinstance(fmt, str):
-        raise UsageError(f"layout 'format' must be a string such as SSCB, got {fmt!r}")
+        raise UsageError(f"layout 'format' must be a string such as SSCB, got {safe_repr(fmt, 100)}")
     integer = spec.get("integer")
     if integer is not None:
         if not isinstance(integer, (list, tuple)):
-            raise UsageError(f"layout 'integer' must be [low, high], got {integer!r}")
+            raise UsageError(f"layout 'integer' must be [low, high], got {safe_repr(integer, 100)}")
         integer = tuple(integer)
     return Layout(tuple(size), _format(fmt), integer)

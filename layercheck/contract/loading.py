@@ -16,7 +16,9 @@ from typing import Any
 import yaml
 
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.errors import USER_ERRORS, TargetError, UsageError
+from layercheck.errors import TargetError, UsageError
+from layercheck.interrupts import reraise_if_interrupt
+from layercheck.safetext import safe_repr
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [
@@ -73,7 +75,8 @@ def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
     def build():
         try:
             return cls(**args)
-        except USER_ERRORS as exc:  # the user's constructor
+        except BaseException as exc:  # the user's constructor: KeyboardInterrupt is its own too
+            reraise_if_interrupt(exc)
             raise TargetError(
                 f"constructing {cls.__name__} raised {exception_summary(exc)}", user_traceback(exc)
             ) from None
@@ -104,7 +107,7 @@ def contract_collisions(obj: Any, args: Mapping[str, Any]) -> list[str]:
     for name, value in args.items():
         if name in CONTRACT_ATTRIBUTES and name in getattr(obj, "__dict__", {}) and obj.__dict__[name] is value:
             found.append(
-                f"the constructor argument {name}={value!r} set the attribute {name}, which layercheck reads as "
+                f"the constructor argument {name}={safe_repr(value, 80)} set the attribute {name}, which layercheck reads as "
                 f"{CONTRACT_ATTRIBUTES[name]}"
             )
     return found
@@ -122,8 +125,9 @@ def parse_target_spec(spec: str) -> tuple[Path, str | None]:
 def import_module(path: Path) -> ModuleType:
     """Import a user's module from its file, with its folder importable for siblings."""
     path = path.resolve()
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    module_name = f"layercheck_user_{path.stem}_{digest}"
+    digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:10]  # any file name, undecodable bytes too
+    stem = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in path.stem)
+    module_name = f"layercheck_user_{stem}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -139,8 +143,7 @@ def import_module(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except BaseException as exc:
         del sys.modules[module_name]
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        reraise_if_interrupt(exc)
         raise TargetError(f"importing {path.name} raised {exception_summary(exc)}", user_traceback(exc)) from None
     finally:
         if added:

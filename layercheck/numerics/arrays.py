@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.contract.layout import Layout
+from layercheck.safetext import safe_repr, type_name
 
 __all__ = [
     "DTYPES",
@@ -113,7 +114,7 @@ def describe(x: Any) -> str:
         return f"{kind} {x.dtype} array of shape {tuple(x.shape)}"
     if x is None:
         return "None"
-    return f"{type(x).__name__} {x!r}"[:80]
+    return f"{type_name(x)} {safe_repr(x, 60)}"
 
 
 def is_complex(x: Any) -> bool:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
-from layercheck.reporters.json_report import write_atomically
+from layercheck.reporters.files import write_report
 from layercheck.results import CheckResult, Report, Status, TargetReport
+from layercheck.safetext import encodable, safe_str
 
 __all__ = ["ERROR_CASE", "report_junit", "suite_names", "write_junit"]
 
@@ -34,7 +34,8 @@ ERROR_CASE = "target"  # name of the testcase that carries a target's error
 
 
 def _text(value: Any) -> str:
-    return _NOT_XML.sub("\ufffd", str(value))
+    # encodable: a file name's undecodable bytes (surrogates) would stop the UTF-8 writer.
+    return _NOT_XML.sub("\ufffd", encodable(safe_str(value, 10**6)))
 
 
 def _line(value: Any, limit: int = 500) -> str:
@@ -121,5 +122,5 @@ def report_junit(report: Report) -> str:
 
 
 def write_junit(report: Report, path: str | os.PathLike) -> None:
-    """Write atomically, like the JSON report."""
-    write_atomically(Path(path), report_junit(report))
+    """Write as `reporters.files.write_report` does, like the JSON report."""
+    write_report(path, report_junit(report))

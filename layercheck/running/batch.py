@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,10 +32,12 @@ from layercheck.contract.loading import (
     parse_target_spec,
 )
 from layercheck.errors import TargetError, UsageError
+from layercheck.interrupts import Interrupted
 from layercheck.machine import refuse_if_too_large
 from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
 from layercheck.running.isolation import Outcome, run_jobs
-from layercheck.running.runner import run_target
+from layercheck.running.runner import run_target, select_checks, unexpected
+from layercheck.safetext import exception_text
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
 from layercheck.userframes import exception_summary, stack_location, user_traceback
@@ -153,8 +156,8 @@ def _describe(name: str, obj: Any) -> dict[str, Any]:
             layouts = [str(layout) for layout in parse_layouts(example)]
     except UsageError as exc:
         problem = f"example_layout of {name} is invalid: {exc}"
-    except Exception as exc:  # the user's attribute: not a layout, or a property that raises
-        problem = f"example_layout of {name} is invalid: {type(exc).__name__}: {exc}"
+    except BaseException as exc:  # the user's attribute: not a layout, or a property that raises
+        problem = f"example_layout of {name} is invalid: {exception_text(exc)}"
     return {"name": name, "kind": Kind(kind_of(obj)), "example": layouts, "example_error": problem}
 
 
@@ -209,9 +212,12 @@ class CheckJob:
         except _OutOfMemory as exc:
             error = f"ran out of memory in {exc.result.name}: {exc.result.message}"
             report = self._report(checks=done, error=error, cause=Cause.MEMORY)
-        except BaseException as exc:  # what the checks let through (KeyboardInterrupt from a layer)
-            error = f"the layer raised {exception_summary(exc)} in {current[0]}"
-            report = self._report(checks=done, error=error, traceback=user_traceback(exc))
+        except BaseException as exc:  # what run_target lets through: a defect of layercheck, mostly
+            failure = unexpected(current[0], exc)
+            error = f"{failure.message} in {current[0]}"
+            if failure.cause is Cause.INTERNAL:
+                error += f"; {failure.explanation[0]}"
+            report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
             return _payload(_process_errors(report))
         report.duration_s = time.perf_counter() - started
@@ -285,11 +291,28 @@ def run_batch(
     Raises UsageError (before anything is checked) for a folder without any target.
     """
     start = time.perf_counter()
-    items = _plan(batch, _discover(batch, on_progress))
+    try:
+        items = _plan(batch, _discover(batch, on_progress))
+    except Interrupted as exc:  # while importing: no target is known yet, only the requests
+        reports = [_interrupted(request.label, exc) for request in batch.requests]
+        for report in reports:
+            if on_report is not None:
+                on_report(report)
+        exc.report = Report(reports, time.perf_counter() - start)
+        raise
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
-    reports = _check(batch, items, on_report, on_progress)
+    try:
+        reports = _check(batch, items, on_report, on_progress)
+    except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
+        exc.report.duration_s = time.perf_counter() - start
+        raise
     return Report(reports, time.perf_counter() - start)
+
+
+def _interrupted(label: str, exc: Interrupted) -> TargetReport:
+    name = signal.Signals(exc.signum).name
+    return TargetReport(label, error=f"interrupted ({name}) before it was checked", cause=Cause.INTERRUPTED)
 
 
 def _settings(batch: Batch, entry: TargetEntry | None) -> Settings:
@@ -401,6 +424,7 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             options_from(settings),
             _timeout(settings),
         )
+        select_checks(job.options)  # UsageError when the command line and config leave none
         items.append(_Item(target.label, job=job))
     return items
 
@@ -455,7 +479,13 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
         flush()
 
     flush()
-    run_jobs(jobs, workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+    try:
+        run_jobs(jobs, workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+    except Interrupted as exc:
+        # run_jobs handed on an interrupted outcome for every job it did not finish.
+        flush()
+        exc.report = Report([report for report in reports if report is not None])
+        raise
     flush()
     return reports  # type: ignore[return-value]
 
@@ -472,6 +502,7 @@ def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
         error=f"{outcome.failure}{_where(outcome)}",
         traceback=outcome.stack or outcome.output[-2000:],
         duration_s=outcome.duration_s,
+        cause=Cause.INTERRUPTED if outcome.interrupted else None,
     )
 
 

@@ -29,15 +29,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
+from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
+from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 from layercheck.userframes import user_stack
 
 __all__ = ["Job", "Outcome", "default_memory_cap", "run_jobs", "signal_reason"]
 
 _DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung worker
+# A worker ends itself this long after its timeout (faulthandler's watchdog thread, which needs
+# no GIL): a hung worker dies even when the parent that should stop it was killed or stalls.
+_SELF_TIMEOUT_GRACE_S = 2.0
 _EXIT_GRACE_S = 1.0  # time given to a worker to exit after it has sent its result
 _OUTPUT_TAIL = 20_000  # characters of a worker's output kept
 _MAX_FILE_BYTES = 2**30  # a worker's files, its captured output included: a print loop cannot fill the disk
@@ -62,6 +67,7 @@ class Outcome:
     stack: str = ""  # the user's frames where it hung or crashed (faulthandler), if known
     output: str = ""  # the tail of the worker's stdout and stderr
     duration_s: float = 0.0
+    interrupted: bool = False  # the user stopped the run (SIGINT, SIGTERM) before the job ended
 
     @property
     def ok(self) -> bool:
@@ -85,6 +91,11 @@ def run_jobs(
 
     Returns the outcomes in the order of `jobs`; `on_done(index, outcome)` is called as each
     one ends (in completion order). Never raises for what a job does.
+
+    Raises:
+        Interrupted: the user's SIGINT or SIGTERM (`layercheck.interrupts.handling`): every
+            worker and the forkserver are stopped first, and `on_done` has been called for
+            every job, those that did not end with an outcome that says `interrupted`.
     """
     context = _context()
     outcomes: list[Outcome | None] = [None] * len(jobs)
@@ -98,17 +109,61 @@ def run_jobs(
                     index = pending.pop()
                     running.append(_Running.start(context, index, jobs[index], setting, Path(scratch)))
                 _wait_any(running)
+                # Every worker is polled (and its deadline enforced) before any outcome is
+                # handed on: what `on_done` does (rendering a report) never delays a timeout.
+                ended = []
                 for worker in list(running):
                     outcome = worker.poll()
                     if outcome is not None:
                         running.remove(worker)
                         outcomes[worker.index] = outcome
-                        if on_done is not None:
-                            on_done(worker.index, outcome)
+                        ended.append((worker.index, outcome))
+                for index, outcome in ended:
+                    if on_done is not None:
+                        on_done(index, outcome)
+        except Interrupted as exc:
+            _stop(running)
+            started = {worker.index: worker for worker in running}
+            running = []
+            _stop_forkserver()
+            name = signal.Signals(exc.signum).name
+            for index in range(len(jobs)):
+                if outcomes[index] is None:
+                    stopped = started.get(index)
+                    outcome = Outcome(
+                        events=stopped.events if stopped is not None else [],
+                        failure=f"interrupted ({name})",
+                        duration_s=time.monotonic() - stopped.started if stopped is not None else 0.0,
+                        interrupted=True,
+                    )
+                    outcomes[index] = outcome
+                    if on_done is not None:
+                        on_done(index, outcome)
+            raise
         finally:
-            for worker in running:  # interrupted (Ctrl-C): leave no worker behind
-                worker.kill()
+            _stop(running)  # whatever else ends the run early: leave no worker behind
     return outcomes  # type: ignore[return-value]
+
+
+def _stop(running: list[_Running]) -> None:
+    """Kill every worker first, then reap them: a second each would add up."""
+    for worker in running:
+        worker.signal(signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
+    for worker in running:
+        worker.kill()
+
+
+def _stop_forkserver() -> None:
+    """Stop the forkserver now rather than when this process exits (it would on its own then,
+    but an interrupted run should leave nothing behind by the time it reports)."""
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # private; present since Python 3.8
+    if stop is not None:
+        try:
+            stop()
+        except (OSError, ValueError, ChildProcessError):
+            pass
 
 
 # -- the parent's side -------------------------------------------------------------------
@@ -175,7 +230,9 @@ class _Running:
         if self.finished:
             self.kill()  # it has reported; whatever it still does on its way out is moot
             return self._outcome(self.failed)
-        if self.kill_at is not None:  # past its deadline, it died of the stack-dump signal
+        if self.kill_at is not None or time.monotonic() >= self.deadline:
+            # Past its deadline: it died of the stack-dump signal, or ended itself (the
+            # worker's own watchdog, when this process was too slow to stop it).
             self.kill()
             return self._outcome(self._timed_out())
         return self._outcome(self._death_reason())
@@ -208,7 +265,8 @@ class _Running:
             if kind == _DONE:
                 self.result, self.finished = data, True
             elif kind == _RAISED:  # the job raised: a defect of layercheck, not of the layer
-                (self.failed, self.failed_traceback), self.finished = data, True
+                (failed, failed_traceback), self.finished = data, True
+                self.failed, self.failed_traceback = bounded(failed), bounded(failed_traceback, TRACEBACK_LIMIT)
             else:
                 self.events.append((kind, data))
 
@@ -232,6 +290,13 @@ class _Running:
         if self.process.is_alive():
             self.process.kill()
             self.process.join(_EXIT_GRACE_S)
+
+    def signal(self, signum: int) -> None:
+        try:
+            if self.process.pid is not None and self.process.exitcode is None:
+                os.kill(self.process.pid, signum)
+        except (OSError, ValueError):
+            pass
 
     def _outcome(self, failure: str | None) -> Outcome:
         self.conn.close()
@@ -290,7 +355,11 @@ def _read_tail(path: Path) -> str:
 
 
 def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str) -> None:
-    _capture_output(output_path)
+    # A terminal's Ctrl-C reaches the whole process group; the parent stops the workers
+    # itself, so that here a KeyboardInterrupt is always the layer's own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stacks = _capture_output(output_path)
+    faulthandler.dump_traceback_later(job.timeout + _SELF_TIMEOUT_GRACE_S, exit=True, file=stacks)
     _cap_memory(setting.max_memory)
     _reuse_freed_memory()
     try:
@@ -306,13 +375,14 @@ def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str
     try:
         result = job.run(emit)
     except BaseException as exc:  # noqa: BLE001 - jobs report the user's errors themselves
-        emit(_RAISED, (f"layercheck internal error in the worker: {type(exc).__name__}: {exc}", traceback.format_exc()))
+        message = f"layercheck internal error in the worker: {exception_text(exc)}"
+        emit(_RAISED, (message, bounded(traceback.format_exc(), TRACEBACK_LIMIT)))
     else:
         emit(_DONE, result)
     conn.close()
 
 
-def _capture_output(path: str) -> None:
+def _capture_output(path: str) -> IO[str]:
     """The worker's fds 1 and 2 (so C-level output too) go to a file, and faulthandler's stacks
     to another; no file the worker writes may grow past _MAX_FILE_BYTES (a write beyond fails
     with OSError instead of raising SIGXFSZ)."""
@@ -342,6 +412,7 @@ def _capture_output(path: str) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     except (ImportError, AttributeError, ValueError, OSError):  # Windows; a lower limit set already
         pass
+    return stacks
 
 
 def _cap_memory(limit: int | None) -> None:

@@ -10,11 +10,14 @@ from typing import Any
 from layercheck.checks import REGISTRY, Check, Incomplete, Skip
 from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
+from layercheck.interrupts import reraise_if_interrupt
 from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
 from layercheck.running.session import Session
+from layercheck.safetext import exception_text, safe_repr
 from layercheck.settings.options import Options
+from layercheck.userframes import exception_summary, own_frame, user_traceback
 
-__all__ = ["run_check", "run_target", "select_checks"]
+__all__ = ["run_check", "run_target", "select_checks", "unexpected"]
 
 
 def select_checks(options: Options) -> list[Check]:
@@ -23,7 +26,10 @@ def select_checks(options: Options) -> list[Check]:
     if unknown:
         raise UsageError(f"unknown check(s) {', '.join(unknown)}; `layercheck list-checks` lists them")
     wanted = options.checks or tuple(REGISTRY)
-    return [REGISTRY[n] for n in REGISTRY if n in wanted and n not in options.skip]
+    selected = [REGISTRY[n] for n in REGISTRY if n in wanted and n not in options.skip]
+    if not selected:  # a run that checks nothing must not read as a pass
+        raise UsageError("checks and skip leave no check to run")
+    return selected
 
 
 def run_check(check: Check, session: Session) -> CheckResult:
@@ -63,20 +69,56 @@ def run_check(check: Check, session: Session) -> CheckResult:
         result = CheckResult(
             check.name,
             Status.FAILED,
-            f"the layer called sys.exit({exc.code!r}) during the check",
+            f"the layer called sys.exit({safe_repr(exc.code)}) during the check",
             cause=Cause.EXIT,
         )
-    except Exception as exc:  # a defect of layercheck: never blame the layer for it
-        result = CheckResult(
-            check.name,
-            Status.INCOMPLETE,
-            f"layercheck internal error: {type(exc).__name__}: {exc}",
-            traceback=traceback.format_exc(),
-            cause=cause_of(exc),
-        )
+    except BaseException as exc:  # what the check let through: never a pass, never "incomplete"
+        reraise_if_interrupt(exc)
+        result = unexpected(check.name, exc)
     result.duration_s = time.perf_counter() - start
     assert result.status in STATUSES
     return result
+
+
+def unexpected(where: str, exc: BaseException) -> CheckResult:
+    """The failed result of a check (or, `where` naming it, of the construction) that raised
+    what the checks do not expect.
+
+    Raised while the layer's own code ran (a `__repr__`, `__eq__` or `__len__` of an object it
+    returned or raised, or a BaseException such as KeyboardInterrupt that only a layer raises
+    here): the layer's doing. Out of memory: the machine's, as a step that ran out of memory.
+    Anything else: a defect of layercheck, with cause INTERNAL, which makes the target an
+    error (`run_target`) rather than blaming the layer.
+    """
+    frame = own_frame(exc)
+    cause = cause_of(exc)
+    if cause is Cause.MEMORY and frame is None:
+        return CheckResult(where, Status.FAILED, f"ran out of memory: {exception_text(exc)}", cause=cause)
+    if frame is not None or not isinstance(exc, Exception):
+        message = f"the layer raised {exception_summary(exc)}"
+        if frame is not None and frame.name.startswith("__"):  # __repr__, __eq__, __len__, __array__...
+            message = f"an object from the layer raised {exception_summary(exc)} when layercheck used it"
+        return CheckResult(
+            where,
+            Status.FAILED,
+            message,
+            traceback=user_traceback(exc),
+            cause=cause,
+        )
+    return CheckResult(
+        where,
+        Status.FAILED,
+        f"layercheck internal error: {exception_text(exc)}",
+        explanation=[_BUG],
+        traceback=traceback.format_exc(),
+        cause=Cause.INTERNAL,
+    )
+
+
+_BUG = (
+    "this is a defect of layercheck, not of the layer: please report it with the layer (or a "
+    "smaller one that shows it), the command and this traceback"
+)
 
 
 def run_target(
@@ -100,6 +142,10 @@ def run_target(
         session = Session(factory, layouts, options)
     except TargetError as exc:
         report.error, report.traceback, report.cause = str(exc), exc.traceback, cause_of(exc)
+    except BaseException as exc:  # what constructing or adapting the layer let through
+        reraise_if_interrupt(exc)
+        failure = unexpected("setting up the layer", exc)
+        report.error, report.traceback, report.cause = failure.message, failure.traceback, failure.cause
     else:
         for check in checks:
             if on_start is not None:
@@ -108,6 +154,16 @@ def run_target(
             report.checks.append(result)
             if on_check is not None:
                 on_check(result)
-        report.notes = session.notes()
+        try:
+            report.notes = session.notes()
+        except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
+            report.notes = []
+        internal = [c for c in report.checks if c.cause is Cause.INTERNAL]
+        if internal:
+            # Never a pass, nor the layer's fault: the target could not be checked.
+            names = ", ".join(c.name for c in internal)
+            report.error = f"{internal[0].message} (in {names}); {_BUG}"
+            report.traceback, report.cause = internal[0].traceback, Cause.INTERNAL
+    report.bound()
     report.duration_s = time.perf_counter() - start
     return report

@@ -27,6 +27,7 @@ from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
 from layercheck.portability import is_cupy_refusal
 from layercheck.results import Kind
+from layercheck.safetext import exception_text
 from layercheck.settings.options import Options
 
 __all__ = ["Session", "seed_user_rngs"]
@@ -118,9 +119,7 @@ class Session:
             adapter = self.new_layer(initialize=True, layouts=layouts)
         except USER_ERRORS as exc:
             where = "" if layouts is None else f" with layouts {', '.join(map(str, layouts))}"
-            raise Incomplete(
-                f"not checked: initialize raised {type(exc).__name__} on a fresh layer{where}: {exc}"
-            ) from None
+            raise Incomplete(f"not checked: initialize raised {exception_text(exc)} on a fresh layer{where}") from None
         xp = self._module(gpu)
         values = {name: value.copy() for name, value in self.parameters(dtype, gpu).items()}
         if layouts is not None:

@@ -100,11 +100,96 @@ def load_config(path: str | os.PathLike, *, check_names: Sequence[str]) -> Confi
     return parse_config_text(text, source=source, base=Path(path).resolve().parent, check_names=check_names)
 
 
+# A config is a few hundred lines; these budgets are far above any real one and far below what
+# hurts. A YAML alias is a reference: nine levels of ten aliases each are a 545-byte file that
+# expands to a billion values when anything walks it (a message that prints a value, say).
+MAX_CONFIG_CHARS = 1_000_000
+MAX_CONFIG_NODES = 100_000  # values, counted with every alias expanded
+
+
+class _Loader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a mapping with a key given twice (PyYAML keeps the last,
+    silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # The mapping's own keys: those a `<<: *defaults` merge key brings in may be overridden.
+        own = [key_node for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge"]
+        seen: dict[Any, yaml.Node] = {}
+        for key_node in own:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: construct_mapping says so below
+                continue
+            if first is not key_node:
+                line = key_node.start_mark.line + 1
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {_show(key)} appears twice in one mapping (line {first.start_mark.line + 1} and line {line})",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, budget: int) -> int:
+    """How many values `node` holds with every alias expanded, counted up to just past
+    `budget` (each shared node is counted once per reference, in time proportional to the
+    distinct nodes)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(n: yaml.Node) -> int:
+        key = id(n)
+        if key in sizes:
+            return sizes[key]
+        if key in active:  # a recursive alias: unbounded
+            return budget + 1
+        active.add(key)
+        total = 1
+        if isinstance(n, yaml.SequenceNode):
+            children = n.value
+        elif isinstance(n, yaml.MappingNode):
+            children = [child for pair in n.value for child in pair]
+        else:
+            children = []
+        for child in children:
+            total += size(child)
+            if total > budget:
+                break
+        active.discard(key)
+        sizes[key] = min(total, budget + 1)
+        return sizes[key]
+
+    return size(node)
+
+
+def _load_yaml(text: str) -> Any:
+    """The document, loaded safely within the size budgets (UsageError past them)."""
+    if len(text) > MAX_CONFIG_CHARS:
+        raise UsageError(f"is {len(text):,} characters long; a config may have at most {MAX_CONFIG_CHARS:,}")
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, MAX_CONFIG_NODES) > MAX_CONFIG_NODES:
+            raise UsageError(
+                f"holds more than {MAX_CONFIG_NODES:,} values once its YAML aliases (*name) are expanded; "
+                "write the values out, or use fewer levels of aliases"
+            )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_config_text(
     text: str, source: str = "<config>", base: Path | None = None, *, check_names: Sequence[str]
 ) -> Config:
     try:
-        data = yaml.safe_load(text)
+        data = _load_yaml(text)
+    except UsageError as exc:
+        raise UsageError(f"{source}: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"

@@ -32,6 +32,7 @@ import numpy as np
 from layercheck.errors import UsageError
 from layercheck.numerics.arrays import DTYPES
 from layercheck.numerics.devices import require_usable_gpu
+from layercheck.safetext import safe_repr
 
 __all__ = [
     "BUILTIN",
@@ -39,6 +40,9 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TOLERANCES",
     "DEVICES",
+    "MAX_JOBS",
+    "MAX_TIMEOUT",
+    "MEMORY_RANGE",
     "Options",
     "SETTING_KEYS",
     "Settings",
@@ -49,13 +53,18 @@ __all__ = [
     "merge_settings",
     "merge_tolerances",
     "options_from",
+    "parse_jobs",
+    "parse_memory",
     "parse_settings",
+    "parse_shard",
     "settings_from",
 ]
 
 DEVICES = ("cpu", "gpu", "auto")
 DEFAULT_DTYPES = ("float64", "float32")
 DEFAULT_TIMEOUT = 120.0  # seconds per target
+# A week: past it a timer overflows the operating system's waits (2**31 milliseconds).
+MAX_TIMEOUT = 7 * 24 * 3600.0
 DEFAULT_TOLERANCES = {
     "float32": {"rtol": 1e-4, "atol": 1e-5},
     "float64": {"rtol": 1e-9, "atol": 1e-12},
@@ -91,10 +100,11 @@ class _Invalid(UsageError):
 
 
 def _show(value: Any) -> str:
-    try:
-        text = repr(value)
-    except ValueError:  # an int of more digits than Python converts to text
+    """A value in a message: short, and safe from what it holds (an int of more digits than
+    Python converts to text; YAML aliases that expand to gigabytes when printed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return "a very large number"
+    text = safe_repr(value, 200)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -126,11 +136,26 @@ def _number(value: Any, where: str = "value") -> float:
     return x
 
 
-def _positive(value: Any, where: str) -> float:
-    x = _number(value, where)
-    if not (0 < x < math.inf):
-        raise _Invalid(where, f"must be a positive number of seconds, got {_show(value)}")
+def _in_range(value: Any, where: str, low: float, high: float, what: str, low_open: bool = False) -> float:
+    """A finite number from `low` to `high` (above `low` when `low_open`); the message gives the
+    range, e.g. `--timeout: must be a number of seconds above 0 and at most 604800, got nan`."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            x = float(value)
+        except OverflowError:  # an int beyond float: out of range like any other
+            x = math.inf
+    else:
+        x = _number(value, where)
+    above = x > low if low_open else x >= low
+    if not (math.isfinite(x) and above and x <= high):
+        lower = f"above {low:g}" if low_open else f"from {low:g}"
+        upper = "and at most" if low_open else "to"
+        raise _Invalid(where, f"must be {what} {lower} {upper} {high:g}, got {_show(value)}")
     return x
+
+
+def _seconds(value: Any, where: str) -> float:
+    return _in_range(value, where, 0, MAX_TIMEOUT, "a number of seconds", low_open=True)
 
 
 def _seed(value: Any, where: str) -> int:
@@ -189,7 +214,16 @@ def _tolerances(value: Any, where: str) -> dict[str, dict[str, float]]:
 
 
 def _bound(value: Any, where: str) -> float | None:
-    return None if value is None else _number(value, where)
+    """A finite side of an interval, or None for unbounded (an infinite side is None's job:
+    inputs are drawn next to a bound)."""
+    if value is None:
+        return None
+    x = _number(value, where)
+    if not math.isfinite(x):
+        raise _Invalid(
+            where, f"must be a finite number, or null (empty on the command line) for unbounded, got {_show(value)}"
+        )
+    return x
 
 
 def _interval(value: Any, where: str) -> tuple[float | None, float | None]:
@@ -228,11 +262,65 @@ def _input_domain(value: Any, where: str) -> Any:
 _SETTING_PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "dtypes": _dtypes,
     "seed": _seed,
-    "timeout": _positive,
+    "timeout": _seconds,
     "device": _device,
     "tolerances": _tolerances,
     "input_domain": _input_domain,
 }
+
+
+# -- how a batch runs: numbers of the command line alone --------------------------------------
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+# Below 64 MiB a worker cannot import much beside NumPy (a cap of 1K fails the user's import,
+# which would read as the layer's fault); above 2**50 the cap overflows the kernel's limits.
+MEMORY_RANGE = (64 * 2**20, 2**50)
+MAX_JOBS = 1024
+_SIZE = re.compile(r"\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE]\+?\d+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+
+
+def parse_memory(value: Any, where: str = "--max-memory") -> int | None:
+    """A memory cap per worker: `4G`, `512M`, `1.5GiB` (K, M, G, T: powers of 1024; B or iB
+    after them allowed), a number of bytes, or `none` (None: no cap).
+
+    Raises:
+        UsageError: not a size, or outside `MEMORY_RANGE` (the message gives the range).
+    """
+    allowed = f"from 64M to 1024T, or none (e.g. 512M, 4G, 1.5GiB), got {_show(value)}"
+    if isinstance(value, str):
+        if value.strip().lower() == "none":
+            return None
+        match = _SIZE.fullmatch(value)
+        if not match:
+            raise UsageError(f"{where}: must be a size {allowed}")
+        size = float(match[1]) * _UNITS[match[2].upper()]
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            size = float(value)
+        except OverflowError:
+            size = math.inf
+    else:
+        raise UsageError(f"{where}: must be a size {allowed}")
+    if not (math.isfinite(size) and MEMORY_RANGE[0] <= size <= MEMORY_RANGE[1]):
+        raise UsageError(f"{where}: must be a size {allowed}")
+    return int(size)
+
+
+def parse_jobs(value: Any, where: str = "--jobs") -> int:
+    """Targets checked in parallel: an integer from 1 to `MAX_JOBS`."""
+    text = value.strip() if isinstance(value, str) else value
+    number = int(text) if isinstance(text, str) and re.fullmatch(r"[-+]?\d{1,30}", text) else text
+    if isinstance(number, bool) or not isinstance(number, numbers.Integral) or not 1 <= int(number) <= MAX_JOBS:
+        raise UsageError(f"{where}: must be an integer from 1 to {MAX_JOBS}, got {_show(value)}")
+    return int(number)
+
+
+def parse_shard(value: Any, where: str = "--shard") -> tuple[int, int]:
+    """`K/N`: the K-th of N shares of the targets, 1 <= K <= N (N at most 10**6)."""
+    match = re.fullmatch(r"\s*(\d{1,7})\s*/\s*(\d{1,7})\s*", value) if isinstance(value, str) else None
+    if not match or not 1 <= int(match[1]) <= int(match[2]) <= 10**6:
+        raise UsageError(f"{where}: must be K/N with 1 <= K <= N <= 1000000, e.g. 1/4, got {_show(value)}")
+    return int(match[1]), int(match[2])
 
 
 # -- settings: what a command line, a config's defaults or one of its targets gives ----------
@@ -345,7 +433,12 @@ def parse_settings(
     try:
         _keys(values, where if isinstance(where, str) and where else "settings", SETTING_KEYS)
         given = [key for key in SETTING_KEYS if values.get(key) is not None]
-        return Settings(**{key: parsers[key](values[key], _label(where, key)) for key in given})
+        settings = Settings(**{key: parsers[key](values[key], _label(where, key)) for key in given})
+        if settings.checks is not None and settings.skip is not None and not set(settings.checks) - set(settings.skip):
+            raise _Invalid(
+                _label(where, "skip"), f"skips every check that {_label(where, 'checks')} names: nothing would run"
+            )
+        return settings
     except _Invalid as exc:
         raise UsageError(str(exc)) from None
 

@@ -1,4 +1,4 @@
-"""Error: KeyboardInterrupt raised in predict (not an Exception: the checks let it through)."""
+"""Failed: KeyboardInterrupt raised in predict is the layer's doing (a failed check), not an interrupt of the run."""
 
 
 class KeyboardInterruptInPredict:

@@ -1,0 +1,129 @@
+"""Report files (`--json`, `--junit`), written as pytest writes its `--junitxml`.
+
+- Through a symlink: the file it points to gets the report, the link stays a link.
+- To a device or a pipe (`/dev/stdout`, a FIFO): written there, never replaced by a file.
+- A regular file (or a new one) is replaced atomically: written next to it, then renamed
+  over it, so that an interrupted run never leaves half a report where a whole one was.
+  The new file has the mode the old one had, or what the user's umask gives (0644 under
+  the usual 022), as `open(path, "w")` would.
+- Every error is raised (`OSError`), a full disk included: it surfaces when the data is
+  flushed, so every write is flushed and closed before it counts as done.
+
+`check_report_paths` finds what can be known before the run (a folder, no permission, two
+reports on one file), so that a report that cannot be written does not cost a whole run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+
+from layercheck.errors import UsageError
+
+__all__ = ["check_report_paths", "write_report"]
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it; set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_to(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as f:  # closes fd; the error of a full disk shows on flush
+        f.write(data)
+        f.flush()
+
+
+def write_report(path: str | os.PathLike, text: str) -> None:
+    """Write `text` (UTF-8) to `path` by the rules of the module docstring.
+
+    Raises:
+        OSError: the file cannot be written (no permission, no space left, a read-only
+            file system); nothing at `path` is changed when it was a regular file.
+    """
+    data = text.encode("utf-8", "backslashreplace")
+    try:
+        info: os.stat_result | None = os.stat(path)  # through symlinks
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        # A device or a pipe, by the name given: /dev/stdout resolves to /proc/self/fd/1
+        # and on to a pipe that has no name to open.
+        _write_to(os.open(path, os.O_WRONLY), data)
+        return
+    real = os.path.realpath(path)
+    folder = os.path.dirname(real) or "."
+    os.makedirs(folder, exist_ok=True)
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".tmp")
+    except PermissionError:
+        if info is None:
+            raise
+        # A writable file in a folder we may not create files in: written in place.
+        _write_to(os.open(real, os.O_WRONLY | os.O_TRUNC), data)
+        return
+    try:
+        os.chmod(tmp, mode)  # mkstemp makes 0600
+        _write_to(fd, data)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _problem(path: str) -> str | None:
+    """Why `path` cannot take a report, found by trying (permission bits say little to root,
+    nothing of a read-only file system); else None. Nothing is truncated: an existing file
+    or device is opened to append, a missing one is created in its folder (made as the
+    report would make it) and removed again."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        return "it is a folder"
+    try:
+        if info is not None:
+            if stat.S_ISFIFO(info.st_mode):  # opening a pipe waits for a reader
+                return None if os.access(path, os.W_OK) else "permission denied"
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+            return None
+        real = os.path.realpath(path)
+        folder = os.path.dirname(real) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def check_report_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
+    """Refuse (UsageError) report paths that cannot be written, and two reports on one file.
+
+    Args:
+        paths: option name (`--json`) to path; None where the report is not asked for.
+    """
+    given = {option: os.fspath(path) for option, path in paths.items() if path is not None}
+    seen: dict[str, str] = {}
+    for option, path in given.items():
+        if not path:
+            raise UsageError(f"{option}: give a file name")
+        problem = _problem(path)
+        if problem is not None:
+            raise UsageError(f"{option} {path}: cannot write the report: {problem}")
+        real = os.path.realpath(path)
+        if real in seen and real != os.devnull:
+            raise UsageError(f"{seen[real]} and {option} name the same file ({path}); give each report its own")
+        seen[real] = option

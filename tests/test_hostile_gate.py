@@ -1,0 +1,488 @@
+"""The hard cases of a CI gate (issue 19): nothing passes that did not pass, nothing outlives
+the run, nothing outgrows its input.
+
+- tests/hostile_gate/ is run as one folder, as CI would: objects whose `__str__`, `__repr__`,
+  `__eq__` or `__len__` raise, megabyte messages, BaseException subclasses, array subclasses;
+- a run stopped with SIGINT or SIGTERM, or whose parent is killed with SIGKILL;
+- report files: symlinks, devices, a full disk, the umask, paths that cannot be written, one
+  file for both reports, file names that are not UTF-8;
+- the Python API in-process: the working folder, KeyboardInterrupt, BaseException, a defect of
+  layercheck itself.
+
+Every CLI run here is started in a session of its own, so that every process it starts
+(workers, the forkserver, the resource tracker) is in its process group, and the tests can
+tell that none of them outlives it (`_survivors`, read from /proc).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, SAMPLES, TESTS
+
+import layercheck
+from layercheck.errors import UsageError
+from layercheck.results import Status
+from layercheck.safetext import bounded, exception_text, safe_repr, safe_str
+
+GATE = TESTS / "hostile_gate"
+LINUX = sys.platform.startswith("linux")
+needs_proc = pytest.mark.skipif(not LINUX, reason="process groups are read from /proc")
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _start(*args: object, cwd: Path = REPO, env: dict | None = None) -> subprocess.Popen:
+    """`python -m layercheck ARGS` in a new session (its pid is its process group), with
+    SIGINT at its default (a background shell would hand it down ignored)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "layercheck", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _survivors(group: int) -> list[str]:
+    """The live processes of process group `group` (zombies are dead: their parent reaps)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses
+        fields = text[text.rindex(")") + 2 :].split()
+        if int(fields[2]) == group and fields[0] != "Z":
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                cmdline = "?"
+            found.append(f"{entry.name} {cmdline[:120]}")
+    return found
+
+
+def _no_survivors(group: int, within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while (alive := _survivors(group)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive == [], f"processes outlived the run: {alive}"
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:  # a test that fails must not leave the run behind either
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+def _expected(path: Path) -> tuple[str, str | None]:
+    """(status, regex) from the first line of a module's docstring: Passed, Failed: or Error:."""
+    doc = (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").splitlines()[0]
+    if doc == "Passed":
+        return "passed", None
+    status, _, regex = doc.partition(": ")
+    return status.lower(), regex
+
+
+def _file_of(label: str) -> str:
+    return label.split(":")[0].replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _assert_every_target_in_both_reports(report: dict, root: ET.Element, files: set[str]) -> None:
+    assert {_file_of(t["target"]) for t in report["targets"]} == files
+    assert [s.get("name") for s in root.findall("testsuite")] == [t["target"] for t in report["targets"]]
+
+
+# -- the corpus, as one folder ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gate_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gate")
+    json_path, junit_path = out / "report.json", out / "report.xml"
+    proc = _start("run", GATE, "--jobs", "2", "--timeout", "60", "--json", json_path, "--junit", junit_path)
+    code, stdout, stderr = _finish(proc)
+    return code, stdout, stderr, json.loads(json_path.read_text()), ET.parse(junit_path).getroot(), proc.pid
+
+
+def test_the_gate_corpus_fails_with_every_target_in_both_reports_and_nothing_left(gate_run):
+    code, stdout, stderr, report, root, group = gate_run
+    assert code == 1, stdout + stderr
+    assert "Traceback" not in stderr, stderr
+    _assert_every_target_in_both_reports(report, root, {p.name for p in GATE.glob("*.py")})
+    if LINUX:
+        _no_survivors(group)
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in GATE.glob("*.py")))
+def test_each_gate_module_is_reported_as_its_docstring_says(gate_run, module):
+    _, _, _, report, _, _ = gate_run
+    (target,) = [t for t in report["targets"] if _file_of(t["target"]) == module]
+    status, regex = _expected(GATE / module)
+    assert target["status"] == status, (target["status"], target["error"], target["checks"])
+    if status == "failed":
+        messages = [c["message"] for c in target["checks"] if c["status"] == "failed"]
+        assert any(re.search(regex, m) for m in messages), messages
+    elif status == "error":
+        assert re.search(regex, target["error"]), target["error"]
+    for check in target["checks"]:
+        assert "internal error" not in check["message"], check
+        assert len(check["message"]) <= 2_000 and len(json.dumps(check["details"])) <= 20_000, check["name"]
+
+
+def test_the_gate_reports_stay_small_however_large_the_messages(gate_run):
+    _, stdout, _, report, root, _ = gate_run
+    # 4 MB of message and a 50 MB repr: each said once, cut to a few KB
+    assert len(stdout) < 200_000 and len(json.dumps(report)) < 200_000
+    assert len(ET.tostring(root)) < 200_000
+
+
+# -- signals -----------------------------------------------------------------------------------
+
+
+def _hang_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "layers"
+    folder.mkdir()
+    (folder / "a_healthy.py").write_text((SAMPLES / "prelu.py").read_text())
+    (folder / "b_hang.py").write_text(
+        "class Hang:\n    example_layout = '3,2:CB'\n\n    def predict(self, X):\n        while True:\n            pass\n"
+    )
+    (folder / "c_hang_too.py").write_text((folder / "b_hang.py").read_text().replace("Hang", "HangToo"))
+    return folder
+
+
+def _wait_for_workers(group: int, count: int, within: float = 60) -> None:
+    """Until `count` workers (children of the forkserver) run in the group."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if len([p for p in _survivors(group) if "forkserver" in p]) >= count + 1:
+            time.sleep(1.0)  # into predict
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"workers did not start: {_survivors(group)}")
+
+
+@needs_proc
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_every_worker_reports_what_finished_and_exits_128_plus_it(tmp_path, signum, status):
+    folder = _hang_folder(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    json_path, junit_path = tmp_path / "r.json", tmp_path / "r.xml"
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = _start("run", folder, "--jobs", "3", "--timeout", "300", "--json", json_path, "--junit", junit_path, env=env)
+    _wait_for_workers(proc.pid, 2)
+    sent = time.monotonic()
+    # Ctrl-C in a terminal reaches the whole group; `kill` and `docker stop` the main process.
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signum)
+    else:
+        os.kill(proc.pid, signum)
+    code, stdout, stderr = _finish(proc, timeout=60)
+    assert code == status, stdout + stderr
+    assert time.monotonic() - sent < 20  # generous: "a second or two" on a quiet machine
+    assert "interrupted" in stderr and "Traceback" not in stderr, stderr
+    _no_survivors(proc.pid)
+    assert list(scratch.iterdir()) == [], "the scratch folder is removed"
+    report = json.loads(json_path.read_text())
+    _assert_every_target_in_both_reports(
+        report, ET.parse(junit_path).getroot(), {"a_healthy.py", "b_hang.py", "c_hang_too.py"}
+    )
+    by_file = {_file_of(t["target"]): t for t in report["targets"]}
+    assert by_file["a_healthy.py"]["status"] == "passed"
+    for name in ("b_hang.py", "c_hang_too.py"):
+        assert by_file[name]["status"] == "error"
+        assert by_file[name]["error"].startswith(f"interrupted ({signal.Signals(signum).name})")
+
+
+@needs_proc
+def test_a_hung_worker_ends_itself_when_the_parent_is_killed(tmp_path):
+    folder = _hang_folder(tmp_path)
+    proc = _start("run", folder, "--jobs", "3", "--timeout", "2")
+    _wait_for_workers(proc.pid, 2)
+    os.kill(proc.pid, signal.SIGKILL)
+    _finish(proc, timeout=30)
+    # The workers' own watchdog: 2 s of timeout plus 2 s of grace from their start.
+    _no_survivors(proc.pid, within=30)
+
+
+@needs_proc
+def test_a_ctrl_c_while_modules_are_imported_reports_every_target_as_interrupted(tmp_path):
+    folder = _hang_folder(tmp_path)
+    (folder / "d_hang_at_import.py").write_text("while True:\n    pass\n")
+    json_path = tmp_path / "r.json"
+    proc = _start("run", folder, "--jobs", "2", "--timeout", "300", "--json", json_path)
+    _wait_for_workers(proc.pid, 1)  # discovery: the hang at import holds it there
+    os.killpg(proc.pid, signal.SIGINT)
+    code, stdout, stderr = _finish(proc, timeout=60)
+    assert code == 130 and "Traceback" not in stderr and "interrupted" in stderr, stdout + stderr
+    _no_survivors(proc.pid)
+    (target,) = json.loads(json_path.read_text())["targets"]  # the folder, not yet split in targets
+    assert target["status"] == "error" and target["error"].startswith("interrupted (SIGINT)")
+
+
+# -- report files --------------------------------------------------------------------------------
+
+
+def _run(*args: object, cwd: Path = REPO) -> tuple[int, str, str]:
+    proc = _start("run", *args, cwd=cwd)
+    code, out, err = _finish(proc)
+    if LINUX:
+        _no_survivors(proc.pid)
+    return code, out, err
+
+
+def test_a_report_is_written_through_a_symlink_which_stays(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, err = _run(SAMPLES / "prelu.py", "--quiet", "--json", link)
+    assert code == 0, err
+    assert link.is_symlink() and json.loads(real.read_text())["summary"]["failed"] == 0
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_is_reported_and_the_other_report_still_written(tmp_path):
+    junit = tmp_path / "r.xml"
+    code, _, err = _run(SAMPLES / "prelu.py", "--quiet", "--json", "/dev/full", "--junit", junit)
+    assert code == 2 and "No space left on device" in err, err
+    assert ET.parse(junit).getroot().tag == "testsuites"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode), "the device is written to, never replaced"
+
+
+def test_a_failed_run_keeps_status_1_when_a_report_cannot_be_written(tmp_path):
+    layer = TESTS / "hostile_gate" / "matrix_output.py"
+    code, _, err = _run(layer, "--quiet", "--json", "/dev/full")
+    assert code == 1 and "No space left on device" in err
+
+
+def test_a_device_report_is_written_to_the_device(tmp_path):
+    code, out, err = _run(SAMPLES / "prelu.py", "--quiet", "--json", "/dev/stdout")
+    assert code == 0, err
+    assert '"version": "1.0"' in out
+
+
+@pytest.mark.skipif(not hasattr(os, "umask"), reason="POSIX modes")
+def test_reports_honour_the_umask(tmp_path):
+    env = {**os.environ}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os, sys, runpy; os.umask(0o022); sys.argv = ['layercheck'] + sys.argv[1:]; "
+         "runpy.run_module('layercheck', run_name='__main__')",
+         "run", str(SAMPLES / "prelu.py"), "--quiet", "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml")],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    for name in ("r.json", "r.xml"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o644
+
+
+@pytest.mark.parametrize(
+    "make_path, needle",
+    [
+        (lambda tmp: tmp / "a_file" / "r.json", "Not a directory"),
+        (lambda tmp: tmp, "directory"),
+    ],
+    ids=["below-a-file", "a-folder"],
+)
+def test_an_unwritable_report_path_is_refused_before_anything_runs(tmp_path, make_path, needle):
+    (tmp_path / "a_file").write_text("")
+    code, out, err = _run(SAMPLES / "prelu.py", "--json", make_path(tmp_path))
+    assert code == 2 and out == "" and err.count("\n") == 1 and needle in err, err
+
+
+def test_json_and_junit_on_one_file_are_refused(tmp_path):
+    code, out, err = _run(SAMPLES / "prelu.py", "--json", tmp_path / "r", "--junit", tmp_path / "." / "r")
+    assert code == 2 and out == "" and "the same file" in err, err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.skipif(not LINUX, reason="file names of arbitrary bytes")
+def test_a_file_name_that_is_not_utf8_reaches_every_report(tmp_path):
+    folder = tmp_path / "layers"
+    folder.mkdir()
+    name = os.fsdecode(b"l\xff.py")
+    (folder / name).write_text((SAMPLES / "prelu.py").read_text())
+    json_path, junit_path = tmp_path / "r.json", tmp_path / "r.xml"
+    code, out, err = _run(folder, "--json", json_path, "--junit", junit_path)
+    assert code == 0 and "Traceback" not in err, out + err
+    (target,) = json.loads(json_path.read_text())["targets"]
+    assert "l\\xff.py" in target["target"] and target["status"] == "passed"
+    assert [s.get("name") for s in ET.parse(junit_path).getroot()] == [target["target"]]
+
+
+# -- the API, in-process -------------------------------------------------------------------------
+
+
+class _Chdir:
+    def predict(self, X):
+        os.chdir(os.sep)
+        return 2 * X
+
+
+class _RaisesKeyboardInterrupt:
+    def predict(self, X):
+        raise KeyboardInterrupt
+
+
+class _Escape(BaseException):
+    pass
+
+
+class _RaisesBaseException:
+    def predict(self, X):
+        raise _Escape("out")
+
+
+class _BaseExceptionInInit:
+    def __init__(self):
+        raise _Escape("in __init__")
+
+    def predict(self, X):
+        return X
+
+
+class _ReprRaises:
+    def __repr__(self):
+        raise RuntimeError("repr")
+
+
+class _ReturnsReprRaises:
+    def predict(self, X):
+        return _ReprRaises()
+
+
+class _StrRaisesError(Exception):
+    def __str__(self):
+        raise RuntimeError("str")
+
+
+class _RaisesStrRaises:
+    def predict(self, X):
+        raise _StrRaisesError()
+
+
+def test_the_api_restores_the_callers_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = layercheck.check_layer(_Chdir, "3,2:CB")
+    assert os.getcwd() == str(tmp_path) and report.ok
+
+
+@pytest.mark.parametrize(
+    "layer, status, needle",
+    [
+        (_RaisesKeyboardInterrupt, "failed", "predict raised KeyboardInterrupt"),
+        (_RaisesBaseException, "failed", "predict raised _Escape: out"),
+        (_BaseExceptionInInit, "error", "constructing _BaseExceptionInInit raised _Escape: in __init__"),
+        (_ReturnsReprRaises, "failed", "whose __repr__ raised RuntimeError"),
+        (_RaisesStrRaises, "failed", "the exception's __str__ raised RuntimeError"),
+    ],
+)
+def test_the_api_contains_what_a_layer_raises_and_never_passes_it(layer, status, needle):
+    report = layercheck.check_layer(layer, "3,2:CB")
+    assert report.status == status
+    text = (report.error or "") + " ".join(c.message for c in report.checks)
+    assert needle in text, text
+    assert not [c for c in report.checks if "internal error" in c.message]
+    with pytest.raises(AssertionError):
+        report.raise_on_failure()
+
+
+def test_a_ctrl_c_of_the_user_still_interrupts_the_api():
+    code = (
+        "import os, signal, threading, time, layercheck\n"
+        "class Slow:\n"
+        "    def predict(self, X):\n"
+        "        time.sleep(0.05)\n"
+        "        return X\n"
+        "threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "try:\n"
+        "    layercheck.check_layer(Slow, '3,2:CB')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdout.strip() == "interrupted", proc.stdout + proc.stderr
+
+
+def test_a_defect_of_layercheck_makes_the_target_an_error_asking_for_a_report(monkeypatch):
+    import layercheck.checks.forward as forward
+
+    # Raised from C (divmod called with the check's arguments), with no frame outside
+    # layercheck: a defect of layercheck's own.
+    monkeypatch.setattr(forward, "_nonfinite", functools.partial(divmod, 1, 0))
+    report = layercheck.check_layer(lambda X: 2 * X, "3,2:CB")
+    assert report.status == Status.ERROR
+    assert "layercheck internal error: TypeError" in report.error and "please report" in report.error
+    finite = report.result("outputs_are_finite")
+    assert finite.status == Status.FAILED  # never incomplete, never passed
+    with pytest.raises(AssertionError):
+        report.raise_on_failure()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"seed": -1},
+        {"input_domains": (float("-inf"), 1.0)},
+        {"checks": ["outputs_are_finite"], "skip": ["outputs_are_finite"]},
+    ],
+)
+def test_the_api_refuses_what_the_command_line_refuses(options):
+    with pytest.raises(UsageError):
+        layercheck.check_layer(lambda X: X, "3,2:CB", **options)
+
+
+# -- bounded, exception-safe text ------------------------------------------------------------------
+
+
+def test_bounded_text_says_how_long_it_was():
+    text = bounded("x" * 100_000, 1_000)
+    assert len(text) <= 1_000 and "99,000 of 100,000 characters cut" in text
+    assert bounded("short") == "short"
+
+
+def test_safe_text_survives_every_method_that_raises():
+    class Hostile(Exception):
+        def __str__(self):
+            raise SystemExit(1)
+
+        def __repr__(self):
+            raise KeyboardInterrupt
+
+    assert exception_text(Hostile()) == "Hostile (the exception's __str__ raised SystemExit)"
+    assert safe_repr(Hostile()) == "<Hostile whose __repr__ raised KeyboardInterrupt>"
+    assert safe_str(Hostile()) == "<Hostile whose __str__ raised SystemExit>"
+    assert len(safe_repr(list(range(10**6)))) < 100
+    assert len(safe_repr(np.zeros(10**6))) < 1_000
