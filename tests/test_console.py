@@ -81,10 +81,18 @@ def test_into_a_pipe_nothing_is_padded_wrapped_or_coloured(failing):
 def test_one_cause_once_with_the_checks_it_left_undecided(failing):
     text = _render(failing, 160)
     missing = text.split("channel_scale_bias_one_channel")[0]
-    assert missing.count("INCOMPLETE") == 1, missing
-    line = " ".join(missing.split("INCOMPLETE")[1].split())
-    assert "backward_is_repeatable" in line and GRADIENTS in line and "see backward_does_not_error" in line
+    assert "INCOMPLETE" not in missing, "the undecided checks are named in the failure's line"
+    line = " ".join(missing.split("FAILED backward_does_not_error")[1].split("Traceback")[0].split())
+    assert "it left 6 check(s) undecided:" in line
+    assert "backward_is_repeatable" in line and GRADIENTS in line
     assert "forward" not in missing.replace("forward_", ""), "a layer without forward is never said to fail it"
+
+
+def test_checks_left_undecided_without_a_failed_call_are_one_line_per_cause():
+    report = _report(SAMPLES / "buggy" / "srelu_missing_dx.py", skip=["backward_does_not_error"])
+    text = _render(report, 200)
+    assert text.count("INCOMPLETE") == 1, text
+    assert "not checked: backward failed" in text
 
 
 def test_passing_targets_are_one_line_and_verbose_shows_every_check():
@@ -108,10 +116,10 @@ def test_the_recap_lists_every_failure_and_counts_the_targets(failing):
 @pytest.mark.parametrize(
     ("module", "drawn"),
     [
-        ("channel_scale_bias_one_channel", ["·█··"]),
-        ("time_step_one_wrong", ["··█···"]),
-        ("border_pool_divides_by_nine", ["██████", "██··██"]),
-        ("signwhere_leaky_relu_negative", ["█·"]),
+        ("channel_scale_bias_one_channel", ["0 1 2 3", "· █ · ·"]),
+        ("time_step_one_wrong", ["0 1 2 3 4 5", "· · █ · · ·"]),
+        ("border_pool_divides_by_nine", ["  0 1 2 3 4 5", "0 █ █ █ █ █ █", "2 █ █ · · █ █"]),
+        ("signwhere_leaky_relu_negative", ["█ X < 0", "· X > 0"]),
     ],
 )
 def test_a_localized_failure_is_drawn_from_its_blocks(module, drawn):
@@ -188,3 +196,29 @@ def test_list_checks_prints_every_name_whole_at_60_columns():
     names = set(proc.stdout.split())
     for check in layercheck.checks.REGISTRY:
         assert check in names
+
+
+def _details(partition: str, blocks: list[dict], where: str) -> dict:
+    record = {
+        "argument": "X",
+        "kind": "input",
+        "status": "failed",
+        "diagnosis": {"where": [where], "blocks": {partition: blocks}},
+    }
+    return {"arguments": [record]}
+
+
+def test_a_large_plane_is_sampled_and_a_long_strip_says_what_it_left_out():
+    edge = [
+        {"block": "0", "verdict": "wrong", "rel_error": 0.5},
+        {"block": "1", "verdict": "wrong", "rel_error": 2e-2},
+        {"block": "2+", "verdict": "right", "rel_error": 1e-9},
+    ]
+    (plane,) = pictures_of(
+        _details("distance from the edge", edge, "the border of the spatial plane"), ["48,40,3,4:SSCB"]
+    )
+    assert "rows and columns sampled" in plane.title and len(plane.lines) == 1 + 12
+    assert plane.lines[1].split()[1:] == ["█"] * 24 and "·" in plane.lines[6] and "▓" in plane.lines[2]
+    channels = [{"block": str(k), "verdict": "wrong" if k == 70 else "right", "rel_error": 1.0} for k in range(80)]
+    (strip,) = pictures_of(_details("channel", channels, "wrong only in channel 70"), ["4,4,80,2:SSCB"])
+    assert "16 more not drawn" in strip.title and len(strip.lines[1].split()) == 64

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -70,25 +71,47 @@ def _counts(summary: dict[str, int]) -> str:
     return ", ".join(f"{summary[s]} {s.value}" for s in order if summary[s]) or "no checks"
 
 
-def _causes(report: TargetReport, verbosity: Verbosity) -> list[tuple[Status, list[CheckResult]]]:
-    """The checks to show under a target, each cause once: failures one by one; checks left
-    undecided grouped by the method whose failure blocked them (`details.blocked_by`), else
-    by their message."""
-    shown: list[tuple[Status, list[CheckResult]]] = []
-    groups: dict[str, list[CheckResult]] = {}
+@dataclass
+class _Shown:
+    """A line (and its details) under a target: a check, or checks one cause left undecided;
+    `blocked` are the checks a failed call kept from deciding, named in the line of the check
+    that reports that call."""
+
+    status: Status
+    checks: list[CheckResult]
+    blocked: list[CheckResult] = field(default_factory=list)
+
+
+def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
+    """The checks to show under a target, each cause once: failures one by one, each with the
+    checks its failed call blocked (`details.blocked_by` names the call; `<call>_does_not_error`
+    reports it); other checks left undecided grouped by that call, else by their message."""
+    failed = {c.name: c for c in report.checks if c.status == Status.FAILED}
+    shown: list[_Shown] = []
+    owners: dict[str, _Shown] = {}
+    groups: dict[str, _Shown] = {}
     for check in report.checks:
         if check.status == Status.FAILED:
-            shown.append((Status.FAILED, [check]))
+            owners[check.name] = _Shown(Status.FAILED, [check])
+            shown.append(owners[check.name])
+    for check in report.checks:
+        blocked_by = check.details.get("blocked_by")
+        if (
+            check.status == Status.INCOMPLETE
+            and isinstance(blocked_by, str)
+            and f"{blocked_by}_does_not_error" in failed
+        ):
+            owners[f"{blocked_by}_does_not_error"].blocked.append(check)
         elif check.status == Status.INCOMPLETE and verbosity >= Verbosity.NORMAL:
-            blocked_by = check.details.get("blocked_by")
             key = f"blocked by {blocked_by}" if isinstance(blocked_by, str) else check.message
             if key not in groups:
-                groups[key] = []
-                shown.append((Status.INCOMPLETE, groups[key]))
-            groups[key].append(check)
-        elif verbosity >= Verbosity.VERBOSE and check.status != Status.INCOMPLETE:
-            shown.append((check.status, [check]))
-    return shown
+                groups[key] = _Shown(Status.INCOMPLETE, [])
+                shown.append(groups[key])
+            groups[key].checks.append(check)
+        elif verbosity >= Verbosity.VERBOSE and check.status not in (Status.INCOMPLETE, Status.FAILED):
+            shown.append(_Shown(check.status, [check]))
+    order = {c.name: i for i, c in enumerate(report.checks)}
+    return sorted(shown, key=lambda item: order[item.checks[0].name])
 
 
 class ConsoleReporter:
@@ -128,10 +151,11 @@ class ConsoleReporter:
         self._line(f"[{_STYLE[status]}]{status.upper()}[/] {head}  {counts} in {report.duration_s:.2f}s")
         for note in report.notes:
             self._line(f"[yellow]note[/]: {escape(note)}", _INDENT)
-        for shown_status, checks in _causes(report, self.verbosity):
-            self._check(report, shown_status, checks)
+        for shown in _causes(report, self.verbosity):
+            self._check(report, shown)
 
-    def _check(self, report: TargetReport, status: Status, checks: list[CheckResult]) -> None:
+    def _check(self, report: TargetReport, shown: _Shown) -> None:
+        status, checks = shown.status, shown.checks
         first = checks[0]
         names = ", ".join(c.name for c in checks)
         label = f"[{_STYLE[status]}]{status.upper()}[/] [bold]{names}[/]"
@@ -148,7 +172,11 @@ class ConsoleReporter:
             )
             self._line(f"{label}: {escape(message)}", _INDENT)
             return
-        self._line(f"{label}: {escape(first.message)}", _INDENT)
+        blocked = ""
+        if shown.blocked:
+            names_blocked = ", ".join(c.name for c in shown.blocked)
+            blocked = f"; it left {len(shown.blocked)} check(s) undecided: {names_blocked}"
+        self._line(f"{label}: {escape(first.message + blocked)}", _INDENT)
         if status != Status.FAILED:
             return
         for line in first.explanation:

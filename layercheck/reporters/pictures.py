@@ -57,10 +57,17 @@ def _localizes(blocks: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _strip(name: str, argument: str, blocks: Sequence[Mapping[str, Any]]) -> Picture:
-    cells = "".join(_cell(b) for b in blocks[:_MAX_CELLS])
-    more = f" … {len(blocks) - _MAX_CELLS} more" if len(blocks) > _MAX_CELLS else ""
-    first, last = str(blocks[0].get("block", "")), str(blocks[min(len(blocks), _MAX_CELLS) - 1].get("block", ""))
-    return Picture(f"{argument} by {name} ({first} … {last}{more}):", (cells,))
+    """Numbered blocks (channels, time steps) as a strip under their numbers; named ones
+    (a sign, a value range) each cell beside its name."""
+    labels = [str(b.get("block", "")) for b in blocks[:_MAX_CELLS]]
+    cells = [_cell(b) for b in blocks[:_MAX_CELLS]]
+    more = f" ({len(blocks) - _MAX_CELLS} more not drawn)" if len(blocks) > _MAX_CELLS else ""
+    if all(label.isdigit() for label in labels):
+        width = max(len(label) for label in labels)
+        lines = (" ".join(label.rjust(width) for label in labels), " ".join(c.rjust(width) for c in cells))
+    else:
+        lines = tuple(f"{cell} {label}" for cell, label in zip(cells, labels))
+    return Picture(f"{argument} by {name}{more}:", lines)
 
 
 def _plane(argument: str, blocks: Sequence[Mapping[str, Any]], height: int, width: int) -> Picture:
@@ -82,17 +89,32 @@ def _plane(argument: str, blocks: Sequence[Mapping[str, Any]], height: int, widt
             return last_open[1]
         return " "
 
-    rows, columns = _samples(height, _MAP_ROWS), _samples(width, _MAP_COLUMNS)
-    lines = tuple("".join(shade(min(r, c, height - 1 - r, width - 1 - c)) for c in columns) for r in rows)
-    coarse = " (coarsened)" if height > _MAP_ROWS or width > _MAP_COLUMNS else ""
-    return Picture(f"{argument} over the spatial plane, {height} x {width}{coarse}:", lines)
+    depth = max(by_distance, default=-1) + 1  # the rings drawn one by one must all show
+    rows, columns = _samples(height, _MAP_ROWS, depth), _samples(width, _MAP_COLUMNS, depth)
+    side = len(str(rows[-1]))
+    digits = max(len(str(columns[-1])), 1)
+    header = " " * side + " " + " ".join(str(c).rjust(digits) for c in columns)
+    lines = (header,) + tuple(
+        str(r).rjust(side)
+        + " "
+        + " ".join(shade(min(r, c, height - 1 - r, width - 1 - c)).rjust(digits) for c in columns)
+        for r in rows
+    )
+    coarse = ", rows and columns sampled" if height > _MAP_ROWS or width > _MAP_COLUMNS else ""
+    return Picture(f"{argument} over the spatial plane ({height} rows x {width} columns{coarse}):", lines)
 
 
-def _samples(size: int, most: int) -> list[int]:
-    """`most` indices spread evenly over range(size), first and last included (all of them
-    when there are no more)."""
-    n = min(size, most)
-    return [round(i * (size - 1) / max(n - 1, 1)) for i in range(n)]
+def _samples(size: int, most: int, depth: int = 0) -> list[int]:
+    """At most `most` indices of range(size): the `depth` first and last ones (the rings next to
+    the edge), and the others spread evenly over the interior; all of them when they fit."""
+    if size <= most:
+        return list(range(size))
+    edge = min(depth, (most - 1) // 2)
+    ends = set(range(edge)) | set(range(size - edge, size))
+    inner = most - len(ends)
+    low, high = edge, size - edge - 1
+    spread = {round(low + i * (high - low) / max(inner - 1, 1)) for i in range(inner)}
+    return sorted(ends | spread)
 
 
 def _spatial_size(layouts: Sequence[str]) -> tuple[int, int] | None:
