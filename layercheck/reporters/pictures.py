@@ -62,6 +62,7 @@ def _strip(name: str, argument: str, blocks: Sequence[Mapping[str, Any]]) -> Pic
     labels = [str(b.get("block", "")) for b in blocks[:_MAX_CELLS]]
     cells = [_cell(b) for b in blocks[:_MAX_CELLS]]
     more = f" ({len(blocks) - _MAX_CELLS} more not drawn)" if len(blocks) > _MAX_CELLS else ""
+    lines: tuple[str, ...]
     if all(label.isdigit() for label in labels):
         width = max(len(label) for label in labels)
         lines = (" ".join(label.rjust(width) for label in labels), " ".join(c.rjust(width) for c in cells))
