@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from rich.console import Console
 
@@ -222,3 +223,34 @@ def test_a_large_plane_is_sampled_and_a_long_strip_says_what_it_left_out():
     channels = [{"block": str(k), "verdict": "wrong" if k == 70 else "right", "rel_error": 1.0} for k in range(80)]
     (strip,) = pictures_of(_details("channel", channels, "wrong only in channel 70"), ["4,4,80,2:SSCB"])
     assert "16 more not drawn" in strip.title and len(strip.lines[1].split()) == 64
+
+
+class TwoOfThreeGradients:
+    """backward returns 2 of its 3 gradients: a broken contract, which blocks every check that
+    needs backward's gradients."""
+
+    learnables = ("w", "b")
+    example_layout = "4,3,5,6:SSCB"
+
+    def __init__(self):
+        self.w = self.b = None
+
+    def initialize(self, layout):
+        if self.w is None:
+            self.w, self.b = np.random.rand(1, 1, 5, 1), np.random.rand(1, 1, 5, 1)
+
+    def predict(self, X):
+        return self.w * X + self.b
+
+    def backward(self, X, Y, dLdY, memory):
+        return self.w * dLdY, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
+
+
+def test_a_broken_contract_is_said_once_with_every_check_it_blocked():
+    report = Report([layercheck.check_layer(TwoOfThreeGradients, TwoOfThreeGradients.example_layout)])
+    text = _render(report, 200)
+    assert "INCOMPLETE" not in text, text
+    line = " ".join(text.split("FAILED function_syntaxes_are_correct:")[1].split("short summary")[0].split())
+    assert "it left 7 check(s) undecided" in line and "backward_does_not_error" in line
+    incomplete = {c.name for c in report.targets[0].checks if c.status == "incomplete"}
+    assert all(name in line for name in incomplete) and len(incomplete) == 7

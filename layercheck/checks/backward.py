@@ -26,7 +26,8 @@ def backward_does_not_error(session: CheckContext):
             return None
         if step.error.is_contract:
             raise Incomplete(
-                f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)"
+                f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)",
+                {"blocked_by": "backward", "broke_contract": True},
             )
         if step.error.method != "backward":
             raise Incomplete(f"not checked: {step.error.summary()}", cause=step.error.cause)

@@ -61,12 +61,13 @@ class Step:
         return self.error is None
 
     def require(self) -> Any:
-        """The value, or `Incomplete` naming the step that failed (and, in its details under
-        `blocked_by`, the method that raised: the reports give each such cause once)."""
+        """The value, or `Incomplete` naming the step that failed (and, in its details, the
+        method that raised under `blocked_by`, with `broke_contract` where it broke the
+        contract rather than raised: the reports give each such cause once)."""
         if self.error is not None:
             raise Incomplete(
                 f"not checked: {self.what} failed ({self.error.summary()})",
-                {"blocked_by": self.error.method},
+                {"blocked_by": self.error.method, **({"broke_contract": True} if self.error.is_contract else {})},
                 cause=self.error.cause,
             )
         return self.value

@@ -34,7 +34,8 @@ def _does_not_error(session: CheckContext, method: str):
             return None
         if step.error.is_contract:
             raise Incomplete(
-                f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)"
+                f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)",
+                {"blocked_by": method, "broke_contract": True},
             )
         return failed(
             step.error.summary() + f" with {dtype_name(dtype)} inputs",

@@ -38,6 +38,7 @@ _STYLE = {
 }
 _INDENT = 4
 _GRADIENTS = "gradients_are_numerically_correct"
+_SYNTAX = "function_syntaxes_are_correct"
 
 
 class Verbosity(IntEnum):
@@ -87,6 +88,7 @@ def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
     checks its failed call blocked (`details.blocked_by` names the call; `<call>_does_not_error`
     reports it); other checks left undecided grouped by that call, else by their message."""
     failed = {c.name: c for c in report.checks if c.status == Status.FAILED}
+    by_name = {c.name: c for c in report.checks}
     shown: list[_Shown] = []
     owners: dict[str, _Shown] = {}
     groups: dict[str, _Shown] = {}
@@ -96,12 +98,16 @@ def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
             shown.append(owners[check.name])
     for check in report.checks:
         blocked_by = check.details.get("blocked_by")
-        if (
-            check.status == Status.INCOMPLETE
-            and isinstance(blocked_by, str)
-            and f"{blocked_by}_does_not_error" in failed
-        ):
-            owners[f"{blocked_by}_does_not_error"].blocked.append(check)
+        # The check that reports the failed call: function_syntaxes_are_correct for a call
+        # that broke the contract (said so by the check or by <call>_does_not_error), else
+        # <call>_does_not_error.
+        reporter = by_name.get(f"{blocked_by}_does_not_error")
+        broke = check.details.get("broke_contract") or (
+            reporter is not None and reporter is not check and reporter.details.get("broke_contract")
+        )
+        owner = _SYNTAX if broke else f"{blocked_by}_does_not_error"
+        if check.status == Status.INCOMPLETE and isinstance(blocked_by, str) and owner in failed:
+            owners[owner].blocked.append(check)
         elif check.status == Status.INCOMPLETE and verbosity >= Verbosity.NORMAL:
             key = f"blocked by {blocked_by}" if isinstance(blocked_by, str) else check.message
             if key not in groups:
