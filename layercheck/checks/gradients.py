@@ -329,20 +329,22 @@ def build_problem(session: CheckContext, dtype: str, measure: bool = True):
         tol = Tolerances(*session.options.tolerance(dtype), training.precision)
     else:
         tol = Tolerances(*session.tolerance(dtype), finding.effective, 0.0 if finding.lost else finding.roundoff)
-    return problem, make_baseline(problem, outputs, weights, tol), tol
+    try:
+        baseline = make_baseline(problem, outputs, weights, tol)
+    except EvaluationError as exc:
+        raise _CannotRun(str(exc), "backward") from None
+    return problem, baseline, tol
 
 
 def _prepare(session: CheckContext, measure: bool):
-    """The problem and every argument's verdict at float64 (complex128 when complex dtypes are
-    tested) when the layer can run and differentiate there, else at the widest tested
-    precision it can, and why; and that dtype."""
+    """Float64 (complex128 when complex dtypes are tested) when the layer can run and
+    differentiate there, else the widest tested precision it can, and why; and that dtype."""
     widest = "complex128" if any(np.dtype(d).kind == "c" for d in session.options.dtypes) else "float64"
     candidates = [widest] + [d for d in session.options.dtypes if d != widest]
     failures: list[tuple[str, _CannotRun]] = []
     for dtype in candidates:
         try:
             problem, baseline, tol = build_problem(session, dtype, measure)
-            verdicts = _verdicts(session, problem, baseline, tol)
         except _CannotRun as exc:
             failures.append((dtype, exc))
             continue
@@ -359,7 +361,7 @@ def _prepare(session: CheckContext, measure: bool):
                 f"judged at {tol.precision} precision: the layer computes below {arrays.precision_of(dtype)} ({why})"
             )
             fallback = f"{fallback}; {lowered}" if fallback else lowered
-        return problem, baseline, tol, fallback, dtype, verdicts
+        return problem, baseline, tol, fallback, dtype
     methods = {exc.method for _, exc in failures}
     raise Incomplete(
         "not checked: the training-time pass or backward failed at every precision ("
@@ -392,11 +394,13 @@ def gradients_are_numerically_correct(session: CheckContext):
     # The precision the layer computes in matters only when the check cannot pass at the
     # nominal one: it is measured then (two or four forward calls), and the check run again
     # if the layer turns out to round to float32 or to cancel large terms.
-    problem, baseline, tol, fallback, dtype, verdicts = _prepare(session, measure=False)
+    problem, baseline, tol, fallback, dtype = _prepare(session, measure=False)
+    verdicts = _verdicts(session, problem, baseline, tol)
     if any(v.status not in decided for v in verdicts) and session.measured_precision(dtype) is None:
         finding = session.precision(dtype)
         if finding.lost or finding.roundoff > 16 * tol.eps:
-            problem, baseline, tol, fallback, dtype, verdicts = _prepare(session, measure=True)
+            problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
+            verdicts = _verdicts(session, problem, baseline, tol)
     if any(v.status not in decided for v in verdicts) and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
@@ -429,22 +433,13 @@ def gradients_are_numerically_correct(session: CheckContext):
 
 def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
     """Every argument's verdict: first one joint probe of all of them (three forward calls
-    however many they are), then an argument-by-argument check of those it did not clear.
-    Raises _CannotRun when backward raises at the base point."""
-    try:
-        return _joint_then_single(session, problem, baseline, tol)
-    except EvaluationError as exc:  # only backward at the base point lets one out
-        raise _CannotRun(str(exc), "backward") from None
-
-
-def _joint_then_single(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
-    # backward at the base point first, while the layer is there (no forward call to go
-    # back): the joint probe needs no other unless kinks within its step must be left out.
-    gradients = baseline.gradients
+    however many they are), then an argument-by-argument check of those it did not clear."""
     checkable = [
         index
         for index in range(len(problem.names))
-        if problem.kinds[index] != "integer input" and gradients[index] is not None and problem.values[index].size > 0
+        if problem.kinds[index] != "integer input"
+        and baseline.gradients[index] is not None
+        and problem.values[index].size > 0
     ]
     joint: Probe | None = None
     cleared: set[int] = set()
@@ -458,10 +453,7 @@ def _joint_then_single(session: CheckContext, problem, baseline, tol) -> list[Ar
         if joint is not None and index in cleared:
             verdict = ArgumentVerdict(index, Status.PASSED, [joint])
             rng = session.rng(f"gradient {problem.names[index]}")
-            # The joint probe's gradients (for loss weights without the kinks it saw) show
-            # where the gradient is small as well as the base point's would.
-            screen = joint.gradients[index]
-            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng, screen))
+            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng))
         else:
             verdicts.append(_verdict(session, problem, baseline, tol, index))
     return verdicts
@@ -479,14 +471,14 @@ def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVe
     verdict = check_argument(problem, baseline, index, tol, rng)
     if verdict.status is not Status.PASSED:
         return verdict
-    return _small_blocks(problem, baseline, tol, index, verdict, rng, baseline.gradients[index])
+    return _small_blocks(problem, baseline, tol, index, verdict, rng)
 
 
-def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng, gradient) -> ArgumentVerdict:
-    """Blocks (channels, observations, time steps) whose `gradient` is orders of magnitude below
+def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng) -> ArgumentVerdict:
+    """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
     the rest are invisible to a probe of the whole argument: an error that is all of such a
     block is a negligible part of the whole. Each is probed on its own, at its own scale."""
-    for where, relative, mask in small_scale_blocks(gradient, problem.labels[index]):
+    for where, relative, mask in small_scale_blocks(baseline.gradients[index], problem.labels[index]):
         block = check_argument(problem, baseline, index, tol, rng, support=mask)
         if block.status is Status.FAILED:
             scale = "zero" if relative == 0 else f"{relative:.1g} times the largest"

@@ -224,34 +224,18 @@ class Tolerances:
 
 
 class Baseline:
-    """The unperturbed pass: outputs, loss weights and the analytic gradients for them.
+    """The unperturbed pass: outputs, loss weights and the analytic gradients for them (backward
+    run once, right after the pass, while the layer is at the base point)."""
 
-    The gradients are computed on first use: a joint probe that clears every argument runs
-    backward once, for its own weights (the kinks it saw left out), and never needs these.
-    A backward that raises here raises EvaluationError wherever they were asked for.
-    """
-
-    def __init__(self, problem: GradientProblem, outputs: list[Any], weights: list[Any], tol: Tolerances):
-        self.outputs, self.weights = outputs, weights
-        self._problem, self._tol = problem, tol
-        self._gradients: list[Any] | None = None
+    def __init__(self, outputs: list[Any], weights: list[Any], gradients: list[Any], tol: Tolerances):
+        self.outputs, self.weights, self.gradients = outputs, weights, gradients
+        self._tol = tol
         self._spread = [_spread(y, tol) for y in outputs]
         # sum((W r)^2) per output, r its round-off: the round-off of C when all of Y changes
         self.roundoff_sq = [
             tol.eps**2 * _sq_norm(w * y) if a == 0 else _sq_norm(w * _roundoff(y, tol, a))
             for w, y, a in zip(weights, outputs, self._spread)
         ]
-
-    @property
-    def gradients(self) -> list[Any]:
-        if self._gradients is None:
-            self._gradients = self._problem.gradients(self.weights)
-        return self._gradients
-
-    def use_gradients(self, gradients: list[Any]) -> None:
-        """Gradients computed elsewhere for exactly these weights (the joint probe's, when it
-        masked nothing)."""
-        self._gradients = gradients
 
     def kink_floor(self, j: int, sample: slice | None = None) -> Any:
         """64 times output j's round-off (of the flat `sample` of it): second differences below
@@ -269,7 +253,8 @@ def _sq_norm(a: Any) -> float:
 def make_baseline(
     problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances
 ) -> Baseline:
-    return Baseline(problem, outputs, weights, tol)
+    """The base point: backward runs here, for `weights` (EvaluationError if it raises)."""
+    return Baseline(outputs, weights, problem.gradients(weights), tol)
 
 
 def _spread(y: Any, tol: Tolerances) -> float:
@@ -582,8 +567,8 @@ def check_jointly(
 
     moves = draw(rng)
     moved = list(indices)
-    # The analytic side with backward at the base point, known already: taken while the
-    # directions are at hand (they are drawn again only if kinks ask for another backward).
+    # The analytic side with backward at the base point: taken while the directions are at
+    # hand (they are drawn again only if kinks ask for another backward).
     sides = _analytic_sides(base.gradients, moves, moved)
     # Each evaluation is reduced before the next runs: the pair at +-t to its differences,
     # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
