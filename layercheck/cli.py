@@ -22,7 +22,7 @@ from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.arrays import DTYPES
 from layercheck.numerics.devices import require_usable_gpu
-from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console
+from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console, print_wrapped
 from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
@@ -318,7 +318,6 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 def list_checks():
     """List every check: its name (as --checks and --skip take it), what it verifies, what it
     applies to, and its MATLAB counterpart."""
-    from rich.padding import Padding
     from rich.text import Text
 
     console = make_console()
@@ -327,7 +326,7 @@ def list_checks():
         console.print(Text(check.name, style="bold"))  # whole, whatever the width: users type it
         about = f"{check.description}. For {applies.get(check.kinds, 'layers and operations')}"
         about += f"; MATLAB: {check.matlab}." if check.matlab else "."
-        console.print(Padding(Text(about), (0, 0, 0, 4)) if not console.soft_wrap else Text("    " + about))
+        print_wrapped(console, Text(about), 4)
 
 
 @cli.command()

@@ -12,6 +12,7 @@ pytest's default import mode, and the module is the one pytest loaded).
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -98,11 +99,13 @@ def mentions(text: str, word: str) -> bool:
 
 
 def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes)."""
+    """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes). The
+    environment is os.environ's, given explicitly: a COLUMNS that a library set in the C
+    environment (curses does) and os.environ does not show would otherwise wrap the output."""
     return subprocess.run(
         [sys.executable, "-m", "layercheck", *map(str, args)],
         cwd=cwd,
-        env=env,
+        env=dict(os.environ) if env is None else env,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -72,11 +72,24 @@ def test_every_line_fits_the_terminal_and_names_are_whole(failing, width):
         assert check in words, (check, text)
 
 
-def test_into_a_pipe_nothing_is_padded_wrapped_or_coloured(failing):
+def test_into_a_pipe_without_columns_lines_stay_whole_unpadded_and_uncoloured(failing, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
     text = _render(failing, 60, terminal=False)
     assert all(line == line.rstrip() for line in text.splitlines())
     assert any(len(line) > 60 for line in text.splitlines()), "a long message is one line, not cut"
     assert "\x1b" not in text
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_into_a_pipe_lines_wrap_at_columns_unpadded_and_uncoloured(failing, width, monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(width))
+    text = _render(failing, width, terminal=False)
+    lines = text.splitlines()
+    assert all(line == line.rstrip() for line in lines), "padding into a pipe"
+    assert all(len(line) <= width for line in lines), text
+    assert "\x1b" not in text
+    words = set(re.findall(r"[a-z_]+", text))
+    assert {"backward_does_not_error", "backward_is_consistent_across_observations", GRADIENTS} <= words
 
 
 def test_one_cause_once_with_the_checks_it_left_undecided(failing):
@@ -194,6 +207,7 @@ def test_force_color_into_a_pipe_draws_no_progress_bar():
 
 def test_list_checks_prints_every_name_whole_at_60_columns():
     proc = run_cli("list-checks", env={"COLUMNS": "60"})
+    assert all(len(line) <= 60 for line in proc.stdout.splitlines()), proc.stdout
     names = set(proc.stdout.split())
     for check in layercheck.checks.REGISTRY:
         assert check in names

@@ -3,10 +3,10 @@ passed; for a target that failed, what failed or could not be decided, each caus
 the checks it left undecided named in that one line) and pictures of where a gradient is
 wrong; a recap of every failure at the end, then the summary line.
 
-Widths: on a terminal, messages wrap under their own indent at any width. Into a pipe or a
-file, nothing is padded or wrapped (the reader's viewer wraps) and no control codes are
-written; rich reads NO_COLOR, FORCE_COLOR and COLUMNS, and the progress bar shows only on an
-interactive terminal outside CI.
+Widths: messages wrap between words under their own indent at the terminal's width. Into a
+pipe or a file nothing is padded and no control codes are written; lines wrap at COLUMNS when
+it is set, else stay whole (as pytest's do). rich reads NO_COLOR, FORCE_COLOR and COLUMNS, and
+the progress bar shows only on an interactive terminal outside CI.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from rich.text import Text
 from layercheck.reporters.pictures import LEGEND, pictures_of
 from layercheck.results import CheckResult, Report, Status, TargetReport
 
-__all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "summary_line"]
+__all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "print_wrapped", "summary_line"]
 
 _STYLE = {
     Status.PASSED: "green",
@@ -48,9 +48,26 @@ class Verbosity(IntEnum):
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A console that wraps on a terminal and never pads or wraps into a pipe."""
+    """A console that pads and wraps on a terminal; into a pipe it neither pads nor wraps by
+    itself (`print_wrapped` wraps there at COLUMNS)."""
     probe = Console(stderr=stderr)
     return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=not probe.is_terminal)
+
+
+def print_wrapped(console: Console, body: Text, indent: int = 0) -> None:
+    """`body` under `indent` spaces. On a terminal rich wraps it between words at its width.
+    Into a pipe or a file, nothing is padded: lines are wrapped at COLUMNS when it is set
+    (without trailing spaces), else written whole, as pytest writes them, for logs and grep."""
+    if not console.soft_wrap:
+        console.print(Padding(body, (0, 0, 0, indent), expand=False) if indent else body)
+        return
+    if os.environ.get("COLUMNS", "").strip().isdigit():
+        lines = list(body.wrap(console, max(console.width - indent, 20), overflow="fold", no_wrap=False))
+    else:
+        lines = list(body.split("\n"))
+    for line in lines:
+        line.rstrip()
+        console.print(Text(" " * indent) + line if indent else line)
 
 
 def shows_progress(console: Console) -> bool:
@@ -127,18 +144,10 @@ class ConsoleReporter:
         self._drew_pictures = False
 
     def _line(self, text: str | Text, indent: int = 0, style: str | None = None) -> None:
-        """`text` under `indent` spaces: wrapped there on a terminal, each of its lines
-        indented into a pipe."""
         body = Text.from_markup(text) if isinstance(text, str) else text
         if style:
             body.stylize(style)
-        if indent and not self.console.soft_wrap:
-            self.console.print(Padding(body, (0, 0, 0, indent), expand=False))
-        elif indent:
-            for line in body.split("\n"):
-                self.console.print(Text(" " * indent) + line)
-        else:
-            self.console.print(body)
+        print_wrapped(self.console, body, indent)
 
     def target(self, report: TargetReport) -> None:
         """One target, as soon as it is done."""
@@ -214,7 +223,7 @@ class ConsoleReporter:
             errors = sum(t.status == Status.ERROR for t in report.targets)
             failed = sum(t.status == Status.FAILED for t in report.targets)
             line += f" Targets: {targets - errors - failed} passed, {failed} failed, {errors} could not be checked."
-        self.console.print(f"[bold]{escape(line)}[/]")
+        self._line(f"[bold]{escape(line)}[/]")
 
     @staticmethod
     def _recap(targets: Sequence[TargetReport]) -> list[str]:
