@@ -2,7 +2,8 @@
 
 One rule for what a user frame is, for live exceptions and for the stacks faulthandler writes
 from a worker: a frame of a real file outside layercheck and, where there is one, outside the
-standard library and the installed packages (NumPy, CuPy), so that a message names the line
+standard library and the installed packages (NumPy, CuPy; a compiled one's frames name no file
+here), so that a message names the line
 of the layer and not the line of NumPy that raised. When only library frames remain (a layer
 installed as a package), they are the user's.
 """
@@ -35,10 +36,16 @@ def _outside_layercheck(filename: str) -> bool:
     return not (filename.startswith("<") or os.path.realpath(filename).startswith(_PACKAGE_DIR))
 
 
+def _in_library(filename: str) -> bool:
+    """A frame of the standard library or an installed package. Compiled packages name their
+    Cython sources relative to the package (`cupy/_core/core.pyx`), which is no file here."""
+    return not os.path.isfile(filename) or os.path.realpath(filename).startswith(_LIBRARY_DIRS)
+
+
 def _user_frames(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
     """The user's frames among `frames`, by the rule of the module docstring."""
     outside = [f for f in frames if _outside_layercheck(f.filename)]
-    own = [f for f in outside if not os.path.realpath(f.filename).startswith(_LIBRARY_DIRS)]
+    own = [f for f in outside if not _in_library(f.filename)]
     return own or outside
 
 
@@ -54,9 +61,7 @@ def own_frame(exc: BaseException) -> traceback.FrameSummary | None:
     when `exc` was raised, even where layercheck called it implicitly (a `__repr__`, `__eq__`
     or `__len__` of an object the layer returned)."""
     frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if _outside_layercheck(f.filename) and not os.path.realpath(f.filename).startswith(_LIBRARY_DIRS)
+        f for f in traceback.extract_tb(exc.__traceback__) if _outside_layercheck(f.filename) and not _in_library(f.filename)
     ]
     return frames[-1] if frames else None
 

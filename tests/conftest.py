@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cupy_rooms
+
+import layercheck
 from layercheck.checks import REGISTRY
 from layercheck.contract.loading import discover, import_module
 
@@ -30,6 +33,10 @@ LAYERS = TESTS / "layers"
 FUNCTIONS = TESTS / "corpus_functions"
 CLI_LAYERS = LAYERS / "cli"
 SAMPLES = REPO / "sample_layers"
+# layercheck's own frames are those in its package folder: a checkout is itself often named
+# `layercheck` (what `git clone` makes), and the user's files in it are not layercheck's.
+PACKAGE = Path(layercheck.__file__).resolve().parent
+INTERNAL_FRAME = re.compile(rf'File "{re.escape(str(PACKAGE))}[/\\\\][^"]*"|<frozen importlib')
 
 GRADIENTS = "gradients_are_numerically_correct"
 SMALL_LAYOUT = "4,3,5,6:SSCB"
@@ -113,5 +120,6 @@ def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: floa
 
 
 def pytest_configure(config):
+    cupy_rooms.pytest_configure(config)  # the stand-in's tests in a process of their own
     # nan_output.py is meant to take log of negative numbers; its RuntimeWarning is expected.
     config.addinivalue_line("filterwarnings", "ignore:invalid value encountered in log:RuntimeWarning")

@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CLI_LAYERS, CORPUS, SAMPLES, declared, layer_files, run_cli
+from conftest import CLI_LAYERS, CORPUS, INTERNAL_FRAME, REPO, SAMPLES, declared, layer_files, run_cli
 
 from layercheck.checks import REGISTRY
 from layercheck.cli import cli
+from layercheck.running.isolation import worker_sys_path
 
 SRELU = "sample_layers/srelu.py"
 PRELU = "sample_layers/prelu.py"
 MISSING_DX = "sample_layers/buggy/srelu_missing_dx.py"
 BOX_DRAWING = re.compile("[\u2500-\u257f]")
-INTERNAL_FRAME = re.compile(r'File "[^"]*[/\\]layercheck[/\\][^"]*"|<frozen importlib')
 
 
 def assert_one_line_usage_error(proc, *needles):
@@ -346,3 +350,80 @@ def test_too_large_example_layout_is_that_targets_error():
     assert "Traceback" not in proc.stdout + proc.stderr
     assert re.search(r"\d\s*(?:[KMGTPE]i?B|bytes)", proc.stdout)
     assert "prelu.py" in proc.stdout
+
+
+# -- the user's working folder -----------------------------------------------------------------
+
+# Modules that layercheck, its workers or the forkserver import, shadowed the way users' folders
+# do (the folder above a checkout, configs kept in ./layercheck/): each says so and stops.
+SHADOWS = (
+    "layercheck.py",
+    "layercheck/__init__.py",
+    "yaml.py",
+    "numpy.py",
+    "click.py",
+    "rich.py",
+    "multiprocessing.py",
+)
+
+
+def _installed_command() -> list[str]:
+    """The `layercheck` command as pip installs it. Not `python -m layercheck`: for -m, Python
+    itself puts the working folder first on the path, before layercheck runs."""
+    script = Path(sysconfig.get_path("scripts")) / "layercheck"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; del sys.path[0]; from layercheck.cli import main; sys.exit(main())"]
+
+
+def test_a_working_folder_that_shadows_installed_modules_changes_nothing(tmp_path):
+    for name in SHADOWS:
+        shadow = tmp_path / name
+        shadow.parent.mkdir(exist_ok=True)
+        shadow.write_text(f"print('SHADOW {name} imported')\nraise SystemExit(3)\n")
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [*_installed_command(), "run", str(REPO / SRELU), str(REPO / PRELU), "--jobs", "2", "--json", str(report)],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "SHADOW" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stderr == ""
+    assert [t["status"] for t in json.loads(report.read_text())["targets"]] == ["passed", "passed"]
+
+
+def test_a_helper_module_in_the_working_folder_is_still_importable_by_a_layer(tmp_path):
+    """The working folder is last on the workers' path: it shadows nothing, and a module of the
+    user's there (a package of their project) is still found."""
+    (tmp_path / "project_helpers.py").write_text("def double(X):\n    return 2 * X\n")
+    layers = tmp_path / "layers"
+    layers.mkdir()
+    (layers / "doubler.py").write_text(
+        "from project_helpers import double\n\n\n"
+        "class Doubler:\n    example_layout = '4,3,5,2:SSCB'\n\n    def predict(self, X):\n        return double(X)\n"
+    )
+    proc = subprocess.run(
+        [*_installed_command(), "run", "layers/doubler.py"],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASSED layers/doubler.py" in proc.stdout, proc.stdout
+
+
+def test_worker_sys_path_moves_the_working_folder_python_put_first_to_the_end(monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert worker_sys_path(["", "/lib/python", "/site"], cwd="/home/me") == ["/lib/python", "/site", "/home/me"]
+    assert worker_sys_path(["/home/me", "/lib/python"], cwd="/home/me") == ["/lib/python", "/home/me"]
+    # A console script's first entry is its own folder: kept.
+    assert worker_sys_path(["/venv/bin", "/lib/python"], cwd="/home/me") == ["/venv/bin", "/lib/python", "/home/me"]
+    # Put there on purpose, through PYTHONPATH: kept first.
+    monkeypatch.setenv("PYTHONPATH", "/home/me")
+    assert worker_sys_path(["/home/me", "/lib/python"], cwd="/home/me") == ["/home/me", "/lib/python"]

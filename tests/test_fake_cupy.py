@@ -7,9 +7,8 @@ and must do what the real one did: each recorded behaviour has an entry in BEHAV
 new reference with other keys fails `test_every_recorded_behaviour_has_an_entry` until it has.
 The transfer ledger (tests/fake_gpu/transfer_ledger.py) is checked byte for byte.
 
-tests/fake_gpu goes on sys.path only for this module's tests (the `stand_in` fixture), and `cupy`
-and `transfer_ledger` leave sys.modules afterwards, so tests that need "CuPy is not installed" are
-not affected.
+These tests are marked `stand_in`: they run in a pytest process whose `cupy` is the stand-in
+(tests/cupy_rooms.py), never in one that imported the real CuPy or expects none.
 """
 
 from __future__ import annotations
@@ -62,22 +61,16 @@ NOT_PROVIDED = {
 }
 
 
-def _forget_stand_in() -> None:
-    for name in [n for n in sys.modules if n in ("cupy", "transfer_ledger") or n.startswith("cupy.")]:
-        del sys.modules[name]
+pytestmark = pytest.mark.stand_in
 
 
 @pytest.fixture(scope="module")
 def stand_in():
-    """The stand-in's `cupy` and `transfer_ledger`, importable for this module's tests only."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(STAND_IN))
-        _forget_stand_in()
-        cupy = importlib.import_module("cupy")
-        ledger = importlib.import_module("transfer_ledger")
-        assert Path(cupy.__file__).resolve().parent == STAND_IN / "cupy", cupy.__file__
-        yield SimpleNamespace(cupy=cupy, ledger=ledger)
-        _forget_stand_in()
+    """The stand-in's `cupy` and `transfer_ledger`, first on this process's path."""
+    cupy = importlib.import_module("cupy")
+    ledger = importlib.import_module("transfer_ledger")
+    assert Path(cupy.__file__).resolve().parent == STAND_IN / "cupy", cupy.__file__
+    return SimpleNamespace(cupy=cupy, ledger=ledger)
 
 
 @pytest.fixture
@@ -706,17 +699,11 @@ def test_the_ledger_totals_resets_and_nests(cp, ledger):
     assert outer.downloaded == 56  # a block keeps what it counted
 
 
-def test_the_stand_in_leaves_sys_modules_as_it_found_them():
-    # In a fresh interpreter: after this module's tests, `cupy` is neither imported nor importable.
-    import subprocess
+def test_the_stand_in_is_this_processs_cupy_and_the_only_one():
+    """The stand-in's tests run where `cupy` is the stand-in; the real CuPy is never imported
+    beside it (a process imports one CuPy, once: tests/cupy_rooms.py)."""
+    import cupy
 
-    code = (
-        "import sys, pytest\n"
-        "rc = pytest.main(['-q', '-p', 'no:cacheprovider', '--noconftest', 'test_fake_cupy.py::test_cuda'])\n"
-        "assert rc == 0, rc\n"
-        "assert 'cupy' not in sys.modules and 'transfer_ledger' not in sys.modules\n"
-        f"assert {str(STAND_IN)!r} not in sys.path\n"
-        "try:\n    import cupy\nexcept ImportError:\n    print('ok')\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(TESTS))
-    assert proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
+    assert Path(cupy.__file__).resolve().parent == STAND_IN / "cupy"
+    real = [m for name, m in sys.modules.items() if name.startswith("cupy_backends")]
+    assert real == [], "the real CuPy's compiled backends are loaded beside the stand-in"

@@ -1,9 +1,10 @@
 """The GPU half: parity and device checks, the engine on the device, layers bound to one device.
 
 Every test that needs CuPy runs twice over the `gpu` fixture: on the stand-in
-(tests/fake_gpu, held against the real CuPy's recorded surface by test_fake_cupy.py) where no
-GPU is usable, which is how CI runs them, and on the real CuPy, marked `gpu` (`pytest -m gpu`
-on a machine with a GPU). On a machine with a usable GPU the stand-in variants are skipped.
+(tests/fake_gpu, held against the real CuPy by test_fake_cupy.py and test_cupy_refusals.py),
+marked `stand_in` and run in a pytest process whose `cupy` is the stand-in (tests/cupy_rooms.py),
+which is how CI runs them; and on the real CuPy, marked `gpu` (`pytest -m gpu` on a machine
+with a GPU; skipped elsewhere, with the reason).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import GRADIENTS, REPO, SAMPLES, SEED_LAYOUT, TESTS, declared, layer_files, load_layer, not_ok, run_cli
+from cupy_rooms import ROOM, Room
 
 import layercheck
 from layercheck import UsageError
@@ -22,38 +24,27 @@ from layercheck.numerics.devices import gpu_status
 from layercheck.settings.options import Options
 
 GPU_CHECKS = ["predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu", "outputs_stay_on_device"]
-REAL_GPU = gpu_status().usable
+# A real GPU only where this process's CuPy is the real one: the stand-in answers "usable" too.
+REAL_GPU = ROOM is Room.REAL and gpu_status().usable
 CORPUS_GPU = TESTS / "corpus_gpu"
 BOUND = CORPUS_GPU / "bound"
 STAND_IN = TESTS / "fake_gpu"
+NO_GPU_HERE = f"no GPU: {gpu_status().reason}" if ROOM is not Room.STAND_IN else "no real GPU: the stand-in's process"
 
 
-def _forget_cupy() -> None:
-    """Drop CuPy, the ledger and every imported user module (they bound their array module
-    when imported), so that the next import sees the CuPy now on the path."""
-    for name in [
-        n for n in sys.modules if n in ("cupy", "transfer_ledger") or n.startswith(("cupy.", "layercheck_user_"))
-    ]:
-        del sys.modules[name]
-    gpu_status.cache_clear()
-
-
-@pytest.fixture(params=["stand-in", pytest.param("real", marks=pytest.mark.gpu)])
-def gpu(request, monkeypatch):
-    """CuPy for the test: the stand-in, or the real one on a machine with a usable GPU."""
+@pytest.fixture(
+    params=[pytest.param("stand-in", marks=pytest.mark.stand_in), pytest.param("real", marks=pytest.mark.gpu)]
+)
+def gpu(request):
+    """CuPy for the test: the stand-in (in its own pytest process, tests/cupy_rooms.py), or the
+    real one on a machine with a usable GPU. A process imports one CuPy, once: nothing here
+    imports another or drops it from sys.modules."""
     if request.param == "real":
         if not REAL_GPU:
-            pytest.skip(f"no GPU: {gpu_status().reason}")
-        _forget_cupy()
-        yield request.param
-        _forget_cupy()
-        return
-    if REAL_GPU:
-        pytest.skip("a GPU is usable here: the real-CuPy variant runs instead")
-    monkeypatch.syspath_prepend(str(STAND_IN))
-    _forget_cupy()
-    yield request.param
-    _forget_cupy()
+            pytest.skip(NO_GPU_HERE)
+        return request.param
+    assert ROOM is Room.STAND_IN, f"a stand_in test ran where cupy is {ROOM.value}"
+    return request.param
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import REPO, TESTS, run_cli
+from conftest import INTERNAL_FRAME, PACKAGE, REPO, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, Sleep
 
 from layercheck.running.isolation import run_jobs, signal_reason
-from layercheck.userframes import user_stack
+from layercheck.userframes import exception_summary, user_stack
 
 HOSTILE = TESTS / "hostile"
 TIMEOUT = 3  # seconds per target in the corpus run
@@ -138,7 +138,7 @@ def test_the_console_names_every_target_and_where_it_hung(hostile_run):
         assert name in proc.stdout
     # faulthandler's stack of the hung worker, reduced to the user's frames
     assert re.search(r'loop_in_predict\.py", line \d+, in predict', proc.stdout), proc.stdout
-    assert not re.search(r'File "[^"]*[/\\]layercheck[/\\]', proc.stdout), "layercheck's own frames are left out"
+    assert not INTERNAL_FRAME.search(proc.stdout), "layercheck's own frames are left out"
 
 
 # -- run_jobs ------------------------------------------------------------------------------
@@ -197,6 +197,28 @@ def test_workers_see_the_current_folder_and_environment(tmp_path, monkeypatch):
 def test_signal_reasons_name_the_signal():
     assert "SIGSEGV" in signal_reason(11)
     assert "ran out of memory" in signal_reason(9)  # layercheck itself says "timed out"
+
+
+def test_a_users_file_in_a_folder_named_layercheck_is_the_users(tmp_path):
+    """A checkout is often named `layercheck` (`git clone`, GitHub Actions' workspace); only the
+    package's own folder is layercheck's."""
+    folder = tmp_path / "layercheck" / "layercheck_extra"
+    folder.mkdir(parents=True)
+    (folder / "bad.py").write_text("def predict(X):\n    raise ValueError('boom')\n")
+    namespace: dict = {}
+    exec(compile((folder / "bad.py").read_text(), str(folder / "bad.py"), "exec"), namespace)
+    with pytest.raises(ValueError) as info:
+        namespace["predict"](None)
+    assert exception_summary(info.value) == "ValueError: boom (bad.py:2 in predict)"
+    dump = (
+        "Current thread 0x00007f (most recent call first):\n"
+        f'  File "{folder}/bad.py", line 2 in predict\n'
+        f'  File "{PACKAGE}/running/runner.py", line 5 in run_check\n'
+    )
+    assert user_stack(dump).splitlines()[1:] == [
+        f'  File "{folder}/bad.py", line 2, in predict',
+        "    raise ValueError('boom')",
+    ]
 
 
 def test_user_stack_keeps_the_users_frames_most_recent_last():

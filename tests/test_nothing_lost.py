@@ -5,6 +5,8 @@ in benchmarks/speed.py, not here."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from conftest import GRADIENTS, SAMPLES, SEED_LAYOUT, load_layer, mentions
@@ -165,6 +167,9 @@ def test_the_check_of_a_correct_layer_costs_a_few_calls(name, predicts):
         assert result.result(GRADIENTS).status == "passed", result.result(GRADIENTS).message
         for what in most:
             most[what] = max(most[what], layer.calls[what] - before[what])
-    assert layer.calls["predict"] <= predicts * len(seeds), layer.calls
+    # Where CuPy is imported, the session first asks whether the layer is bound to the GPU:
+    # one predict on NumPy inputs per target (Session.gpu_binding), outside the gradient check.
+    probe = 1 if "cupy" in sys.modules else 0
+    assert layer.calls["predict"] <= (predicts + probe) * len(seeds), layer.calls
     assert layer.calls["backward"] <= 1.5 * len(seeds), layer.calls
-    assert most["predict"] <= 10 and most["backward"] <= 3, most
+    assert most["predict"] <= 10 + probe and most["backward"] <= 3, most

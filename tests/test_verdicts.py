@@ -7,6 +7,8 @@ there. The files in tests/corpus_verdicts/ say in their docstrings what must be 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import itertools
 import re
 import sys
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ import pytest
 from conftest import TESTS, layer_files, load_layer
 
 import layercheck
+from layercheck.contract.loading import discover
 
 VERDICTS = TESTS / "corpus_verdicts"
 SEEDS = (0, 1, 2)
@@ -54,11 +57,20 @@ def expectation(path: Path) -> Expectation:
 EXPECTATIONS = [expectation(p) for p in layer_files(VERDICTS)]
 
 
+_IMPORTS = itertools.count()
+
+
 def _fresh_load(path: Path):
-    """The layer from a fresh import: a file may keep state at module level across layer objects."""
-    for name in [n for n in sys.modules if n.startswith(f"layercheck_user_{path.stem}_")]:
-        del sys.modules[name]
-    return load_layer(path)
+    """The layer from a new import of its file, under a module name of its own (nothing is
+    dropped from sys.modules): a file may keep state at module level across layer objects."""
+    name = f"verdict_{path.stem}_{next(_IMPORTS)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    (layer,) = [obj for _, obj in discover(module)]
+    return layer
 
 
 def _text(result) -> str:

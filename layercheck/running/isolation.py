@@ -101,8 +101,9 @@ def run_jobs(
     outcomes: list[Outcome | None] = [None] * len(jobs)
     pending = list(range(len(jobs)))[::-1]
     running: list[_Running] = []
-    setting = _Setting(os.getcwd(), dict(os.environ), max_memory)
+    setting = _Setting(os.getcwd(), dict(os.environ), max_memory, worker_sys_path())
     with tempfile.TemporaryDirectory(prefix="layercheck-") as scratch:
+        _start_forkserver(context, scratch)
         try:
             while pending or running:
                 while pending and len(running) < max(workers, 1):
@@ -174,6 +175,25 @@ class _Setting:
     cwd: str
     env: dict[str, str]
     max_memory: int | None
+    sys_path: list[str]
+
+
+def worker_sys_path(path: Sequence[str] | None = None, cwd: str | None = None) -> list[str]:
+    """The import path of a worker: this process's, with the working folder that Python put
+    first (`python -m` and `-c` do; `''` or its absolute path) moved to the end.
+
+    A user's working folder may hold `yaml.py`, `numpy.py` or a `layercheck/` of their own:
+    first on the path they would replace the installed packages in every lazy import. Last,
+    a module of the user's there (a helper their layer imports) is still found. An entry the
+    user put there on purpose, through PYTHONPATH, keeps its place.
+    """
+    path = list(sys.path if path is None else path)
+    cwd = os.getcwd() if cwd is None else cwd
+    chosen = {os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    if path and path[0] in ("", cwd) and os.path.realpath(path[0] or cwd) not in chosen:
+        path = path[1:]
+    path = [p for p in path if p != ""]
+    return path if cwd in path else [*path, cwd]
 
 
 def _context():
@@ -185,6 +205,28 @@ def _context():
         context.set_forkserver_preload(["layercheck.cli"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _start_forkserver(context: Any, folder: str) -> None:
+    """Start the forkserver (if it is the start method) with `folder`, which holds no module,
+    as its working folder.
+
+    multiprocessing starts it as `python -c ...`, which puts `''`, the working folder, first on
+    its sys.path (and on Python 3.10 and 3.11 keeps it there while it imports layercheck): from
+    the user's folder, a `layercheck/` or `yaml.py` there would be imported instead of the
+    installed package, and a stray `layercheck.py` executed. The forkserver keeps this folder;
+    each worker goes to the user's working folder (`_worker_main`).
+    """
+    if context.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.chdir(here)
 
 
 class _Running:
@@ -362,6 +404,7 @@ def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str
     faulthandler.dump_traceback_later(job.timeout + _SELF_TIMEOUT_GRACE_S, exit=True, file=stacks)
     _cap_memory(setting.max_memory)
     _reuse_freed_memory()
+    sys.path[:] = setting.sys_path  # before anything else is imported: see worker_sys_path
     try:
         os.chdir(setting.cwd)
     except OSError:

@@ -156,7 +156,10 @@ class Session:
             names = [n for n, v in self.reference_parameters.items() if arrays.is_cupy_array(v)]
             return f"initialize made {', '.join(names)} CuPy arrays"
         method = "predict" if self.reference.kind == Kind.LAYER else "forward"
-        step = self.step(method, self.options.dtypes[0], gpu=False)
+        try:
+            step = self.step(method, self.options.dtypes[0], gpu=False)
+        except Incomplete:  # a step it needs failed (initialize raised): its own check says so
+            return None
         if step.error is not None:
             if is_cupy_refusal(step.error.exception):
                 return f"{method} refuses NumPy inputs ({step.error.summary()})"
