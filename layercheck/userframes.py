@@ -61,21 +61,24 @@ def own_frame(exc: BaseException) -> traceback.FrameSummary | None:
     when `exc` was raised, even where layercheck called it implicitly (a `__repr__`, `__eq__`
     or `__len__` of an object the layer returned)."""
     frames = [
-        f for f in traceback.extract_tb(exc.__traceback__) if _outside_layercheck(f.filename) and not _in_library(f.filename)
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if _outside_layercheck(f.filename) and not _in_library(f.filename)
     ]
     return frames[-1] if frames else None
 
 
-def exception_summary(exc: BaseException) -> str:
+def exception_summary(exc: BaseException, *, hint: bool = True) -> str:
     """`NameError: name 'dLdX' is not defined (srelu.py:57 in backward)`, with what to write
-    instead when the exception comes from a non-portable array idiom. Bounded, and safe from an
-    exception whose `__str__` raises (`safetext.exception_text`)."""
+    instead when the exception comes from a non-portable array idiom (unless `hint` is False:
+    the caller says it). Bounded, and safe from an exception whose `__str__` raises
+    (`safetext.exception_text`)."""
     text = exception_text(exc)
     frame = last_user_frame(exc)
     if frame is not None:
         text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
-    hint = hint_for(exc)
-    return text if hint is None else f"{text}; {hint}"
+    instead = hint_for(exc) if hint else None
+    return text if instead is None else f"{text}; {instead}"
 
 
 def user_traceback(exc: BaseException) -> str:

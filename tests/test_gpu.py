@@ -74,10 +74,14 @@ def test_without_a_gpu_the_gpu_checks_are_skipped_with_the_reason():
 
 
 @pytest.mark.skipif(REAL_GPU, reason="a GPU is usable here")
-def test_the_no_gpu_reason_names_both_cuda_extras_without_assuming_a_checkout():
+def test_the_no_gpu_reason_names_commands_that_work_without_a_package_index():
+    # layercheck is installed from a checkout: a hint names CuPy's own packages, with the CUDA
+    # libraries (ctk), or the extras of the checkout; never "layercheck[...]" from an index.
     reason = gpu_status().reason
     if "not installed" in reason:
-        assert "layercheck[cuda12]" in reason and "layercheck[cuda13]" in reason and "-e" not in reason
+        assert 'pip install "cupy-cuda12x[ctk]"' in reason and 'pip install "cupy-cuda13x[ctk]"' in reason
+        assert 'pip install -e ".[cuda12]"' in reason and 'pip install -e ".[cuda13]"' in reason
+    assert "layercheck[" not in reason
 
 
 @pytest.mark.skipif(REAL_GPU, reason="a GPU is usable here")
@@ -408,3 +412,72 @@ def test_a_layer_that_crashes_on_the_gpu_gets_every_cpu_check_and_one_gpu_failur
         assert result.status in ("passed", "incomplete")
         if result.status == "incomplete":
             assert "see predict_is_consistent_on_gpu" in result.message
+
+
+# -- the rooms users live in: no CuPy, the real CuPy without a GPU, the stand-in, a GPU ----------
+
+ROOMS_CORPUS = CORPUS_GPU / "rooms"
+
+
+def _initialize_failure_is_reported_as_initializes():
+    obj = load_layer(ROOMS_CORPUS / "init_raises_guarded.py")
+    report = layercheck.check_layer(obj, obj.example_layout)
+    assert report.error is None, report.error
+    result = report.result("initialize_does_not_error")
+    assert result.status == "failed" and "no weights file" in result.message, result.message
+    assert "internal error" not in str(report)
+
+
+def test_an_initialize_that_raises_is_its_own_failure_in_this_processs_room():
+    """No CuPy, or the real one (imported by the module: the session's GPU-binding probe runs)."""
+    _initialize_failure_is_reported_as_initializes()
+
+
+def test_an_initialize_that_raises_is_its_own_failure_where_cupy_computes(gpu):
+    _initialize_failure_is_reported_as_initializes()
+
+
+def test_a_layer_bound_to_cupy_at_construction_is_checked_or_told_why_not_in_this_processs_room():
+    """Without CuPy the module takes NumPy and the layer passes; with the real CuPy and no usable
+    GPU, constructing it raises CuPy's CUDA error: the target could not be checked, and the one
+    line names the layer's line and why no GPU is usable, never an internal error."""
+    obj = load_layer(ROOMS_CORPUS / "bound_at_construction.py")
+    report = layercheck.check_layer(obj, obj.example_layout)
+    if ROOM is Room.REAL and not REAL_GPU:
+        assert report.error is not None and report.error.startswith("constructing BoundScale raised CUDA"), report.error
+        assert "(bound_at_construction.py:16 in __init__)" in report.error
+        assert f"the layer calls CuPy on the GPU, and no GPU is usable here: {gpu_status().reason}" in report.error
+        assert "internal error" not in str(report)
+    else:
+        assert report.error is None and report.ok, str(report)
+
+
+def test_a_numpy_error_is_never_said_to_need_a_gpu():
+    """The no-device hint is for CuPy's CUDA errors only: a lookalike message from elsewhere gets none."""
+
+    class CUDARuntimeError(RuntimeError):
+        pass
+
+    from layercheck.portability import hint_for
+
+    assert hint_for(CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")) is None
+    assert hint_for(np.linalg.LinAlgError("Singular matrix")) is None
+
+
+@pytest.mark.parametrize(
+    "path", [BOUND / "bound_good.py", ROOMS_CORPUS / "bound_in_predict.py"], ids=["in initialize", "in predict"]
+)
+def test_a_correct_layer_bound_to_cupy_is_never_failed_where_no_gpu_is_usable(path):
+    """The real CuPy without a usable GPU raises a CUDA error in the layer's initialize or
+    predict: one target error saying the layer runs only on the GPU and why none is usable
+    (no failed check of a layer that may be right). Without CuPy the layer takes NumPy."""
+    obj = load_layer(path)
+    report = layercheck.check_layer(obj, obj.example_layout)
+    if ROOM is Room.NONE:
+        assert report.error is None and report.ok, str(report)
+    elif ROOM is Room.REAL and not REAL_GPU:
+        assert report.error is not None and not report.checks, str(report)
+        assert "runs only on the GPU" in report.error and "calls CuPy on the GPU (" in report.error
+        assert f"no GPU is usable here ({gpu_status().reason})" in report.error and "\n" not in report.error
+    else:
+        pytest.skip("a usable GPU: tests/test_gpu.py's bound-layer tests check it there")

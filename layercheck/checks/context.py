@@ -42,10 +42,10 @@ class CallError:
         """MEMORY or EXIT when the user's method ran out of memory or called sys.exit."""
         return cause_of(self.exception)
 
-    def summary(self) -> str:
+    def summary(self, *, hint: bool = True) -> str:
         if self.is_contract:
             return str(self.exception)
-        return f"{self.method} raised {exception_summary(self.exception)}"
+        return f"{self.method} raised {exception_summary(self.exception, hint=hint)}"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from layercheck.contract import fresh
 from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
@@ -123,14 +124,22 @@ def parse_target_spec(spec: str) -> tuple[Path, str | None]:
 
 
 def import_module(path: Path) -> ModuleType:
-    """Import a user's module from its file, with its folder importable for siblings."""
+    """Import a user's module from its file, with its folder importable for siblings.
+
+    The module, and every module of the user's tree imported from then on in this process
+    (its siblings, and those its layer imports while it runs), is compiled from its current
+    source, never from a `.pyc`, and no bytecode is written beside it (`contract.fresh`).
+    """
     path = path.resolve()
     digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:10]  # any file name, undecodable bytes too
     stem = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in path.stem)
     module_name = f"layercheck_user_{stem}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    fresh.install()
+    spec = importlib.util.spec_from_file_location(
+        module_name, path, loader=fresh.SourceOnlyLoader(module_name, str(path))
+    )
     if spec is None or spec.loader is None:
         raise TargetError(f"cannot import {path}: not a Python module")
     module = importlib.util.module_from_spec(spec)

@@ -25,7 +25,7 @@ from layercheck.errors import USER_ERRORS, ContractError, TargetError
 from layercheck.numerics import arrays
 from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
-from layercheck.portability import is_cupy_refusal
+from layercheck.portability import is_cuda_error, is_cupy_refusal
 from layercheck.results import Kind
 from layercheck.safetext import exception_text
 from layercheck.settings.options import Options
@@ -155,6 +155,9 @@ class Session:
         if any(arrays.is_cupy_array(v) for v in self.reference_parameters.values()):
             names = [n for n, v in self.reference_parameters.items() if arrays.is_cupy_array(v)]
             return f"initialize made {', '.join(names)} CuPy arrays"
+        failed = self.initialize_step.error
+        if failed is not None and is_cuda_error(failed.exception):  # made its learnables with CuPy
+            return f"initialize calls CuPy on the GPU ({failed.summary(hint=False)})"
         method = "predict" if self.reference.kind == Kind.LAYER else "forward"
         try:
             step = self.step(method, self.options.dtypes[0], gpu=False)
@@ -163,6 +166,8 @@ class Session:
         if step.error is not None:
             if is_cupy_refusal(step.error.exception):
                 return f"{method} refuses NumPy inputs ({step.error.summary()})"
+            if is_cuda_error(step.error.exception):  # on NumPy inputs: the layer's own CuPy call
+                return f"{method} calls CuPy on the GPU ({step.error.summary(hint=False)})"
             return None
         values = step.value.all if isinstance(step.value, Outputs) else ()
         if any(arrays.is_cupy_array(y) for y in values):

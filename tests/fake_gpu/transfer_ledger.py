@@ -10,7 +10,8 @@ A separate top-level module, so that the `cupy` namespace gains nothing CuPy lac
 
 Uploads (host -> device): `cupy.asarray`/`array`/`ascontiguousarray`/... of NumPy data, Python
 lists or scalars (the nbytes of the array made from the host part), NumPy arrays or lists used as
-indices in `x[...]`, NumPy arrays or lists assigned with `x[...] = v`, `x.set(a)`, and file or
+indices in `x[...]`, NumPy arrays or lists assigned with `x[index_array] = v` (with a basic index
+CuPy refuses them), `x.set(a)`, operands of `cupy.hstack`/`vstack`/`einsum`, and file or
 host-function loaders (`cupy.load`, `cupy.fromfunction`, ...).
 Downloads (device -> host): `x.get()`, `cupy.asnumpy(x)`, `x.item()`, `float/int/bool/complex(x)`,
 `x.tolist()`, `x.tobytes()`, `bytes(x)`, printing (`repr`, `str`, `format`), pickling, saving.

@@ -10,13 +10,24 @@ reach CuPy (numpy.X -> cupy.X, numpy.linalg.X -> cupy.linalg.X, ...). Bytes cros
 and "device" are counted by the separate module `transfer_ledger` (beside this package).
 
 What it refuses, as CuPy does: implicit conversion to NumPy (`np.asarray(x)`, `np.array(x)`,
-`np.ascontiguousarray(x)`, `np.testing.*` on a cupy array raise "Implicit conversion to a NumPy
-array is not allowed..."); a numpy.ndarray of any shape as an operand of an operator, a ufunc or a
-cupy function next to cupy arrays ("Unsupported type <class 'numpy.ndarray'>"); lists as ufunc
-operands (NumPy's "operand type(s) all returned NotImplemented"); numpy functions cupy lacks
-("no implementation found"); dtypes CuPy lacks. Only `cupy.array`/`asarray`/`asanyarray`/
-`ascontiguousarray`/`asfortranarray`/`asarray_chkfinite`, the loaders (`load`, `fromfunction`,
-`frombuffer`, ...), `x.set()` and indexing take host data: those are the uploads.
+`np.ascontiguousarray(x)`, `np.testing.*` on a cupy array, `cupy.array` of a list mixing cupy and
+NumPy arrays raise "Implicit conversion to a NumPy array is not allowed..."); a numpy.ndarray of
+any shape where CuPy wants a device array, in CuPy's words for each: an operand or `out=` of an
+operator or a ufunc, or an item of `cupy.concatenate` ("Unsupported type <class
+'numpy.ndarray'>"), an argument of `@`/`matmul`/`dot`/`tensordot`/`stack`/`expand_dims`/
+`broadcast_to` (Cython's "Argument 'b' has incorrect type ..."), of `count_nonzero`, `all`, `any`,
+`column_stack`, and `x[...] = v`/`x.fill(v)`/`copyto` of more than one element ("non-scalar
+numpy.ndarray cannot be used for fill"); NumPy-only keywords (`where=`, `initial=` on reductions
+and ufuncs); lists as ufunc operands (NumPy's "operand type(s) all returned NotImplemented");
+numpy functions cupy lacks ("no implementation found"); dtypes CuPy lacks. What CuPy does with a
+NumPy array instead of refusing it, it does too: `cupy.sum`/`mean`/`max`/`transpose`/... call the
+array's own method (NumPy computes on the host), `cupy.hstack`/`vstack`/`einsum` upload it. Only
+those, `cupy.array`/`asarray`/`asanyarray`/`ascontiguousarray`/`asfortranarray`/
+`asarray_chkfinite`, the loaders (`load`, `fromfunction`, `frombuffer`, ...), `x.set()`, indexing
+and assignment with an index array take host data: those are the uploads.
+tests/test_cupy_refusals.py holds these refusals against tests/reference/cupy-14.2.0-refusals.json
+(recorded from the real CuPy 14.2.0 where it needs no GPU, read from its source where it does);
+functions not modelled there refuse any NumPy array with "Unsupported type".
 
 What it leaves out (code using them fails in CI instead of passing): everything that needs a GPU
 to be faithful: `__cuda_array_interface__`, `__dlpack__`, `__dlpack_device__`, `toDlpack`,
@@ -38,10 +49,15 @@ import numpy as _np
 from cupy import cuda  # noqa: F401  (first: the arrays count their memory in cuda.memory)
 from cupy._array import (  # noqa: F401
     _call,
+    _check_array,
+    _check_cupy_like,
+    _check_typed,
     _download,
+    _kernel_argument,
     _result,
     _to_device,
     _ufunc,
+    _unsupported,
     _unwrap,
     _wrap,
     ndarray,
@@ -100,9 +116,9 @@ _METADATA = frozenset(
     " binary_repr base_repr".split()
 )
 
-# NumPy gives a Python bool or int; CuPy a 0-d cupy.ndarray (recorded for count_nonzero,
-# allclose and array_equal).
-_PYTHON_RESULT_ON_DEVICE = frozenset("count_nonzero allclose array_equal array_equiv".split())
+# NumPy gives a Python bool or int; CuPy a 0-d cupy.ndarray (recorded for allclose and
+# array_equal; count_nonzero is below).
+_PYTHON_RESULT_ON_DEVICE = frozenset("allclose array_equal array_equiv".split())
 
 
 def _device_function(name, fn, module="cupy"):
@@ -205,6 +221,188 @@ if "in1d" not in globals():
 
 
 disable_experimental_feature_warning = False
+
+
+# -- where CuPy's functions take their arguments otherwise than NumPy's -------------------------------
+# Each as the CuPy 14.2.0 source has it, so that a NumPy array meets the check CuPy gives it (and
+# the same message) or goes where CuPy sends it: NumPy's own method (cupy.sum), an upload
+# (cupy.hstack, cupy.einsum) or a refusal of its own (cupy.copyto). tests/test_cupy_refusals.py
+# holds them against tests/reference/cupy-14.2.0-refusals.json. Functions not listed here refuse
+# any NumPy array with the ufuncs' "Unsupported type".
+
+
+# cupy/_math/sumprod.py, _statistics/meanvar.py, _statistics/order.py, _manipulation/transpose.py:
+# the method of whatever comes in, so a NumPy array is computed on the host by NumPy, and the
+# parameters are CuPy's (NumPy's where=, initial=, ... are refused).
+def sum(a, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001
+    return a.sum(axis, dtype, out, keepdims)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False):
+    return a.prod(axis, dtype, out, keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    return a.mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return a.var(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return a.std(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+
+def amax(a, axis=None, out=None, keepdims=False):
+    return a.max(axis=axis, out=out, keepdims=keepdims)
+
+
+def amin(a, axis=None, out=None, keepdims=False):
+    return a.min(axis=axis, out=out, keepdims=keepdims)
+
+
+max = amax  # noqa: A001  (as CuPy: NumPy's numpy.max reaches a function named amax)
+min = amin  # noqa: A001
+
+
+def transpose(a, axes=None):
+    return a.transpose(axes)
+
+
+# cupy/_logic/truth.py: checked first (cupy/_util.pyx check_array).
+def all(a, axis=None, out=None, keepdims=False):  # noqa: A001
+    _check_array(a, "a")
+    return a.all(axis=axis, out=out, keepdims=keepdims)
+
+
+def any(a, axis=None, out=None, keepdims=False):  # noqa: A001
+    _check_array(a, "a")
+    return a.any(axis=axis, out=out, keepdims=keepdims)
+
+
+# cupy/_sorting/count.py: a reduction kernel, with CuPy's own type check.
+def count_nonzero(a, axis=None):
+    _check_cupy_like(a, "Argument 'a'")
+    return _wrap(_np.asarray(_np.count_nonzero(a._a, axis=axis)))
+
+
+# Compiled functions whose array parameters are typed `_ndarray_base` (Cython's check).
+def dot(a, b, out=None):
+    return a.dot(b, out)  # cupy/linalg/_product.py: NumPy's dot for a NumPy `a`
+
+
+def matmul(*args, **kwargs):
+    # A _GUFunc over _routines_linalg.pyx matmul(_ndarray_base a, _ndarray_base b, ...).
+    _check_typed(**dict(zip(("a", "b"), args)))
+    return _call(_np.matmul, args, kwargs)
+
+
+def tensordot(a, b, axes=2):
+    # cupy/linalg/_product.py: ends in _core.tensordot_core(_ndarray_base a, _ndarray_base b, ...).
+    _check_typed(a=a, b=b)
+    return _call(_np.tensordot, (a, b), {"axes": axes})
+
+
+def expand_dims(a, axis):
+    _check_typed(a=a)  # _routines_manipulation.pyx _expand_dims
+    return _call(_np.expand_dims, (a, axis), {})
+
+
+def broadcast_to(array, shape):
+    _check_typed(array=array)  # _routines_manipulation.pyx broadcast_to
+    return _call(_np.broadcast_to, (array, shape), {})
+
+
+# cupy/_manipulation/join.py and _routines_manipulation.pyx concatenate_method.
+def concatenate(tup, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if axis is None:
+        tup = [m.ravel() for m in tup]
+        axis = 0
+    arrays = list(tup)
+    for item in arrays:  # every item as a kernel argument first: a NumPy array is "Unsupported type"
+        _kernel_argument(item)
+    if len(arrays) == 0:
+        raise ValueError("Cannot concatenate from empty tuple")
+    for item in arrays:
+        if not isinstance(item, ndarray):
+            raise TypeError("Only cupy arrays can be concatenated")
+    for item in arrays:
+        if item.ndim == 0:
+            raise TypeError("zero-dimensional arrays cannot be concatenated")
+    kwargs = {"casting": casting} if dtype is None else {"dtype": dtype, "casting": casting}
+    return _call(_np.concatenate, (arrays, axis, out), kwargs)
+
+
+def stack(tup, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return concatenate([expand_dims(x, axis) for x in tup], axis, out, dtype=dtype, casting=casting)
+
+
+def column_stack(tup):
+    if _builtins.any(not isinstance(a, ndarray) for a in tup):
+        raise TypeError("Only cupy arrays can be column stacked")
+    return _call(_np.column_stack, (list(tup),), {})
+
+
+def _atleast(numpy_function, arys):
+    # cupy/_manipulation/dims.py _atleast_nd_helper: cupy.asarray first (host data is uploaded).
+    res = []
+    for a in arys:
+        a = asarray(a)
+        res.append(_result(numpy_function(a._a), (a,)))
+    return res[0] if len(res) == 1 else res
+
+
+def atleast_1d(*arys):
+    return _atleast(_np.atleast_1d, arys)
+
+
+def atleast_2d(*arys):
+    return _atleast(_np.atleast_2d, arys)
+
+
+def atleast_3d(*arys):
+    return _atleast(_np.atleast_3d, arys)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(m) for m in tup], 0, dtype=dtype, casting=casting)
+
+
+def dstack(tup):
+    return concatenate([atleast_3d(m) for m in tup], 2)
+
+
+# cupy/_manipulation/basic.py: a NumPy source of more than one element is refused, one of a single
+# element is taken as a scalar.
+def copyto(dst, src, casting="same_kind", where=None):
+    if isinstance(src, _np.ndarray):
+        if src.size != 1:
+            raise ValueError("non-scalar numpy.ndarray cannot be used for copyto")
+        src = src.squeeze()[()]
+    _call(_np.copyto, (dst, src), {"casting": casting, "where": True if where is None else where})
+
+
+# cupy/linalg/_einsum.py: parsing the arguments puts every operand through cupy.asarray (host data
+# is uploaded); then only dtype= and optimize= are understood.
+def einsum(*operands, **kwargs):
+    operands = list(operands)
+    if isinstance(operands[0], str):
+        positions = range(1, len(operands))
+    else:  # einsum(op0, sublist0, op1, sublist1, ..., [sublistout])
+        positions = range(0, len(operands) - len(operands) % 2, 2)
+    for i in positions:
+        operands[i] = asarray(operands[i])._a
+    dtype = kwargs.pop("dtype", None)
+    optimize = kwargs.pop("optimize", False)
+    if kwargs:
+        raise TypeError(f"Did not understand the following kwargs: {list(kwargs.keys())}")
+    return _result(_np.einsum(*operands, dtype=dtype, optimize=optimize))
 
 
 # -- index tricks ----------------------------------------------------------------------------------

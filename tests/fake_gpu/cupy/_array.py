@@ -25,7 +25,58 @@ _COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "equ
 
 
 def _unsupported(value):
+    # cupy/_core/_scalar.pyx (CScalar): what a kernel argument that is neither a cupy.ndarray nor
+    # a scalar meets, NumPy arrays included: ufunc operands and outputs, cupy.concatenate's items.
     return TypeError(f"Unsupported type {type(value)}")
+
+
+# CuPy's other refusals of a non-CuPy array, each with its own words (recorded from CuPy 14.2.0 in
+# tests/reference/cupy-14.2.0-refusals.json). Compiled functions declare their array parameters
+# `_ndarray_base` and Cython checks them on the call, before any device work.
+_NDARRAY_BASE = "cupy._core.core._ndarray_base"
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def _tp_name(t):
+    """A type as Cython's messages name it (its C tp_name): NumPy's as numpy.ndarray, builtins and
+    classes from class statements by their bare name."""
+    if t.__module__ == "builtins" or t.__flags__ & _HEAP_TYPE:
+        return t.__name__
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _check_typed(**arguments):
+    """Cython's check of `_ndarray_base` parameters, in their order (None passes, as in Cython)."""
+    for name, value in arguments.items():
+        if value is not None and not isinstance(value, ndarray):
+            raise TypeError(
+                f"Argument '{name}' has incorrect type (expected {_NDARRAY_BASE}, got {_tp_name(type(value))})"
+            )
+
+
+def _check_cupy_like(value, what):
+    """CuPy's own check where a kernel takes only device arrays (core.pxd _convert_from_cupy_like),
+    e.g. reduction kernels such as cupy.count_nonzero."""
+    if not isinstance(value, ndarray):
+        raise TypeError(f"{what} has incorrect type (expected <class '{_NDARRAY_BASE}'>, got {type(value)}).")
+
+
+def _check_array(value, arg_name):
+    """cupy/_util.pyx check_array, which cupy.all, cupy.any, ... call first."""
+    if not isinstance(value, ndarray):
+        raise TypeError(f"'{arg_name}' must be a cupy.ndarray object, not {type(value)}.")
+
+
+def _implicit_conversion():
+    return TypeError(
+        "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly."
+    )
+
+
+def _only_keywords(name, kwargs):
+    """Cython's refusal of a keyword a compiled method does not take (NumPy's where=, initial=, ...)."""
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
 
 
 def _upload(nbytes, what):
@@ -128,13 +179,30 @@ def _to_device(obj, what, dtype=None, copy=True, order="K", ndmin=0):
                 r = r.reshape((1,) * (ndmin - r.ndim) + r.shape)
         return obj if r is a else _wrap(r)
     host, device = _host_leaves(obj)
+    if device and _nested_shape(obj) is None:
+        # CuPy joins a nested sequence on the device only when its leaves are cupy arrays of one
+        # shape (core.pyx _compute_concat_info_impl); any other mix goes through numpy.array,
+        # which the cupy leaves refuse.
+        raise _implicit_conversion()
     data = _unwrap_nested(obj) if device else obj
     r = np.array(data, dtype=dtype, order=order, copy=True, ndmin=ndmin)
     if r.dtype.char not in _DTYPE_CHARS:
         raise ValueError(f"Unsupported dtype {r.dtype}")
     if host:
-        _upload(r.nbytes if not device else host * r.itemsize, what)
+        _upload(r.nbytes, what)
     return _wrap(r)
+
+
+def _nested_shape(obj):
+    """The shape of nested lists/tuples of cupy arrays of one shape, else None."""
+    if isinstance(obj, ndarray):
+        return obj.shape
+    if (type(obj) is not list and type(obj) is not tuple) or not obj:
+        return None
+    first = _nested_shape(obj[0])
+    if first is None or any(_nested_shape(item) != first for item in obj[1:]):
+        return None
+    return (len(obj),) + first
 
 
 def _unwrap_nested(obj):
@@ -219,36 +287,41 @@ class ufunc:
         return list(self._f.types)
 
     def __call__(self, *args, **kwargs):
+        # In the order of cupy/_core/_kernel.pyx ufunc.__call__: keywords, the argument count, then
+        # each input and output as a kernel argument (a NumPy array is refused, never uploaded).
+        out = kwargs.pop("out", None)
+        where = kwargs.pop("_where", None)  # CuPy's where= is private: NumPy's where= is refused
+        numpy_kwargs = {k: kwargs.pop(k) for k in ("dtype", "casting") if k in kwargs}
+        if kwargs:
+            raise TypeError(f"Wrong arguments {kwargs}")
+        if not self.nin <= len(args) <= self.nargs:
+            raise TypeError(
+                f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or "
+                f"{self.nargs} (with outputs), but given {len(args)}."
+            )
         inputs, outs = args[: self.nin], args[self.nin :]
-        if outs:
-            if "out" in kwargs:
-                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
-            kwargs["out"] = outs
-        a = []
-        for v in inputs:
-            if type(v) is ndarray:
-                a.append(v._a)
-            elif type(v) in _SCALAR_TYPES:
-                a.append(v)
-            elif isinstance(v, ndarray):
-                a.append(v._a)
-            else:
-                raise _unsupported(v)
-        keep = []
-        out = kwargs.get("out")
         if out is not None:
-            out = out if type(out) is tuple else (out,)
-            for o in out:
-                if not isinstance(o, ndarray):
-                    raise TypeError(f"Output arguments must be cupy arrays, not {type(o)}")
-            keep.extend(out)
-            kwargs["out"] = tuple(o._a for o in out)
-        where = kwargs.get("where")
-        if where is not None and type(where) is not bool:
-            if not isinstance(where, ndarray):
-                raise _unsupported(where)
-            kwargs["where"] = where._a
-        return _result(self._f(*a, **kwargs), keep)
+            if outs:
+                raise ValueError("Cannot specify 'out' as both a positional and keyword argument")
+            if type(out) is tuple:
+                if len(out) != self.nout:
+                    raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
+                outs = out
+            elif self.nout != 1:
+                raise ValueError("'out' must be a tuple of arrays")
+            else:
+                outs = (out,)
+        a = [_kernel_argument(v) for v in inputs]
+        outs = [o for o in outs if o is not None]
+        for o in outs:
+            _kernel_argument(o)
+            if not isinstance(o, ndarray):  # a scalar passes as an argument, not as an output
+                raise TypeError("Output arguments type must be cupy.ndarray")
+        if outs:
+            numpy_kwargs["out"] = tuple(o._a for o in outs)
+        if where is not None:
+            numpy_kwargs["where"] = _kernel_argument(where)
+        return _result(self._f(*a, **numpy_kwargs), outs)
 
     @property
     def at(self):
@@ -302,6 +375,16 @@ class ufunc:
 
 
 ufunc.__module__ = "cupy"
+
+
+def _kernel_argument(v):
+    """A kernel argument as _kernel.pyx _preprocess_arg takes it: a cupy array's storage, or a
+    scalar CuPy can pass to a kernel; anything else (a NumPy array of any shape) is refused."""
+    if isinstance(v, ndarray):
+        return v._a
+    if type(v) in _SCALAR_TYPES:
+        return v
+    raise _unsupported(v)
 
 
 def _refuse_at(name, *args):
@@ -368,6 +451,51 @@ def _comparison(np_ufunc, py_default=None):
 
 
 # -- the array --------------------------------------------------------------------------------------
+
+
+def _fill(a, value):
+    """core.pyx ndarray.fill into NumPy array `a`: a cupy value must be 0-d; anything else goes
+    through numpy.asarray and must come out 0-d."""
+    if isinstance(value, ndarray):
+        if value.shape != ():
+            raise ValueError("non-scalar cupy.ndarray cannot be used for fill")
+        a[...] = value._a
+        return
+    v = np.asarray(value, dtype=a.dtype)
+    if v.shape != ():
+        raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
+    a[...] = v[()]
+
+
+def _is_basic_index(key):
+    """Whether `key` holds no index array (ints, slices, None and Ellipsis only)."""
+    for k in key if type(key) is tuple else (key,):
+        if not (type(k) is int or type(k) is slice or k is None or k is Ellipsis or isinstance(k, np.integer)):
+            return False
+    return True
+
+
+def _reduction(name, parameters):
+    """A reduction method with the parameters of CuPy's compiled one (so that NumPy-only keywords
+    such as where= and initial= are refused as Cython refuses them), computed by NumPy's."""
+    count = len(parameters)
+
+    def method(self, *args, **kwargs):
+        if len(args) > count:
+            raise TypeError(f"{name}() takes at most {count} positional arguments ({len(args)} given)")
+        given = dict(zip(parameters, args))
+        for key in list(kwargs):
+            if key in given:
+                raise TypeError(f"{name}() got multiple values for keyword argument '{key}'")
+            if key in parameters:
+                given[key] = kwargs.pop(key)
+        _only_keywords(name, kwargs)
+        return _call(getattr(self._a, name), (), given)
+
+    method.__name__ = name
+    method.__qualname__ = f"ndarray.{name}"
+    method.__doc__ = f"As cupy.ndarray.{name}({', '.join(parameters)}), computed by numpy.ndarray.{name}."
+    return method
 
 
 class Flags:
@@ -568,10 +696,7 @@ class ndarray:
         return _cupy.array, (self.get(),)
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(
-            "Implicit conversion to a NumPy array is not allowed. "
-            "Please use `.get()` to construct a NumPy array explicitly."
-        )
+        raise _implicit_conversion()
 
     def __int__(self):
         _download(self._a.nbytes, "int")
@@ -639,11 +764,10 @@ class ndarray:
         return _wrap(self._a.view() if dtype is None else self._a.view(dtype))
 
     def fill(self, value):
-        self._a.fill(_unwrap(value))
+        _fill(self._a, value)
 
     def dot(self, b, out=None):
-        if not isinstance(b, ndarray):
-            raise TypeError(f"Argument 'b' has incorrect type (expected cupy.ndarray, got {type(b).__name__})")
+        _check_typed(b=b, out=out)
         return _call(self._a.dot, (b,), {} if out is None else {"out": out})
 
     def put(self, indices, values, mode="wrap"):
@@ -662,6 +786,15 @@ class ndarray:
         return _wrap(r)
 
     def __setitem__(self, key, value):
+        if _is_basic_index(key) and not isinstance(value, ndarray):
+            # _routines_indexing.pyx _scatter_op: with no array in the index, a value that is not a
+            # cupy array is filled in, so a NumPy array (or a list) of more than one element is
+            # refused, not uploaded (CuPy gh-2079).
+            view = self._a[key]
+            if isinstance(view, np.generic):
+                view = self._a[(key if type(key) is tuple else (key,)) + (Ellipsis,)]
+            _fill(view, value)
+            return
         value = _value(value, "setitem")
         self._a[_index(key, "index")] = value
 
@@ -722,7 +855,19 @@ class ndarray:
     __add__, __radd__, __iadd__ = _binary(np.add)
     __sub__, __rsub__, __isub__ = _binary(np.subtract)
     __mul__, __rmul__, __imul__ = _binary(np.multiply)
-    __matmul__, __rmatmul__, _ = _binary(np.matmul)
+
+    def __matmul__(self, other):
+        # core.pyx __matmul__: a cupy operand goes to matmul, anything else through NumPy's
+        # dispatch, which comes back to cupy.matmul through __array_ufunc__.
+        if isinstance(other, ndarray):
+            return _cupy.matmul(self, other)
+        if _should_use_rop(self, other):
+            return NotImplemented
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _cupy.matmul(other, self)
+
     __truediv__, __rtruediv__, __itruediv__ = _binary(np.true_divide)
     __floordiv__, __rfloordiv__, __ifloordiv__ = _binary(np.floor_divide)
     __mod__, __rmod__, __imod__ = _binary(np.remainder)
@@ -769,17 +914,17 @@ class ndarray:
     compress = _method("compress")
     choose = _method("choose")
     byteswap = _method("byteswap")
-    sum = _method("sum")
-    prod = _method("prod")
-    mean = _method("mean")
-    var = _method("var")
-    std = _method("std")
-    max = _method("max")
-    min = _method("min")
+    sum = _reduction("sum", ("axis", "dtype", "out", "keepdims"))
+    prod = _reduction("prod", ("axis", "dtype", "out", "keepdims"))
+    mean = _reduction("mean", ("axis", "dtype", "out", "keepdims"))
+    var = _reduction("var", ("axis", "dtype", "out", "ddof", "keepdims"))
+    std = _reduction("std", ("axis", "dtype", "out", "ddof", "keepdims"))
+    max = _reduction("max", ("axis", "out", "keepdims"))
+    min = _reduction("min", ("axis", "out", "keepdims"))
     argmax = _method("argmax")
     argmin = _method("argmin")
-    all = _method("all")
-    any = _method("any")
+    all = _reduction("all", ("axis", "out", "keepdims"))
+    any = _reduction("any", ("axis", "out", "keepdims"))
     cumsum = _method("cumsum")
     cumprod = _method("cumprod")
     clip = _method("clip")
