@@ -8,6 +8,24 @@ The names in `__all__` are the public API; every other module is internal and ma
 
 __version__ = "0.1.0"
 
+import os as _os
+import sys as _sys
+
+
+def _shadow_nothing_when_run_with_m() -> None:
+    """`python -m layercheck` puts the working folder first on sys.path before this package
+    is imported, so a user's `yaml.py`, `numpy.py` or `click.py` there would be imported in
+    place of the library (what PYTHONSAFEPATH turns off). While Python locates the module of
+    `-m`, `sys.argv[0]` is "-m": then, and only for layercheck's own run, that first entry goes.
+    A `layercheck/` in the working folder is found by Python itself before this runs."""
+    if _sys.argv[:1] != ["-m"] or not any(a in ("layercheck", "layercheck.cli") for a in _sys.orig_argv):
+        return
+    if _sys.path and _sys.path[0] in ("", _os.getcwd()):
+        del _sys.path[0]
+
+
+_shadow_nothing_when_run_with_m()
+
 from layercheck.api import check_function, check_layer  # noqa: E402
 from layercheck.contract.base import Layer  # noqa: E402
 from layercheck.contract.layout import Layout, parse_layout  # noqa: E402

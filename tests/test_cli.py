@@ -368,22 +368,30 @@ SHADOWS = (
 
 
 def _installed_command() -> list[str]:
-    """The `layercheck` command as pip installs it. Not `python -m layercheck`: for -m, Python
-    itself puts the working folder first on the path, before layercheck runs."""
+    """The `layercheck` command as pip installs it (its own folder first on the path, not the
+    working folder, unlike `python -m layercheck`)."""
     script = Path(sysconfig.get_path("scripts")) / "layercheck"
     if script.exists():
         return [str(script)]
     return [sys.executable, "-c", "import sys; del sys.path[0]; from layercheck.cli import main; sys.exit(main())"]
 
 
-def test_a_working_folder_that_shadows_installed_modules_changes_nothing(tmp_path):
+# For `python -m layercheck`, Python itself finds a `layercheck` of the working folder first.
+FOUND_BY_PYTHON_M = ("layercheck.py", "layercheck/__init__.py")
+
+
+@pytest.mark.parametrize("how", ["installed", "python -m"])
+def test_a_working_folder_that_shadows_installed_modules_changes_nothing(tmp_path, how):
     for name in SHADOWS:
+        if how == "python -m" and name in FOUND_BY_PYTHON_M:
+            continue
         shadow = tmp_path / name
         shadow.parent.mkdir(exist_ok=True)
         shadow.write_text(f"print('SHADOW {name} imported')\nraise SystemExit(3)\n")
     report = tmp_path / "report.json"
+    command = _installed_command() if how == "installed" else [sys.executable, "-m", "layercheck"]
     proc = subprocess.run(
-        [*_installed_command(), "run", str(REPO / SRELU), str(REPO / PRELU), "--jobs", "2", "--json", str(report)],
+        [*command, "run", str(REPO / SRELU), str(REPO / PRELU), "--jobs", "2", "--json", str(report)],
         cwd=tmp_path,
         env=dict(os.environ),
         capture_output=True,

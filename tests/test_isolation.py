@@ -11,7 +11,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import INTERNAL_FRAME, PACKAGE, REPO, TESTS, run_cli
+from conftest import INTERNAL_FRAME, PACKAGE, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, Sleep
 
 from layercheck.running.isolation import run_jobs, signal_reason
@@ -225,10 +225,10 @@ def test_user_stack_keeps_the_users_frames_most_recent_last():
     dump = (
         "Fatal Python error: Segmentation fault\n\n"
         "Current thread 0x00007f (most recent call first):\n"
-        f'  File "{REPO}/layercheck/contract.py", line 10 in predict\n'
+        f'  File "{PACKAGE}/contract.py", line 10 in predict\n'
         '  File "/home/me/layers/bad.py", line 7 in helper\n'
         '  File "/home/me/layers/bad.py", line 3 in predict\n'
-        f'  File "{REPO}/layercheck/runner.py", line 5 in run_check\n'
+        f'  File "{PACKAGE}/runner.py", line 5 in run_check\n'
     )
     stack = user_stack(dump)
     assert stack.splitlines() == [

@@ -139,9 +139,20 @@ def _is_plain_array(x: Any) -> bool:
 
 
 def _class_name(x: Any) -> str:
-    """`numpy.matrix`, `numpy.ma.MaskedArray`; a class of the user's by its name alone."""
-    module = getattr(type(x), "__module__", "")
-    return f"{module}.{type_name(x)}" if isinstance(module, str) and module.startswith("numpy") else type_name(x)
+    """`numpy.matrix`, `numpy.ma.MaskedArray`; a class of the user's by its name alone.
+
+    NumPy's classes by their public path, the shortest module that exports them: NumPy 1.x
+    gives MaskedArray the `__module__` `numpy.ma.core`, NumPy 2 `numpy.ma`."""
+    cls, name = type(x), type_name(x)
+    module = getattr(cls, "__module__", "")
+    if not (isinstance(module, str) and module.split(".")[0] == "numpy"):
+        return name
+    parts = module.split(".")
+    for end in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:end])
+        if getattr(sys.modules.get(prefix), name, None) is cls:
+            return f"{prefix}.{name}"
+    return f"{module}.{name}"
 
 
 def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tuple:
