@@ -16,12 +16,14 @@ def _shadow_nothing_when_run_with_m() -> None:
     """`python -m layercheck` puts the working folder first on sys.path before this package
     is imported, so a user's `yaml.py`, `numpy.py` or `click.py` there would be imported in
     place of the library (what PYTHONSAFEPATH turns off). While Python locates the module of
-    `-m`, `sys.argv[0]` is "-m": then, and only for layercheck's own run, that first entry goes.
-    A `layercheck/` in the working folder is found by Python itself before this runs."""
+    `-m`, `sys.argv[0]` is "-m": then, and only for layercheck's own run, that first entry
+    moves to the end, as in the workers (`running.isolation.worker_sys_path`): it shadows
+    nothing, and a checkout run without being installed still finds layercheck there. A
+    `layercheck/` in the working folder is found by Python itself before this runs."""
     if _sys.argv[:1] != ["-m"] or not any(a in ("layercheck", "layercheck.cli") for a in _sys.orig_argv):
         return
     if _sys.path and _sys.path[0] in ("", _os.getcwd()):
-        del _sys.path[0]
+        _sys.path.append(_sys.path.pop(0))
 
 
 _shadow_nothing_when_run_with_m()
