@@ -396,3 +396,60 @@ def test_layer_calling_sys_exit_is_a_failed_check():
 
     report = layercheck.check_layer(Exits, "4,3:CB")
     assert report.result("predict_does_not_error").status == "failed"
+
+
+# -- a call that overwrites its arguments is that failure, and only that ------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "calls_again"),
+    [
+        (CORPUS / "backward_scales_dLdY_in_place.py", "backward_is_repeatable"),
+        (FUNCTIONS / "backward_scales_dLdY_in_place.py", "backward_respects_compute_gradients"),
+    ],
+    ids=["layer", "operation"],
+)
+def test_a_backward_that_overwrites_dldy_fails_only_for_that(path, calls_again):
+    """Checks that call backward again give it fresh dL/dY with the first call's values: the
+    overwrite is reported once, by backward_does_not_modify_inputs, never as "a value cached or
+    accumulated between calls" or as a gradient that depends on the compute_gradients mask."""
+    obj = load_layer(path)
+    report = layercheck.check_layer(obj, example_layout(obj))
+    assert set(not_ok(report)) == {"backward_does_not_modify_inputs"}, not_ok(report)
+    assert report.result(calls_again).status == "passed"
+
+
+def test_a_backward_that_accumulates_into_its_returned_buffer_still_fails_repeatability():
+    obj = load_layer(CORPUS / "accumulates_into_returned_buffer.py")
+    report = layercheck.check_layer(obj, example_layout(obj))
+    result = report.result("backward_is_repeatable")
+    assert result.status == "failed" and "cached or accumulated" in result.message
+
+
+# -- a gradient returned coarser than asked is a dtype failure, judged at its own precision -----
+
+
+def test_a_gradient_returned_in_float32_fails_its_type_once_and_nothing_else():
+    obj = load_layer(CORPUS / "gradient_returned_float32.py")
+    report = layercheck.check_layer(obj, example_layout(obj))
+    assert set(not_ok(report)) == {"backward_is_consistent_in_type"}, not_ok(report)
+    for name in (GRADIENTS, "backward_is_consistent_across_observations"):
+        result = report.result(name)
+        assert result.status == "passed", result.message
+        assert result.details["judged_at_own_precision"] == {"dLdb" if "observations" in name else "b": "float32"}
+
+
+def test_a_wrong_gradient_returned_in_float32_is_still_caught_and_named():
+    obj = load_layer(CORPUS / "gradient_returned_float32_wrong.py")
+    report = layercheck.check_layer(obj, example_layout(obj))
+    result = report.result(GRADIENTS)
+    assert result.status == "failed" and mentions(result.message, "b"), result.message
+    assert [a["argument"] for a in result.details["arguments"] if a["status"] == "failed"] == ["b"]
+    assert report.result("backward_is_consistent_in_type").status == "failed"
+
+
+def test_gradients_returned_at_the_asked_precision_are_not_said_to_be_judged_at_another():
+    obj = load_layer(CORPUS / "good_scale_bias.py")
+    report = layercheck.check_layer(obj, example_layout(obj))
+    assert "judged_at_own_precision" not in report.result(GRADIENTS).details
+    assert "judged_at_own_precision" not in report.result("backward_is_consistent_across_observations").details

@@ -174,6 +174,10 @@ class TrainingPass:
         self.layer = layer = session.layer(dtype)
         self.backward_calls = 0
         self.remarks: list[str] = []
+        # The precision of each argument whose gradient backward returned coarser than the
+        # compute precision (float32 from float64 inputs): a dtype failure of its own
+        # (backward_is_consistent_in_type), whose rounding the engine must not take for an error.
+        self.coarse: dict[int, np.dtype] = {}
         # Set when backward raised on a repeat call but ran on a fresh layer: every backward
         # then runs on a fresh layer (backward_is_repeatable reports the repeat failure).
         self.fresh_for_backward = False
@@ -262,10 +266,16 @@ class TrainingPass:
                 f"backward raised {type(exc).__name__} when called again on the same layer and ran on a fresh one "
                 "(see backward_is_repeatable): every backward ran on a fresh layer"
             )
-        return [
-            _as_compute(g, self.precision, self.xp) if arrays.is_array(g) and tuple(g.shape) == tuple(v.shape) else None
-            for g, v in zip(grads, self.values)
-        ]
+        computed: list[Any] = []
+        for i, (g, v) in enumerate(zip(grads, self.values)):
+            if not (arrays.is_array(g) and tuple(g.shape) == tuple(v.shape)):
+                computed.append(None)
+                continue
+            own = arrays.precision_of(g.dtype) if g.dtype.kind in "fc" else self.precision
+            if np.finfo(own).eps > np.finfo(self.coarse.get(i, self.precision)).eps:
+                self.coarse[i] = own
+            computed.append(_as_compute(g, self.precision, self.xp))
+        return computed
 
     def _guard(self, x: Any, dtype: Any) -> Any:
         return x.astype(dtype, copy=True) if self.copy_arguments else arrays.read_only(x, dtype)
@@ -310,6 +320,7 @@ class TrainingPass:
             domains,
             _labels(session, layer),
             self.remarks,
+            self.coarse,
         )
 
 
@@ -417,6 +428,8 @@ def gradients_are_numerically_correct(session: CheckContext):
         "fallback": fallback,
         "arguments": [r.to_dict() for r in records],
     }
+    if problem.coarse:  # their round-off was taken at their own precision: said
+        details["judged_at_own_precision"] = {problem.names[i]: str(d) for i, d in sorted(problem.coarse.items())}
     if problem.remarks:
         fallback = "; ".join([fallback, *problem.remarks] if fallback else problem.remarks)
         details["fallback"] = fallback

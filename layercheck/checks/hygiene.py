@@ -148,8 +148,12 @@ def backward_is_repeatable(session: CheckContext):
     # The session's training step ran on a new layer object: its gradients are the first
     # step's (copied: a layer that returns a buffer it accumulates into would change them).
     first_step = session.backward(dtype).require()
-    layer, dLdY, dLdS = first_step.layer, first_step.dLdY, first_step.dLdS
+    layer = first_step.layer
     first = [arrays.copy_tree(g) for g in first_step.gradients.all]
+    # The values the first backward was given, as fresh arrays: it may have overwritten its
+    # dL/dY (a failure of its own, reported by backward_does_not_modify_inputs), which is not a
+    # value cached between calls.
+    dLdY, dLdS = session.training_output_gradients(first_step.outputs, dtype)
     try:
         if layer.kind == Kind.LAYER:
             layer.predict(session.inputs(dtype))

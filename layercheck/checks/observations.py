@@ -138,6 +138,24 @@ def _tolerance(session: CheckContext, dtype, values) -> tuple[float, float]:
     return rtol, scaled_atol(rtol, atol, values)
 
 
+def _coarser(array: Any, dtype: Any) -> np.dtype | None:
+    """The precision of `array` where it is coarser than `dtype`'s (a float32 gradient from
+    float64 inputs), else None."""
+    kind = getattr(getattr(array, "dtype", None), "kind", "")
+    if kind not in ("f", "c"):
+        return None
+    own, asked = arrays.precision_of(array.dtype), arrays.precision_of(dtype)
+    return own if np.finfo(own).eps > np.finfo(asked).eps else None
+
+
+def _judged_at(session: CheckContext, array: Any, dtype, values, tolerance: tuple[float, float]) -> tuple[float, float]:
+    """The tolerance to compare `array` with: `tolerance`, or that of its own precision where it
+    came back coarser than asked. Its dtype is a failure of its own (backward_is_consistent_in_type);
+    its sums and splits are judged as what it is, not failed again for its rounding."""
+    own = _coarser(array, dtype)
+    return tolerance if own is None else _tolerance(session, own, values)
+
+
 def _differences_message(
     what: str, differ: dict[int, list[tuple[str, Mismatch]]], checked: int, cross_talk: bool | None
 ) -> str:
@@ -379,10 +397,13 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 sums[j] = sums[j] + single
                 magnitudes[j] = magnitudes[j] + abs(single)
                 continue
-            diff = mismatch(single, expected, rtol, atol)
+            diff = mismatch(single, expected, *_judged_at(session, expected, split.dtype, batch, (rtol, atol)))
             if diff is not None:
                 differ.setdefault(i, []).append((f"dLd{name}", diff))
-    details = {"observations_checked": indices, "differing_observations": sorted(differ)}
+    details: dict[str, Any] = {"observations_checked": indices, "differing_observations": sorted(differ)}
+    coarse = {f"dLd{n}": str(c) for n, g in zip(names, batch) if (c := _coarser(g, split.dtype)) is not None}
+    if coarse:  # said, since their tolerance was widened to their own precision's
+        details["judged_at_own_precision"] = coarse
     if differ:
         k = indices.index(min(differ))
         cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, rtol, atol)
@@ -390,7 +411,8 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     for name, together, total, magnitude, axis, skip in zip(names, batch, sums, magnitudes, axes, integer):
         if axis is not None or skip:
             continue
-        diff = mismatch(together, total, rtol, scaled_atol(rtol, atol, [magnitude]))
+        own_rtol, own_atol = _judged_at(session, together, split.dtype, batch, (rtol, atol))
+        diff = mismatch(together, total, own_rtol, scaled_atol(own_rtol, own_atol, [magnitude]))
         if diff is not None:
             return (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
@@ -414,7 +436,8 @@ def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dL
     for name, g1, g2, axis in zip(session.reference.gradient_names(), batch, again, axes):
         if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
             continue
-        if _compare(name, _take(g2, [k], axis), _take(g1, [k], axis), rtol, atol, "") is not None:
+        tolerance = _judged_at(session, g1, split.dtype, batch, (rtol, atol))
+        if _compare(name, _take(g2, [k], axis), _take(g1, [k], axis), *tolerance, "") is not None:
             return True
     return False
 

@@ -69,7 +69,8 @@ def backward_respects_compute_gradients(session: CheckContext):
                 f"not checked: forward raised {type(exc).__name__} on a second call", cause=cause_of(exc)
             ) from None
         try:
-            gradients = op.backward(xs, outputs, [d.copy() for d in full.dLdY], (), mask).inputs
+            dLdY, _ = session.training_output_gradients(full.outputs, dtype)  # as the full call's, unwritten
+            gradients = op.backward(xs, outputs, list(dLdY), (), mask).inputs
         except USER_ERRORS as exc:
             return failed(
                 f"with {_describe_mask(mask, names)}, backward raised {exception_summary(exc)}", cause=cause_of(exc)

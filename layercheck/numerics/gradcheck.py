@@ -139,6 +139,15 @@ class GradientProblem:
     domains: list[tuple[float | None, float | None]]
     labels: list[str | None]
     remarks: list[str] = field(default_factory=list)  # how the evaluation had to adapt, in words
+    # argument -> the precision of a gradient backward returned coarser than the compute
+    # precision (filled as backward runs): its round-off is that precision's, not a wrong value.
+    coarse: dict[int, np.dtype] = field(default_factory=dict)
+
+    def roundoff_terms(self, moved: list[int], squares: list[float], eps: float) -> float:
+        """The analytic side's round-off scale |g v| over the moved arguments, from each one's
+        sum((g_i v_i)^2), in units of `eps`: a coarser gradient weighs by its own epsilon."""
+        weights = [float(np.finfo(self.coarse[i]).eps) / eps if i in self.coarse else 1.0 for i in moved]
+        return math.sqrt(sum(sq * w * w for sq, w in zip(squares, weights)))
 
     def evaluate(self, index: int, value: np.ndarray) -> list[np.ndarray]:
         """Every output and updated state with argument `index` replaced by `value`."""
@@ -162,7 +171,9 @@ class Probe:
     rtol: float = 0.0
     fixed_tolerance: float = math.inf  # atol * |v| + error_bound: independent of the analytic side
     eps: float = 0.0
-    terms: float = 0.0  # |g * v| for the probe's own gradient g: the analytic side's round-off scale
+    # |g * v| for the probe's own gradient g: the analytic side's round-off scale, in units of
+    # `eps` (a gradient returned coarser weighs by its own epsilon: GradientProblem.coarse)
+    terms: float = 0.0
     curvature: bool = False  # the error estimate is mostly curvature (a smaller step reduces it)
     parts: dict[int, float] = field(default_factory=dict)  # each moved argument's share of `analytic`
     roundoff: float = 0.0  # the round-off part of `error_bound`
@@ -403,6 +414,7 @@ def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho,
     tail = values[len(values) - 4 * k :]
     parts = dict(zip(moved, tail[:k]))
     analytic, terms_sq, direction_sq = sum(tail[:k]), sum(tail[k : 2 * k]), sum(tail[2 * k : 3 * k])
+    roundoff_terms = problem.roundoff_terms(moved, tail[k : 2 * k], tol.eps)
     any_gradient = any(tail[3 * k :])
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
@@ -425,7 +437,7 @@ def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho,
         rtol=tol.rtol,
         fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
         eps=tol.eps,
-        terms=terms,
+        terms=roundoff_terms,
         curvature=second_error >= 20 * roundoff_error,
         parts=parts,
         roundoff=roundoff_error,
@@ -637,6 +649,7 @@ def check_jointly(
     parts = {i: part / t for i, part in zip(moved, values[2 * m : 2 * m + k])}  # the moves were t v
     analytic = sum(parts.values())
     terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k])) / t
+    roundoff_terms = problem.roundoff_terms(moved, values[2 * m + k : 2 * m + 2 * k], tol.eps) / t
     direction_norm = math.sqrt(sum(values[2 * m + 2 * k :])) / t
     roundoff = 2 * math.sqrt(sum(base.roundoff_sq)) / (2 * t)
     error_bound = roundoff + truncation
@@ -657,7 +670,7 @@ def check_jointly(
         rtol=tol.rtol,
         fixed_tolerance=tol.atol * direction_norm + error_bound,
         eps=tol.eps,
-        terms=terms,
+        terms=roundoff_terms,
         parts=parts,
         roundoff=roundoff,
     )

@@ -290,6 +290,13 @@ class Session:
 
         return tuple(like(y) for y in outputs.values), tuple(like(s) for s in outputs.states)
 
+    def training_output_gradients(self, outputs: Outputs, dtype: Any) -> tuple[tuple, tuple]:
+        """The dL/dY and dL/dS_out of the training step at `dtype` (`backward`), drawn anew on
+        every call: fresh arrays with the values that step's backward was given, which that
+        backward may have overwritten in place (its own failure, `backward_does_not_modify_inputs`).
+        The same purpose on both devices: the GPU gets the CPU's values."""
+        return self.output_gradients(outputs, f"dLdY {np.dtype(dtype).name}")
+
     # -- cached steps -----------------------------------------------------------------------
 
     def _cached(self, key: Any, make: Callable[[], Any]) -> Any:
@@ -332,8 +339,7 @@ class Session:
         name = _called(layer, "forward")
         forward = call(f"{name} with {where}", name, lambda: layer.forward(xs))
         outputs = forward.require()
-        # The same purpose on both devices: the GPU gets the CPU's dL/dY values.
-        dLdY, dLdS = self.output_gradients(outputs, f"dLdY {np.dtype(dtype).name}")
+        dLdY, dLdS = self.training_output_gradients(outputs, dtype)
         what = f"backward with {where}"
         step = call(what, "backward", lambda: layer.backward(xs, outputs, dLdY, dLdS))
         if not step.ok:
