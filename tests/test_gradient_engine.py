@@ -119,3 +119,53 @@ def test_a_predict_that_writes_into_its_input_gets_copies_too():
     )
     assert report.result(GRADIENTS).status == "passed", report.result(GRADIENTS).message
     assert report.result("predict_does_not_modify_inputs").status == "failed"
+
+
+# -- the diagnosis of a failure spends a time budget; the failure itself is never lost ----------
+
+
+def test_the_diagnosis_budget_follows_the_proof_within_a_share_of_the_timeout():
+    from layercheck.checks.gradients import (
+        DIAGNOSIS_FACTOR,
+        DIAGNOSIS_FLOOR_S,
+        DIAGNOSIS_TIMEOUT_SHARE,
+        diagnosis_budget,
+    )
+
+    assert diagnosis_budget(0.0, None) == DIAGNOSIS_FLOOR_S
+    assert diagnosis_budget(10.0, None) == DIAGNOSIS_FACTOR * 10.0
+    assert diagnosis_budget(10.0, 20.0) == DIAGNOSIS_TIMEOUT_SHARE * 20.0
+    assert diagnosis_budget(0.0, 1.0) == DIAGNOSIS_TIMEOUT_SHARE * 1.0  # the floor never passes the share
+    # Never past the target's timeout: with 5 s of 100 left, less than 5 s, whatever the rest says.
+    assert 0 < diagnosis_budget(10.0, 100.0, 5.0) < 5.0
+    assert diagnosis_budget(10.0, 100.0, -1.0) == 0.0
+
+
+CHANNEL_BUG = Path(__file__).resolve().parent / "corpus" / "grad_one_channel.py"
+
+
+def _gradient_result(monkeypatch, seconds):
+    import layercheck.checks.gradients as gradients
+
+    monkeypatch.setattr(gradients, "diagnosis_budget", lambda proof_s, timeout, left: seconds)
+    obj = load_layer(CHANNEL_BUG)
+    return layercheck.check_layer(obj, obj.example_layout).result("gradients_are_numerically_correct")
+
+
+def test_a_proven_failure_is_reported_when_the_diagnosis_has_no_time_and_names_no_cause(monkeypatch):
+    result = _gradient_result(monkeypatch, 0.0)
+    assert result.status == "failed"
+    assert result.message.startswith("the gradient of X is wrong (relative error "), result.message
+    assert "channel" not in result.message and "factor" not in result.message
+    (x,) = [a for a in result.details["arguments"] if a["argument"] == "X"]
+    assert x["status"] == "failed" and x["diagnosis"]["stopped_after_s"] == 0.0
+    assert x["diagnosis"]["causes"] == [] and x["diagnosis"]["where"] == []
+    assert any(line.strip().startswith("localization stopped after its budget of 0 s") for line in result.explanation)
+
+
+def test_with_time_the_same_failure_is_localized_and_says_nothing_stopped(monkeypatch):
+    result = _gradient_result(monkeypatch, 60.0)
+    assert result.status == "failed" and "channel 2" in result.message, result.message
+    (x,) = [a for a in result.details["arguments"] if a["argument"] == "X"]
+    assert x["diagnosis"]["stopped_after_s"] is None
+    assert not any("localization stopped" in line for line in result.explanation)

@@ -199,7 +199,7 @@ def test_gradient_records_keep_their_keys():
     )
     failing = {r["argument"]: r for r in by_target["HalfGradient"][GRADIENTS]["details"]["arguments"]}
     assert list(failing["W"]) == FAILED_ARGUMENT_KEYS and failing["W"]["status"] == "failed"
-    assert list(failing["W"]["diagnosis"]) == ["headline", "causes", "where", "examples", "blocks"]
+    assert list(failing["W"]["diagnosis"]) == ["headline", "causes", "where", "examples", "blocks", "stopped_after_s"]
     undecided = by_target["Kinked"][GRADIENTS]
     (record,) = undecided["details"]["arguments"]
     assert record["status"] == "incomplete" and "ValueError" in record["reason"]

@@ -104,6 +104,9 @@ class CheckOptions(Protocol):
     @property
     def device(self) -> str: ...
 
+    @property
+    def timeout(self) -> float | None: ...
+
     def tolerance(self, dtype: Any) -> tuple[float, float]: ...
 
 
@@ -115,6 +118,9 @@ class CheckContext(Protocol):
 
     @property
     def layouts(self) -> tuple[Layout, ...]: ...
+
+    @property
+    def started(self) -> float: ...  # time.monotonic() when the target's checks began
 
     @property
     def reference(self) -> Adapter: ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.numerics.diagnosis import Diagnosis, Diagnostician
+from layercheck.numerics.diagnosis import Diagnosis, Diagnostician, TimeBudget
 from layercheck.numerics.gradcheck import (
     ArgumentVerdict,
     EvaluationError,
@@ -398,6 +399,7 @@ def _is_deterministic(problem: GradientProblem, baseline) -> bool:
     "gradientsAreNumericallyCorrect",
 )
 def gradients_are_numerically_correct(session: CheckContext):
+    started = time.perf_counter()
     layer = session.reference
     require_backward(layer)
     evaluated = "forward" if layer.has_forward else "predict"
@@ -417,7 +419,10 @@ def gradients_are_numerically_correct(session: CheckContext):
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
             "so finite differences cannot be taken"
         )
-    doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng)
+    timeout = session.options.timeout
+    left = None if timeout is None else timeout - (time.monotonic() - session.started)
+    budget = TimeBudget(diagnosis_budget(time.perf_counter() - started, timeout, left))
+    doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng, budget)
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     device = "gpu" if arrays.on_gpu(session.home_module()) else "cpu"
@@ -570,6 +575,27 @@ def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str |
     return message
 
 
+# What the diagnosis of a failed gradient (localizing and naming the cause) may spend: this
+# many times what proving the failure took, at least the floor (small layers get every claim
+# they can prove), at most this share of the target's timeout (the checks after it still
+# run), and never what would take the target past its timeout: a proven failure is reported.
+DIAGNOSIS_FACTOR = 4.0
+DIAGNOSIS_FLOOR_S = 1.0
+DIAGNOSIS_TIMEOUT_SHARE = 0.25
+DIAGNOSIS_TIMEOUT_MARGIN = 0.2  # of the time left: what reporting may still need
+
+
+def diagnosis_budget(proof_s: float, timeout: float | None, left: float | None = None) -> float:
+    """Seconds the diagnosis may spend, after `proof_s` seconds spent proving the failure, with
+    `left` seconds of the target's `timeout` left (None: no timeout)."""
+    budget = max(DIAGNOSIS_FLOOR_S, DIAGNOSIS_FACTOR * proof_s)
+    if timeout is not None:
+        budget = min(budget, DIAGNOSIS_TIMEOUT_SHARE * timeout)
+    if left is not None:
+        budget = min(budget, max(0.0, (1 - DIAGNOSIS_TIMEOUT_MARGIN) * left))
+    return budget
+
+
 def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated: str) -> list[str]:
     lines = [f"differentiated: {evaluated}" + (f"; {fallback}" if fallback else "")]
     for record in records:
@@ -579,7 +605,7 @@ def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated:
         if record.worst is not None:
             line += (
                 f"; along a random direction the analytic derivative is off by {record.worst.abs_error:.3g} "
-                f"(relative {record.worst.rel_error:.3g}; tolerance {record.worst.tolerance:.3g})"
+                f"where {record.worst.tolerance:.3g} is allowed (relative error {record.worst.rel_error:.3g})"
             )
         if record.reason:
             line += f"; {record.reason}"
@@ -588,6 +614,11 @@ def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated:
         if diag:
             lines += [f"  likely cause: {c}" for c in diag.causes]
             lines += [f"  where: {w}" for w in diag.where]
+            if diag.stopped_after_s is not None:
+                lines.append(
+                    f"  localization stopped after its budget of {diag.stopped_after_s:.3g} s: what is said above "
+                    "was proven before it"
+                )
             for e in [e for e in diag.examples if e.wrong][:3]:
                 lines.append(
                     f"  at {record.argument}{e.index}: analytic {e.analytic:.6g}, numeric {e.numeric:.6g} "

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.contract import calls
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
 from layercheck.results import Kind
@@ -295,7 +296,7 @@ class Adapter(ABC):
     def initialize(self, layouts: Sequence[Layout]) -> None:
         fn = self._method("initialize")
         if fn is not None:
-            fn(*layouts)
+            calls.run(fn, *layouts)
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input lives: `input_domain` is one (low, high) or one per input."""
@@ -351,7 +352,7 @@ class Adapter(ABC):
             return (input_formats[0],) * self.num_outputs
         what = f"output_format{tuple(input_formats)}"
         formats = unpack(
-            declared(*input_formats) if callable(declared) else declared,
+            calls.run(declared, *input_formats) if callable(declared) else declared,
             self.num_outputs,
             what,
             "one format string per output",
@@ -437,7 +438,7 @@ class LayerAdapter(Adapter):
 
     def predict(self, inputs: Sequence[Any]) -> Outputs:
         n, names = self.predict_returns()
-        values = unpack(self._predict(*inputs), n, "predict", names)
+        values = unpack(calls.run(self._predict, *inputs), n, "predict", names)
         require_arrays(values, self._returned_names(), "predict")
         return Outputs(values[: self.num_outputs], values[self.num_outputs :])
 
@@ -449,7 +450,7 @@ class LayerAdapter(Adapter):
         forward = self._method("forward")
         if forward is None:  # has_forward said there is one: the attribute changed since
             raise ContractError("the layer's forward is no longer callable")
-        values = unpack(forward(*inputs), n, "forward", names)
+        values = unpack(calls.run(forward, *inputs), n, "forward", names)
         m, k = self.num_outputs, len(self.state)
         require_arrays(values[: m + k], self._returned_names(), "forward")
         memory = values[m + k] if self.has_backward else None
@@ -468,7 +469,7 @@ class LayerAdapter(Adapter):
             raise ContractError("the layer defines no backward")
         args = [*inputs, *outputs.values, *dLdY, *(dLdS if self.state else ()), outputs.memory]
         n, names = self.backward_returns()
-        values = unpack(fn(*args), n, "backward", names)
+        values = unpack(calls.run(fn, *args), n, "backward", names)
         a, b = self.num_inputs, self.num_inputs + len(self.learnables)
         return Gradients(values[:a], values[a:b], values[b:])
 
@@ -524,7 +525,7 @@ class OperationAdapter(Adapter):
 
     def forward(self, inputs: Sequence[Any]) -> Outputs:
         n, names = self.forward_returns()
-        values = unpack(self.obj.forward(*inputs), n, "forward", names)
+        values = unpack(calls.run(self.obj.forward, *inputs), n, "forward", names)
         require_arrays(values[: self.num_outputs], self.output_names, "forward")
         return Outputs(values[: self.num_outputs], (), values[self.num_outputs :])
 
@@ -542,7 +543,7 @@ class OperationAdapter(Adapter):
         args += list(outputs.values) if self.save_outputs else []
         args += list(outputs.memory)
         n, names = self.backward_returns()
-        return Gradients(unpack(self.obj.backward(*args), n, "backward", names), (), ())
+        return Gradients(unpack(calls.run(self.obj.backward, *args), n, "backward", names), (), ())
 
 
 def domains_per_input(domain: Any, n: int) -> tuple[tuple[float | None, float | None], ...]:

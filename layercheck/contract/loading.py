@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from layercheck.contract import fresh
+from layercheck.contract import calls, fresh
 from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
@@ -75,7 +75,7 @@ def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
 
     def build():
         try:
-            return cls(**args)
+            return calls.run(lambda: cls(**args))
         except BaseException as exc:  # the user's constructor: KeyboardInterrupt is its own too
             reraise_if_interrupt(exc)
             raise TargetError(
@@ -149,7 +149,7 @@ def import_module(path: Path) -> ModuleType:
     if added:
         sys.path.insert(0, folder)
     try:
-        spec.loader.exec_module(module)
+        calls.run(spec.loader.exec_module, module)
     except BaseException as exc:
         del sys.modules[module_name]
         reraise_if_interrupt(exc)

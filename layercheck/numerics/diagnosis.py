@@ -16,8 +16,10 @@ When no cause survives its test, the message says where and how much, and names 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -47,6 +49,7 @@ __all__ = [
     "Diagnostician",
     "ElementExample",
     "SizeContext",
+    "TimeBudget",
     "name_factor",
     "size_context",
 ]
@@ -119,6 +122,9 @@ class Diagnosis:
     examples: list[ElementExample] = field(default_factory=list)
     swapped_with: str | None = None
     blocks: dict[str, list[BlockError]] = field(default_factory=dict)
+    # The budget in seconds after which localization stopped: the claims above were proven
+    # before it; those it had no time to test are not said. None: it ran to the end.
+    stopped_after_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,7 +133,53 @@ class Diagnosis:
             "where": self.where,
             "examples": [e.to_dict() for e in self.examples],
             "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
+            "stopped_after_s": self.stopped_after_s,
         }
+
+
+class OutOfTime(EvaluationError):
+    """The diagnosis spent its time budget. An EvaluationError, so that every claim being
+    tested when it comes is left unsaid, as for a layer that raised at a perturbed point."""
+
+
+@dataclass
+class TimeBudget:
+    """Seconds the diagnosis of a failed gradient may spend on calls of the layer, counted from
+    `start`: localization and naming cost time, not a number of probes, so that a failure once
+    proven is reported in a bounded time whatever the layer's size."""
+
+    seconds: float
+    deadline: float = math.inf
+    spent: bool = False
+
+    def start(self) -> None:
+        self.deadline = time.perf_counter() + self.seconds
+
+    def over(self) -> bool:
+        """Whether the budget is spent (checked before work that costs more than a call: a
+        random direction over a whole argument, a table of every element)."""
+        if not self.spent and time.perf_counter() > self.deadline:
+            self.spent = True
+        return self.spent
+
+    def charge(self) -> None:
+        """Before each call of the layer: OutOfTime once the budget is spent."""
+        if self.over():
+            raise OutOfTime(f"the diagnosis spent its budget of {self.seconds:.3g} s")
+
+
+def _budgeted(problem: GradientProblem, budget: TimeBudget) -> GradientProblem:
+    """`problem` whose every call of the layer is charged to `budget` first."""
+
+    def evaluate_many(moves: dict[int, np.ndarray]) -> list[np.ndarray]:
+        budget.charge()
+        return problem.evaluate_many(moves)
+
+    def gradients(weights: list[np.ndarray]) -> list[np.ndarray | None]:
+        budget.charge()
+        return problem.gradients(weights)
+
+    return dataclasses.replace(problem, evaluate_many=evaluate_many, gradients=gradients)
 
 
 @dataclass(frozen=True)
@@ -306,8 +358,11 @@ class Diagnostician:
         verdicts: list[ArgumentVerdict],
         tol: Tolerances,
         rng: Callable[[str], np.random.Generator],
+        budget: TimeBudget | None = None,
     ):
-        self.problem = problem
+        self.budget = TimeBudget(math.inf) if budget is None else budget
+        self.budget.start()
+        self.problem = _budgeted(problem, self.budget)
         self.base = base
         self.verdicts = verdicts
         self.tol = tol
@@ -324,6 +379,8 @@ class Diagnostician:
         """A decided probe of a new random direction (on `support` when given), drawn to test
         a claim: the gradient check's own loop, so that the step adapts as it does there."""
         key = (index, "" if support is None else support.label)
+        if key not in self._fresh and self.budget.over():
+            return None
         if key not in self._fresh:
             rng = self.rng(f"claim {self.problem.names[index]} {key[1]}")
             mask = None if support is None else support.mask
@@ -339,6 +396,8 @@ class Diagnostician:
 
     def elements(self, index: int) -> list[tuple[tuple[int, ...], list[Probe]]] | None:
         """Every element's probes (one, or two for a complex argument) for a small argument."""
+        if index not in self._elements and self.budget.over():
+            return None
         if index not in self._elements:
             value = self.problem.values[index]
             table = None
@@ -390,6 +449,12 @@ class Diagnostician:
     # -- claims --------------------------------------------------------------------------------
 
     def diagnose(self, index: int) -> Diagnosis:
+        diagnosis = self._diagnose(index)
+        if self.budget.spent:
+            diagnosis.stopped_after_s = self.budget.seconds
+        return diagnosis
+
+    def _diagnose(self, index: int) -> Diagnosis:
         name = self.problem.names[index]
         gradient = self.base.gradients[index]
         assert gradient is not None
@@ -636,7 +701,7 @@ class Diagnostician:
     ) -> ArgumentVerdict | None:
         """One decisive probe of a block (up to three tries with adapted steps), within budget."""
         spent = self._spent.get(index, 0)
-        if spent >= budget:
+        if spent >= budget or self.budget.over():
             return None
         try:
             verdict = check_argument(
@@ -877,6 +942,8 @@ class Diagnostician:
 
     def _examples(self, index: int, gradient: Any, suspect: Any) -> list[ElementExample]:
         """A few elements (in the region found, if any) measured one at a time."""
+        if self.budget.over():
+            return []
         value = self.problem.values[index]
         xp = namespace_of(value)
         mask = xp.ones(value.shape, dtype=bool) if suspect is None else suspect

@@ -499,7 +499,7 @@ def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
         job.kind,
         [str(layout) for layout in job.layouts],
         checks,
-        error=f"{outcome.failure}{_where(outcome)}",
+        error=f"{outcome.failure}{_where(outcome)}{_whose_time(outcome, job.timeout)}",
         traceback=outcome.stack or outcome.output[-2000:],
         duration_s=outcome.duration_s,
         cause=Cause.INTERRUPTED if outcome.interrupted else None,
@@ -518,6 +518,27 @@ def _where(outcome: Outcome) -> str:
             break
     frame = stack_location(outcome.stack)
     return where + (f" ({frame})" if frame else "")
+
+
+# At a timeout, a call of the layer that had run less than this share of the timeout did not
+# hang: layercheck's own work (many calls, each quick) took the time.
+_HUNG_SHARE = 0.5
+
+
+def _whose_time(outcome: Outcome, timeout: float) -> str:
+    """Whose time a timeout was: the layer's call under way (it had run most of the time), or
+    layercheck's own work, which a frame of the layer in `_where` must not be taken to blame."""
+    if not outcome.timed_out:
+        return ""
+    running = outcome.user_call_s
+    if running is None:
+        return ": layercheck's own work took the time (no code of the layer was running then)"
+    if running < _HUNG_SHARE * timeout:
+        return (
+            f": layercheck's own work took the time, calling the layer many times (the call under way had run "
+            f"{running:.2g} s)"
+        )
+    return f": the layer's call under way had run {running:.3g} s"
 
 
 def _counter(what: str, total: int, on_progress: Progress | None):

@@ -31,6 +31,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
@@ -68,6 +69,10 @@ class Outcome:
     output: str = ""  # the tail of the worker's stdout and stderr
     duration_s: float = 0.0
     interrupted: bool = False  # the user stopped the run (SIGINT, SIGTERM) before the job ended
+    timed_out: bool = False
+    # At a timeout: how long the call of the layer under way had run (None: none was under
+    # way; layercheck's own code was running, between calls). `contract.calls`.
+    user_call_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -243,21 +248,27 @@ class _Running:
         self.failed_traceback = ""
         self.finished = False
         self.eof = False
+        self.clock: Any = None  # the shared start of the layer's call under way (0: none)
+        self.user_call_s: float | None = None  # read when the deadline passes
+        self.timed_out = False
 
     @classmethod
     def start(cls, context, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running:
         output_path = scratch / f"worker-{index}.out"
         parent_conn, child_conn = context.Pipe(duplex=False)
+        clock = context.Value("d", 0.0, lock=False)  # contract.calls: when the layer's call under way began
         process = context.Process(
             target=_worker_main,
-            args=(child_conn, job, setting, str(output_path)),
+            args=(child_conn, job, setting, str(output_path), clock),
             name=f"layercheck-worker-{index}",
         )
         try:
             process.start()
         finally:
             child_conn.close()  # the parent keeps no write end, so it sees EOF when the worker dies
-        return cls(index, job, process, parent_conn, output_path)
+        running = cls(index, job, process, parent_conn, output_path)
+        running.clock = clock
+        return running
 
     def wake_at(self) -> float:
         return self.kill_at if self.kill_at is not None else self.deadline
@@ -282,6 +293,7 @@ class _Running:
     def _check_deadline(self) -> Outcome | None:
         now = time.monotonic()
         if now >= self.deadline and self.kill_at is None:
+            self._read_clock(now)
             self._ask_for_stack()
             self.kill_at = now + _DUMP_GRACE_S
         elif self.kill_at is not None and now >= self.kill_at:
@@ -290,7 +302,14 @@ class _Running:
         return None
 
     def _timed_out(self) -> str:
+        self.timed_out = True
+        if self.kill_at is None:  # ended itself (its own watchdog) before this process asked
+            self._read_clock(time.monotonic())
         return f"timed out after {self.job.timeout:g} s"
+
+    def _read_clock(self, now: float) -> None:
+        started = float(self.clock.value) if self.clock is not None else 0.0
+        self.user_call_s = now - started if started > 0 else None
 
     def _drain(self) -> None:
         while not self.eof and not self.finished:
@@ -353,6 +372,8 @@ class _Running:
             stack=stack,
             output=output,
             duration_s=time.monotonic() - self.started,
+            timed_out=self.timed_out,
+            user_call_s=self.user_call_s if self.timed_out else None,
         )
 
 
@@ -396,7 +417,7 @@ def _read_tail(path: Path) -> str:
 # -- the worker's side -------------------------------------------------------------------
 
 
-def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str) -> None:
+def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str, clock: Any = None) -> None:
     # A terminal's Ctrl-C reaches the whole process group; the parent stops the workers
     # itself, so that here a KeyboardInterrupt is always the layer's own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -411,6 +432,8 @@ def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str
         pass
     os.environ.clear()
     os.environ.update(setting.env)
+
+    calls.install(clock)
 
     def emit(kind: str, data: Any = None) -> None:
         conn.send((kind, data))

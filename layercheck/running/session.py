@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import sys
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -52,6 +53,7 @@ class Session:
     """One target under test: its factory, input layouts and options."""
 
     def __init__(self, factory: Callable[[], Any], layouts: Sequence[Layout], options: Options):
+        self.started = time.monotonic()  # the target's time limit counts from about here
         self.factory = factory
         self.layouts = tuple(layouts)
         self.options = options

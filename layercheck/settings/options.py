@@ -467,6 +467,9 @@ class Options:
     inputs: tuple[Any, ...] | None = None  # fixed input values instead of random draws
     input_domains: Any = None  # overrides the layer's input_domain: (low, high) or one per input
     device: str = "auto"  # cpu | gpu | auto
+    # The target's time limit in seconds (None: none, as in the Python API): the checks that
+    # spend time on their own work (the diagnosis of a failed gradient) keep to a share of it.
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tolerances", merge_tolerances(self.tolerances, DEFAULT_TOLERANCES))
@@ -498,6 +501,7 @@ def options_from(settings: Settings, inputs: Sequence[Any] | None = None) -> Opt
         "skip": settings.skip,
         "input_domains": settings.input_domain,
         "device": settings.device,
+        "timeout": settings.timeout,
     }
     inputs = tuple(inputs) if inputs is not None else None
     return Options(inputs=inputs, **{k: v for k, v in given.items() if v is not None})

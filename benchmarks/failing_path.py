@@ -1,0 +1,106 @@
+"""The gradient check when a layer is wrong, against the same layer's passing check: warm, in
+one process (a warm-up call, then the median of three), as ratios measured in one run.
+
+    python benchmarks/failing_path.py                      # the seed layout 24,24,20,128:SSCB
+    python benchmarks/failing_path.py --layout 8,8,4,16:SSCB
+
+A parametric Swish layer, Y = X * sigmoid(beta X) with one beta per channel, and three wrong
+twins: dL/dbeta off by a factor 2, dL/dbeta wrong in one channel, and a predict that mixes
+the observations of a batch (its backward ignores the mixing). Each line gives the failing
+check's time over the correct layer's, the time the diagnosis spent, and its headline.
+Target (issue 26): a failed check at most 3x the passing one; the diagnosis keeps to its time
+budget (`checks.gradients.diagnosis_budget`) whatever the layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+import layercheck
+import layercheck.checks.gradients as gradients
+from layercheck.contract.layout import parse_layout
+
+GRADIENTS = "gradients_are_numerically_correct"
+
+
+def swish(bug: str | None, channels: int) -> type:
+    class Swish:
+        learnables = ("beta",)
+
+        def __init__(self) -> None:
+            self.beta = np.linspace(0.5, 1.5, channels).reshape(1, 1, channels, 1)
+
+        def _input(self, X: Any) -> Any:
+            return X + 1e-3 * X.mean(axis=3, keepdims=True) if bug == "mixes observations" else X
+
+        def predict(self, X: Any) -> Any:
+            X = self._input(X)
+            return X / (1 + np.exp(-self.beta * X))
+
+        def backward(self, X: Any, Y: Any, dLdY: Any, memory: Any) -> tuple[Any, Any]:
+            X = self._input(X)  # the mixing's own gradient is left out: the bug
+            s = 1 / (1 + np.exp(-self.beta * X))
+            dLdX = dLdY * (s + self.beta * X * s * (1 - s))
+            dLdbeta = (dLdY * X * X * s * (1 - s)).sum(axis=(0, 1, 3), keepdims=True)
+            if bug == "factor 2 in beta":
+                dLdbeta = 2 * dLdbeta
+            if bug == "one channel of beta":
+                dLdbeta[0, 0, channels // 3, 0] *= 1.5
+            return dLdX, dLdbeta
+
+    Swish.__name__ = "Swish" if bug is None else f"Swish ({bug})"
+    return Swish
+
+
+def timed(cls: type, layout: str) -> tuple[float, float, Any]:
+    """Median seconds of the gradient check over three warm runs, the diagnosis's share, and
+    the last result."""
+    spent: list[float] = []
+    original = gradients.Diagnostician.diagnose
+
+    def diagnose(self: Any, index: int) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(self, index)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    gradients.Diagnostician.diagnose = diagnose  # type: ignore[method-assign]
+    try:
+        layercheck.check_layer(cls, layout, checks=[GRADIENTS], dtypes=["float64"])  # warm-up
+        times, diagnosis = [], []
+        for _ in range(3):
+            spent.clear()
+            start = time.perf_counter()
+            report = layercheck.check_layer(cls, layout, checks=[GRADIENTS], dtypes=["float64"])
+            times.append(time.perf_counter() - start)
+            diagnosis.append(sum(spent))
+    finally:
+        gradients.Diagnostician.diagnose = original  # type: ignore[method-assign]
+    return statistics.median(times), statistics.median(diagnosis), report.result(GRADIENTS)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layout", default="24,24,20,128:SSCB")
+    args = parser.parse_args()
+    layout = parse_layout(args.layout)
+    channels = layout.size[layout.format.index("C")]
+    passing, _, result = timed(swish(None, channels), args.layout)
+    assert result.status == "passed", result.message
+    print(f"layout {args.layout}; the correct layer's gradient check: {passing:.3f} s (warm, median of 3)")
+    for bug in ("factor 2 in beta", "one channel of beta", "mixes observations"):
+        seconds, diagnosis, result = timed(swish(bug, channels), args.layout)
+        print(
+            f"{bug:>22}: {seconds / passing:5.1f}x ({seconds:.2f} s, diagnosis {diagnosis:.2f} s) "
+            f"{result.status}: {result.message}"
+        )
+
+
+if __name__ == "__main__":
+    main()
