@@ -159,6 +159,9 @@ def test_a_proven_failure_is_reported_when_the_diagnosis_has_no_time_and_names_n
     assert "channel" not in result.message and "factor" not in result.message
     (x,) = [a for a in result.details["arguments"] if a["argument"] == "X"]
     assert x["status"] == "failed" and x["diagnosis"]["stopped_after_s"] == 0.0
+    # One number for one claim: the headline's relative error is the record's, in the same digits.
+    assert f"(relative error {x['max_rel_error']:.3g} along a random direction)" in result.message
+    assert any(f"(relative error {x['max_rel_error']:.3g})" in line for line in result.explanation)
     assert x["diagnosis"]["causes"] == [] and x["diagnosis"]["where"] == []
     assert any(line.strip().startswith("localization stopped after its budget of 0 s") for line in result.explanation)
 

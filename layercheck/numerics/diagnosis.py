@@ -787,9 +787,11 @@ class Diagnostician:
                 headline = f"the gradient of {name} {factor}"
                 causes.append(factor)
         else:
-            first = _failing(self.verdicts[index])[0]
-            error = first.relative(first.discrepancy)
-            headline = f"the gradient of {name} is wrong (relative error {error:.2g} along a random direction)"
+            # The worst failing probe, as the argument's record reports it (checks.gradients
+            # `_record`), in the same digits: one number for one claim.
+            worst = max(_failing(self.verdicts[index]), key=lambda p: p.discrepancy)
+            error = worst.relative(worst.discrepancy)
+            headline = f"the gradient of {name} is wrong (relative error {error:.3g} along a random direction)"
             if is_complex(self.problem.values[index]) or any(is_complex(y) for y in self.base.outputs):
                 # Not a plain missing conjugate (a claim tested above), but the usual suspect.
                 causes = ["complex values: check each conj against the convention dL/da + i*dL/db"]
