@@ -453,3 +453,18 @@ def test_gradients_returned_at_the_asked_precision_are_not_said_to_be_judged_at_
     report = layercheck.check_layer(obj, example_layout(obj))
     assert "judged_at_own_precision" not in report.result(GRADIENTS).details
     assert "judged_at_own_precision" not in report.result("backward_is_consistent_across_observations").details
+
+
+def test_a_layer_computing_in_float32_is_compared_at_float32_and_the_checks_say_so():
+    obj = load_layer(CORPUS / "computes_in_float32.py")
+    report = layercheck.check_layer(obj, example_layout(obj))
+    assert set(not_ok(report)) == {"predict_is_consistent_in_type"}, not_ok(report)
+    for name in ("predict_is_consistent_across_observations", "backward_is_consistent_across_observations"):
+        assert report.result(name).details["judged_at_precision"] == {"float64": "float32"}, name
+
+
+def test_a_layer_computing_at_the_asked_precision_is_not_said_to_be_judged_at_another():
+    obj = load_layer(CORPUS / "good_tanh.py")
+    report = layercheck.check_layer(obj, example_layout(obj))
+    for name in ("predict_is_consistent_across_observations", "backward_is_consistent_across_observations"):
+        assert "judged_at_precision" not in report.result(name).details, name

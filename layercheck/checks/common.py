@@ -22,6 +22,7 @@ __all__ = [
     "require_backward",
     "require_forward",
     "snapshot",
+    "widened",
 ]
 
 
@@ -70,3 +71,16 @@ def snapshot(values: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def dtype_name(dtype: Any) -> str:
     return np.dtype(dtype).name
+
+
+def widened(session: CheckContext, dtypes: Iterable[Any]) -> dict[str, Any]:
+    """What a check that compared two computations says of its tolerance: for each tested
+    dtype at which the layer was found to compute below it (a float64 layer rounding to
+    float32 inside), the precision it was judged at (`Session.tolerance` widens to it).
+    Empty where nothing was widened, or the precision was not measured (none is then)."""
+    judged = {}
+    for dtype in dtypes:
+        finding = session.measured_precision(dtype)
+        if finding is not None and finding.lost:
+            judged[dtype_name(dtype)] = str(finding.effective)
+    return {"judged_at_precision": judged} if judged else {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from layercheck.checks.common import dtype_name, named_outputs, require_backward
+from layercheck.checks.common import dtype_name, named_outputs, require_backward, widened
 from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
@@ -95,9 +95,9 @@ def predict_is_consistent_on_gpu(session: CheckContext):
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
             problem, difference = _parity(session, f"{method} output {name}", c, g, dtype)
             if problem:
-                return failed(problem, output=name, dtype=dtype_name(dtype))
+                return failed(problem, output=name, dtype=dtype_name(dtype), **widened(session, [dtype]))
             worst = max(worst, difference)
-    return passed(f"largest difference {worst:.2g}")
+    return passed(f"largest difference {worst:.2g}", **widened(session, session.options.dtypes))
 
 
 @check(
@@ -122,8 +122,8 @@ def backward_is_consistent_on_gpu(session: CheckContext):
                 raise Incomplete(f"not checked: the CPU gradient of {name} is {arrays.describe(c)}")
             problem, _ = _parity(session, f"gradient dLd{name}", c, g, dtype)
             if problem:
-                return failed(problem, argument=name, dtype=dtype_name(dtype))
-    return passed()
+                return failed(problem, argument=name, dtype=dtype_name(dtype), **widened(session, [dtype]))
+    return passed(**widened(session, session.options.dtypes))
 
 
 class _GpuStepFailed(Exception):

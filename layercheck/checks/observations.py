@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.checks.common import named_outputs, primary_dtype, require_arrays, require_backward, require_forward
+from layercheck.checks.common import (
+    named_outputs,
+    primary_dtype,
+    require_arrays,
+    require_backward,
+    require_forward,
+    widened,
+)
 from layercheck.checks.context import CheckContext
 from layercheck.checks.layouts import output_batch_axes, require_batch
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
@@ -272,7 +279,8 @@ def _training_differs(session: CheckContext, dtype: str) -> bool:
     )
 
 
-def _outcome(message: str | None, details: dict, cause: Cause | None = None):
+def _outcome(session: CheckContext, message: str | None, details: dict, cause: Cause | None = None):
+    details = {**details, **widened(session, [primary_dtype(session)])}
     if message:
         return failed(message, cause=cause, **details)
     return passed(f"{len(details['observations_checked'])} observations checked", **details)
@@ -293,8 +301,8 @@ def predict_is_consistent_across_observations(session: CheckContext):
     try:
         message, details = _compare_outputs(session, "predict")
     except _Raised as exc:
-        return _outcome(str(exc), {}, exc.cause)
-    return _outcome(message, details)
+        return _outcome(session, str(exc), {}, exc.cause)
+    return _outcome(session, message, details)
 
 
 @check(
@@ -312,7 +320,7 @@ def forward_is_consistent_across_observations(session: CheckContext):
         message, details, cause = str(exc), {}, exc.cause
     if message and _training_differs(session, primary_dtype(session)):
         raise Skip(_TRAINING_STATISTICS)
-    return _outcome(message, details, cause)
+    return _outcome(session, message, details, cause)
 
 
 def _split_gradients(session: CheckContext, outputs: Outputs, split: Split) -> tuple[list, list]:
@@ -459,4 +467,4 @@ def backward_is_consistent_across_observations(session: CheckContext):
         message, details, cause = str(exc), {}, exc.cause
     if message and _training_differs(session, split.dtype):
         raise Skip(_TRAINING_STATISTICS)
-    return _outcome(message, details or {"observations_checked": indices}, cause)
+    return _outcome(session, message, details or {"observations_checked": indices}, cause)
