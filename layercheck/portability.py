@@ -197,8 +197,13 @@ _CUDA_ERROR_MODULES = ("cupy_backends.cuda.", "cupy.cuda.")
 
 
 def is_cuda_error(exc: BaseException) -> bool:
-    """Whether `exc` is one of CuPy's CUDA errors: the call that raised it needed the device."""
-    return type(exc).__module__.startswith(_CUDA_ERROR_MODULES)
+    """Whether `exc` is one of CuPy's CUDA errors: the call that raised it needed the device.
+    Safe for a layer's own exception class, whose `__module__` may be anything (or raise)."""
+    try:
+        module = type(exc).__module__
+        return isinstance(module, str) and module.startswith(_CUDA_ERROR_MODULES)
+    except Exception:
+        return False
 
 
 def _no_device_hint(exc: BaseException) -> str | None:

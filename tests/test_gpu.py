@@ -481,3 +481,22 @@ def test_a_correct_layer_bound_to_cupy_is_never_failed_where_no_gpu_is_usable(pa
         assert f"no GPU is usable here ({gpu_status().reason})" in report.error and "\n" not in report.error
     else:
         pytest.skip("a usable GPU: tests/test_gpu.py's bound-layer tests check it there")
+
+
+def test_an_exception_class_with_an_odd_module_is_no_cuda_error():
+    from layercheck.portability import hint_for, is_cuda_error
+
+    class Meta(type):
+        @property
+        def __module__(cls):
+            raise RuntimeError("no module for you")
+
+    class Odd(Exception, metaclass=Meta):
+        pass
+
+    class NotText(Exception):
+        pass
+
+    NotText.__module__ = 12  # type: ignore[assignment]
+    for exc in (Odd("x"), NotText("y")):
+        assert is_cuda_error(exc) is False and hint_for(exc) is None
