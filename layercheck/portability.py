@@ -183,12 +183,9 @@ def is_cupy_refusal(exc: BaseException) -> bool:
 
 
 def hint_for(exc: BaseException) -> str | None:
-    """What to write instead, for an exception that comes from a non-portable idiom, or why a
-    CUDA call failed when no GPU is usable here; else None."""
+    """What to write instead, for an exception that comes from a non-portable idiom; else None."""
     found = refusal_of(exc)
-    if found is not None:
-        return found[0].hint(found[1])
-    return _no_device_hint(exc)
+    return None if found is None else found[0].hint(found[1])
 
 
 # Where CuPy's CUDA errors are defined (CUDARuntimeError, CUDADriverError, CURANDError,
@@ -204,17 +201,3 @@ def is_cuda_error(exc: BaseException) -> bool:
         return isinstance(module, str) and module.startswith(_CUDA_ERROR_MODULES)
     except Exception:
         return False
-
-
-def _no_device_hint(exc: BaseException) -> str | None:
-    """For a CUDA error raised where no GPU is usable (CuPy installed without a driver, a
-    device or its CUDA libraries): that the layer called CuPy on the GPU, and why none is
-    usable. Where a GPU is usable the error is the layer's own (out of memory, a bad kernel)."""
-    if not is_cuda_error(exc):
-        return None
-    from layercheck.numerics.devices import gpu_status  # noqa: PLC0415 - CuPy is imported already
-
-    status = gpu_status()
-    if status.usable:
-        return None
-    return f"the layer calls CuPy on the GPU, and no GPU is usable here: {status.reason}"

@@ -16,6 +16,7 @@ import re
 import sysconfig
 import traceback
 
+from layercheck.numerics.devices import no_device_hint
 from layercheck.portability import hint_for
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 
@@ -77,7 +78,7 @@ def exception_summary(exc: BaseException, *, hint: bool = True) -> str:
     frame = last_user_frame(exc)
     if frame is not None:
         text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
-    instead = hint_for(exc) if hint else None
+    instead = (hint_for(exc) or no_device_hint(exc)) if hint else None
     return text if instead is None else f"{text}; {instead}"
 
 

@@ -458,10 +458,10 @@ def test_a_numpy_error_is_never_said_to_need_a_gpu():
     class CUDARuntimeError(RuntimeError):
         pass
 
-    from layercheck.portability import hint_for
+    from layercheck.numerics.devices import no_device_hint
 
-    assert hint_for(CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")) is None
-    assert hint_for(np.linalg.LinAlgError("Singular matrix")) is None
+    assert no_device_hint(CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")) is None
+    assert no_device_hint(np.linalg.LinAlgError("Singular matrix")) is None
 
 
 @pytest.mark.parametrize(
@@ -484,7 +484,8 @@ def test_a_correct_layer_bound_to_cupy_is_never_failed_where_no_gpu_is_usable(pa
 
 
 def test_an_exception_class_with_an_odd_module_is_no_cuda_error():
-    from layercheck.portability import hint_for, is_cuda_error
+    from layercheck.numerics.devices import no_device_hint
+    from layercheck.portability import is_cuda_error
 
     class Meta(type):
         @property
@@ -499,4 +500,4 @@ def test_an_exception_class_with_an_odd_module_is_no_cuda_error():
 
     NotText.__module__ = 12  # type: ignore[assignment]
     for exc in (Odd("x"), NotText("y")):
-        assert is_cuda_error(exc) is False and hint_for(exc) is None
+        assert is_cuda_error(exc) is False and no_device_hint(exc) is None

@@ -22,8 +22,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from layercheck.errors import UsageError
+from layercheck.portability import is_cuda_error
 
-__all__ = ["GpuStatus", "INSTALL_HINT", "cuda_major", "gpu_status", "probe", "require_usable_gpu", "toolkit_hint"]
+__all__ = [
+    "GpuStatus",
+    "INSTALL_HINT",
+    "cuda_major",
+    "gpu_status",
+    "no_device_hint",
+    "probe",
+    "require_usable_gpu",
+    "toolkit_hint",
+]
 
 INSTALL_HINT = (
     'CuPy is not installed: pip install "cupy-cuda12x[ctk]" or pip install "cupy-cuda13x[ctk]", for the '
@@ -183,6 +193,19 @@ def _detail(exc: BaseException) -> str:
 def _major(version: str) -> int | None:
     match = re.match(r"\d+", str(version))
     return int(match.group()) if match else None
+
+
+def no_device_hint(exc: BaseException) -> str | None:
+    """For one of CuPy's CUDA errors raised where no GPU is usable (CuPy installed without a
+    driver, a device or its CUDA libraries): that the layer called CuPy on the GPU, and why
+    none is usable. Where a GPU is usable the error is the layer's own (out of memory, a bad
+    kernel), and there is nothing to add: None."""
+    if not is_cuda_error(exc):
+        return None
+    status = gpu_status()  # CuPy is imported already: the error came from it
+    if status.usable:
+        return None
+    return f"the layer calls CuPy on the GPU, and no GPU is usable here: {status.reason}"
 
 
 def require_usable_gpu() -> Any:
