@@ -237,8 +237,9 @@ def _start_forkserver(context: Any, folder: str) -> None:
 class _Running:
     """One worker process and what it has sent so far."""
 
-    def __init__(self, index, job, process, conn, output_path):
+    def __init__(self, index, job, process, conn, output_path, clock: Any = None):
         self.index, self.job, self.process, self.conn, self.output_path = index, job, process, conn, output_path
+        self.clock = clock  # the shared start of the layer's call under way (0: none): contract.calls
         self.started = time.monotonic()
         self.deadline = self.started + job.timeout
         self.kill_at: float | None = None  # set once the stack dump of a hung worker is asked
@@ -248,7 +249,6 @@ class _Running:
         self.failed_traceback = ""
         self.finished = False
         self.eof = False
-        self.clock: Any = None  # the shared start of the layer's call under way (0: none)
         self.user_call_s: float | None = None  # read when the deadline passes
         self.timed_out = False
 
@@ -266,9 +266,7 @@ class _Running:
             process.start()
         finally:
             child_conn.close()  # the parent keeps no write end, so it sees EOF when the worker dies
-        running = cls(index, job, process, parent_conn, output_path)
-        running.clock = clock
-        return running
+        return cls(index, job, process, parent_conn, output_path, clock)
 
     def wake_at(self) -> float:
         return self.kill_at if self.kill_at is not None else self.deadline
