@@ -272,8 +272,8 @@ class TrainingPass:
             if not (arrays.is_array(g) and tuple(g.shape) == tuple(v.shape)):
                 computed.append(None)
                 continue
-            own = arrays.precision_of(g.dtype) if g.dtype.kind in "fc" else self.precision
-            if np.finfo(own).eps > np.finfo(self.coarse.get(i, self.precision)).eps:
+            own = arrays.coarser_precision(g, self.coarse.get(i, self.precision))  # the coarsest seen
+            if own is not None:
                 self.coarse[i] = own
             computed.append(_as_compute(g, self.precision, self.xp))
         return computed

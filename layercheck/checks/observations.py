@@ -145,22 +145,19 @@ def _tolerance(session: CheckContext, dtype, values) -> tuple[float, float]:
     return rtol, scaled_atol(rtol, atol, values)
 
 
-def _coarser(array: Any, dtype: Any) -> np.dtype | None:
-    """The precision of `array` where it is coarser than `dtype`'s (a float32 gradient from
-    float64 inputs), else None."""
-    kind = getattr(getattr(array, "dtype", None), "kind", "")
-    if kind not in ("f", "c"):
-        return None
-    own, asked = arrays.precision_of(array.dtype), arrays.precision_of(dtype)
-    return own if np.finfo(own).eps > np.finfo(asked).eps else None
-
-
-def _judged_at(session: CheckContext, array: Any, dtype, values, tolerance: tuple[float, float]) -> tuple[float, float]:
-    """The tolerance to compare `array` with: `tolerance`, or that of its own precision where it
-    came back coarser than asked. Its dtype is a failure of its own (backward_is_consistent_in_type);
-    its sums and splits are judged as what it is, not failed again for its rounding."""
-    own = _coarser(array, dtype)
-    return tolerance if own is None else _tolerance(session, own, values)
+def _gradient_tolerances(session: CheckContext, dtype, gradients) -> tuple[list[tuple[float, float]], dict[int, str]]:
+    """The (rtol, atol) to compare each gradient with: `dtype`'s, or that of the gradient's own
+    precision where it came back coarser than asked (its dtype is a failure of its own,
+    backward_is_consistent_in_type; its sums and splits are judged as what it is, not failed
+    again for its rounding); and, by position, the coarser precisions, to be said."""
+    asked = _tolerance(session, dtype, gradients)
+    tolerances, coarse = [], {}
+    for j, g in enumerate(gradients):
+        own = arrays.coarser_precision(g, dtype)
+        tolerances.append(asked if own is None else _tolerance(session, own, gradients))
+        if own is not None:
+            coarse[j] = str(own)
+    return tolerances, coarse
 
 
 def _differences_message(
@@ -376,7 +373,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 f"not checked: backward returned {arrays.describe(g)} as the gradient of {name} (see backward_is_consistent_in_size)"
             )
     axes = split.inputs + [None] * len(layer.learnables) + list(split.states.values())
-    rtol, atol = _tolerance(session, split.dtype, batch)
+    tolerances, coarse = _gradient_tolerances(session, split.dtype, batch)
     sums: list[Any] = [0.0] * len(names)
     magnitudes: list[Any] = [0.0] * len(names)
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
@@ -405,22 +402,22 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 sums[j] = sums[j] + single
                 magnitudes[j] = magnitudes[j] + abs(single)
                 continue
-            diff = mismatch(single, expected, *_judged_at(session, expected, split.dtype, batch, (rtol, atol)))
+            diff = mismatch(single, expected, *tolerances[j])
             if diff is not None:
                 differ.setdefault(i, []).append((f"dLd{name}", diff))
     details: dict[str, Any] = {"observations_checked": indices, "differing_observations": sorted(differ)}
-    coarse = {f"dLd{n}": str(c) for n, g in zip(names, batch) if (c := _coarser(g, split.dtype)) is not None}
     if coarse:  # said, since their tolerance was widened to their own precision's
-        details["judged_at_own_precision"] = coarse
+        details["judged_at_own_precision"] = {f"dLd{names[j]}": own for j, own in coarse.items()}
     if differ:
         k = indices.index(min(differ))
-        cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, rtol, atol)
+        cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
         return _differences_message("input gradients", differ, len(indices), cross_talk), details
-    for name, together, total, magnitude, axis, skip in zip(names, batch, sums, magnitudes, axes, integer):
+    for name, together, total, magnitude, axis, skip, (rtol, atol) in zip(
+        names, batch, sums, magnitudes, axes, integer, tolerances
+    ):
         if axis is not None or skip:
             continue
-        own_rtol, own_atol = _judged_at(session, together, split.dtype, batch, (rtol, atol))
-        diff = mismatch(together, total, own_rtol, scaled_atol(own_rtol, own_atol, [magnitude]))
+        diff = mismatch(together, total, rtol, scaled_atol(rtol, atol, [magnitude]))
         if diff is not None:
             return (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
@@ -429,7 +426,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     return None, details
 
 
-def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dLdS, axes, rtol, atol) -> bool | None:
+def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dLdS, axes, tolerances) -> bool | None:
     """Do observation k's input gradients change when only the other observations' inputs
     and dL/dY change?"""
     xs = _replace_others(session, k, list(_subset_inputs(session, split, indices)), split.inputs)
@@ -441,11 +438,10 @@ def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dL
         again = layer.backward(xs, outputs, new_dLdY, new_dLdS).all
     except USER_ERRORS:
         return None
-    for name, g1, g2, axis in zip(session.reference.gradient_names(), batch, again, axes):
+    for name, g1, g2, axis, (rtol, atol) in zip(session.reference.gradient_names(), batch, again, axes, tolerances):
         if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
             continue
-        tolerance = _judged_at(session, g1, split.dtype, batch, (rtol, atol))
-        if _compare(name, _take(g2, [k], axis), _take(g1, [k], axis), *tolerance, "") is not None:
+        if _compare(name, _take(g2, [k], axis), _take(g1, [k], axis), rtol, atol, "") is not None:
             return True
     return False
 

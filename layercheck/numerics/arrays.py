@@ -26,6 +26,7 @@ __all__ = [
     "at_dtype",
     "at_precision",
     "cast",
+    "coarser_precision",
     "copy_tree",
     "describe",
     "fetch",
@@ -126,6 +127,15 @@ def precision_of(dtype: Any) -> np.dtype:
     """The real floating type that carries a dtype's precision (complex64 -> float32)."""
     dtype = np.dtype(dtype)
     return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+
+
+def coarser_precision(x: Any, than: Any) -> np.dtype | None:
+    """The precision of the floating array `x` where it is coarser than `than`'s (a float32
+    gradient returned for float64 inputs), else None (an integer or non-array `x` too)."""
+    if getattr(getattr(x, "dtype", None), "kind", "") not in ("f", "c"):
+        return None
+    own = precision_of(x.dtype)
+    return own if np.finfo(own).eps > np.finfo(precision_of(than)).eps else None
 
 
 def at_precision(dtype: Any, like: Any) -> np.dtype:
