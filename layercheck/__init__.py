@@ -6,8 +6,6 @@ report.raise_on_failure()
 The names in `__all__` are the public API; every other module is internal and may change.
 """
 
-__version__ = "0.1.0"
-
 import os as _os
 import sys as _sys
 
@@ -33,6 +31,7 @@ from layercheck.contract.base import Layer  # noqa: E402
 from layercheck.contract.layout import Layout, parse_layout  # noqa: E402
 from layercheck.errors import LayercheckError, UsageError  # noqa: E402
 from layercheck.results import CheckFailure, CheckResult, Kind, Report, Status, TargetReport  # noqa: E402
+from layercheck.version import __version__ as __version__  # noqa: E402  (the PEP 396 attribute)
 
 __all__ = [
     "Layer",

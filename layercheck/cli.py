@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from layercheck import __version__
 from layercheck.checks import REGISTRY
 from layercheck.contract.layout import parse_layout
 from layercheck.contract.loading import parse_args
@@ -32,6 +31,7 @@ from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import load_config
 from layercheck.settings.options import DEVICES, parse_jobs, parse_memory, parse_settings, parse_shard
 from layercheck.templates import function_template, layer_template, names_of, write_new
+from layercheck.version import __version__
 
 __all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
 

@@ -152,8 +152,8 @@ def test_nothing_is_drawn_where_nothing_was_localized(module):
     target = _report(VERDICTS / f"{module}.py", checks=[GRADIENTS]).targets[0]
     check = target.result(GRADIENTS)
     pictures = pictures_of(check.details, target.layouts)
-    where = " ".join(" ".join(a.get("diagnosis", {}).get("where", [])) for a in check.details.get("arguments", []))
-    assert pictures == [] or where, (module, pictures)
+    regions = [r for a in check.details.get("arguments", []) for r in a.get("diagnosis", {}).get("regions", [])]
+    assert pictures == [] or regions, (module, pictures)
 
 
 def test_complex_learnables_tested_with_real_dtypes_get_a_note():
@@ -213,12 +213,12 @@ def test_list_checks_prints_every_name_whole_at_60_columns():
         assert check in names
 
 
-def _details(partition: str, blocks: list[dict], where: str) -> dict:
+def _details(partition: str, blocks: list[dict]) -> dict:
     record = {
         "argument": "X",
         "kind": "input",
         "status": "failed",
-        "diagnosis": {"where": [where], "blocks": {partition: blocks}},
+        "diagnosis": {"regions": [{"unit": partition}], "blocks": {partition: blocks}},
     }
     return {"arguments": [record]}
 
@@ -229,13 +229,11 @@ def test_a_large_plane_is_sampled_and_a_long_strip_says_what_it_left_out():
         {"block": "1", "verdict": "wrong", "rel_error": 2e-2},
         {"block": "2+", "verdict": "right", "rel_error": 1e-9},
     ]
-    (plane,) = pictures_of(
-        _details("distance from the edge", edge, "the border of the spatial plane"), ["48,40,3,4:SSCB"]
-    )
+    (plane,) = pictures_of(_details("distance from the edge", edge), ["48,40,3,4:SSCB"])
     assert "rows and columns sampled" in plane.title and len(plane.lines) == 1 + 12
     assert plane.lines[1].split()[1:] == ["█"] * 24 and "·" in plane.lines[6] and "▓" in plane.lines[2]
     channels = [{"block": str(k), "verdict": "wrong" if k == 70 else "right", "rel_error": 1.0} for k in range(80)]
-    (strip,) = pictures_of(_details("channel", channels, "wrong only in channel 70"), ["4,4,80,2:SSCB"])
+    (strip,) = pictures_of(_details("channel", channels), ["4,4,80,2:SSCB"])
     assert "16 more not drawn" in strip.title and len(strip.lines[1].split()) == 64
 
 

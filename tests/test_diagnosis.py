@@ -8,6 +8,7 @@ import pytest
 from conftest import CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, load_layer, mentions, not_ok
 
 import layercheck
+from layercheck.numerics.gradients.findings import Cause
 
 
 def gradient_result(path, layout=None, **options):
@@ -97,8 +98,13 @@ def test_details_hold_one_record_per_argument(path):
             assert {"max_abs_error", "max_rel_error", "tolerance", "diagnosis"} <= set(record)
             assert record["max_abs_error"] > record["tolerance"] >= 0
             assert record["max_rel_error"] > 0
-            assert record["diagnosis"]["headline"]
-            assert record["diagnosis"]["headline"] in result.message or "each other's place" in result.message
+            finding = record["diagnosis"]["finding"]
+            assert finding["cause"] in {c.value for c in Cause}
+            assert record["argument"] in finding["arguments"]
+    # Each failed argument is named by exactly one of the check's findings, each said once.
+    failed_arguments = sorted(r["argument"] for r in arguments if r["status"] == "failed")
+    named = sorted(a for f in result.details["findings"] for a in f["arguments"])
+    assert named == failed_arguments
 
 
 def test_swapped_pair_is_reported_once():

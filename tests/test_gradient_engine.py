@@ -162,7 +162,9 @@ def test_a_proven_failure_is_reported_when_the_diagnosis_has_no_time_and_names_n
     # One number for one claim: the headline's relative error is the record's, in the same digits.
     assert f"(relative error {x['max_rel_error']:.3g} along a random direction)" in result.message
     assert any(f"(relative error {x['max_rel_error']:.3g})" in line for line in result.explanation)
-    assert x["diagnosis"]["causes"] == [] and x["diagnosis"]["where"] == []
+    finding = x["diagnosis"]["finding"]
+    assert finding["cause"] == "unexplained" and x["diagnosis"]["regions"] == []
+    assert finding["numbers"]["rel_error"] == x["max_rel_error"]  # the same probe's number, not another's
     assert any(line.strip().startswith("localization stopped after its budget of 0 s") for line in result.explanation)
 
 

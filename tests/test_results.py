@@ -129,6 +129,7 @@ TARGET_KEYS = ["target", "kind", "layouts", "status", "error", "duration_s", "ch
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped"]
 GRADIENT_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "explanation"]
+GRADIENT_FAILED_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "findings", "explanation"]
 ARGUMENT_KEYS = ["argument", "kind", "status", "reason", "probes"]
 FAILED_ARGUMENT_KEYS = ARGUMENT_KEYS + ["diagnosis", "max_abs_error", "max_rel_error", "tolerance"]
 PROBE_KEYS = [
@@ -148,7 +149,7 @@ PROBE_KEYS = [
 # before statuses, kinds and the typed fields became data.
 EXPECTED = {
     "Dense": ("layer", "passed", {GRADIENTS: ("passed", GRADIENT_DETAILS), "predict_does_not_error": ("passed", [])}),
-    "HalfGradient": ("layer", "failed", {GRADIENTS: ("failed", GRADIENT_DETAILS)}),
+    "HalfGradient": ("layer", "failed", {GRADIENTS: ("failed", GRADIENT_FAILED_DETAILS)}),
     "ShortBackward": (
         "layer",
         "failed",
@@ -199,7 +200,16 @@ def test_gradient_records_keep_their_keys():
     )
     failing = {r["argument"]: r for r in by_target["HalfGradient"][GRADIENTS]["details"]["arguments"]}
     assert list(failing["W"]) == FAILED_ARGUMENT_KEYS and failing["W"]["status"] == "failed"
-    assert list(failing["W"]["diagnosis"]) == ["headline", "causes", "where", "examples", "blocks", "stopped_after_s"]
+    assert list(failing["W"]["diagnosis"]) == ["finding", "regions", "examples", "blocks", "stopped_after_s"]
+    (finding,) = by_target["HalfGradient"][GRADIENTS]["details"]["findings"]
+    assert list(finding) == ["cause", "arguments", "detail", "region", "numbers"]
+    assert finding["cause"] == "factor" and finding["arguments"] == ["W"]
+    assert finding["detail"] == {
+        "ratio": finding["detail"]["ratio"],
+        "form": "fraction",
+        "numerator": 1,
+        "denominator": 2,
+    }
     undecided = by_target["Kinked"][GRADIENTS]
     (record,) = undecided["details"]["arguments"]
     assert record["status"] == "incomplete" and "ValueError" in record["reason"]

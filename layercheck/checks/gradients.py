@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.checks import wording
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import Incomplete, check, failed, passed
@@ -20,8 +21,9 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.numerics.diagnosis import Diagnosis, Diagnostician, TimeBudget
-from layercheck.numerics.gradcheck import (
+from layercheck.numerics.gradients.budget import TimeBudget
+from layercheck.numerics.gradients.diagnosis import Diagnostician, group
+from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
     EvaluationError,
     GradientProblem,
@@ -32,6 +34,8 @@ from layercheck.numerics.gradcheck import (
     check_jointly,
     make_baseline,
 )
+from layercheck.numerics.gradients.findings import Diagnosis, Numbers
+from layercheck.numerics.gradients.localization import numbers_of
 from layercheck.results import Kind, Status, cause_of
 from layercheck.safetext import exception_text
 
@@ -39,7 +43,6 @@ __all__ = [
     "ArgumentRecord",
     "ProbeRecord",
     "TrainingPass",
-    "WorstError",
     "build_problem",
     "gradients_are_numerically_correct",
 ]
@@ -91,15 +94,6 @@ class ProbeRecord:
 
 
 @dataclass(frozen=True)
-class WorstError:
-    """The worst failing probe of an argument: its error along a random direction."""
-
-    abs_error: float
-    rel_error: float
-    tolerance: float
-
-
-@dataclass(frozen=True)
 class ArgumentRecord:
     """One argument's outcome, its probes and, when it failed, the diagnosis and worst error."""
 
@@ -109,7 +103,7 @@ class ArgumentRecord:
     reason: str
     probes: tuple[ProbeRecord, ...]
     diagnosis: Diagnosis | None = None
-    worst: WorstError | None = None
+    worst: Numbers | None = None  # the worst failing probe: the numbers of the argument's claim
 
     def to_dict(self) -> dict[str, Any]:
         """The argument's entry of the JSON details."""
@@ -440,7 +434,8 @@ def gradients_are_numerically_correct(session: CheckContext):
         details["fallback"] = fallback
     explanation = _explanation(records, fallback, evaluated)
     if diagnoses:
-        return failed(_headline(problem, diagnoses), explanation=explanation, **details)
+        details["findings"] = [f.to_dict() for f in group([d.finding for d in diagnoses.values()])]
+        return failed(_headline(diagnoses), explanation=explanation, **details)
     incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
         names = ", ".join(f"{r.argument} ({r.reason})" for r in incomplete)
@@ -511,10 +506,7 @@ def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng) 
 def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:
     """One argument's record: its outcome, its probes, and for a failure the worst error."""
     failing = [p for p in verdict.probes if p.verdict is Verdict.FAIL]
-    worst = None
-    if failing:
-        probe = max(failing, key=lambda p: p.discrepancy)
-        worst = WorstError(probe.discrepancy, probe.relative(probe.discrepancy), probe.tolerance)
+    worst = numbers_of(max(failing, key=lambda p: p.discrepancy)) if failing else None
     return ArgumentRecord(
         argument=problem.names[verdict.index],
         kind=problem.kinds[verdict.index],
@@ -526,36 +518,10 @@ def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> A
     )
 
 
-_PLURAL_VERBS = {"is": "are", "has": "have"}
-
-
-def _headline(problem, diagnoses: dict[int, Diagnosis]) -> str:
+def _headline(diagnoses: dict[int, Diagnosis]) -> str:
     """Every finding once: a swap is one finding, not one per argument, and arguments with the
-    same diagnosis share one sentence ("the gradients of X and w are missing a conjugate")."""
-    said: set[frozenset] = set()
-    findings: dict[str, list[str]] = {}
-    for index, diagnosis in diagnoses.items():
-        name = problem.names[index]
-        pair = frozenset({name, diagnosis.swapped_with})
-        if diagnosis.swapped_with and pair in said:
-            continue
-        said.add(pair)
-        prefix = f"the gradient of {name} "
-        key = (
-            diagnosis.headline[len(prefix) :]
-            if diagnosis.headline.startswith(prefix) and not diagnosis.swapped_with
-            else None
-        )
-        findings.setdefault(key or diagnosis.headline, []).append(name if key else "")
-    headlines = []
-    for key, names in findings.items():
-        if len(names) < 2 or not all(names):
-            headlines.append(key if not all(names) else f"the gradient of {names[0]} {key}")
-            continue
-        verb, _, rest = key.partition(" ")
-        listed = ", ".join(names[:-1]) + " and " + names[-1]
-        headlines.append(f"the gradients of {listed} {_PLURAL_VERBS.get(verb, verb)} {rest}")
-    return "; ".join(headlines)
+    same finding share one sentence ("the gradients of X and w are missing a conjugate")."""
+    return "; ".join(wording.headline(f) for f in group([d.finding for d in diagnoses.values()]))
 
 
 def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str | None, device: str) -> str:
@@ -612,8 +578,9 @@ def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated:
         lines.append(line)
         diag = record.diagnosis
         if diag:
-            lines += [f"  likely cause: {c}" for c in diag.causes]
-            lines += [f"  where: {w}" for w in diag.where]
+            cause = wording.cause_phrase(diag.finding)
+            lines += [f"  likely cause: {cause}"] if cause else []
+            lines += [f"  where: {w}" for w in wording.where_lines(diag.finding, diag.regions)]
             if diag.stopped_after_s is not None:
                 lines.append(
                     f"  localization stopped after its budget of {diag.stopped_after_s:.3g} s: what is said above "

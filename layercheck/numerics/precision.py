@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, is_array, namespace_of, random_signs
-from layercheck.numerics.gradcheck import keep_inside
+from layercheck.numerics.gradients.engine import keep_inside
 
 __all__ = ["PrecisionFinding", "measure_precision"]
 

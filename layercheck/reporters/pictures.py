@@ -24,14 +24,9 @@ _RIGHT, _UNDECIDED = "·", "?"
 LEGEND = "█ ≥10%  ▓ ≥1%  ▒ ≥0.01%  ░ less (wrong)   · right   ? undecided"
 _MAX_CELLS = 64  # a strip longer than this shows its first cells and says how many more
 _MAP_ROWS, _MAP_COLUMNS = 12, 24
+
+
 # How the diagnosis words a claim about each partition (default: the partition's own name).
-_WORDS = {
-    "distance from the edge": ("border",),
-    "sign": (" < 0", " > 0"),
-    "value range": (" <= ", " >= "),
-}
-
-
 @dataclass(frozen=True)
 class Picture:
     """A titled picture: its lines, each cell a character from the shades above."""
@@ -147,12 +142,13 @@ def pictures_of(details: Mapping[str, Any], layouts: Sequence[str]) -> list[Pict
         if record.get("status") != Status.FAILED.value or not isinstance(diagnosis, Mapping):
             continue
         argument = str(record.get("argument", "?"))
-        where = " ".join(str(w) for w in diagnosis.get("where") or ())
+        # Drawn only for what the diagnosis says: the picture of a region it proved.
+        said = {r.get("unit") for r in diagnosis.get("regions") or () if isinstance(r, Mapping)}
         for name, blocks in (diagnosis.get("blocks") or {}).items():
             if not isinstance(blocks, Sequence) or not blocks or not _localizes(blocks):
                 continue
-            if not any(word in where for word in _WORDS.get(name, (name,))):
-                continue  # drawn only for what the diagnosis says: the picture of its claim
+            if name not in said:
+                continue
             size = (
                 _spatial_size(layouts) if record.get("kind") == "input" and argument == _first_input(details) else None
             )

@@ -57,7 +57,6 @@ __all__ = [
     "keep_inside",
     "make_baseline",
     "random_direction",
-    "restricted_probe",
     "run_probe",
     "step_scale",
 ]
@@ -195,18 +194,6 @@ class Probe:
         """What |analytic - C| may be: rtol, atol, numeric error and the round-off of an analytic
         side <g, v> whose terms g * v have norm `terms`."""
         return self.rtol * max(abs(analytic), abs(self.numeric)) + self.fixed_tolerance + 64 * self.eps * terms
-
-    def agrees(self, gradient: np.ndarray | None) -> bool:
-        """Would `gradient` have passed this probe, with a numeric side clearly away from zero?
-
-        Used by the diagnosis to recognise swapped, transposed or conjugated gradients.
-        """
-        if gradient is None or gradient.shape != self.direction.shape or not math.isfinite(self.numeric):
-            return False
-        if abs(self.numeric) <= 2 * self.fixed_tolerance:
-            return False
-        analytic, terms_sq = fetch(_dot(gradient, self.direction), _sq(gradient * self.direction))
-        return abs(analytic - self.numeric) <= self._tolerance(analytic, math.sqrt(terms_sq))
 
     def relative(self, value: float) -> float:
         if value == 0:
@@ -774,22 +761,6 @@ def check_argument(
         return ArgumentVerdict(index, Status.PASSED, probes, f"agreement at a reduced resolution of {best:.1g}")
     reasons = sorted({p.reason_text for p in probes if p.reason is not None})
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, "; ".join(reasons) or "no probe was decisive")
-
-
-def restricted_probe(
-    problem: GradientProblem,
-    base: Baseline,
-    index: int,
-    support: np.ndarray,
-    tol: Tolerances,
-    rng: np.random.Generator,
-) -> Probe:
-    """A probe whose direction lives on `support` only (localization), with a step relative to
-    the values there."""
-    value = problem.values[index]
-    t = tol.step * step_scale(value[support])
-    direction = keep_inside(value, random_direction(value, rng, support), t, problem.domains[index])
-    return run_probe(problem, base, index, direction, t, tol)
 
 
 def element_probe(

@@ -1,0 +1,275 @@
+"""The one place where the findings of a failed gradient check become sentences.
+
+The diagnosis returns typed findings (`numerics.gradients.findings`); every report renders
+them through these functions, and every number in a sentence is the finding's own, so the
+number in a headline is the number in its detail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from layercheck.numerics.gradients.findings import (
+    AxesMistake,
+    Cause,
+    Conjugation,
+    Factor,
+    FactorForm,
+    Finding,
+    Misplaced,
+    NonFinite,
+    Nonlinearity,
+    Numbers,
+    Permutation,
+    Region,
+    RegionKind,
+    Size,
+)
+
+__all__ = ["cause_phrase", "factor_text", "headline", "listed", "region_text", "where_lines"]
+
+CONVENTION = "layercheck's convention is dL/da + i*dL/db"
+_COMPLEX_SUSPECT = "complex values: check each conj against the convention dL/da + i*dL/db"
+_SHOWN_ELEMENTS = 8
+_SHOWN_NON_FINITE = 5
+_PLURAL = {"is": "are", "has": "have", "does": "do"}
+
+
+def listed(names: Sequence[str]) -> str:
+    """ "X", "X and w", "X, w and b"."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _subject(arguments: Sequence[str], what: str = "gradient") -> str:
+    return f"the {what} of {arguments[0]}" if len(arguments) == 1 else f"the {what}s of {listed(arguments)}"
+
+
+def _verb(verb: str, arguments: Sequence[str]) -> str:
+    return verb if len(arguments) == 1 else _PLURAL.get(verb, verb)
+
+
+def factor_text(factor: Factor) -> str:
+    """ "2", "1/128 (1/batch size)", "3/2", "1 + 0.004 (a relative error of 0.004)"."""
+    if factor.form is FactorForm.SIZE and factor.size is not None:
+        return f"{factor.size.n} (the {_size_word(factor)})"
+    if factor.form is FactorForm.INVERSE_SIZE and factor.size is not None:
+        return f"1/{factor.size.n} (1/{_size_word(factor)})"
+    if factor.form is FactorForm.FRACTION:
+        if factor.denominator == 1:
+            return str(factor.numerator)
+        return f"{factor.numerator}/{factor.denominator}"
+    if factor.form is FactorForm.NEAR_ONE:
+        off = abs(factor.ratio - 1)
+        return f"1 {'+' if factor.ratio > 1 else '-'} {off:.3g} (a relative error of {off:.2g})"
+    return f"{factor.ratio:.6g}"
+
+
+def _size_word(factor: Factor) -> str:
+    assert factor.size is not None
+    if factor.size.size is Size.SPATIAL_AXIS:
+        return f"size of spatial axis {factor.size.axis}"
+    return str(factor.size.size.value)
+
+
+def _factor_hint(finding: Finding, factor: Factor) -> str:
+    batch = factor.size is not None and factor.size.size is Size.BATCH
+    if batch and factor.form is FactorForm.INVERSE_SIZE:
+        return ": a mean over the observations instead of a sum?"
+    if batch and factor.form is FactorForm.SIZE:
+        return ": a sum over the observations where a mean belongs?"
+    if finding.complex_values and math.isclose(factor.ratio, 0.5, rel_tol=1e-4):
+        return f": the Wirtinger derivative dL/dconj(z) = (dL/da + i*dL/db)/2? {CONVENTION}"
+    if finding.complex_values and math.isclose(factor.ratio, 2.0, rel_tol=1e-4):
+        return f": twice the gradient, as if dL/dY were taken as a Wirtinger derivative and doubled? {CONVENTION}"
+    return ""
+
+
+# -- regions -------------------------------------------------------------------------------
+
+
+def _place(region: Region) -> str:
+    """Where, as a phrase after a verb: "in channel 2 of X (right in the 3 others checked)"."""
+    if region.kind is RegionKind.BORDER:
+        edges = f": wrong in {', '.join(region.wrong_edges)}" if region.wrong_edges else ""
+        return f"at the border of the spatial plane ({region.border}{edges})"
+    if region.kind is RegionKind.SIGN:
+        return f"where {region.argument} {'<' if region.below else '>'} 0"
+    if region.kind is RegionKind.VALUE_RANGE:
+        return _value_span(region)
+    if region.kind is RegionKind.ELEMENTS:
+        shown = ", ".join(region.wrong[:_SHOWN_ELEMENTS]) + (" ..." if len(region.wrong) > _SHOWN_ELEMENTS else "")
+        total = len(region.wrong) + region.right
+        return f"at {len(region.wrong)} of {total} elements of {region.argument}: {shown}"
+    many = len(region.wrong) > 1 or "-" in region.wrong[0]  # "0-3" is a range of several
+    others = f"{region.right} other{'s' if region.right > 1 else ''}"
+    return (
+        f"in {region.units if many else region.unit} {', '.join(region.wrong)} of {region.argument} "
+        f"(right in the {others} checked)"
+    )
+
+
+def _value_span(region: Region) -> str:
+    name = region.argument
+    if not region.contiguous:
+        return f"for some ranges of {name} between {region.low:.4g} and {region.high:.4g}"
+    if math.isinf(region.high):
+        return f"where {name} >= {region.low:.4g}"
+    if math.isinf(region.low):
+        return f"where {name} <= {region.high:.4g}"
+    return f"where {name} is in [{region.low:.4g}, {region.high:.4g}]"
+
+
+def _rest(region: Region) -> str:
+    """What is right around the region, after a semicolon ("" where the place says it)."""
+    if region.kind is RegionKind.BORDER:
+        return "; right in its interior"
+    if region.kind is RegionKind.SIGN:
+        return f"; right where {region.argument} {'>' if region.below else '<'} 0"
+    return ""
+
+
+def region_text(region: Region) -> str:
+    """The region as a claim on its own: "wrong only in channel 2 of X (right in the ...)"."""
+    if region.kind is RegionKind.ELEMENTS:
+        return f"wrong {_place(region)}"
+    if region.kind is RegionKind.VALUE_RANGE:
+        return f"wrong only {_place(region)} (about {100 * region.share:.2g}% of the elements), right elsewhere"
+    return f"wrong only {_place(region)}{_rest(region)}"
+
+
+# -- claims --------------------------------------------------------------------------------
+
+
+def _permutation_text(permutation: Permutation) -> tuple[str, str]:
+    """(verb, the rest): a matrix is transposed; a larger array has its axes permuted."""
+    if len(permutation.axes) == 2:
+        return "is", "transposed"
+    return "has", f"its axes permuted (transpose {permutation.axes} fits)"
+
+
+def _axes(ks: Sequence[int], labels: str) -> str:
+    return ", ".join(f"{k} ({labels[k]})" if k < len(labels) else str(k) for k in ks)
+
+
+def _conjugation_text(form: Conjugation) -> str:
+    if form is Conjugation.CONJUGATE:
+        return f"the conjugate of the correct one (conj missing: dL/da - i*dL/db is JAX's convention, {CONVENTION})"
+    if form is Conjugation.HALF_CONJUGATE:
+        return "half the conjugate of the correct one: the Wirtinger derivative dL/dz instead of dL/da + i*dL/db (conj missing)"
+    return "missing a conjugate (conj missing): a derivative multiplies dL/dY where its conjugate belongs"
+
+
+def _error(numbers: Numbers) -> str:
+    return f"relative error {numbers.rel_error:.3g} along a random direction"
+
+
+def headline(finding: Finding) -> str:
+    """The finding as one sentence, for the check's message."""
+    args = finding.arguments
+    subject, detail, region = _subject(args), finding.detail, finding.region
+    cause = finding.cause
+    if cause is Cause.NON_FINITE and isinstance(detail, NonFinite):
+        return (
+            f"{subject} {_verb('has', args)} NaN or infinite values at {detail.count} of {detail.total} elements "
+            f"({_non_finite_elements(detail)}), where the outputs and their finite differences are finite"
+        )
+    if cause is Cause.ZERO:
+        return f"{subject} {_verb('is', args)} zero everywhere"
+    if cause is Cause.IGNORES_DLDY and isinstance(detail, Nonlinearity):
+        return (
+            f"backward ignores dL/dY: {subject} {_verb('does', args)} not change when dL/dY is multiplied by "
+            f"{detail.scale:g}"
+        )
+    if cause is Cause.NOT_LINEAR_IN_DLDY and isinstance(detail, Nonlinearity):
+        return (
+            f"{subject} {_verb('is', args)} not linear in dL/dY: multiplying dL/dY by {detail.scale:g} does not "
+            f"multiply it by {detail.scale:g} (it is off by a relative {detail.relative:.3g})"
+        )
+    if cause is Cause.SWAPPED:
+        return f"the gradients of {listed(args)} are returned in each other's place"
+    if cause is Cause.MISPLACED and isinstance(detail, Misplaced):
+        return f"the gradient returned for {args[0]} is the gradient of {detail.other}"
+    if cause is Cause.CONJUGATE and isinstance(detail, Conjugation):
+        return f"{subject} {_verb('is', args)} {_conjugation_text(detail)}"
+    if cause is Cause.TRANSPOSED and isinstance(detail, Permutation):
+        verb, rest = _permutation_text(detail)
+        return f"{subject} {_verb(verb, args)} {rest}"
+    if cause is Cause.WRONG_AXES and isinstance(detail, AxesMistake):
+        return (
+            f"{subject} {_verb('is', args)} summed over the wrong axis: it equals {detail.contribution} summed over "
+            f"every axis but {_axes(detail.summed_over_all_but, detail.labels)}, where every axis but "
+            f"{_axes(detail.should_keep, detail.labels)} is right"
+        )
+    if cause is Cause.WRONG_SIGN:
+        where = "" if region is None else f" {_place(region)}{_rest(region)}"
+        return f"{subject} {_verb('has', args)} the wrong sign{where}"
+    if cause is Cause.FACTOR and isinstance(detail, Factor):
+        if region is not None:
+            return (
+                f"{subject} {_verb('is', args)} off by a factor {factor_text(detail)} {_place(region)}{_rest(region)}"
+            )
+        return (
+            f"{subject} {_verb('is', args)} off by a constant factor {factor_text(detail)}"
+            f"{_factor_hint(finding, detail)}"
+        )
+    if cause is Cause.LOCALIZED and region is not None:
+        return f"{subject} {_verb('is', args)} {region_text(region)}"
+    numbers = finding.numbers
+    if region is not None and region.kind is RegionKind.ELEMENTS and numbers is not None and numbers.index:
+        return (
+            f"{subject} {_verb('is', args)} wrong at every element measured (largest error "
+            f"{numbers.abs_error:.3g} at {args[0]}{numbers.index}, relative {numbers.rel_error:.3g})"
+        )
+    text = f"{subject} {_verb('is', args)} wrong"
+    if numbers is not None:
+        text += f" ({_error(numbers)})"
+    if finding.complex_values:
+        text += f"; {_COMPLEX_SUSPECT}"
+    return text
+
+
+def cause_phrase(finding: Finding) -> str | None:
+    """The proven cause in a few words, for a "likely cause:" line (None: none proven)."""
+    detail, region = finding.detail, finding.region
+    cause = finding.cause
+    if cause is Cause.NON_FINITE:
+        return "NaN or infinite gradient"
+    if cause is Cause.ZERO:
+        return "zero or missing gradient"
+    if cause is Cause.IGNORES_DLDY:
+        return "backward ignores dL/dY"
+    if cause is Cause.NOT_LINEAR_IN_DLDY:
+        return "backward not linear in dL/dY"
+    if cause is Cause.SWAPPED:
+        return f"gradient order: {listed(finding.arguments)} swapped"
+    if cause is Cause.MISPLACED and isinstance(detail, Misplaced):
+        return f"gradient of {detail.other} in the place of {finding.arguments[0]}"
+    if cause is Cause.CONJUGATE:
+        return "conj missing"
+    if cause is Cause.TRANSPOSED and isinstance(detail, Permutation):
+        return _permutation_text(detail)[1]
+    if cause is Cause.WRONG_AXES:
+        return "summed over the wrong axis"
+    if cause is Cause.WRONG_SIGN:
+        return "wrong sign" + ("" if region is None else f" {_place(region)}")
+    if cause is Cause.FACTOR and isinstance(detail, Factor):
+        if region is not None:
+            return f"off by a factor {factor_text(detail)} {_place(region)}"
+        return f"off by a constant factor {factor_text(detail)}"
+    if cause is Cause.UNEXPLAINED and finding.complex_values:
+        return _COMPLEX_SUSPECT
+    return None
+
+
+def where_lines(finding: Finding, regions: Sequence[Region]) -> list[str]:
+    """Where the gradient is wrong, each proven region once."""
+    if isinstance(finding.detail, NonFinite):
+        detail = finding.detail
+        return [f"NaN or infinite at {detail.count} of {detail.total} elements: {_non_finite_elements(detail)}"]
+    return [region_text(r) for r in regions]
+
+
+def _non_finite_elements(detail: NonFinite) -> str:
+    shown = ", ".join(str(e) for e in detail.elements[:_SHOWN_NON_FINITE])
+    return shown + (" ..." if detail.count > _SHOWN_NON_FINITE else "")

@@ -1,0 +1,292 @@
+"""Causes of a wrong gradient, each said only once its corrected gradient holds (`Evidence`).
+
+Claims about the incoming gradient come first: a backward that ignores dL/dY, or is not
+linear in it, is found by one more backward with -2 dL/dY. Then another argument's gradient
+in this one's place, a missing conjugate, permuted axes, a constant factor, a sum over the
+wrong axes; each returns a `Finding` or None.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from layercheck.numerics.arrays import fetch, namespace_of, to_host
+from layercheck.numerics.gradients.engine import EvaluationError, Probe, Verdict
+from layercheck.numerics.gradients.evidence import Corrected, Evidence, failing
+from layercheck.numerics.gradients.findings import (
+    AxesMistake,
+    Cause,
+    Conjugation,
+    Factor,
+    FactorForm,
+    Finding,
+    Misplaced,
+    NamedSize,
+    NonFinite,
+    Nonlinearity,
+    Permutation,
+    Size,
+)
+from layercheck.results import Status
+
+__all__ = ["CLAIMS", "name_factor", "non_finite", "proposed_ratio", "ratio_of", "sizes", "zero"]
+
+_FACTOR_SPREAD = 1e-3  # ratios of the failing probes must agree this well to propose a factor
+_SHOWN = 5  # non-finite elements listed
+
+
+def sizes(values: Sequence[Any], labels: Sequence[str | None]) -> tuple[NamedSize, ...]:
+    """Sizes that make a constant factor recognisable (batch size, elements per channel...),
+    of the first argument with a format."""
+    named: list[NamedSize] = []
+    for value, format_ in zip(values, labels):
+        if not format_ or len(format_) != value.ndim:
+            continue
+        for label, size in (("B", Size.BATCH), ("C", Size.CHANNELS), ("T", Size.SEQUENCE)):
+            axis = format_.find(label)
+            if axis >= 0 and value.shape[axis] > 1:
+                named.append(NamedSize(size, int(value.shape[axis])))
+        c = format_.find("C")
+        if c >= 0 and value.size // value.shape[c] > 1:
+            named.append(NamedSize(Size.PER_CHANNEL, int(value.size // value.shape[c])))
+        spatial_axes = [i for i, ch in enumerate(format_) if ch == "S"]
+        spatial = math.prod(value.shape[i] for i in spatial_axes)
+        if spatial > 1:
+            named.append(NamedSize(Size.SPATIAL, int(spatial)))
+            for k, axis in enumerate(spatial_axes, 1):
+                if value.shape[axis] > 1 and len(spatial_axes) > 1:
+                    named.append(NamedSize(Size.SPATIAL_AXIS, int(value.shape[axis]), k))
+        named.append(NamedSize(Size.ELEMENTS, int(value.size)))
+        break
+    return tuple(dict.fromkeys(named))
+
+
+def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
+    """The factor `ratio` as a size of the problem (128, the batch size), its inverse, a
+    small fraction, 1 plus a small error, or the number itself."""
+    # A size of the problem explains a factor better than a small integer does, except 2,
+    # which a forgotten derivative of a square explains as well.
+    if abs(ratio + 1) <= 1e-4:
+        return Factor(ratio, FactorForm.FRACTION, -1, 1)
+    for named in context:
+        n = named.n
+        if n > 2 and abs(ratio - n) <= 1e-4 * n:
+            return Factor(ratio, FactorForm.SIZE, n, 1, named)
+        if n > 2 and abs(ratio - 1 / n) <= 1e-4 / n:
+            return Factor(ratio, FactorForm.INVERSE_SIZE, 1, n, named)
+    for n in (2, 3, 4, 8):
+        for value, numerator, denominator in ((n, n, 1), (1 / n, 1, n), (-n, -n, 1), (-1 / n, -1, n)):
+            if abs(ratio - value) <= 1e-4 * abs(value):
+                return Factor(ratio, FactorForm.FRACTION, numerator, denominator)
+    if abs(ratio - 1) < 1e-2:
+        return Factor(ratio, FactorForm.NEAR_ONE)
+    frac = Fraction(ratio).limit_denominator(64)
+    if frac.denominator > 1 and abs(float(frac) - ratio) <= 1e-6 * abs(ratio):
+        return Factor(ratio, FactorForm.FRACTION, frac.numerator, frac.denominator)
+    return Factor(ratio, FactorForm.DECIMAL)
+
+
+def ratio_of(probes: Sequence[Probe], minimum: int = 2) -> float | None:
+    """A ratio analytic/numeric shared by the probes (`minimum` at least), within their noise."""
+    ratios, noise = [], 0.0
+    for p in probes:
+        if not (math.isfinite(p.analytic) and abs(p.numeric) > 10 * p.fixed_tolerance):
+            return None
+        ratios.append(p.analytic / p.numeric)
+        noise += p.fixed_tolerance / abs(p.numeric)
+    if len(ratios) < minimum:
+        return None
+    typical = max(abs(r) for r in ratios)
+    if max(ratios) - min(ratios) <= (_FACTOR_SPREAD + noise) * typical:
+        return float(np.mean(ratios))
+    return None
+
+
+def non_finite(evidence: Evidence, index: int, finite: Any) -> Finding:
+    bad = to_host(namespace_of(finite).argwhere(~finite))
+    shown = tuple(tuple(int(i) for i in row) for row in bad[:_SHOWN])
+    return Finding(Cause.NON_FINITE, (evidence.name(index),), NonFinite(len(bad), int(finite.size), shown))
+
+
+def zero(evidence: Evidence, index: int) -> Finding:
+    return Finding(Cause.ZERO, (evidence.name(index),))
+
+
+def linearity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """backward must be linear in dL/dY: s dL/dY, s times every gradient."""
+    scale, scaled = evidence.scaled_gradients()
+    if scaled is None or scaled[index] is None:
+        return None
+    other = scaled[index]
+    xp = namespace_of(gradient, other)
+    size_sq, off_linear, off_same = fetch(
+        xp.vdot(gradient, gradient).real, _sq(other - scale * gradient), _sq(other - gradient)
+    )
+    size = math.sqrt(size_sq)
+    slack = math.sqrt(evidence.tol.eps) * size
+    if math.sqrt(off_linear) <= slack:
+        return None
+    if math.sqrt(off_same) <= slack:
+        return Finding(Cause.IGNORES_DLDY, (evidence.name(index),), Nonlinearity(scale, 1.0))
+    relative = math.sqrt(off_linear) / (abs(scale) * size)
+    if relative > 0.01:
+        return Finding(Cause.NOT_LINEAR_IN_DLDY, (evidence.name(index),), Nonlinearity(scale, relative))
+    return None
+
+
+def misplaced(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """Another argument's gradient returned in this argument's place (verified both ways)."""
+    problem = evidence.problem
+    for other, verdict in enumerate(evidence.verdicts):
+        if other == index or problem.values[other].shape != problem.values[index].shape:
+            continue
+        # What backward returned for this argument must be the other's gradient; a swap
+        # also needs what it returned for the other to be this argument's.
+        if evidence.base.gradients[other] is None or not evidence.holds(other, _slot(index)):
+            continue
+        if verdict.status is Status.FAILED and evidence.holds(index, _slot(other)):
+            return Finding(Cause.SWAPPED, (problem.names[index], problem.names[other]))
+        return Finding(Cause.MISPLACED, (problem.names[index],), Misplaced(problem.names[other]))
+    return None
+
+
+def conjugation(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """How a complex gradient misses a conjugate, if it does. A conjugate missing inside
+    backward (f'(X)*dLdY where conj(f'(X))*dLdY is due) shows as a backward that is right
+    when given conj(dLdY) and conjugated afterwards."""
+    if not evidence.complex_values(index):
+        return None
+    xp = namespace_of(gradient)
+    if evidence.holds(index, lambda grads: xp.conj(grads[index])):
+        form = Conjugation.CONJUGATE
+    elif evidence.holds(index, lambda grads: 2 * xp.conj(grads[index])):
+        form = Conjugation.HALF_CONJUGATE
+    else:
+        try:
+            flipped = evidence.problem.gradients([xp.conj(w) for w in evidence.base.weights])[index]
+        except EvaluationError:  # OutOfTime too: the claim is left unsaid
+            return None
+        if flipped is None or not evidence.holds(index, evidence.unmasked(xp.conj(flipped))):
+            return None
+        form = Conjugation.INSIDE
+    return Finding(Cause.CONJUGATE, (evidence.name(index),), form)
+
+
+def transposed(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    if gradient.ndim < 2 or gradient.ndim > 4:
+        return None
+    for perm in itertools.permutations(range(gradient.ndim)):
+        if perm == tuple(range(gradient.ndim)):
+            continue
+        if gradient.transpose(perm).shape == gradient.shape and evidence.holds(index, _permuted(index, perm)):
+            return Finding(Cause.TRANSPOSED, (evidence.name(index),), Permutation(tuple(perm)))
+    return None
+
+
+def proposed_ratio(evidence: Evidence, index: int) -> float | None:
+    """analytic / numeric: the median over the elements of a small argument, else the ratio
+    the failing probes share."""
+    table = evidence.elements(index)
+    if table is None:
+        return ratio_of(failing(evidence.verdicts[index]))
+    gradient = evidence.base.gradients[index]
+    assert gradient is not None  # a failed argument has a gradient
+    ratios = []
+    for element, probes in table:
+        p = probes[0]
+        if p.verdict in (Verdict.PASS, Verdict.FAIL) and abs(p.numeric) > 10 * p.fixed_tolerance:
+            (analytic,) = fetch(gradient.real[element])
+            ratios.append(float(analytic) / p.numeric)
+    if not ratios:
+        return None
+    return float(np.median(ratios))
+
+
+def factor(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    ratio = proposed_ratio(evidence, index)
+    if ratio is None or not math.isfinite(ratio) or ratio == 0:
+        return None
+    if not evidence.holds(index, lambda grads: grads[index] / ratio):
+        return None
+    name = evidence.name(index)
+    if abs(ratio + 1) <= 1e-4:
+        return Finding(Cause.WRONG_SIGN, (name,))
+    named = name_factor(ratio, sizes(evidence.problem.values, evidence.problem.labels))
+    return Finding(Cause.FACTOR, (name,), named, complex_values=evidence.complex_values(index))
+
+
+def wrong_axes(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """A broadcast argument (a bias of shape 1x1xCx1) whose gradient sums a full-size
+    contribution over the wrong axes: proven when the sum over the right axes is right
+    and the sum over the others is exactly what backward returned."""
+    value = evidence.problem.values[index]
+    kept = [k for k, n in enumerate(value.shape) if n > 1]
+    if not kept or len(kept) == value.ndim:
+        return None
+    for what, full in _contributions(evidence, value):
+        axes_right = tuple(k for k in range(value.ndim) if k not in kept)
+        if any(full.shape[k] != value.shape[k] for k in kept):
+            continue
+        corrected = full.sum(axis=axes_right, keepdims=True)
+        if not evidence.holds(index, evidence.unmasked(corrected)):
+            continue
+        for chosen in itertools.permutations(range(value.ndim), len(kept)):
+            if list(chosen) == kept or list(chosen) != sorted(chosen):
+                continue
+            if [full.shape[k] for k in chosen] != [value.shape[k] for k in kept]:
+                continue
+            summed = full.sum(axis=tuple(k for k in range(value.ndim) if k not in chosen)).reshape(value.shape)
+            xp = namespace_of(summed, gradient)
+            (off, size) = fetch(_sq(summed - gradient), xp.vdot(summed, summed).real)
+            if math.sqrt(off) <= 1e3 * evidence.tol.eps * math.sqrt(size):
+                labels = evidence.problem.labels[index] or ""
+                mistake = AxesMistake(what, tuple(chosen), tuple(kept), labels)
+                return Finding(Cause.WRONG_AXES, (evidence.name(index),), mistake)
+    return None
+
+
+def _contributions(evidence: Evidence, value: Any) -> list[tuple[str, Any]]:
+    """Full-size tensors whose sum over the broadcast axes is a broadcast argument's gradient
+    in the common layers: dL/dY (a bias), dL/dY * X (a scale)."""
+    found = []
+    weights = evidence.base.weights
+    for k, w in enumerate(weights):
+        if w.ndim != value.ndim:
+            continue
+        label = "dL/dY" if len(weights) == 1 else f"dL/dY{k + 1}"
+        found.append((label, w))
+        for name, x in zip(evidence.problem.names, evidence.problem.values):
+            if x.shape == w.shape:
+                found.append((f"{label} * {name}", w * x))
+    return found
+
+
+# In the order they are tried: the first that holds is the argument's cause.
+CLAIMS: tuple[Callable[[Evidence, int, Any], Finding | None], ...] = (
+    linearity,
+    misplaced,
+    conjugation,
+    transposed,
+    factor,
+    wrong_axes,
+)
+
+
+def _slot(k: int) -> Corrected:
+    """The gradient backward returned in argument k's place."""
+    return lambda grads: grads[k]
+
+
+def _permuted(k: int, perm: tuple[int, ...]) -> Corrected:
+    """Argument k's gradient with its axes permuted."""
+    return lambda grads: grads[k].transpose(perm)
+
+
+def _sq(a: Any) -> Any:
+    return namespace_of(a).vdot(a, a).real

@@ -1,0 +1,192 @@
+"""The evidence a claim about a wrong gradient is tested against.
+
+A claim about a wrong gradient g ("off by a factor 2", "the gradient of b", "the wrong sign
+where X < 0") is a claim that a corrected gradient (g / 2, the other slot, g negated there)
+is right. So each claim is tested the way the gradient itself was: the corrected gradient
+must agree with every probe that failed and with a fresh probe drawn to test it. Arguments
+of a few hundred elements or fewer (fewer at large layouts: each element costs two forward
+calls) are measured element by element instead, exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from layercheck.numerics.arrays import fetch, is_complex, namespace_of
+from layercheck.numerics.blocks import Block
+from layercheck.numerics.gradients.budget import TimeBudget, budgeted
+from layercheck.numerics.gradients.engine import (
+    ArgumentVerdict,
+    Baseline,
+    EvaluationError,
+    GradientProblem,
+    Probe,
+    Tolerances,
+    Verdict,
+    check_argument,
+    element_probe,
+)
+
+__all__ = ["ELEMENTWISE_LIMIT", "ELEMENTWISE_WORK", "Corrected", "Element", "Evidence", "failing"]
+
+# On failure, arguments this small are measured element by element (to test a claim and to
+# say where it is wrong), while the elements times the size of the outputs they are measured
+# on stay under a work bound: each element costs two forward calls. 256 elements at a small
+# layout; about 6 at MATLAB's seed layout 24,24,20,128 (a fraction of a second there).
+ELEMENTWISE_LIMIT = 256
+ELEMENTWISE_WORK = 1e7
+# A corrected gradient may miss a probe's tolerance by this factor and still be the right one:
+# a tolerance is tight enough to make a pass decisive, and its numeric side may be that noisy.
+_CLAIM_SLACK = 10.0
+# Where the wrong gradient failed a probe, a correction must remove nearly all of its error:
+# an error that is not what the claim says (per-entry noise, a missing term) leaves a
+# residual of its own size on a random direction, whatever factor is tried.
+_CLAIM_RESIDUAL = 0.05
+_LINEARITY_SCALE = -2.0  # dL/dY times this must give every gradient times this
+
+# A corrected gradient: from backward's gradients for the loss a probe measured, the gradient
+# the claim says is right (None where it cannot say: it needs the unmasked loss).
+Corrected = Callable[[list[Any]], Any]
+# One element of a small argument and its probes (one, or two for a complex argument).
+Element = tuple[tuple[int, ...], list[Probe]]
+
+
+def failing(verdict: ArgumentVerdict) -> list[Probe]:
+    return [p for p in verdict.probes if p.verdict is Verdict.FAIL]
+
+
+def decided(probes: Sequence[Probe]) -> list[Probe]:
+    return [p for p in probes if p.verdict in (Verdict.PASS, Verdict.FAIL)]
+
+
+def admits(probe: Probe, gradient: Any) -> bool:
+    """`gradient` would have passed `probe` (whose numeric side is trustworthy) within
+    `_CLAIM_SLACK` times its tolerance, and, where the probe failed, with at most
+    `_CLAIM_RESIDUAL` of the probe's own error left."""
+    if gradient is None or tuple(gradient.shape) != tuple(probe.direction.shape):
+        return False
+    if not probe.gradients:
+        return False
+    xp = namespace_of(gradient, probe.direction)
+    terms = gradient * probe.direction
+    analytic, terms_sq = fetch(xp.vdot(gradient, probe.direction).real, xp.vdot(terms, terms).real)
+    if not math.isfinite(analytic):
+        return False
+    residual = abs(analytic - probe.numeric)
+    if residual > _CLAIM_SLACK * probe._tolerance(analytic, math.sqrt(terms_sq)):
+        return False
+    return probe.verdict is not Verdict.FAIL or residual <= _CLAIM_RESIDUAL * probe.discrepancy
+
+
+class Evidence:
+    """The probes of one failed gradient problem, and more drawn on demand to test a claim;
+    every call of the layer is charged to the diagnosis's time budget."""
+
+    def __init__(
+        self,
+        problem: GradientProblem,
+        base: Baseline,
+        verdicts: list[ArgumentVerdict],
+        tol: Tolerances,
+        rng: Callable[[str], np.random.Generator],
+        budget: TimeBudget,
+    ):
+        self.budget = budget
+        self.problem = budgeted(problem, budget)
+        self.base = base
+        self.verdicts = verdicts
+        self.tol = tol
+        self.rng = rng
+        self._scaled: list[Any] | None = None
+        self._scaled_run = False
+        self._fresh: dict[tuple[int, str], Probe | None] = {}
+        self._elements: dict[int, list[Element] | None] = {}
+
+    def name(self, index: int) -> str:
+        return self.problem.names[index]
+
+    def complex_values(self, index: int) -> bool:
+        gradient = self.base.gradients[index]
+        return any(is_complex(v) for v in self.problem.values) or (gradient is not None and is_complex(gradient))
+
+    def fresh_probe(self, index: int, support: Block | None = None) -> Probe | None:
+        """A decided probe of a new random direction (on `support` when given), drawn to test
+        a claim: the gradient check's own loop, so that the step adapts as it does there."""
+        key = (index, "" if support is None else support.label)
+        if key not in self._fresh and self.budget.over():
+            return None
+        if key not in self._fresh:
+            rng = self.rng(f"claim {self.problem.names[index]} {key[1]}")
+            mask = None if support is None else support.mask
+            try:
+                verdict = check_argument(self.problem, self.base, index, self.tol, rng, max_probes=4, support=mask)
+                found = decided(verdict.probes)
+            except EvaluationError:
+                found = []
+            self._fresh[key] = found[-1] if found else None
+        return self._fresh[key]
+
+    def elements(self, index: int) -> list[Element] | None:
+        """Every element's probes for a small argument; None for a large one (or when the
+        budget is spent, or the layer raised)."""
+        if index not in self._elements and self.budget.over():
+            return None
+        if index not in self._elements:
+            value = self.problem.values[index]
+            table = None
+            outputs = sum(int(y.size) for y in self.base.outputs)
+            if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK:
+                units = (1, 1j) if is_complex(value) else (1,)
+                try:
+                    table = [
+                        (
+                            tuple(int(i) for i in element),
+                            [element_probe(self.problem, self.base, index, element, self.tol, u) for u in units],
+                        )
+                        for element in np.ndindex(tuple(value.shape))
+                    ]
+                except EvaluationError:
+                    table = None
+            self._elements[index] = table
+        return self._elements[index]
+
+    def holds(self, index: int, corrected: Corrected, supports: tuple[Block | None, ...] = (None,)) -> bool:
+        """Is `corrected(gradients)` the right gradient of argument `index`? Element by element
+        for a small argument; else it must pass every failing probe and a fresh probe on each
+        of `supports` (None: the whole argument). Where `corrected` cannot say for a probe,
+        that probe is left out, and a fresh one must still pass."""
+        table = self.elements(index)
+        if table is not None:
+            found = decided([p for _, probes in table for p in probes])
+            informative = [p for p in found if abs(p.numeric) > 2 * p.fixed_tolerance]
+            return bool(informative) and all(admits(p, corrected(p.gradients)) for p in found)
+        for probe in failing(self.verdicts[index]):
+            candidate = corrected(probe.gradients)
+            if candidate is not None and not admits(probe, candidate):
+                return False
+        for support in supports:
+            fresh = self.fresh_probe(index, support)
+            if fresh is None or abs(fresh.numeric) <= 2 * fresh.fixed_tolerance:
+                return False
+            if not admits(fresh, corrected(fresh.gradients)):
+                return False
+        return True
+
+    def unmasked(self, candidate: Any) -> Corrected:
+        """A corrected gradient that holds for the loss with every output weighted."""
+        return lambda gradients: candidate if gradients is self.base.gradients else None
+
+    def scaled_gradients(self) -> tuple[float, list[Any] | None]:
+        """backward's gradients for `scale` dL/dY, with the scale (None when it raised): a
+        negative scale catches what only looks linear under positive scaling (|dL/dY|)."""
+        if not self._scaled_run:
+            self._scaled_run = True
+            try:
+                self._scaled = self.problem.gradients([_LINEARITY_SCALE * w for w in self.base.weights])
+            except EvaluationError:
+                self._scaled = None
+        return _LINEARITY_SCALE, self._scaled

@@ -1,0 +1,338 @@
+"""What the diagnosis of a failed gradient found, as data: the argument, the kind of cause,
+the region, and the numbers. Nothing here is prose: `checks.wording` renders findings for
+every report, and the JSON report carries them as they are (`to_dict`), so no reader ever
+parses a sentence back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AxesMistake",
+    "BlockError",
+    "BlockVerdict",
+    "Cause",
+    "Conjugation",
+    "Diagnosis",
+    "ElementExample",
+    "Factor",
+    "FactorForm",
+    "Finding",
+    "Misplaced",
+    "NamedSize",
+    "NonFinite",
+    "Nonlinearity",
+    "Numbers",
+    "Permutation",
+    "ProbeKind",
+    "Region",
+    "RegionKind",
+    "Size",
+]
+
+
+class Cause(enum.Enum):
+    """The kind of a finding about a wrong gradient: a cause proven, or only where and how much."""
+
+    NON_FINITE = "non_finite"  # NaN or infinite where the outputs and their differences are finite
+    ZERO = "zero"  # zero everywhere: a missing gradient
+    IGNORES_DLDY = "ignores_dldy"  # backward returns the same for -2 dL/dY
+    NOT_LINEAR_IN_DLDY = "not_linear_in_dldy"
+    SWAPPED = "swapped"  # two arguments' gradients in each other's place
+    MISPLACED = "misplaced"  # another argument's gradient in this one's place
+    CONJUGATE = "conjugate"  # a conjugate missing, in one of the forms of `Conjugation`
+    TRANSPOSED = "transposed"  # axes permuted
+    WRONG_SIGN = "wrong_sign"
+    FACTOR = "factor"  # off by a constant factor
+    WRONG_AXES = "wrong_axes"  # a broadcast argument's gradient summed over the wrong axes
+    LOCALIZED = "localized"  # wrong in a region and right elsewhere; no cause proven
+    UNEXPLAINED = "unexplained"  # wrong; neither a cause nor a region proven
+
+
+class ProbeKind(enum.Enum):
+    """What measured a number: a random direction over the whole argument, over a block of
+    it, or one element on its own."""
+
+    DIRECTION = "random_direction"
+    BLOCK = "block"
+    ELEMENT = "element"
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """The analytic and numeric directional derivative that disagree, their difference, the
+    tolerance it broke and how it was measured: the one set of numbers behind a claim."""
+
+    analytic: complex | float
+    numeric: complex | float
+    abs_error: float
+    rel_error: float
+    tolerance: float
+    step: float
+    probe: ProbeKind
+    index: tuple[int, ...] | None = None  # the element, for an ELEMENT probe
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analytic": self.analytic,
+            "numeric": self.numeric,
+            "abs_error": self.abs_error,
+            "rel_error": self.rel_error,
+            "tolerance": self.tolerance,
+            "step": self.step,
+            "probe": self.probe.value,
+            "index": None if self.index is None else list(self.index),
+        }
+
+
+class Size(enum.Enum):
+    """A size of the problem that explains a constant factor."""
+
+    BATCH = "batch size"
+    CHANNELS = "number of channels"
+    SEQUENCE = "sequence length"
+    PER_CHANNEL = "number of elements per channel"
+    SPATIAL = "number of spatial positions"
+    SPATIAL_AXIS = "size of a spatial axis"
+    ELEMENTS = "number of elements"
+
+
+@dataclass(frozen=True)
+class NamedSize:
+    size: Size
+    n: int
+    axis: int | None = None  # which spatial axis (1-based), for SPATIAL_AXIS
+
+
+class FactorForm(enum.Enum):
+    """How a factor is best named."""
+
+    SIZE = "size"  # n, a size of the problem
+    INVERSE_SIZE = "inverse_size"  # 1/n
+    FRACTION = "fraction"  # p/q with a small q (integers are q = 1)
+    NEAR_ONE = "near_one"  # 1 +- a small relative error
+    DECIMAL = "decimal"
+
+
+@dataclass(frozen=True)
+class Factor:
+    """analytic / numeric, and how to name it."""
+
+    ratio: float
+    form: FactorForm
+    numerator: int = 0
+    denominator: int = 1
+    size: NamedSize | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"ratio": self.ratio, "form": self.form.value}
+        if self.form is FactorForm.FRACTION:
+            found |= {"numerator": self.numerator, "denominator": self.denominator}
+        if self.size is not None:
+            found |= {"size": self.size.size.value, "n": self.size.n, "axis": self.size.axis}
+        return found
+
+
+class RegionKind(enum.Enum):
+    BLOCKS = "blocks"  # indices along a named axis: channels 2, 5
+    BORDER = "border"  # the border of the spatial plane, `depth` deep
+    SIGN = "sign"  # where the argument is below (or above) zero
+    VALUE_RANGE = "value_range"  # where the argument's value is in [low, high]
+    ELEMENTS = "elements"  # elements measured one by one
+
+
+@dataclass(frozen=True)
+class Region:
+    """Where a gradient was proven wrong, every other block of its partition proven right."""
+
+    kind: RegionKind
+    argument: str
+    unit: str  # one block's name ("channel", "element"), from the partition
+    units: str  # its plural
+    wrong: tuple[str, ...]  # the wrong blocks' labels ("2", "0-3", "row 0"; an element's index)
+    right: int  # blocks (or elements) proven right
+    share: float  # of the argument's elements inside the region
+    depth: int = 0  # BORDER: how deep
+    border: str = ""  # BORDER: the rows and columns it spans, as blocks.describe_border names them
+    wrong_edges: tuple[str, ...] = ()  # BORDER one deep: the edges wrong, where others are right
+    below: bool = True  # SIGN: wrong where the argument is below zero (else above)
+    low: float = -math.inf  # VALUE_RANGE: the bounds (infinite: open on that side)
+    high: float = math.inf
+    contiguous: bool = True  # VALUE_RANGE: one range, or several between low and high
+
+    def to_dict(self) -> dict[str, Any]:
+        found = dataclasses.asdict(self)
+        found["kind"] = self.kind.value
+        found["wrong"] = list(self.wrong)
+        found["wrong_edges"] = list(self.wrong_edges)
+        for bound in ("low", "high"):
+            if not math.isfinite(found[bound]):
+                found[bound] = None
+        return found
+
+
+@dataclass(frozen=True)
+class Misplaced:
+    other: str  # the argument whose gradient was returned
+
+
+class Conjugation(enum.Enum):
+    CONJUGATE = "conjugate"  # conj(g) is right
+    HALF_CONJUGATE = "half_conjugate"  # 2 conj(g) is right: the Wirtinger dL/dz
+    INSIDE = "inside"  # right for conj(dL/dY), conjugated: a derivative where its conjugate belongs
+
+
+@dataclass(frozen=True)
+class Permutation:
+    axes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AxesMistake:
+    contribution: str  # what was summed: "dL/dY", "dL/dY * X"
+    summed_over_all_but: tuple[int, ...]  # the axes backward kept
+    should_keep: tuple[int, ...]  # the axes the argument has
+    labels: str  # the argument's format, to name the axes ("" when it has none)
+
+
+@dataclass(frozen=True)
+class Nonlinearity:
+    scale: float  # dL/dY was multiplied by this
+    relative: float  # how far the gradient is from `scale` times itself
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    count: int
+    total: int
+    elements: tuple[tuple[int, ...], ...]  # the first few
+
+
+Detail = Factor | Misplaced | Conjugation | Permutation | AxesMistake | Nonlinearity | NonFinite | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One claim: the arguments it is about, its cause and detail, where it holds (None:
+    everywhere) and the numbers that show the gradient wrong. Equal findings about different
+    arguments are one finding about several (`arguments`)."""
+
+    cause: Cause
+    arguments: tuple[str, ...]
+    detail: Detail = None
+    region: Region | None = None
+    numbers: Numbers | None = None  # UNEXPLAINED and LOCALIZED only: the claim is a number
+    complex_values: bool = False  # a complex problem: the conjugate is the usual suspect
+
+    def same_claim(self, other: Finding) -> bool:
+        """Whether `other` says of its arguments what this says of its own."""
+        return (
+            self.cause is other.cause
+            and self.detail == other.detail
+            and self.numbers is None
+            and other.numbers is None
+            and self.region is None
+            and other.region is None
+            and self.complex_values == other.complex_values
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cause": self.cause.value,
+            "arguments": list(self.arguments),
+            "detail": _detail(self.detail),
+            "region": None if self.region is None else self.region.to_dict(),
+            "numbers": None if self.numbers is None else self.numbers.to_dict(),
+        }
+
+
+class BlockVerdict(enum.Enum):
+    WRONG = "wrong"
+    RIGHT = "right"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class ElementExample:
+    """The analytic and numeric gradient at one element, and whether they disagree."""
+
+    index: tuple[int, ...]
+    analytic: complex | float
+    numeric: complex | float
+    abs_error: float
+    rel_error: float
+    tolerance: float
+    wrong: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": list(self.index),
+            "analytic": self.analytic,
+            "numeric": self.numeric,
+            "abs_error": self.abs_error,
+            "rel_error": self.rel_error,
+            "tolerance": self.tolerance,
+            "wrong": self.wrong,
+        }
+
+
+@dataclass(frozen=True)
+class BlockError:
+    """One block of a partition as the probes of it measured it."""
+
+    label: str
+    verdict: BlockVerdict
+    abs_error: float
+    rel_error: float
+    tolerance: float
+    probes: int  # probes that agree on the verdict: 1 (a screen), 2 (confirmed), 0 (measured element by element)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "block": self.label,
+            "verdict": self.verdict.value,
+            "abs_error": self.abs_error,
+            "rel_error": self.rel_error,
+            "tolerance": self.tolerance,
+            "probes": self.probes,
+        }
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything the diagnosis of one failed argument found: its claim, every region proven
+    (the claim's first), elements measured one by one, the blocks of each partition probed,
+    and the budget after which it stopped (None: it ran to the end; what it had no time to
+    test is not said)."""
+
+    finding: Finding
+    regions: tuple[Region, ...] = ()
+    examples: tuple[ElementExample, ...] = ()
+    blocks: Mapping[str, tuple[BlockError, ...]] = field(default_factory=dict)
+    stopped_after_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "finding": self.finding.to_dict(),
+            "regions": [r.to_dict() for r in self.regions],
+            "examples": [e.to_dict() for e in self.examples],
+            "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
+            "stopped_after_s": self.stopped_after_s,
+        }
+
+
+def _detail(detail: Detail) -> dict[str, Any] | None:
+    if detail is None:
+        return None
+    if isinstance(detail, Factor):
+        return detail.to_dict()
+    if isinstance(detail, Conjugation):
+        return {"form": detail.value}
+    found = dataclasses.asdict(detail)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in found.items()}

@@ -1,0 +1,427 @@
+"""Where a wrong gradient is wrong: along every named axis and by region (border of the
+spatial plane, sign, value range), each block with a direction of its own. A block is called
+right only after two probes passed; a region is said only when every other block of its
+partition was proven right. Small arguments are judged from their elements, exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from layercheck.numerics import blocks as partitions
+from layercheck.numerics.arrays import fetch, is_complex, namespace_of, to_host
+from layercheck.numerics.blocks import Block, Partition
+from layercheck.numerics.gradients.claims import name_factor, ratio_of, sizes
+from layercheck.numerics.gradients.engine import (
+    ArgumentVerdict,
+    EvaluationError,
+    Probe,
+    Verdict,
+    check_argument,
+    element_probe,
+)
+from layercheck.numerics.gradients.evidence import Element, Evidence, failing
+from layercheck.numerics.gradients.findings import (
+    BlockError,
+    BlockVerdict,
+    Cause,
+    ElementExample,
+    Finding,
+    Numbers,
+    ProbeKind,
+    Region,
+    RegionKind,
+)
+from layercheck.results import Status
+
+__all__ = ["LOCALIZATION_BUDGET", "CONFIRMATION_BUDGET", "Localization", "numbers_of"]
+
+# Probes per argument to say where a large argument's gradient is wrong: a screen of every
+# partition (one probe per block), then a second probe per block of the candidate regions.
+LOCALIZATION_BUDGET = 48
+CONFIRMATION_BUDGET = 24
+_CANDIDATES = 3  # screened partitions confirmed, the most specific first
+_EXAMPLES = 4  # elements measured one at a time for a large argument
+_MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little about where it is wrong
+
+
+@dataclass(frozen=True)
+class _Cell:
+    block: Block
+    verdict: BlockVerdict
+    probe: Probe | None  # the failing probe of a wrong cell, else the last probe
+    failing: tuple[Probe, ...] = ()
+    probes: int = 0  # decisive probes behind the verdict: 1 for a screen, 2 once confirmed (0: exact)
+
+    def record(self) -> BlockError:
+        p = self.probe
+        if p is None or not math.isfinite(p.numeric):
+            return BlockError(self.block.label, self.verdict, math.nan, math.nan, math.nan, self.probes)
+        tolerance = p.tolerance if p.gradients else math.nan
+        return BlockError(
+            self.block.label, self.verdict, p.discrepancy, p.relative(p.discrepancy), tolerance, self.probes
+        )
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A region proven wrong: its description, its elements, and its wrong cells' probes."""
+
+    region: Region
+    mask: Any
+    bad: tuple[_Cell, ...]
+
+
+Blocks = dict[str, tuple[BlockError, ...]]  # each partition's blocks, as measured
+
+
+def numbers_of(probe: Probe, kind: ProbeKind = ProbeKind.DIRECTION) -> Numbers:
+    """A probe's numbers, as every report states them."""
+    return Numbers(
+        analytic=probe.analytic,
+        numeric=probe.numeric,
+        abs_error=probe.discrepancy,
+        rel_error=probe.relative(probe.discrepancy),
+        tolerance=probe.tolerance,
+        step=probe.step,
+        probe=kind,
+    )
+
+
+def _word(verdict: ArgumentVerdict | None) -> BlockVerdict:
+    if verdict is None:
+        return BlockVerdict.UNDECIDED
+    return {Status.FAILED: BlockVerdict.WRONG, Status.PASSED: BlockVerdict.RIGHT}.get(
+        verdict.status, BlockVerdict.UNDECIDED
+    )
+
+
+def _cell(block: Block, verdict: ArgumentVerdict | None) -> _Cell:
+    if verdict is None or not verdict.probes:
+        return _Cell(block, BlockVerdict.UNDECIDED, None)
+    found = failing(verdict)
+    return _Cell(block, _word(verdict), found[0] if found else verdict.probes[-1], tuple(found), 1)
+
+
+def _union(masks: list[Any]) -> Any:
+    xp = namespace_of(masks[0])
+    union = masks[0]
+    for mask in masks[1:]:
+        union = xp.logical_or(union, mask)
+    return union
+
+
+def _share(mask: Any) -> float:
+    (share,) = fetch(mask.mean())
+    return float(share)
+
+
+def _candidate_share(cells: list[_Cell]) -> float | None:
+    """The share of the elements in the wrong blocks, for a partition whose screen found some
+    blocks wrong and every other right; None otherwise."""
+    if {c.verdict for c in cells} != {BlockVerdict.WRONG, BlockVerdict.RIGHT}:
+        return None
+    return _share(_union([c.block.mask for c in cells if c.verdict is BlockVerdict.WRONG]))
+
+
+class Localization:
+    """Where one failed argument's gradient is wrong, and by what factor there."""
+
+    def __init__(self, evidence: Evidence, index: int):
+        self.evidence = evidence
+        self.index = index
+        self.name = evidence.name(index)
+        self.value = evidence.problem.values[index]
+        self.labels = evidence.problem.labels[index]
+        self.table = evidence.elements(index)
+        self._spent = 0  # localization probes spent
+
+    def run(
+        self, gradient: Any
+    ) -> tuple[Finding, tuple[Region, ...], tuple[ElementExample, ...], dict[str, tuple[BlockError, ...]]]:
+        """The argument's finding, every region proven (the finding's first), elements
+        measured one by one, and each partition's blocks as measured."""
+        found, measured = self._regions()
+        regions = tuple(f.region for f in found)
+        worst = numbers_of(max(failing(self.evidence.verdicts[self.index]), key=lambda p: p.discrepancy))
+        complex_values = is_complex(self.value) or any(is_complex(y) for y in self.evidence.base.outputs)
+        if self.table is not None:
+            examples = self._measured_examples(gradient)
+            wrong = [e for e in examples if e.wrong]
+            if wrong and len(wrong) < len(examples):
+                regions += (self._elements_region(examples),)
+            if found:
+                finding = self._region_factor(gradient, found[0]) or Finding(
+                    Cause.LOCALIZED, (self.name,), region=found[0].region
+                )
+            elif regions:
+                finding = Finding(Cause.LOCALIZED, (self.name,), region=regions[0])
+            elif wrong:
+                worst_element = wrong[0]
+                every = Region(RegionKind.ELEMENTS, self.name, "element", "elements", (), 0, 1.0)
+                finding = Finding(
+                    Cause.UNEXPLAINED, (self.name,), region=every, numbers=_element_numbers(worst_element)
+                )
+            else:
+                finding = Finding(Cause.UNEXPLAINED, (self.name,), numbers=worst)
+            return finding, regions, tuple(examples[:5]), measured
+        if found:
+            finding = self._region_factor(gradient, found[0]) or Finding(
+                Cause.LOCALIZED, (self.name,), region=found[0].region
+            )
+        else:
+            finding = Finding(Cause.UNEXPLAINED, (self.name,), numbers=worst, complex_values=complex_values)
+        sampled = tuple(self._sampled_examples(gradient, found[0].mask if found else None))
+        return finding, regions, sampled, measured
+
+    # -- regions -------------------------------------------------------------------------------
+
+    def _regions(self) -> tuple[list[_Found], Blocks]:
+        measured: Blocks = {}
+        screened = []
+        for partition in self._partitions():
+            cells = self._judge(partition, partition.unit)
+            measured[partition.unit] = tuple(c.record() for c in cells)
+            share = _candidate_share(cells)
+            if share is not None:
+                screened.append((share, partition, cells))
+        # The most specific candidates first: each confirmed block by block, or dropped.
+        found = []
+        for _, partition, cells in sorted(screened, key=lambda c: c[0])[:_CANDIDATES]:
+            cells = self._confirm(partition, cells)
+            measured[partition.unit] = tuple(c.record() for c in cells)
+            region = self._region_of(partition, cells)
+            if region is not None:
+                found.append(region)
+        found.sort(key=lambda f: f.region.share)
+        return found, measured
+
+    def _partitions(self) -> list[Partition]:
+        value, labels = self.value, self.labels
+        # In the order they are paid for from the budget: the named axes, then regions.
+        found = []
+        named = labels is not None and len(labels) == value.ndim
+        if labels is not None and named:
+            for label in "CBT":
+                axis = labels.find(label)
+                if axis >= 0 and value.shape[axis] > 1:
+                    found.append(partitions.along_axis(value, axis, partitions.AXIS_WORDS[label]))
+        for extra in (partitions.distance_to_edge(value, labels), partitions.by_sign(value, self.name)):
+            if extra is not None:
+                found.append(extra)
+        values = partitions.by_value(value, self.name)
+        if len(values) > 1:
+            found.append(Partition("value range", tuple(block for _, block in values)))
+        if labels is not None and named:
+            for axis, word in partitions.spatial_words(labels):
+                if value.shape[axis] > 1:
+                    found.append(partitions.along_axis(value, axis, word, max_cells=8))
+        return found
+
+    def _judge(self, partition: Partition, seed: str) -> list[_Cell]:
+        """Each block of a partition probed once (a screen): wrong or right on one probe.
+        Blocks left unmeasured when the budget runs out are undecided. Small arguments are
+        judged from their elements instead, exactly."""
+        if self.table is not None:
+            return [self._judge_exactly(block, self.table) for block in partition.blocks]
+        rng = self.evidence.rng(f"localize {self.name} {seed}")
+        return [_cell(block, self._probe_block(block, rng)) for block in partition.blocks]
+
+    def _confirm(self, partition: Partition, cells: list[_Cell]) -> list[_Cell]:
+        """Each screened block probed once more with a direction of its own: a block is called
+        wrong or right only when both probes say so."""
+        if self.table is not None:
+            return cells
+        rng = self.evidence.rng(f"confirm {self.name} {partition.unit}")
+        confirmed = []
+        for cell in cells:
+            again = self._probe_block(cell.block, rng, budget=LOCALIZATION_BUDGET + CONFIRMATION_BUDGET)
+            word = cell.verdict if _word(again) is cell.verdict else BlockVerdict.UNDECIDED
+            bad = cell.failing + (tuple(failing(again)) if again else ())
+            confirmed.append(_Cell(cell.block, word, bad[0] if bad else cell.probe, bad, cell.probes + 1))
+        return confirmed
+
+    def _probe_block(
+        self, block: Block, rng: np.random.Generator, budget: int = LOCALIZATION_BUDGET
+    ) -> ArgumentVerdict | None:
+        """One decisive probe of a block (up to three tries with adapted steps), within budget."""
+        if self._spent >= budget or self.evidence.budget.over():
+            return None
+        e = self.evidence
+        try:
+            verdict = check_argument(
+                e.problem, e.base, self.index, e.tol, rng, max_probes=3, support=block.mask, fails_needed=1
+            )
+        except EvaluationError:
+            verdict = None
+        self._spent += len(verdict.probes) if verdict else 1
+        return verdict
+
+    @staticmethod
+    def _judge_exactly(block: Block, table: list[Element]) -> _Cell:
+        """A block of a small argument from its elements, each measured on its own."""
+        inside = to_host(block.mask)
+        probes = [p for element, found in table if inside[element] for p in found]
+        bad = tuple(p for p in probes if p.verdict is Verdict.FAIL)
+        if bad:
+            return _Cell(block, BlockVerdict.WRONG, max(bad, key=lambda p: p.discrepancy), bad)
+        if probes and all(p.verdict is Verdict.PASS for p in probes):
+            return _Cell(block, BlockVerdict.RIGHT, probes[-1])
+        return _Cell(block, BlockVerdict.UNDECIDED, probes[-1] if probes else None)
+
+    def _region_of(self, partition: Partition, cells: list[_Cell]) -> _Found | None:
+        if any(c.verdict is BlockVerdict.UNDECIDED for c in cells):
+            return None
+        bad = [c for c in cells if c.verdict is BlockVerdict.WRONG]
+        if not bad or len(bad) == len(cells):
+            return None
+        mask = _union([c.block.mask for c in bad])
+        share = _share(mask)
+        right = len(cells) - len(bad)
+        if partition.unit == "value range":
+            return self._value_region(cells, mask, share)
+        depth = len(bad)
+        kind = RegionKind.BLOCKS
+        extra: dict[str, Any] = {}
+        if partition.unit == "distance from the edge" and [c.block.label for c in bad] == [
+            str(d) for d in range(depth)
+        ]:
+            kind = RegionKind.BORDER
+            shape = tuple(self.value.shape)
+            extra = {"depth": depth, "border": partitions.describe_border(shape, self.labels or "", depth)}
+            if depth == 1:
+                extra["wrong_edges"] = self._wrong_edges()
+        elif partition.unit == "sign":
+            kind = RegionKind.SIGN
+            extra = {"below": cells[0].verdict is BlockVerdict.WRONG}  # by_sign: below zero, then above
+        labels = tuple(c.block.label for c in bad)
+        region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
+        return _Found(region, mask, tuple(bad))
+
+    def _wrong_edges(self) -> tuple[str, ...]:
+        """The edges (first and last row, column) of a gradient wrong at the border: those
+        wrong, where some are right."""
+        strips = Partition("edge", tuple(partitions.edges(self.value, self.labels or "")))
+        judged = self._confirm(strips, self._judge(strips, "edges"))
+        wrong = tuple(c.block.label for c in judged if c.verdict is BlockVerdict.WRONG)
+        return wrong if wrong and len(wrong) < len(judged) else ()
+
+    def _value_region(self, cells: list[_Cell], mask: Any, share: float) -> _Found | None:
+        ranges = [span for span, _ in partitions.by_value(self.value, self.name)]
+        bad = [k for k, c in enumerate(cells) if c.verdict is BlockVerdict.WRONG]
+        if share > _MAX_VALUE_SHARE:
+            return None
+        low, high = ranges[bad[0]][0], ranges[bad[-1]][1]
+        contiguous = bad == list(range(bad[0], bad[-1] + 1))
+        if contiguous and bad[-1] == len(cells) - 1:
+            high = math.inf
+        elif contiguous and bad[0] == 0:
+            low = -math.inf
+        region = Region(
+            RegionKind.VALUE_RANGE,
+            self.name,
+            "value range",
+            "value ranges",
+            tuple(cells[k].block.label for k in bad),
+            len(cells) - len(bad),
+            share,
+            low=low,
+            high=high,
+            contiguous=contiguous,
+        )
+        return _Found(region, mask, tuple(cells[k] for k in bad))
+
+    def _region_factor(self, gradient: Any, found: _Found) -> Finding | None:
+        """Off by a factor (or of the wrong sign) in the region, when the gradient corrected
+        there is right everywhere."""
+        # One element measured exactly proposes a ratio as well as two random directions do;
+        # either way the corrected gradient must hold before anything is said.
+        ratio = ratio_of([p for c in found.bad for p in c.failing], minimum=1 if self.table is not None else 2)
+        if ratio is None or ratio == 0:
+            return None
+        xp = namespace_of(gradient)
+        index = self.index
+
+        def corrected(grads: list[Any]) -> Any:
+            return xp.where(found.mask, grads[index] / ratio, grads[index])
+
+        support = Block(f"{found.region.unit}: {', '.join(found.region.wrong)}", found.mask)
+        if not self.evidence.holds(index, corrected, (None, support)):
+            return None
+        if abs(ratio + 1) <= 1e-4:
+            return Finding(Cause.WRONG_SIGN, (self.name,), region=found.region)
+        named = name_factor(ratio, sizes(self.evidence.problem.values, self.evidence.problem.labels))
+        return Finding(Cause.FACTOR, (self.name,), named, region=found.region)
+
+    # -- elements ------------------------------------------------------------------------------
+
+    def _elements_region(self, examples: list[ElementExample]) -> Region:
+        wrong = tuple(str(e.index) for e in examples if e.wrong)
+        share = len(wrong) / max(1, int(self.value.size))
+        return Region(RegionKind.ELEMENTS, self.name, "element", "elements", wrong, len(examples) - len(wrong), share)
+
+    def _measured_examples(self, gradient: Any) -> list[ElementExample]:
+        """Every element of a small argument, the wrong first, the worst first among them."""
+        assert self.table is not None
+        examples = [e for e in (_example(gradient, element, probes) for element, probes in self.table) if e]
+        examples.sort(key=lambda e: (not e.wrong, -e.abs_error))
+        return examples
+
+    def _sampled_examples(self, gradient: Any, suspect: Any) -> list[ElementExample]:
+        """A few elements (in the region found, if any) measured one at a time."""
+        e = self.evidence
+        if e.budget.over():
+            return []
+        xp = namespace_of(self.value)
+        mask = xp.ones(self.value.shape, dtype=bool) if suspect is None else suspect
+        candidates = xp.argwhere(mask)
+        rng = e.rng(f"examples {self.name}")
+        chosen = rng.choice(len(candidates), size=min(_EXAMPLES, len(candidates)), replace=False)
+        picks = [tuple(int(i) for i in el) for el in to_host(candidates[xp.asarray(chosen)]).tolist()]
+        units = (1, 1j) if is_complex(self.value) else (1,)
+        found = []
+        for element in picks:
+            try:
+                probes = [element_probe(e.problem, e.base, self.index, element, e.tol, u) for u in units]
+            except EvaluationError:
+                break
+            example = _example(gradient, element, probes)
+            if example is not None:
+                found.append(example)
+        return sorted(found, key=lambda x: (not x.wrong, -x.abs_error))
+
+
+def _example(gradient: Any, element: tuple[int, ...], probes: list[Probe]) -> ElementExample | None:
+    if any(p.verdict not in (Verdict.PASS, Verdict.FAIL) for p in probes):
+        return None
+    value = to_host(gradient[element]).item()
+    analytic: complex | float = complex(value) if is_complex(gradient) else float(value.real)
+    numeric: complex | float = probes[0].numeric if len(probes) == 1 else complex(probes[0].numeric, probes[1].numeric)
+    worst = max(probes, key=lambda p: (p.verdict is Verdict.FAIL, p.tolerance))
+    abs_error = abs(analytic - numeric)
+    return ElementExample(
+        index=element,
+        analytic=analytic,
+        numeric=numeric,
+        abs_error=abs_error,
+        rel_error=abs_error / abs(numeric) if numeric else math.inf,
+        tolerance=worst.tolerance,
+        wrong=any(p.verdict is Verdict.FAIL for p in probes),
+    )
+
+
+def _element_numbers(example: ElementExample) -> Numbers:
+    return Numbers(
+        analytic=example.analytic,
+        numeric=example.numeric,
+        abs_error=example.abs_error,
+        rel_error=example.rel_error,
+        tolerance=example.tolerance,
+        step=math.nan,
+        probe=ProbeKind.ELEMENT,
+        index=example.index,
+    )

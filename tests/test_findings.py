@@ -1,0 +1,117 @@
+"""The findings of a failed gradient check are data, grouped over the arguments, and rendered
+by one message builder whose every number is the finding's own (issue 26, section 1)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import CORPUS, GRADIENTS, load_layer
+
+import layercheck
+from layercheck.checks import wording
+from layercheck.numerics.gradients.claims import name_factor, sizes
+from layercheck.numerics.gradients.diagnosis import group
+from layercheck.numerics.gradients.findings import (
+    Cause,
+    Factor,
+    FactorForm,
+    Finding,
+    NamedSize,
+    Nonlinearity,
+    Numbers,
+    ProbeKind,
+    Region,
+    RegionKind,
+    Size,
+)
+
+
+def _numbers(rel: float) -> Numbers:
+    return Numbers(1.0, 1.0 + rel, rel, rel, 1e-8, 1e-6, ProbeKind.DIRECTION)
+
+
+def test_a_claim_about_several_arguments_is_one_finding_and_one_sentence():
+    ignores = [Finding(Cause.IGNORES_DLDY, (name,), Nonlinearity(-2.0, 1.0)) for name in ("X", "w", "b")]
+    (found,) = group(ignores)
+    assert found.arguments == ("X", "w", "b")
+    text = wording.headline(found)
+    assert text == ("backward ignores dL/dY: the gradients of X, w and b do not change when dL/dY is multiplied by -2")
+
+
+def test_a_swap_seen_from_both_arguments_is_one_finding():
+    (found,) = group([Finding(Cause.SWAPPED, ("a", "b")), Finding(Cause.SWAPPED, ("b", "a"))])
+    assert found.arguments == ("a", "b")
+    assert wording.headline(found) == "the gradients of a and b are returned in each other's place"
+
+
+def test_claims_that_differ_in_a_number_or_a_region_stay_apart():
+    unexplained = [Finding(Cause.UNEXPLAINED, (n,), numbers=_numbers(r)) for n, r in (("X", 0.1), ("w", 0.2))]
+    assert len(group(unexplained)) == 2
+    half = name_factor(0.5, ())
+    channel = Region(RegionKind.BLOCKS, "X", "channel", "channels", ("2",), 3, 0.25)
+    regional = [Finding(Cause.FACTOR, ("X",), half, region=channel), Finding(Cause.FACTOR, ("w",), half)]
+    assert len(group(regional)) == 2
+
+
+@pytest.mark.parametrize(
+    "ratio, context, form, text",
+    [
+        (2.0, (), FactorForm.FRACTION, "2"),
+        (1.5, (), FactorForm.FRACTION, "3/2"),
+        (-0.25, (), FactorForm.FRACTION, "-1/4"),
+        (1 / 128, (NamedSize(Size.BATCH, 128),), FactorForm.INVERSE_SIZE, "1/128 (1/batch size)"),
+        (5.0, (NamedSize(Size.SPATIAL_AXIS, 5, 2),), FactorForm.SIZE, "5 (the size of spatial axis 2)"),
+        (2.0, (NamedSize(Size.BATCH, 2),), FactorForm.FRACTION, "2"),  # a size of 2 names nothing 2 does not
+        (1.004, (), FactorForm.NEAR_ONE, "1 + 0.004 (a relative error of 0.004)"),
+        (math.pi, (), FactorForm.DECIMAL, "3.14159"),
+    ],
+)
+def test_a_factor_is_named_from_its_value_and_the_sizes_of_the_problem(ratio, context, form, text):
+    factor = name_factor(ratio, context)
+    assert factor.form is form and factor.ratio == ratio
+    assert wording.factor_text(factor) == text
+
+
+def test_sizes_name_the_axes_of_the_first_formatted_argument():
+    import numpy as np
+
+    found = sizes([np.zeros((4, 5, 3, 8))], ["SSCB"])
+    assert NamedSize(Size.BATCH, 8) in found and NamedSize(Size.CHANNELS, 3) in found
+    assert NamedSize(Size.SPATIAL_AXIS, 5, 2) in found and NamedSize(Size.SPATIAL, 20) in found
+
+
+def test_a_cause_line_is_a_phrase_without_a_dangling_verb():
+    factor = Factor(1.5, FactorForm.FRACTION, 3, 2)
+    channel = Region(RegionKind.BLOCKS, "X", "channel", "channels", ("2",), 3, 0.25)
+    finding = Finding(Cause.FACTOR, ("X",), factor, region=channel)
+    assert wording.cause_phrase(finding) == "off by a factor 3/2 in channel 2 of X (right in the 3 others checked)"
+    assert wording.headline(finding).startswith("the gradient of X is off by a factor 3/2 in channel 2 of X")
+    assert wording.cause_phrase(Finding(Cause.UNEXPLAINED, ("X",), numbers=_numbers(0.1))) is None
+
+
+def test_the_number_of_an_unexplained_finding_is_its_probe_s():
+    finding = Finding(Cause.UNEXPLAINED, ("X",), numbers=_numbers(0.0251))
+    assert wording.headline(finding) == "the gradient of X is wrong (relative error 0.0251 along a random direction)"
+
+
+def test_a_backward_that_ignores_dldy_for_every_argument_is_told_once():
+    obj = load_layer(CORPUS / "scale_bias_ignores_dldy.py")
+    result = layercheck.check_layer(obj, obj.example_layout, checks=[GRADIENTS]).result(GRADIENTS)
+    assert result.status == "failed"
+    assert result.message.count("ignores dL/dY") == 1, result.message
+    (finding,) = result.details["findings"]
+    assert finding["cause"] == "ignores_dldy" and sorted(finding["arguments"]) == ["X", "b", "w"]
+    for argument in ("X", "w", "b"):
+        assert argument in result.message
+
+
+def test_the_json_findings_are_data_without_prose():
+    obj = load_layer(CORPUS / "grad_one_channel.py")
+    result = layercheck.check_layer(obj, obj.example_layout, checks=[GRADIENTS]).result(GRADIENTS)
+    (finding,) = result.details["findings"]
+    region = finding["region"]
+    assert region["kind"] == "blocks" and region["unit"] == "channel" and region["wrong"] == ["2"]
+    assert region["right"] >= 1 and 0 < region["share"] < 1
+    # What the headline says is rendered from these fields, not stored beside them.
+    assert "channel 2 of X" in result.message
