@@ -88,10 +88,10 @@ class BackwardResult:
     """forward then backward at one dtype: the gradients, and everything they were computed from."""
 
     gradients: Gradients
-    inputs: tuple
+    inputs: tuple[Any, ...]
     outputs: Outputs
-    dLdY: tuple
-    dLdS: tuple
+    dLdY: tuple[Any, ...]
+    dLdS: tuple[Any, ...]
     layer: Adapter
 
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from layercheck.results import Cause, Kind, Status
 
+if TYPE_CHECKING:  # checks.context imports Incomplete from here
+    from layercheck.checks.context import CheckContext
+
 __all__ = [
     "Check",
+    "CheckFunction",
     "Incomplete",
     "LAYERS_ONLY",
     "OPERATIONS_ONLY",
@@ -81,13 +85,18 @@ def failed(
     return Outcome(Status.FAILED, message, details, tuple(explanation), tuple(problems), traceback, cause)
 
 
+CheckFunction = Callable[["CheckContext"], Outcome]
+"""A check: reads the target under test through its `CheckContext`, returns an `Outcome`
+(or raises `Skip`/`Incomplete`)."""
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
     description: str
     matlab: str
     family: str
-    run: Callable[[Any], Outcome]
+    run: CheckFunction
     kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION)
 
     def applies_to(self, kind: Kind) -> str | None:
@@ -112,10 +121,10 @@ def check(
     matlab: str = "",
     family: str = "",
     kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION),
-):
+) -> Callable[[CheckFunction], CheckFunction]:
     """Register the decorated function as the check `name` for targets of the given kinds."""
 
-    def register(fn: Callable[[Any], Outcome]) -> Callable[[Any], Outcome]:
+    def register(fn: CheckFunction) -> CheckFunction:
         if name in REGISTRY:
             raise ValueError(f"check {name!r} registered twice")
         module_family = family or fn.__module__.rsplit(".", 1)[-1]
