@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
-from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import Incomplete, check, failed, passed
+from layercheck.checks.context import CallError, CheckContext, Step
+from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.userframes import exception_summary
@@ -18,10 +20,10 @@ __all__ = [
 
 
 @check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
-def backward_does_not_error(session: CheckContext):
+def backward_does_not_error(session: CheckContext) -> Outcome:
     require_backward(session.reference)
 
-    def describe(step, dtype):
+    def describe(step: Step, dtype: str) -> Outcome | None:
         if step.error is None:
             return None
         if step.error.is_contract:
@@ -41,7 +43,7 @@ def backward_does_not_error(session: CheckContext):
     return first_failure(session, session.backward, describe) or passed()
 
 
-def _raise_if_only_repeats_fail(session: CheckContext, dtype, error) -> None:
+def _raise_if_only_repeats_fail(session: CheckContext, dtype: str, error: CallError) -> None:
     """backward raised at `dtype` after running at an earlier dtype: if the earlier call now
     raises too, on a new layer object, what fails is calling backward again, not this dtype
     (backward_is_repeatable reports it)."""
@@ -58,7 +60,7 @@ def _raise_if_only_repeats_fail(session: CheckContext, dtype, error) -> None:
             )
 
 
-def fresh_training_step(session: CheckContext, dtype) -> str | None:
+def fresh_training_step(session: CheckContext, dtype: Any) -> str | None:
     """forward and backward on a new layer object at `dtype`: what they raised, or None."""
     layer = session.layer(dtype)
     xs = session.inputs(dtype)
@@ -79,7 +81,7 @@ def _unassigned_hint(exc: BaseException) -> str | None:
     return None
 
 
-def describe_reduction(grad_shape: tuple, arg_shape: tuple, labels: str | None) -> str:
+def describe_reduction(grad_shape: tuple[int, ...], arg_shape: tuple[int, ...], labels: str | None) -> str:
     """Name the axes a wrongly shaped gradient was (or was not) reduced over."""
     if len(grad_shape) != len(arg_shape):
         if sorted(d for d in grad_shape if d != 1) == sorted(d for d in arg_shape if d != 1):
@@ -106,7 +108,7 @@ def describe_reduction(grad_shape: tuple, arg_shape: tuple, labels: str | None) 
     "backward returns one gradient per input, learnable and state, each of its argument's shape",
     "backwardIsConsistentInSize",
 )
-def backward_is_consistent_in_size(session: CheckContext):
+def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
     layer = session.reference
     require_backward(layer)
     result = session.backward(primary_dtype(session)).require()

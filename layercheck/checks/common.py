@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from layercheck.checks.context import CheckContext
+from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.registry import Incomplete, Outcome, Skip
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.numerics import arrays
@@ -56,7 +56,9 @@ def require_arrays(items: Iterable[tuple[str, Any]], method: str) -> None:
             raise Incomplete(f"not checked: {method} returned {arrays.describe(value)} as {name}, not an array")
 
 
-def first_failure(session: CheckContext, step_of, describe) -> Outcome | None:
+def first_failure(
+    session: CheckContext, step_of: Callable[[str], Step], describe: Callable[[Step, str], Outcome | None]
+) -> Outcome | None:
     """Run `describe(step, dtype)` over the tested dtypes; the first failure it returns, or None."""
     for dtype in session.options.dtypes:
         problem = describe(step_of(dtype), dtype)
@@ -70,7 +72,8 @@ def snapshot(values: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def dtype_name(dtype: Any) -> str:
-    return np.dtype(dtype).name
+    name: str = np.dtype(dtype).name  # LiteralString in NumPy's stubs, which mypy reads as Any
+    return name
 
 
 def widened(session: CheckContext, dtypes: Iterable[Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import numpy as np
 
 from layercheck.checks.common import primary_dtype
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -72,7 +72,7 @@ def _return_problems(session: CheckContext) -> list[str]:
     "mask, saved inputs and outputs and memory values)",
     "functionSyntaxesAreCorrect",
 )
-def function_syntaxes_are_correct(session: CheckContext):
+def function_syntaxes_are_correct(session: CheckContext) -> Outcome:
     layer = session.reference
     problems = _signature_problems(layer)
     initialize_error = session.initialize_step.error
@@ -93,7 +93,7 @@ def function_syntaxes_are_correct(session: CheckContext):
 
 
 @check("initialize_does_not_error", "initialize runs without error on the given layouts", kinds=LAYERS_ONLY)
-def initialize_does_not_error(session: CheckContext):
+def initialize_does_not_error(session: CheckContext) -> Outcome:
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
     error = session.initialize_step.error
@@ -102,7 +102,7 @@ def initialize_does_not_error(session: CheckContext):
     return passed()
 
 
-def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str):
+def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str) -> Outcome:
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
     if not names:
@@ -147,7 +147,7 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str)
     "initializeDoesNotChangeLearnableParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
 )
-def initialize_does_not_change_nonempty_learnables(session: CheckContext):
+def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Outcome:
     return _initialize_keeps(session, session.reference.learnables, "learnables")
 
 
@@ -157,5 +157,5 @@ def initialize_does_not_change_nonempty_learnables(session: CheckContext):
     "initializeDoesNotChangeStatefulParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
 )
-def initialize_does_not_change_nonempty_states(session: CheckContext):
+def initialize_does_not_change_nonempty_states(session: CheckContext) -> Outcome:
     return _initialize_keeps(session, session.reference.state, "state")

@@ -13,8 +13,8 @@ from layercheck.checks.common import (
     require_arrays,
     require_forward,
 )
-from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.context import CheckContext, Step
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
 from layercheck.results import Kind
 
@@ -26,10 +26,10 @@ __all__ = [
 ]
 
 
-def _does_not_error(session: CheckContext, method: str):
+def _does_not_error(session: CheckContext, method: str) -> Outcome:
     step_of = functools.partial(session.step, method)
 
-    def describe(step, dtype):
+    def describe(step: Step, dtype: str) -> Outcome | None:
         if step.error is None:
             return None
         if step.error.is_contract:
@@ -53,12 +53,12 @@ def _does_not_error(session: CheckContext, method: str):
     "predictDoesNotError",
     kinds=LAYERS_ONLY,
 )
-def predict_does_not_error(session: CheckContext):
+def predict_does_not_error(session: CheckContext) -> Outcome:
     return _does_not_error(session, "predict")
 
 
 @check("forward_does_not_error", "forward runs without error at every tested dtype", "forwardDoesNotError")
-def forward_does_not_error(session: CheckContext):
+def forward_does_not_error(session: CheckContext) -> Outcome:
     require_forward(session.reference)
     return _does_not_error(session, "forward")
 
@@ -69,7 +69,7 @@ def forward_does_not_error(session: CheckContext):
     "forwardPredictAreConsistentInSize",
     kinds=LAYERS_ONLY,
 )
-def forward_predict_are_consistent_in_size(session: CheckContext):
+def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
     layer = session.reference
     require_forward(layer)
     dtype = primary_dtype(session)
@@ -88,11 +88,11 @@ def forward_predict_are_consistent_in_size(session: CheckContext):
     return passed()
 
 
-def _nonfinite(session: CheckContext, method: str):
+def _nonfinite(session: CheckContext, method: str) -> Outcome | None:
     layer = session.reference
     step_of = functools.partial(session.step, method)
 
-    def describe(step, dtype):
+    def describe(step: Step, dtype: str) -> Outcome | None:
         if not step.ok:
             return None
         for name, y in named_outputs(layer, step.value):
@@ -125,7 +125,7 @@ def _nonfinite(session: CheckContext, method: str):
     "predict and forward return no NaN or infinite values on inputs inside the layer's domain",
     "",
 )
-def outputs_are_finite(session: CheckContext):
+def outputs_are_finite(session: CheckContext) -> Outcome:
     layer = session.reference
     methods = (["predict"] if layer.kind == Kind.LAYER else []) + (["forward"] if layer.has_forward else [])
     ran = False

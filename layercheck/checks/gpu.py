@@ -9,21 +9,23 @@ returns from CuPy inputs must be a CuPy array of the tested precision.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward, widened
-from layercheck.checks.context import CheckContext, Step
+from layercheck.checks.context import CallError, CheckContext, Step
 from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
+from layercheck.numerics.devices import GpuStatus
 from layercheck.portability import IDIOM
 from layercheck.results import Kind
 
 __all__ = ["backward_is_consistent_on_gpu", "outputs_stay_on_device", "predict_is_consistent_on_gpu", "require_gpu"]
 
 
-def require_gpu(session: CheckContext):
+def require_gpu(session: CheckContext) -> GpuStatus:
     if session.options.device == "cpu":
         raise Skip("--device cpu: GPU checks not run")
     status = session.gpu()
@@ -50,7 +52,7 @@ def _defer_to_owner(session: CheckContext, owner: str) -> None:
         raise Incomplete(f"not checked: {failure.summary()} on the GPU (see {_owner(session, failure)})")
 
 
-def _owner(session: CheckContext, error) -> str:
+def _owner(session: CheckContext, error: CallError) -> str:
     """The GPU check that reports a step that raised on the GPU."""
     if error.method == "backward" and session.reference.has_backward:
         return "backward_is_consistent_on_gpu"
@@ -64,7 +66,7 @@ def _require_cpu_run(session: CheckContext) -> None:
         raise Skip(f"the layer runs only on the GPU ({binding}): no CPU result to compare with")
 
 
-def _parity(session: CheckContext, name: str, cpu, gpu, dtype) -> tuple[str | None, float]:
+def _parity(session: CheckContext, name: str, cpu: Any, gpu: Any, dtype: str) -> tuple[str | None, float]:
     """A problem with the GPU's result, or None, and the largest difference: what was returned
     is checked first, then the values, on the device (the CPU's result is uploaded)."""
     rtol, atol = session.tolerance(dtype)
@@ -81,7 +83,7 @@ def _parity(session: CheckContext, name: str, cpu, gpu, dtype) -> tuple[str | No
     "predict_is_consistent_on_gpu",
     "predict (forward for an operation) on CuPy arrays agrees with the CPU within the dtype's tolerance",
 )
-def predict_is_consistent_on_gpu(session: CheckContext):
+def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     require_gpu(session)
     _require_cpu_run(session)
     layer = session.reference
@@ -104,7 +106,7 @@ def predict_is_consistent_on_gpu(session: CheckContext):
     "backward_is_consistent_on_gpu",
     "forward and backward on CuPy arrays give every gradient the CPU gives, within the dtype's tolerance",
 )
-def backward_is_consistent_on_gpu(session: CheckContext):
+def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     require_gpu(session)
     layer = session.reference
     require_backward(layer)
@@ -134,7 +136,7 @@ class _GpuStepFailed(Exception):
         self.outcome = outcome
 
 
-def _returned(session: CheckContext, dtype):
+def _returned(session: CheckContext, dtype: str) -> Iterator[tuple[str, str, Any]]:
     """(what, name, value) for every array the layer returns from CuPy inputs at `dtype`;
     raises _GpuStepFailed when a step raised on the GPU."""
     layer = session.reference
@@ -159,7 +161,7 @@ def _returned(session: CheckContext, dtype):
     "from CuPy inputs, outputs, states and gradients are CuPy arrays of the tested precision "
     "(no silent round trip through host memory)",
 )
-def outputs_stay_on_device(session: CheckContext):
+def outputs_stay_on_device(session: CheckContext) -> Outcome:
     status = require_gpu(session)
     _defer_to_owner(session, "outputs_stay_on_device")
     try:
@@ -168,7 +170,7 @@ def outputs_stay_on_device(session: CheckContext):
         return exc.outcome
 
 
-def _stay_on_device(session: CheckContext, status) -> Outcome:
+def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
     cupy = status.module
     for dtype in session.options.dtypes:
         allowed = complex_allowed(session, dtype)

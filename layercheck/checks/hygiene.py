@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from layercheck.checks.backward import fresh_training_step
 from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
+from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
@@ -21,7 +25,7 @@ __all__ = [
 ]
 
 
-def _modified(before, after) -> str | None:
+def _modified(before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]]) -> str | None:
     for (name, old), (_, new) in zip(before, after):
         if not arrays.is_array(old):
             continue
@@ -33,7 +37,7 @@ def _modified(before, after) -> str | None:
     return None
 
 
-def _arguments(layer, xs):
+def _arguments(layer: Adapter, xs: Sequence[Any]) -> list[tuple[str, Any]]:
     return (
         list(zip(layer.input_names, xs))
         + [(f"learnable {n}", layer.get(n)) for n in layer.learnables]
@@ -41,7 +45,7 @@ def _arguments(layer, xs):
     )
 
 
-def _does_not_modify(session: CheckContext, method: str):
+def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     dtype = primary_dtype(session)
     getattr(session, method)(dtype).require()
     layer = session.layer(dtype)
@@ -62,7 +66,7 @@ def _does_not_modify(session: CheckContext, method: str):
     "predict leaves its inputs, learnables and state unchanged",
     kinds=LAYERS_ONLY,
 )
-def predict_does_not_modify_inputs(session: CheckContext):
+def predict_does_not_modify_inputs(session: CheckContext) -> Outcome:
     return _does_not_modify(session, "predict")
 
 
@@ -70,7 +74,7 @@ def predict_does_not_modify_inputs(session: CheckContext):
     "forward_does_not_modify_inputs",
     "forward leaves its inputs, learnables and state unchanged (it returns updated states instead)",
 )
-def forward_does_not_modify_inputs(session: CheckContext):
+def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     require_forward(session.reference)
     return _does_not_modify(session, "forward")
 
@@ -79,7 +83,7 @@ def forward_does_not_modify_inputs(session: CheckContext):
     "backward_does_not_modify_inputs",
     "backward leaves X, Y, dLdY, learnables and state unchanged",
 )
-def backward_does_not_modify_inputs(session: CheckContext):
+def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     require_backward(session.reference)
     dtype = primary_dtype(session)
     session.backward(dtype).require()
@@ -107,7 +111,7 @@ def backward_does_not_modify_inputs(session: CheckContext):
     "predict returns the same outputs when called twice with the same inputs",
     kinds=LAYERS_ONLY,
 )
-def predict_is_deterministic(session: CheckContext):
+def predict_is_deterministic(session: CheckContext) -> Outcome:
     dtype = primary_dtype(session)
     session.predict(dtype).require()
     layer = session.layer(dtype)
@@ -131,7 +135,7 @@ def predict_is_deterministic(session: CheckContext):
     return passed()
 
 
-def _training_step(layer, xs, dLdY, dLdS) -> tuple:
+def _training_step(layer: Adapter, xs: Sequence[Any], dLdY: Sequence[Any], dLdS: Sequence[Any]) -> tuple[Any, ...]:
     outputs = layer.forward(xs)
     return layer.backward(xs, outputs, list(dLdY), list(dLdS)).all  # fresh draws: no copy needed
 
@@ -141,7 +145,7 @@ def _training_step(layer, xs, dLdY, dLdS) -> tuple:
     "forward then backward, run twice on the same layer object (with predict between), give "
     "the same gradients: nothing cached or accumulated between calls changes them",
 )
-def backward_is_repeatable(session: CheckContext):
+def backward_is_repeatable(session: CheckContext) -> Outcome:
     layer = session.reference
     require_backward(layer)
     dtype = primary_dtype(session)

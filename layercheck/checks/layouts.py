@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
+from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
@@ -22,10 +23,10 @@ def require_batch(session: CheckContext) -> int:
     return sizes.pop()
 
 
-def output_batch_axes(session: CheckContext, outputs) -> list[int | None]:
+def output_batch_axes(session: CheckContext, outputs: Outputs) -> list[int | None]:
     """The B axis of each output by its declared format (`Incomplete` on a rank mismatch)."""
     formats = session.output_formats()
-    axes = []
+    axes: list[int | None] = []
     for name, y, fmt in zip(session.reference.output_names, outputs.values, formats):
         if y.ndim != len(fmt):
             raise Incomplete(
@@ -40,7 +41,7 @@ def output_batch_axes(session: CheckContext, outputs) -> list[int | None]:
     "every output has as many dimensions as its format: the one output_format declares, else the first input's",
     kinds=LAYERS_ONLY,
 )
-def output_format_is_consistent(session: CheckContext):
+def output_format_is_consistent(session: CheckContext) -> Outcome:
     layer = session.reference
     try:
         formats = session.output_formats()
@@ -77,7 +78,7 @@ def _other_batch_size(n: int) -> int:
     "",
     kinds=LAYERS_ONLY,
 )
-def output_batch_size_matches_input(session: CheckContext):
+def output_batch_size_matches_input(session: CheckContext) -> Outcome:
     n = require_batch(session)
     dtype = primary_dtype(session)
     outputs = session.predict(dtype).require()

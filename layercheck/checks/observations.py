@@ -8,7 +8,7 @@ states of fixed size are shared by every observation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from layercheck.checks.common import (
 )
 from layercheck.checks.context import CheckContext
 from layercheck.checks.layouts import output_batch_axes, require_batch
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -124,9 +124,10 @@ def _subset_inputs(session: CheckContext, split: Split, indices: Sequence[int]) 
     return [_take(x, indices, axis) for x, axis in zip(session.inputs(split.dtype), split.inputs)]
 
 
-def _run(layer: Adapter, method: str, xs, who: str) -> Outputs:
+def _run(layer: Adapter, method: str, xs: Sequence[Any], who: str) -> Outputs:
+    run: Callable[[Sequence[Any]], Outputs] = getattr(layer, method)  # predict or forward
     try:
-        return getattr(layer, method)(xs)
+        return run(xs)
     except USER_ERRORS as exc:
         raise _Raised(f"{method} raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
@@ -139,13 +140,15 @@ class _Raised(Exception):
         self.cause = cause
 
 
-def _tolerance(session: CheckContext, dtype, values) -> tuple[float, float]:
+def _tolerance(session: CheckContext, dtype: Any, values: Iterable[Any]) -> tuple[float, float]:
     """The dtype's rtol, and an atol relative to the largest value compared (sums reorder)."""
     rtol, atol = session.tolerance(dtype)
     return rtol, scaled_atol(rtol, atol, values)
 
 
-def _gradient_tolerances(session: CheckContext, dtype, gradients) -> tuple[list[tuple[float, float]], dict[int, str]]:
+def _gradient_tolerances(
+    session: CheckContext, dtype: str, gradients: Sequence[Any]
+) -> tuple[list[tuple[float, float]], dict[int, str]]:
     """The (rtol, atol) to compare each gradient with: `dtype`'s, or that of the gradient's own
     precision where it came back coarser than asked (its dtype is a failure of its own,
     backward_is_consistent_in_type; its sums and splits are judged as what it is, not failed
@@ -183,7 +186,7 @@ def _differences_message(
     return message + "; " + worst.describe(name)
 
 
-def _replace_others(session: CheckContext, keep: int, values: list, axes) -> list:
+def _replace_others(session: CheckContext, keep: int, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
     """`values` (one per argument, cut by observation along `axes`) with every observation
     but position `keep` replaced by other random values."""
     rng = session.rng("cross-talk")
@@ -201,7 +204,7 @@ def _replace_others(session: CheckContext, keep: int, values: list, axes) -> lis
     return xp_values
 
 
-def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, dict]:
+def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, dict[str, Any]]:
     """A message when the batch and its observations run one at a time disagree, else None.
     Raises _Raised when the layer raised."""
     split, indices = _split(session, method)
@@ -246,7 +249,7 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
     return _differences_message(f"{method} outputs", differ, len(indices), cross_talk), details
 
 
-def _require_batch_sizes(names, values, axes, n: int) -> None:
+def _require_batch_sizes(names: Sequence[str], values: Sequence[Any], axes: Sequence[int | None], n: int) -> None:
     for name, value, axis in zip(names, values, axes):
         if axis is not None and (not arrays.is_array(value) or value.ndim <= axis or value.shape[axis] != n):
             raise Incomplete(
@@ -276,7 +279,9 @@ def _training_differs(session: CheckContext, dtype: str) -> bool:
     )
 
 
-def _outcome(session: CheckContext, message: str | None, details: dict, cause: Cause | None = None):
+def _outcome(
+    session: CheckContext, message: str | None, details: dict[str, Any], cause: Cause | None = None
+) -> Outcome:
     details = {**details, **widened(session, [primary_dtype(session)])}
     if message:
         return failed(message, cause=cause, **details)
@@ -294,7 +299,7 @@ _TRAINING_STATISTICS = (
     "predict on a batch equals predict on each of its observations alone (outputs and states)",
     kinds=LAYERS_ONLY,
 )
-def predict_is_consistent_across_observations(session: CheckContext):
+def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     try:
         message, details = _compare_outputs(session, "predict")
     except _Raised as exc:
@@ -308,7 +313,7 @@ def predict_is_consistent_across_observations(session: CheckContext):
     "legitimately uses batch statistics (it then differs from predict)",
     kinds=LAYERS_ONLY,
 )
-def forward_is_consistent_across_observations(session: CheckContext):
+def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_forward(session.reference)
     cause = None
     try:
@@ -320,7 +325,7 @@ def forward_is_consistent_across_observations(session: CheckContext):
     return _outcome(session, message, details, cause)
 
 
-def _split_gradients(session: CheckContext, outputs: Outputs, split: Split) -> tuple[list, list]:
+def _split_gradients(session: CheckContext, outputs: Outputs, split: Split) -> tuple[list[Any], list[Any]]:
     """Random dL/dY and dL/dS_out where they can be split by observation, zero where shared."""
     dLdY, dLdS = session.output_gradients(outputs, "observations dLdY")
     return (
@@ -330,8 +335,12 @@ def _split_gradients(session: CheckContext, outputs: Outputs, split: Split) -> t
 
 
 def _training_step(
-    session, split: Split, indices: Sequence[int], who: str, output_gradients
-) -> tuple[tuple, list, list]:
+    session: CheckContext,
+    split: Split,
+    indices: Sequence[int],
+    who: str,
+    output_gradients: Callable[[Outputs], tuple[list[Any], list[Any]]],
+) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
     """forward then backward on the observations `indices`, with the dL/dY and dL/dS_out that
     `output_gradients(outputs)` gives; the gradients, and those dL/dY and dL/dS_out."""
     layer = _subset_layer(session, split, indices)
@@ -356,7 +365,7 @@ def _training_step(
         raise _Raised(f"backward raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
 
-def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> tuple[str | None, dict]:
+def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> tuple[str | None, dict[str, Any]]:
     layer = session.reference
     batch, dLdY, dLdS = _training_step(
         session,
@@ -379,16 +388,14 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
     for k, i in enumerate(indices):
         who = f"observation {i} alone"
-        alone, _, _ = _training_step(
-            session,
-            split,
-            [i],
-            who,
-            lambda _, k=k: (
+
+        def observation_gradients(_: Outputs, k: int = k) -> tuple[list[Any], list[Any]]:
+            return (
                 [_take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
                 [_take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
-            ),
-        )
+            )
+
+        alone, _, _ = _training_step(session, split, [i], who, observation_gradients)
         for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
             if integer[j]:
                 continue
@@ -426,7 +433,17 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     return None, details
 
 
-def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dLdS, axes, tolerances) -> bool | None:
+def _backward_cross_talk(
+    session: CheckContext,
+    split: Split,
+    indices: Sequence[int],
+    k: int,
+    batch: Sequence[Any],
+    dLdY: Sequence[Any],
+    dLdS: Sequence[Any],
+    axes: Sequence[int | None],
+    tolerances: Sequence[tuple[float, float]],
+) -> bool | None:
     """Do observation k's input gradients change when only the other observations' inputs
     and dL/dY change?"""
     xs = _replace_others(session, k, list(_subset_inputs(session, split, indices)), split.inputs)
@@ -452,7 +469,7 @@ def _backward_cross_talk(session, split: Split, indices, k: int, batch, dLdY, dL
     "equal their sum over the observations",
     kinds=LAYERS_ONLY,
 )
-def backward_is_consistent_across_observations(session: CheckContext):
+def backward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_backward(session.reference)
     split, indices = _split(session, "forward")
     session.backward(split.dtype).require()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from layercheck.checks.common import primary_dtype
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
@@ -20,7 +23,9 @@ def _describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
     return f"compute_gradients={mask} ({which} requested)"
 
 
-def _mask_problem(names, mask, gradients, reference) -> str | None:
+def _mask_problem(
+    names: Sequence[str], mask: Sequence[bool], gradients: Sequence[Any], reference: Sequence[Any]
+) -> str | None:
     """What is wrong with one masked call's gradients, compared with the all-True call."""
     for name, wanted, grad, full in zip(names, mask, gradients, reference):
         if not wanted and grad is not None:
@@ -45,7 +50,7 @@ def _mask_problem(names, mask, gradients, reference) -> str | None:
     "gradients (None for the others), equal to those of the all-True call",
     kinds=OPERATIONS_ONLY,
 )
-def backward_respects_compute_gradients(session: CheckContext):
+def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
     operation = session.reference
     dtype = primary_dtype(session)
     full = session.backward(dtype).require()

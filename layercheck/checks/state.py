@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from layercheck.checks.common import dtype_name, primary_dtype, require_forward
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Skip, check, failed, passed
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
+from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
@@ -21,12 +24,12 @@ __all__ = [
 ]
 
 
-def require_state(layer) -> None:
+def require_state(layer: Adapter) -> None:
     if not layer.state:
         raise Skip("the layer has no state")
 
 
-def _state_problem(name: str, updated, current, method: str, dtype) -> str | None:
+def _state_problem(name: str, updated: Any, current: Any, method: str, dtype: Any) -> str | None:
     what = f"{method} returns updated {name} as {arrays.describe(updated)} with {dtype_name(dtype)} inputs"
     if not arrays.is_array(updated):
         return what + "; it must be an array"
@@ -39,7 +42,7 @@ def _state_problem(name: str, updated, current, method: str, dtype) -> str | Non
     return None
 
 
-def _returns_valid_states(session: CheckContext, method: str):
+def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
     layer = session.reference
     require_state(layer)
     ran = False
@@ -64,7 +67,7 @@ def _returns_valid_states(session: CheckContext, method: str):
     "predictReturnsValidStates",
     kinds=LAYERS_ONLY,
 )
-def predict_returns_valid_states(session: CheckContext):
+def predict_returns_valid_states(session: CheckContext) -> Outcome:
     return _returns_valid_states(session, "predict")
 
 
@@ -74,7 +77,7 @@ def predict_returns_valid_states(session: CheckContext):
     "forwardReturnsValidStates",
     kinds=LAYERS_ONLY,
 )
-def forward_returns_valid_states(session: CheckContext):
+def forward_returns_valid_states(session: CheckContext) -> Outcome:
     require_forward(session.reference)
     return _returns_valid_states(session, "forward")
 
@@ -85,7 +88,7 @@ def forward_returns_valid_states(session: CheckContext):
     "resetStateDoesNotError",
     kinds=LAYERS_ONLY,
 )
-def reset_state_does_not_error(session: CheckContext):
+def reset_state_does_not_error(session: CheckContext) -> Outcome:
     reference = session.reference
     require_state(reference)
     if not reference.has_reset_state:

@@ -8,7 +8,7 @@ import numpy as np
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_forward
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import LAYERS_ONLY, Incomplete, check, failed, passed
+from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
 from layercheck.results import Kind
 
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-def expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
+def expected_dtype(dtype: Any, complex_allowed: bool, actual: Any) -> np.dtype[Any]:
     """The tested precision, complex only where the layer may legitimately produce complex values."""
     real = arrays.precision_of(dtype)
     if complex_allowed and np.dtype(actual.dtype).kind == "c":
@@ -30,13 +30,13 @@ def expected_dtype(dtype, complex_allowed: bool, actual) -> np.dtype:
     return real
 
 
-def complex_allowed(session: CheckContext, dtype) -> bool:
+def complex_allowed(session: CheckContext, dtype: Any) -> bool:
     """Outputs may be complex when an input or a learnable is complex."""
     params = session.reference_parameters.values()
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
 
 
-def type_problem(name: str, value: Any, expected: np.dtype | None, dtype: Any, module: Any) -> str | None:
+def type_problem(name: str, value: Any, expected: np.dtype[Any] | None, dtype: Any, module: Any) -> str | None:
     what = f"{name} with {dtype_name(dtype)} inputs"
     if not arrays.is_array(value):
         return f"{what} is {arrays.describe(value)}, not an array"
@@ -51,7 +51,7 @@ def type_problem(name: str, value: Any, expected: np.dtype | None, dtype: Any, m
     return None
 
 
-def _outputs_type(session: CheckContext, method: str):
+def _outputs_type(session: CheckContext, method: str) -> Outcome:
     layer = session.reference
     ran = False
     for dtype in session.options.dtypes:
@@ -87,7 +87,7 @@ def _outputs_type(session: CheckContext, method: str):
     "predictIsConsistentInType",
     kinds=LAYERS_ONLY,
 )
-def predict_is_consistent_in_type(session: CheckContext):
+def predict_is_consistent_in_type(session: CheckContext) -> Outcome:
     return _outputs_type(session, "predict")
 
 
@@ -96,7 +96,7 @@ def predict_is_consistent_in_type(session: CheckContext):
     "forward keeps the precision and array type of its inputs and learnables",
     "forwardIsConsistentInType",
 )
-def forward_is_consistent_in_type(session: CheckContext):
+def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
     require_forward(session.reference)
     return _outputs_type(session, "forward")
 
@@ -106,7 +106,7 @@ def forward_is_consistent_in_type(session: CheckContext):
     "each gradient has the dtype and array type of its argument",
     "backwardIsConsistentInType",
 )
-def backward_is_consistent_in_type(session: CheckContext):
+def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
     layer = session.reference
     require_backward(layer)
     ran = False
