@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from layercheck.contract.layout import Layout
 from layercheck.safetext import safe_repr, type_name
@@ -76,10 +77,11 @@ def on_gpu(xp: ModuleType) -> bool:
     return xp is not np
 
 
-def to_host(x: Any) -> np.ndarray:
+def to_host(x: Any) -> npt.NDArray[Any]:
     """A NumPy array of `x`: the one sanctioned download (`.get()`) for CuPy arrays."""
     if is_cupy_array(x):
-        return x.get()
+        host: npt.NDArray[Any] = x.get()  # cupy.ndarray.get(): a numpy.ndarray (x is untyped: CuPy has no stubs)
+        return host
     return np.asarray(x)
 
 
@@ -120,16 +122,18 @@ def describe(x: Any) -> str:
 
 def is_complex(x: Any) -> bool:
     """Whether the array (or dtype) `x` holds complex values."""
-    return np.dtype(getattr(x, "dtype", x)).kind == "c"
+    dtype: np.dtype[Any] = np.dtype(getattr(x, "dtype", x))  # NumPy's stubs type np.dtype(<Any>) as Any
+    return dtype.kind == "c"
 
 
-def precision_of(dtype: Any) -> np.dtype:
+def precision_of(dtype: Any) -> np.dtype[Any]:
     """The real floating type that carries a dtype's precision (complex64 -> float32)."""
     dtype = np.dtype(dtype)
-    return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+    real: np.dtype[Any] = np.finfo(dtype).dtype if dtype.kind == "c" else dtype  # finfo(<Any>) is Any to the stubs
+    return real
 
 
-def coarser_precision(x: Any, than: Any) -> np.dtype | None:
+def coarser_precision(x: Any, than: Any) -> np.dtype[Any] | None:
     """The precision of the floating array `x` where it is coarser than `than`'s (a float32
     gradient returned for float64 inputs), else None (an integer or non-array `x` too)."""
     if getattr(getattr(x, "dtype", None), "kind", "") not in ("f", "c"):
@@ -138,7 +142,7 @@ def coarser_precision(x: Any, than: Any) -> np.dtype | None:
     return own if np.finfo(own).eps > np.finfo(precision_of(than)).eps else None
 
 
-def at_precision(dtype: Any, like: Any) -> np.dtype:
+def at_precision(dtype: Any, like: Any) -> np.dtype[Any]:
     """The dtype of `like`'s kind (real or complex) at `dtype`'s precision.
 
     Learnables keep their kind when the tested precision changes: a real bias stays real
@@ -175,7 +179,12 @@ def copy_tree(x: Any) -> Any:
     return x
 
 
-def random_array(layout: Layout, dtype: Any, rng: np.random.Generator, domain=(None, None)) -> np.ndarray:
+def random_array(
+    layout: Layout,
+    dtype: Any,
+    rng: np.random.Generator,
+    domain: tuple[float | None, float | None] = (None, None),
+) -> npt.NDArray[Any]:
     """Standard normal data (complex normal for complex dtypes) inside `domain`; uniform
     int64 integers in the layout's range for an integer input. On the host: inputs are the
     same values on every device."""
@@ -238,10 +247,12 @@ def random_signs(x: Any, rng: np.random.Generator) -> Any:
     return signs
 
 
-def random_host_like(x: Any, rng: np.random.Generator) -> np.ndarray:
+def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:
     """`random_like` drawn on the host whatever `x`'s module: for values that must be the same
     on the CPU and on the GPU (the dL/dY of a parity check)."""
     shape, bound = tuple(x.shape), math.sqrt(3)
     if np.dtype(x.dtype).kind == "c":
-        return (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
+        # complex * ndarray is Any to NumPy's stubs
+        z: npt.NDArray[Any] = (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
+        return z
     return rng.uniform(-bound, bound, shape)

@@ -151,9 +151,10 @@ def _elements(flat: int, *arrays: Any, at: int | None = None) -> list[Any]:
     one transfer."""
     xp = namespace_of(*arrays)
     last = len(arrays) - 1
-    return to_host(
+    elements: list[Any] = to_host(  # ndarray.tolist() is Any to NumPy's stubs
         xp.stack([x.reshape(-1)[at if at is not None and i == last else flat] for i, x in enumerate(arrays)])
     ).tolist()
+    return elements
 
 
 def largest_magnitude(x: Any) -> float:

@@ -36,7 +36,7 @@ _FLOAT32_LEVEL = 5e-9  # round-off from about 1/25 of float32's epsilon up: floa
 class PrecisionFinding:
     """What the measurement found for one tested dtype."""
 
-    nominal: np.dtype  # the real precision of the tested dtype
+    nominal: np.dtype[Any]  # the real precision of the tested dtype
     roundoff: float  # the outputs' round-off under a tiny move, relative to their size
     float32_values: bool  # every output is a float32 value (a cast back at the end)
     moved: str = "inputs"  # what was moved to show it: "inputs", or "learnables and state"
@@ -52,7 +52,7 @@ class PrecisionFinding:
         return self.lost and (self.float32_values or self.roundoff >= _FLOAT32_LEVEL)
 
     @property
-    def effective(self) -> np.dtype:
+    def effective(self) -> np.dtype[Any]:
         """The precision to judge the layer's results at."""
         return np.dtype(np.float32) if self.lost else self.nominal
 
@@ -75,7 +75,7 @@ def measure_precision(
     movable: Sequence[bool],
     domains: Sequence[tuple[float | None, float | None]],
     outputs: Sequence[Any],
-    nominal: np.dtype,
+    nominal: np.dtype[Any],
     rng: np.random.Generator,
 ) -> PrecisionFinding:
     """The round-off of `evaluate` (outputs for inputs) around `inputs`, whose unperturbed
@@ -113,7 +113,15 @@ def measure_precision(
     return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base))
 
 
-def _noise(evaluate, inputs, movable, domains, outputs, step: float, rng: np.random.Generator) -> float | None:
+def _noise(
+    evaluate: Callable[[list[Any]], Sequence[Any]],
+    inputs: Sequence[Any],
+    movable: Sequence[bool],
+    domains: Sequence[tuple[float | None, float | None]],
+    outputs: Sequence[Any],
+    step: float,
+    rng: np.random.Generator,
+) -> float | None:
     """The typical second difference of the outputs under a relative move `step` of the
     movable inputs, relative to each output's size; None when no output moved."""
     moves = [
