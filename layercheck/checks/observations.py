@@ -121,7 +121,13 @@ def _subset_layer(session: CheckContext, split: Split, indices: Sequence[int]) -
 
 
 def _subset_inputs(session: CheckContext, split: Split, indices: Sequence[int]) -> list[Any]:
-    return [_take(x, indices, axis) for x, axis in zip(session.inputs(split.dtype), split.inputs)]
+    """Fresh arrays of the observations `indices` of the session's inputs (taken from its own
+    arrays, never written: a copy of the whole input for each subset would cost more than
+    running the layer on it)."""
+    return [
+        x.copy() if axis is None else _take(x, indices, axis)
+        for x, axis in zip(session.inputs(split.dtype, shared=True), split.inputs)
+    ]
 
 
 def _run(layer: Adapter, method: str, xs: Sequence[Any], who: str) -> Outputs:
