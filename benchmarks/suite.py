@@ -50,19 +50,20 @@ METHODS = ("predict", "forward", "backward", "initialize")
 SETUP = "(set-up)"
 
 
-def median_time(fn: Callable[[], Any], repeats: int) -> float:
-    """The median of `repeats` timed calls, after one warm-up call."""
+def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """The median wall-clock and process (CPU) times of `repeats` calls, after one warm-up call."""
     fn()
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
 
 
-def warm_unit(cls: type, layout: str, repeats: int) -> float:
-    """One warm predict + backward of `cls` at float64, in seconds."""
+def warm_unit(cls: type, layout: str, repeats: int) -> tuple[float, float]:
+    """One warm predict + backward of `cls` at float64, in seconds (wall-clock, CPU)."""
     parsed = parse_layout(layout)
     np.random.seed(0)
     layer = cls()
@@ -120,8 +121,8 @@ def counted(cls: type) -> Iterator[Counter[tuple[str, str]]]:
 def measure(name: str, layout: str, repeats: int) -> tuple[float, float, list[str]]:
     """(units of the whole run, the unit in seconds, the breakdown's lines)."""
     cls = LAYERS[name]
-    unit = warm_unit(cls, layout, max(7, 2 * repeats + 1))
-    whole = median_time(lambda: layercheck.check_layer(cls, layout), repeats)
+    unit, unit_cpu = warm_unit(cls, layout, max(7, 2 * repeats + 1))
+    whole, whole_cpu = median_time(lambda: layercheck.check_layer(cls, layout), repeats)
     # The breakdown's run: timed per check by the report, its layer calls counted.
     with counted(cls) as counts:
         report = layercheck.check_layer(cls, layout)
@@ -129,7 +130,8 @@ def measure(name: str, layout: str, repeats: int) -> tuple[float, float, list[st
     verdict = "PASS" if units <= TARGET_UNITS else "MISS"
     lines = [
         f"{name}: one warm predict + backward {unit * 1e3:.1f} ms; whole default run {whole * 1e3:.0f} ms "
-        f"= {units:.1f} units   [target <= {TARGET_UNITS:g}] {verdict}   ({report.status.value})"
+        f"= {units:.1f} units   [target <= {TARGET_UNITS:g}] {verdict}   ({report.status.value}; "
+        f"in CPU time {whole_cpu / unit_cpu:.1f} units)"
     ]
     checked = sum(c.duration_s for c in report.checks)
     rows = [(SETUP, report.duration_s - checked, "")]
@@ -160,7 +162,8 @@ def main() -> None:
     repeats = args.repeats or (3 if args.quick else 5)
     print(
         f"whole default run (float64 and float32, every check) through check_layer at {layout}, in warm units "
-        f"(one warm predict + backward at float64); median of {repeats} runs after a warm-up"
+        f"(one warm predict + backward at float64); median of {repeats} runs after a warm-up; the same ratio in process CPU time, "
+        "steadier on a shared machine, in parentheses"
     )
     results = {}
     for name in args.layer or LAYERS:

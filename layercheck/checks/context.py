@@ -22,7 +22,7 @@ from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary, user_traceback
 
-__all__ = ["BackwardResult", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
+__all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,16 @@ class BackwardResult:
     layer: Adapter
 
 
+@dataclass(frozen=True)
+class CallArguments:
+    """The arguments of one step's call, as it was given them and as it left them: the inputs,
+    learnables and state, then for backward the outputs Y, dL/dY and dL/dS_out. An argument
+    the call left as it was is the same object in both (no copy was made)."""
+
+    before: tuple[Any, ...]
+    after: tuple[Any, ...]
+
+
 class CheckOptions(Protocol):
     """The settings a check reads."""
 
@@ -164,6 +174,8 @@ class CheckContext(Protocol):
     def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step: ...
 
     def backward(self, dtype: Any, gpu: bool | None = None) -> Step: ...
+
+    def call_arguments(self, method: str, dtype: Any) -> CallArguments: ...
 
     def precision(self, dtype: Any) -> PrecisionFinding: ...
 

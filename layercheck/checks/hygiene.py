@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from layercheck.checks.backward import fresh_training_step
-from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward, snapshot
+from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import Adapter
@@ -27,7 +27,7 @@ __all__ = [
 
 def _modified(before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]]) -> str | None:
     for (name, old), (_, new) in zip(before, after):
-        if not arrays.is_array(old):
+        if not arrays.is_array(old) or new is old:  # the session keeps what a call left as it was
             continue
         if not arrays.is_array(new) or new.shape != old.shape:
             return f"{name} was replaced ({arrays.describe(old)} became {arrays.describe(new)})"
@@ -37,25 +37,20 @@ def _modified(before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]
     return None
 
 
-def _arguments(layer: Adapter, xs: Sequence[Any]) -> list[tuple[str, Any]]:
-    return (
-        list(zip(layer.input_names, xs))
-        + [(f"learnable {n}", layer.get(n)) for n in layer.learnables]
-        + [(f"state {n}", layer.get(n)) for n in layer.state]
-    )
+def _argument_names(layer: Adapter) -> list[str]:
+    """The arguments of a call, in `CallArguments` order: inputs, learnables, state."""
+    return [*layer.input_names, *(f"learnable {n}" for n in layer.learnables), *(f"state {n}" for n in layer.state)]
+
+
+def _left_modified(session: CheckContext, method: str, names: list[str]) -> str | None:
+    """What the session's step of `method` (at the primary dtype: a fresh layer given fresh
+    inputs, as a check of its own would call it) modified of its arguments, or None."""
+    seen = session.call_arguments(method, primary_dtype(session))
+    return _modified(list(zip(names, seen.before)), list(zip(names, seen.after)))
 
 
 def _does_not_modify(session: CheckContext, method: str) -> Outcome:
-    dtype = primary_dtype(session)
-    getattr(session, method)(dtype).require()
-    layer = session.layer(dtype)
-    xs = session.inputs(dtype)
-    before = snapshot(_arguments(layer, xs))
-    try:
-        getattr(layer, method)(xs)
-    except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: {method} raised {type(exc).__name__}", cause=cause_of(exc)) from None
-    problem = _modified(before, _arguments(layer, xs))
+    problem = _left_modified(session, method, _argument_names(session.reference))
     if problem:
         return failed(f"{method} modifies its arguments: {problem}")
     return passed()
@@ -84,23 +79,11 @@ def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     "backward leaves X, Y, dLdY, learnables and state unchanged",
 )
 def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
-    require_backward(session.reference)
-    dtype = primary_dtype(session)
-    session.backward(dtype).require()
-    layer = session.layer(dtype)
-    xs = session.inputs(dtype)
-    outputs = layer.forward(xs)
-    dLdY, dLdS = session.output_gradients(outputs, "dLdY modify")
-    names = [f"output {n}" for n in layer.output_names] + [f"dLd{n}" for n in layer.output_names]
-    names += [f"dLd{s}_out" for s in layer.state]
-    args = _arguments(layer, xs) + list(zip(names, [*outputs.values, *dLdY, *dLdS]))
-    before = snapshot(args)
-    try:
-        layer.backward(xs, outputs, dLdY, dLdS)
-    except USER_ERRORS as exc:
-        raise Incomplete(f"not checked: backward raised {type(exc).__name__}", cause=cause_of(exc)) from None
-    after = _arguments(layer, xs) + list(zip(names, [*outputs.values, *dLdY, *dLdS]))
-    problem = _modified(before, after)
+    layer = session.reference
+    require_backward(layer)
+    names = _argument_names(layer) + [f"output {n}" for n in layer.output_names]
+    names += [f"dLd{n}" for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
+    problem = _left_modified(session, "backward", names)
     if problem:
         return failed(f"backward modifies its arguments: {problem}")
     return passed()

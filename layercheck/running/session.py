@@ -1,23 +1,33 @@
 """Everything the checks of one target share: fresh layers, inputs, and cached steps.
 
-A step (predict, forward, backward at one dtype) runs once and is cached with its result or
-the user's exception, so that a check depending on a step that failed can say so instead of
-failing again, and so that the run costs one call per step however many checks read it.
+A step (predict, forward or backward at one dtype on one device) runs once and is cached with
+its result or the user's exception, so that a check depending on a step that failed can say
+so instead of failing again, and so that the run costs one call per step however many checks
+read it. The backward step continues its forward step (the same layer object and inputs), so
+a training step costs one forward and one backward; a layer without forward trains with
+predict, and its forward step is its predict step.
+
+The cache is the session's own: a user method is only ever given copies of what it holds (the
+inputs drawn once, the reference parameters, dL/dY, a step's outputs). What each step's call
+left of its arguments is recorded (`CallArguments`), so that the checks that a layer does not
+modify its arguments read it instead of calling the layer again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import random
 import sys
 import time
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from layercheck.checks.context import BackwardResult, CallError, Step, call
+from layercheck.checks.context import BackwardResult, CallArguments, CallError, Step, call
 from layercheck.checks.registry import Incomplete
 from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
 from layercheck.contract.layout import Layout
@@ -31,16 +41,51 @@ from layercheck.results import Kind
 from layercheck.safetext import exception_text
 from layercheck.settings.options import Options
 
-__all__ = ["Session", "seed_user_rngs"]
+__all__ = ["DataKey", "Method", "Session", "StepKey", "seed_user_rngs"]
+
+OutputGradients = tuple[tuple[Any, ...], tuple[Any, ...]]
 
 
-def _error_of(run: Callable[[bool], Step], gpu: bool) -> CallError | None:
-    """The error of a step, None when it ran (or when a step it needs failed: that step's
-    error is the one to report, and it is asked first)."""
-    try:
-        return run(gpu).error
-    except Incomplete:
-        return None
+class Method(str, enum.Enum):
+    """The user's methods whose calls are cached as steps."""
+
+    PREDICT = "predict"
+    FORWARD = "forward"
+    BACKWARD = "backward"
+
+
+@dataclass(frozen=True)
+class DataKey:
+    """Arrays at one dtype (by its NumPy name) on one device."""
+
+    dtype: str
+    gpu: bool
+
+
+@dataclass(frozen=True)
+class StepKey:
+    """One step: a method called at one dtype on one device."""
+
+    method: Method
+    dtype: str
+    gpu: bool
+
+    @property
+    def data(self) -> DataKey:
+        return DataKey(self.dtype, self.gpu)
+
+    @property
+    def where(self) -> str:
+        return f"{self.dtype} {'CuPy ' if self.gpu else ''}inputs"
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """The layer object and the inputs a predict or forward step ran on: its backward step
+    continues from them (layers keep on self what forward saw)."""
+
+    layer: Adapter
+    inputs: tuple[Any, ...]
 
 
 def seed_user_rngs(seed: int) -> None:
@@ -50,14 +95,23 @@ def seed_user_rngs(seed: int) -> None:
 
 
 class Session:
-    """One target under test: its factory, input layouts and options."""
+    """One target under test: its factory, input layouts and options, and what its checks share."""
 
     def __init__(self, factory: Callable[[], Any], layouts: Sequence[Layout], options: Options):
         self.started = time.monotonic()  # the target's time limit counts from about here
         self.factory = factory
         self.layouts = tuple(layouts)
         self.options = options
-        self._cache: dict[Any, Any] = {}
+        self._steps: dict[StepKey, Step] = {}
+        self._passes: dict[StepKey, _Pass] = {}
+        self._arguments: dict[StepKey, CallArguments] = {}
+        self._parameters: dict[DataKey, dict[str, Any]] = {}
+        self._drawn: dict[bool, tuple[Any, ...]] = {}  # the inputs as drawn (complex or not), on the host
+        self._inputs: dict[DataKey, tuple[Any, ...]] = {}
+        self._output_gradients: dict[DataKey, OutputGradients] = {}
+        self._precision: dict[str, PrecisionFinding] = {}
+        self._output_formats: Step | None = None
+        self._gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
         self.reference = self._build_reference()
         if self.options.device != "gpu":
             self._refuse_if_bound_to_gpu()
@@ -138,16 +192,36 @@ class Session:
     def parameters(self, dtype: Any, gpu: bool | None = None) -> dict[str, Any]:
         """The reference parameters at `dtype`'s precision, on the GPU when `gpu` (None: the
         home device): moved once per dtype. Shared: copy before handing one to a layer."""
-        xp = self._module(gpu)
-        key = ("parameters", np.dtype(dtype).name, xp.__name__)
-        if key not in self._cache:
-            self._cache[key] = {
+        key = self._data_key(dtype, gpu)
+        if key not in self._parameters:
+            xp = self._module(key.gpu)
+            self._parameters[key] = {
                 name: arrays.to_module(arrays.cast(value, dtype), xp)
                 for name, value in self.reference_parameters.items()
             }
-        return self._cache[key]
+        return self._parameters[key]
 
     # -- devices ------------------------------------------------------------------------
+
+    def gpu(self) -> GpuStatus:
+        """The GPU the checks may use; never asks CuPy with `device="cpu"`."""
+        if self.options.device == "cpu":
+            return GpuStatus(False, "--device cpu")
+        return gpu_status()
+
+    def home_module(self) -> Any:
+        """The module the checks run the layer in: cupy with --device gpu, else numpy; numpy
+        also when the layer raises on the GPU where it runs on the CPU (`gpu_failure`), so
+        that every CPU check still runs and the GPU checks report the failure."""
+        return self._module(None)
+
+    def _module(self, gpu: bool | None) -> Any:
+        if gpu is None:
+            gpu = self.options.device == "gpu" and self.gpu_failure() is None
+        return self.gpu().module if gpu else np
+
+    def _data_key(self, dtype: Any, gpu: bool | None) -> DataKey:
+        return DataKey(np.dtype(dtype).name, arrays.on_gpu(self._module(gpu)))
 
     def gpu_binding(self) -> str | None:
         """How the layer shows that it runs on the GPU whatever its inputs (an array module
@@ -160,7 +234,7 @@ class Session:
         failed = self.initialize_step.error
         if failed is not None and is_cuda_error(failed.exception):  # made its learnables with CuPy
             return f"initialize calls CuPy on the GPU ({failed.summary(hint=False)})"
-        method = "predict" if self.reference.kind == Kind.LAYER else "forward"
+        method = self._evaluated.value
         try:
             step = self.step(method, self.options.dtypes[0], gpu=False)
         except Incomplete:  # a step it needs failed (initialize raised): its own check says so
@@ -185,62 +259,70 @@ class Session:
         where = "check it with --device gpu" if status.usable else f"no GPU is usable here ({status.reason})"
         raise TargetError(f"{self.reference.name} runs only on the GPU: {binding}; {where}")
 
-    def home_module(self) -> Any:
-        """The module the checks run the layer in: cupy with --device gpu, else numpy; numpy
-        also when the layer raises on the GPU where it runs on the CPU (`gpu_failure`), so
-        that every CPU check still runs and the GPU checks report the failure."""
-        return self._module(None)
-
-    def _module(self, gpu: bool | None) -> Any:
-        if gpu is None:
-            gpu = self.options.device == "gpu" and self.gpu_failure() is None
-        return self.gpu().module if gpu else np
-
     def gpu_failure(self) -> CallError | None:
         """With --device gpu: the error of the first training-time step (predict or forward,
         then backward, at the first dtype) that raises on the GPU but runs on the CPU."""
         if self.options.device != "gpu" or not self.gpu().usable:
             return None
-        if "gpu failure" not in self._cache:
-            self._cache["gpu failure"] = None
-            dtype = self.options.dtypes[0]
-            method = "predict" if self.reference.kind == Kind.LAYER else "forward"
-            steps = [lambda gpu: self.step(method, dtype, gpu)]
-            if self.reference.has_forward and method != "forward":
-                steps.append(lambda gpu: self.step("forward", dtype, gpu))
-            if self.reference.has_backward:
-                steps.append(lambda gpu: self.backward(dtype, gpu))
-            for run in steps:
-                on_gpu = _error_of(run, True)
-                if on_gpu is not None and _error_of(run, False) is None:
-                    self._cache["gpu failure"] = on_gpu
-                    break
-        return self._cache["gpu failure"]
+        if self._gpu_failure is None:
+            self._gpu_failure = (None,)  # while looking (every step it runs names its device)
+            self._gpu_failure = (self._first_gpu_failure(),)
+        return self._gpu_failure[0]
 
-    def output_formats(self) -> tuple[str, ...]:
-        """The declared format of each output; `Incomplete` when output_format breaks."""
-        step = self._cached(
-            "output formats",
-            lambda: call(
-                "output_format",
-                "output_format",
-                lambda: self.reference.output_formats([layout.format for layout in self.layouts]),
-            ),
-        )
-        return step.require()
+    def _first_gpu_failure(self) -> CallError | None:
+        dtype = self.options.dtypes[0]
+        methods = [self._evaluated]
+        if self.reference.has_forward and self._evaluated is not Method.FORWARD:
+            methods.append(Method.FORWARD)
+        if self.reference.has_backward:
+            methods.append(Method.BACKWARD)
+        for method in methods:
+            on_gpu = self._error_of(method, dtype, True)
+            if on_gpu is not None and self._error_of(method, dtype, False) is None:
+                return on_gpu
+        return None
+
+    def _error_of(self, method: Method, dtype: Any, gpu: bool) -> CallError | None:
+        """The error of a step, None when it ran (or when a step it needs failed: that step's
+        error is the one to report, and it is asked first)."""
+        try:
+            return self._step(self._step_key(method, dtype, gpu)).error
+        except Incomplete:
+            return None
 
     # -- data ---------------------------------------------------------------------------
 
     def inputs(self, dtype: Any, gpu: bool | None = None, shared: bool = False) -> tuple[Any, ...]:
-        """Random inputs at `dtype` (the same values at every precision and on every device),
-        on the GPU when `gpu` (None: the home device); a fresh copy each call, or with `shared`
-        the session's own arrays, which the caller must never write into (nor let a layer)."""
-        xp = self._module(gpu)
-        key = ("inputs", np.dtype(dtype).name, xp.__name__)
-        if key not in self._cache:
-            values = self._input_values(np.dtype(dtype).kind == "c")
-            self._cache[key] = tuple(arrays.to_module(arrays.at_dtype(x, dtype), xp) for x in values)
-        return self._cache[key] if shared else tuple(x.copy() for x in self._cache[key])
+        """Random inputs at `dtype` (the same values at every precision and on every device:
+        drawn once), on the GPU when `gpu` (None: the home device); a fresh copy each call, or
+        with `shared` the session's own arrays, which the caller must never write into (nor
+        let a layer)."""
+        key = self._data_key(dtype, gpu)
+        if key not in self._inputs:
+            xp = self._module(key.gpu)
+            drawn = self._drawn_inputs(np.dtype(dtype).kind == "c")
+            # The draw itself where it is at `dtype` already (the session's, never given away).
+            self._inputs[key] = tuple(
+                arrays.to_module(x if x.dtype == np.dtype(dtype) else arrays.at_dtype(x, dtype), xp) for x in drawn
+            )
+        values = self._inputs[key]
+        return values if shared else tuple(x.copy() for x in values)
+
+    def _drawn_inputs(self, is_complex: bool) -> tuple[Any, ...]:
+        """The user's fixed inputs (shapes checked by `check_layer`), or standard normal draws
+        inside each input's domain; on the host."""
+        if is_complex not in self._drawn:
+            if self.options.inputs is not None:
+                drawn = [arrays.to_host(x) for x in self.options.inputs]
+            else:
+                rng = self.rng("inputs")
+                draw = np.complex128 if is_complex else np.float64
+                drawn = [
+                    arrays.random_array(layout, draw, rng, domain)
+                    for layout, domain in zip(self.layouts, self.input_domains())
+                ]
+            self._drawn[is_complex] = tuple(drawn)
+        return self._drawn[is_complex]
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input is drawn and perturbed: the options' override, else the layer's."""
@@ -268,19 +350,7 @@ class Session:
             for layout, domain in zip(layouts, self.input_domains())
         )
 
-    def _input_values(self, is_complex: bool) -> list[np.ndarray]:
-        """The user's fixed inputs (shapes checked by `check_layer`), or standard normal draws
-        inside each input's domain."""
-        if self.options.inputs is not None:
-            return [arrays.to_host(x) for x in self.options.inputs]
-        rng = self.rng("inputs")
-        dtype = np.complex128 if is_complex else np.float64
-        return [
-            arrays.random_array(layout, dtype, rng, domain)
-            for layout, domain in zip(self.layouts, self.input_domains())
-        ]
-
-    def output_gradients(self, outputs: Outputs, purpose: str) -> tuple[tuple, tuple]:
+    def output_gradients(self, outputs: Outputs, purpose: str) -> OutputGradients:
         """Random dL/dY and dL/dS_out shaped and typed like the outputs and states, in their
         module. Drawn on the host: a purpose gives the same values on the CPU and the GPU."""
         rng = self.rng(purpose)
@@ -292,105 +362,129 @@ class Session:
 
         return tuple(like(y) for y in outputs.values), tuple(like(s) for s in outputs.states)
 
-    def training_output_gradients(self, outputs: Outputs, dtype: Any) -> tuple[tuple, tuple]:
-        """The dL/dY and dL/dS_out of the training step at `dtype` (`backward`), drawn anew on
-        every call: fresh arrays with the values that step's backward was given, which that
-        backward may have overwritten in place (its own failure, `backward_does_not_modify_inputs`).
-        The same purpose on both devices: the GPU gets the CPU's values."""
-        return self.output_gradients(outputs, f"dLdY {np.dtype(dtype).name}")
+    def training_output_gradients(self, outputs: Outputs, dtype: Any) -> OutputGradients:
+        """The dL/dY and dL/dS_out of the training step at `dtype` (`backward`), as fresh
+        arrays on every call: the values that step's backward was given, which that backward
+        may have overwritten in place (its own failure, `backward_does_not_modify_inputs`).
+        The same values on both devices: the GPU gets the CPU's."""
+        dLdY, dLdS = self._training_output_gradients(outputs, dtype)
+        return tuple(d.copy() for d in dLdY), tuple(d.copy() for d in dLdS)
+
+    def _training_output_gradients(self, outputs: Outputs, dtype: Any) -> OutputGradients:
+        """The session's own draw of `training_output_gradients`, made once per dtype and device."""
+        key = DataKey(np.dtype(dtype).name, any(arrays.is_cupy_array(y) for y in outputs.all))
+        drawn = self._output_gradients.get(key)
+        if drawn is None or not all(map(_alike, (*drawn[0], *drawn[1]), outputs.all)):
+            drawn = self._output_gradients[key] = self.output_gradients(outputs, f"dLdY {key.dtype}")
+        return drawn
+
+    def output_formats(self) -> tuple[str, ...]:
+        """The declared format of each output; `Incomplete` when output_format breaks."""
+        if self._output_formats is None:
+            formats = [layout.format for layout in self.layouts]
+            self._output_formats = call(
+                "output_format", "output_format", lambda: self.reference.output_formats(formats)
+            )
+        declared: tuple[str, ...] = self._output_formats.require()
+        return declared
 
     # -- cached steps -----------------------------------------------------------------------
 
-    def _cached(self, key: Any, make: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+    @property
+    def _evaluated(self) -> Method:
+        """The method a check of the outputs reads: predict for a layer, forward for an operation."""
+        return Method.PREDICT if self.reference.kind == Kind.LAYER else Method.FORWARD
 
     def predict(self, dtype: Any, gpu: bool | None = None) -> Step:
-        return self.step("predict", dtype, gpu)
+        return self.step(Method.PREDICT, dtype, gpu)
 
     def forward(self, dtype: Any, gpu: bool | None = None) -> Step:
-        return self.step("forward", dtype, gpu)
-
-    def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step:
-        """The cached `predict` or `forward` step, on the GPU when `gpu` (None: the home device)."""
-        gpu = self._on_gpu(gpu)
-        return self._cached((method, np.dtype(dtype).name, gpu), lambda: self._run_pass(method, dtype, gpu))
-
-    def _on_gpu(self, gpu: bool | None) -> bool:
-        return arrays.on_gpu(self._module(gpu))
-
-    def _on(self, dtype: Any, gpu: bool) -> tuple[Adapter, tuple[Any, ...], str]:
-        """A fresh layer and the inputs, on the GPU when asked (learnables and state too)."""
-        where = f"{np.dtype(dtype).name} {'CuPy ' if gpu else ''}inputs"
-        return self.layer(dtype, gpu=gpu), self.inputs(dtype, gpu), where
-
-    def _run_pass(self, method: str, dtype: Any, gpu: bool) -> Step:
-        layer, xs, where = self._on(dtype, gpu)
-        name = _called(layer, method)
-        return call(f"{name} with {where}", name, lambda: getattr(layer, method)(xs))
+        return self.step(Method.FORWARD, dtype, gpu)
 
     def backward(self, dtype: Any, gpu: bool | None = None) -> Step:
         """forward then backward at `dtype`, with random dL/dY; the value is a BackwardResult."""
-        gpu = self._on_gpu(gpu)
-        return self._cached(("backward", np.dtype(dtype).name, gpu), lambda: self._run_backward(dtype, gpu))
+        return self.step(Method.BACKWARD, dtype, gpu)
 
-    def _run_backward(self, dtype: Any, gpu: bool) -> Step:
-        self.forward(dtype, gpu).require()
-        layer, xs, where = self._on(dtype, gpu)
-        name = _called(layer, "forward")
-        forward = call(f"{name} with {where}", name, lambda: layer.forward(xs))
-        outputs = forward.require()
-        dLdY, dLdS = self.training_output_gradients(outputs, dtype)
-        what = f"backward with {where}"
-        step = call(what, "backward", lambda: layer.backward(xs, outputs, dLdY, dLdS))
+    def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step:
+        """The cached step of `method` ("predict", "forward" or "backward"), on the GPU when
+        `gpu` (None: the home device)."""
+        return self._step(self._step_key(Method(method), dtype, gpu))
+
+    def call_arguments(self, method: str, dtype: Any) -> CallArguments:
+        """What the call of the step of `method` at `dtype` on the home device was given and
+        left of it; `Incomplete` when the step failed."""
+        key = self._step_key(Method(method), dtype, None)
+        self._step(key).require()
+        return self._arguments[key]
+
+    def _step_key(self, method: Method, dtype: Any, gpu: bool | None) -> StepKey:
+        if method is Method.FORWARD and self.reference.kind == Kind.LAYER and not self.reference.has_forward:
+            method = Method.PREDICT  # a layer without forward trains with predict: one call for both
+        return StepKey(method, np.dtype(dtype).name, arrays.on_gpu(self._module(gpu)))
+
+    def _step(self, key: StepKey) -> Step:
+        if key not in self._steps:
+            self._steps[key] = self._run_backward(key) if key.method is Method.BACKWARD else self._run_pass(key)
+        return self._steps[key]
+
+    def _run_pass(self, key: StepKey) -> Step:
+        """predict or forward on a fresh layer and fresh copies of the inputs."""
+        layer, xs = self.layer(key.dtype, gpu=key.gpu), self.inputs(key.dtype, key.gpu)
+        name = key.method.value
+        step = call(f"{name} with {key.where}", name, lambda: getattr(layer, name)(xs))
+        if step.ok:
+            given = self.inputs(key.dtype, key.gpu, shared=True) + self._held(self.parameters(key.dtype, key.gpu))
+            self._arguments[key] = _left(given, xs + _held_by(layer))
+            self._passes[key] = _Pass(layer, xs)
+        return step
+
+    def _held(self, parameters: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(parameters[name] for name in self.reference.parameter_names)
+
+    def _run_backward(self, key: StepKey) -> Step:
+        """backward on the layer object and inputs of the forward step, with the very outputs
+        it returned (a training step; a layer may hold them on self), and copies of the
+        session's dL/dY and dL/dS_out. The forward step keeps copies of its outputs from then
+        on: whatever backward writes into, no other check sees it."""
+        source = self._step_key(Method.FORWARD, key.dtype, key.gpu)
+        forward = self._step(source)
+        outputs: Outputs = forward.require()
+        run = self._passes.pop(source)  # continued once: the backward step is cached
+        kept = Outputs(_copies(outputs.values), _copies(outputs.states), outputs.memory)
+        self._steps[source] = dataclasses.replace(forward, value=kept)
+        drawn = self._training_output_gradients(outputs, key.dtype)
+        dLdY, dLdS = _copies(drawn[0]), _copies(drawn[1])
+        what = f"backward with {key.where}"
+        step = call(what, "backward", lambda: run.layer.backward(run.inputs, outputs, dLdY, dLdS))
         if not step.ok:
             return step
-        return Step(what, BackwardResult(step.value, xs, outputs, dLdY, dLdS, layer))
+        given = self._arguments[source].after + kept.values + drawn[0] + drawn[1]
+        self._arguments[key] = _left(given, run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS)
+        return Step(what, BackwardResult(step.value, run.inputs, outputs, dLdY, dLdS, run.layer))
 
     # -- precision ------------------------------------------------------------------------
 
     def precision(self, dtype: Any) -> PrecisionFinding:
         """The precision the layer really computes in at `dtype` (measured once, on the home
         device): a layer that rounds to float32 inside is judged at float32."""
-        key = ("precision", np.dtype(dtype).name)
-        if key not in self._cache:
-            nominal = arrays.precision_of(dtype)
-            finding = PrecisionFinding(nominal, 0.0, False)
-            method = "predict" if self.reference.kind == Kind.LAYER else "forward"
-            step = self.step(method, dtype)
-            if step.ok and isinstance(step.value, Outputs) and nominal == np.dtype(np.float64):
-                layer = self.layer(dtype)
-                # The inputs and the learnables and state move together: a layer may round
-                # either to float32 (float32 weights, a cast of its parameters).
-                names = [n for n in layer.parameter_names if arrays.is_array(layer.get(n))]
-                n_in = layer.num_inputs
+        name = np.dtype(dtype).name
+        if name not in self._precision:
+            self._precision[name] = _measure_precision(self, dtype)
+        return self._precision[name]
 
-                def evaluate(values: list[Any]) -> Any:
-                    for name, value in zip(names, values[n_in:]):
-                        layer.set(name, value)
-                    return getattr(layer, method)(list(values[:n_in])).all
+    def measured_precision(self, dtype: Any) -> PrecisionFinding | None:
+        """`precision(dtype)` if some check measured it already, else None (nothing is run)."""
+        return self._precision.get(np.dtype(dtype).name)
 
-                arguments = list(self.inputs(dtype)) + [layer.get(n).copy() for n in names]
-                inputs = [not integer for integer in self.integer_inputs]
-                domains = list(self.input_domains()) + [(None, None)] * len(names)
-                # Inputs first, then the parameters, each group alone: moved together, their
-                # products (a weight times an input) would look like curvature.
-                groups = [inputs + [False] * len(names), [False] * n_in + [True] * len(names)]
-                try:
-                    for movable, what in zip(groups if names else groups[:1], ("inputs", "learnables and state")):
-                        found = measure_precision(
-                            evaluate, arguments, movable, domains, step.value.all, nominal, self.rng("precision")
-                        )
-                        found = dataclasses.replace(found, moved=what)
-                        if found.lost or found.roundoff > finding.roundoff:
-                            finding = found
-                        if finding.lost:
-                            break
-                except USER_ERRORS:
-                    pass  # the layer raised at a moved point: no finding, as for a layer that cannot be moved
-            self._cache[key] = finding
-        return self._cache[key]
+    def tolerance(self, dtype: Any) -> tuple[float, float]:
+        """(rtol, atol) to judge results at `dtype` with: those of the precision the layer
+        really computes in (float32's for a float64 layer that rounds to float32 inside)."""
+        finding = self.precision(dtype)
+        if finding.lost:
+            return self.options.tolerance("complex64" if np.dtype(dtype).kind == "c" else "float32")
+        return self.options.tolerance(dtype)
+
+    # -- the report -----------------------------------------------------------------------
 
     def notes(self) -> list[str]:
         """What the report should say beside the results: constructor arguments that set a
@@ -405,12 +499,11 @@ class Session:
             for n in layer.parameter_names
             if arrays.is_array(layer.get(n)) and arrays.is_complex(layer.get(n))
         ]
-        for key, step in list(self._cache.items()):
-            value = getattr(step, "value", None)
-            if isinstance(key, tuple) and key[:1] in (("predict",), ("forward",)) and isinstance(value, Outputs):
-                if any(arrays.is_array(y) and arrays.is_complex(y) for y in value.all):
-                    complex_parts.append("the outputs")
-                    break
+        passes = [step.value for key, step in self._steps.items() if key.method is not Method.BACKWARD]
+        if any(
+            isinstance(v, Outputs) and any(arrays.is_array(y) and arrays.is_complex(y) for y in v.all) for v in passes
+        ):
+            complex_parts.append("the outputs")
         if complex_parts:
             notes.append(
                 f"{' and '.join(complex_parts)} are complex, but only real dtypes were tested "
@@ -418,26 +511,79 @@ class Session:
             )
         return notes
 
-    def measured_precision(self, dtype: Any) -> PrecisionFinding | None:
-        """`precision(dtype)` if some check measured it already, else None (nothing is run)."""
-        return self._cache.get(("precision", np.dtype(dtype).name))
 
-    def tolerance(self, dtype: Any) -> tuple[float, float]:
-        """(rtol, atol) to judge results at `dtype` with: those of the precision the layer
-        really computes in (float32's for a float64 layer that rounds to float32 inside)."""
-        finding = self.precision(dtype)
-        if finding.lost:
-            return self.options.tolerance("complex64" if np.dtype(dtype).kind == "c" else "float32")
-        return self.options.tolerance(dtype)
+def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
+    """The precision the layer computes in at `dtype`, from its evaluated method on a fresh
+    layer (the nominal one where that step failed, or the dtype is not float64)."""
+    nominal = arrays.precision_of(dtype)
+    finding = PrecisionFinding(nominal, 0.0, False)
+    method = session._evaluated.value
+    step = session.step(method, dtype)
+    if not (step.ok and isinstance(step.value, Outputs) and nominal == np.dtype(np.float64)):
+        return finding
+    layer = session.layer(dtype)
+    # The inputs and the learnables and state move together: a layer may round either to
+    # float32 (float32 weights, a cast of its parameters).
+    names = [n for n in layer.parameter_names if arrays.is_array(layer.get(n))]
+    n_in = layer.num_inputs
 
-    def gpu(self) -> GpuStatus:
-        """The GPU the checks may use; never asks CuPy with `device="cpu"`."""
-        if self.options.device == "cpu":
-            return GpuStatus(False, "--device cpu")
-        return gpu_status()
+    def evaluate(values: list[Any]) -> Any:
+        for name, value in zip(names, values[n_in:]):
+            layer.set(name, value)
+        return getattr(layer, method)(list(values[:n_in])).all
+
+    arguments = list(session.inputs(dtype)) + [layer.get(n).copy() for n in names]
+    inputs = [not integer for integer in session.integer_inputs]
+    domains = list(session.input_domains()) + [(None, None)] * len(names)
+    # Inputs first, then the parameters, each group alone: moved together, their products (a
+    # weight times an input) would look like curvature.
+    groups = [inputs + [False] * len(names), [False] * n_in + [True] * len(names)]
+    try:
+        for movable, what in zip(groups if names else groups[:1], ("inputs", "learnables and state")):
+            found = measure_precision(
+                evaluate, arguments, movable, domains, step.value.all, nominal, session.rng("precision")
+            )
+            found = dataclasses.replace(found, moved=what)
+            if found.lost or found.roundoff > finding.roundoff:
+                finding = found
+            if finding.lost:
+                break
+    except USER_ERRORS:
+        pass  # the layer raised at a moved point: no finding, as for a layer that cannot be moved
+    return finding
 
 
-def _called(layer: Adapter, method: str) -> str:
-    """The user's method that `method` calls: a layer without forward trains with predict,
-    and its failures there are predict's."""
-    return "predict" if method == "forward" and layer.kind == Kind.LAYER and not layer.has_forward else method
+def _held_by(layer: Adapter) -> tuple[Any, ...]:
+    """The learnables and state a layer holds now, in `parameter_names` order."""
+    return tuple(layer.get(name) for name in layer.parameter_names)
+
+
+def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(arrays.copy_tree(v) for v in values)
+
+
+def _alike(drawn: Any, y: Any) -> bool:
+    """`drawn` has the shape, dtype and module of the array `y`."""
+    return (
+        arrays.is_array(y)
+        and drawn.shape == y.shape
+        and drawn.dtype == y.dtype
+        and arrays.array_module(drawn) is arrays.array_module(y)
+    )
+
+
+def _left(given: tuple[Any, ...], now: tuple[Any, ...]) -> CallArguments:
+    """A call's arguments as it was given them (`given`: the session's own arrays, which no
+    layer holds) and as it left them (`now`): where it left one as it was, the very array of
+    `given` (no copy), else a copy of what it left (a layer that writes into it)."""
+    return CallArguments(given, tuple(g if _unchanged(g, x) else arrays.copy_tree(x) for g, x in zip(given, now)))
+
+
+def _unchanged(given: Any, now: Any) -> bool:
+    if given is now:
+        return True
+    if not (arrays.is_array(given) and arrays.is_array(now)) or type(given) is not type(now):
+        return False
+    if given.shape != now.shape or given.dtype != now.dtype:
+        return False
+    return bool(arrays.array_module(now).array_equal(given, now))
