@@ -1,0 +1,149 @@
+"""The session shares what checks compute (steps, inputs, dL/dY) without letting one check's
+writes reach another, and a run costs one call per step."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import layercheck
+from layercheck.checks import REGISTRY
+from layercheck.contract.layout import parse_layouts
+from layercheck.running.session import DataKey, Method, Session, StepKey
+from layercheck.settings.options import make_options
+
+LAYOUT = "4,3,5,6:SSCB"
+
+
+class Counted:
+    """A correct scaled ReLU with a learnable scale; counts the calls of each method."""
+
+    calls: Counter[str] = Counter()
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        if self.w is None:
+            self.w = np.ones((1, 1, layout.size[2], 1)) * 1.5
+
+    def predict(self, X):
+        Counted.calls["predict"] += 1
+        return self.w * np.maximum(X, 0)
+
+    def backward(self, X, Y, dLdY, memory):
+        Counted.calls["backward"] += 1
+        positive = X > 0
+        return self.w * dLdY * positive, np.sum(dLdY * X * positive, axis=(0, 1, 3), keepdims=True)
+
+
+def _session(cls, dtypes=("float64", "float32")) -> Session:
+    options = make_options(dtypes=list(dtypes), check_names=tuple(REGISTRY))
+    return Session(cls, parse_layouts(LAYOUT), options)
+
+
+def test_a_training_step_is_one_predict_and_one_backward_per_dtype():
+    """backward continues the predict step of a layer without forward (one call for both),
+    and the hygiene checks read the steps' calls instead of calling again."""
+    Counted.calls.clear()
+    checks = [
+        "predict_does_not_error",
+        "backward_does_not_error",
+        "backward_is_consistent_in_size",
+        "backward_is_consistent_in_type",
+        "predict_does_not_modify_inputs",
+        "backward_does_not_modify_inputs",
+    ]
+    report = layercheck.check_layer(Counted, LAYOUT, checks=checks)
+    assert report.status == "passed", [(c.name, c.message) for c in report.checks]
+    assert Counted.calls == {"predict": 2, "backward": 2}
+
+
+def test_the_session_keys_its_cache_by_type():
+    session = _session(Counted)
+    assert session.step("forward", "float64") is session.step("predict", "float64")
+    assert StepKey(Method.PREDICT, "float64", False) in session._steps
+    session.backward("float32")
+    assert StepKey(Method.BACKWARD, "float32", False) in session._steps
+    assert DataKey("float32", False) in session._inputs
+
+
+def test_inputs_are_drawn_once_and_handed_out_as_copies():
+    session = _session(Counted)
+    shared64, shared32 = session.inputs("float64", shared=True)[0], session.inputs("float32", shared=True)[0]
+    np.testing.assert_array_equal(shared64.astype(np.float32), shared32)
+    fresh = session.inputs("float64")[0]
+    assert fresh is not shared64 and np.shares_memory(fresh, shared64) is False
+    fresh[...] = 0
+    assert np.any(session.inputs("float64", shared=True)[0] != 0)
+
+
+def test_training_dldy_is_the_same_values_in_fresh_arrays():
+    session = _session(Counted)
+    result = session.backward("float64").require()
+    again, _ = session.training_output_gradients(result.outputs, "float64")
+    more, _ = session.training_output_gradients(result.outputs, "float64")
+    assert again[0] is not more[0]
+    np.testing.assert_array_equal(again[0], more[0])
+    np.testing.assert_array_equal(again[0], result.dLdY[0])
+
+
+class WritesIntoY(Counted):
+    """backward fills its Y (the very array predict returned) with NaN."""
+
+    def backward(self, X, Y, dLdY, memory):
+        grads = super().backward(X, Y, dLdY, memory)
+        Y[...] = np.nan
+        return grads
+
+
+class IdentityWritesIntoX(Counted):
+    """predict returns its input itself; backward then writes into X (and so into Y)."""
+
+    learnables = ()
+
+    def predict(self, X):
+        return X
+
+    def backward(self, X, Y, dLdY, memory):
+        X[...] = np.inf
+        return dLdY.copy()
+
+
+class WritesIntoHeldY(Counted):
+    """predict keeps its output on self; backward writes into that one, not its argument."""
+
+    def predict(self, X):
+        self.Y = super().predict(X)
+        return self.Y
+
+    def backward(self, X, Y, dLdY, memory):
+        grads = super().backward(X, Y, dLdY, memory)
+        self.Y *= 2
+        return grads
+
+
+@pytest.mark.parametrize("cls", [WritesIntoY, IdentityWritesIntoX, WritesIntoHeldY])
+def test_what_backward_writes_into_reaches_no_other_check(cls):
+    """The step's outputs are read by many checks after backward has run on them: backward
+    writing into Y (or into X, which Y is) is its own failure only."""
+    report = layercheck.check_layer(cls, LAYOUT)
+    failed = {c.name for c in report.checks if c.status == "failed"}
+    assert "backward_does_not_modify_inputs" in failed
+    for name in ("outputs_are_finite", "predict_is_consistent_in_type", "forward_predict_are_consistent_in_size"):
+        assert report.result(name).status != "failed", report.result(name).message
+    assert report.result("predict_is_consistent_across_observations").status == "passed"
+
+
+def test_a_predict_that_writes_into_its_input_is_still_caught():
+    class DoublesX(Counted):
+        def predict(self, X):
+            X *= 2
+            return super().predict(X / 2)
+
+    report = layercheck.check_layer(DoublesX, LAYOUT, checks=["predict_does_not_modify_inputs"])
+    result = report.result("predict_does_not_modify_inputs")
+    assert result.status == "failed" and "X was modified in place" in result.message
