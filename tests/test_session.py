@@ -65,10 +65,10 @@ def test_a_training_step_is_one_predict_and_one_backward_per_dtype():
 def test_the_session_keys_its_cache_by_type():
     session = _session(Counted)
     assert session.step("forward", "float64") is session.step("predict", "float64")
-    assert StepKey(Method.PREDICT, "float64", False) in session._steps
+    assert StepKey(Method.PREDICT, "float64", False) in session._cache.steps
     session.backward("float32")
-    assert StepKey(Method.BACKWARD, "float32", False) in session._steps
-    assert DataKey("float32", False) in session._inputs
+    assert StepKey(Method.BACKWARD, "float32", False) in session._cache.steps
+    assert DataKey("float32", False) in session._cache.inputs
 
 
 def test_inputs_are_drawn_once_and_handed_out_as_copies():

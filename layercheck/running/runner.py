@@ -12,7 +12,7 @@ from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
-from layercheck.running.session import Session
+from layercheck.running.session import Session, notes
 from layercheck.safetext import exception_text, safe_repr
 from layercheck.settings.options import Options
 from layercheck.userframes import exception_summary, own_frame, user_traceback
@@ -155,7 +155,7 @@ def run_target(
             if on_check is not None:
                 on_check(result)
         try:
-            report.notes = session.notes()
+            report.notes = notes(session)
         except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
             report.notes = []
         internal = [c for c in report.checks if c.cause is Cause.INTERNAL]

@@ -22,7 +22,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from layercheck.results import Kind
 from layercheck.safetext import exception_text
 from layercheck.settings.options import Options
 
-__all__ = ["DataKey", "Method", "Session", "StepKey", "seed_user_rngs"]
+__all__ = ["DataKey", "Method", "Session", "StepKey", "notes", "seed_user_rngs"]
 
 OutputGradients = tuple[tuple[Any, ...], tuple[Any, ...]]
 
@@ -88,6 +88,22 @@ class _Pass:
     inputs: tuple[Any, ...]
 
 
+@dataclass
+class _Cache:
+    """What the checks of one target share, each kind of value under its own typed key."""
+
+    steps: dict[StepKey, Step] = field(default_factory=dict)
+    passes: dict[StepKey, _Pass] = field(default_factory=dict)  # until backward continues one
+    arguments: dict[StepKey, CallArguments] = field(default_factory=dict)  # of the steps that ran
+    parameters: dict[DataKey, dict[str, Any]] = field(default_factory=dict)
+    drawn: dict[bool, tuple[Any, ...]] = field(default_factory=dict)  # the inputs as drawn (complex?), on the host
+    inputs: dict[DataKey, tuple[Any, ...]] = field(default_factory=dict)
+    output_gradients: dict[DataKey, OutputGradients] = field(default_factory=dict)  # the training dL/dY
+    precision: dict[str, PrecisionFinding] = field(default_factory=dict)  # by dtype name
+    output_formats: Step | None = None
+    gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
+
+
 def seed_user_rngs(seed: int) -> None:
     """Layers initialize with the global RNGs; seed them so that every fresh layer is alike."""
     np.random.seed(seed % 2**32)
@@ -102,16 +118,7 @@ class Session:
         self.factory = factory
         self.layouts = tuple(layouts)
         self.options = options
-        self._steps: dict[StepKey, Step] = {}
-        self._passes: dict[StepKey, _Pass] = {}
-        self._arguments: dict[StepKey, CallArguments] = {}
-        self._parameters: dict[DataKey, dict[str, Any]] = {}
-        self._drawn: dict[bool, tuple[Any, ...]] = {}  # the inputs as drawn (complex or not), on the host
-        self._inputs: dict[DataKey, tuple[Any, ...]] = {}
-        self._output_gradients: dict[DataKey, OutputGradients] = {}
-        self._precision: dict[str, PrecisionFinding] = {}
-        self._output_formats: Step | None = None
-        self._gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
+        self._cache = _Cache()
         self.reference = self._build_reference()
         if self.options.device != "gpu":
             self._refuse_if_bound_to_gpu()
@@ -193,13 +200,13 @@ class Session:
         """The reference parameters at `dtype`'s precision, on the GPU when `gpu` (None: the
         home device): moved once per dtype. Shared: copy before handing one to a layer."""
         key = self._data_key(dtype, gpu)
-        if key not in self._parameters:
+        if key not in self._cache.parameters:
             xp = self._module(key.gpu)
-            self._parameters[key] = {
+            self._cache.parameters[key] = {
                 name: arrays.to_module(arrays.cast(value, dtype), xp)
                 for name, value in self.reference_parameters.items()
             }
-        return self._parameters[key]
+        return self._cache.parameters[key]
 
     # -- devices ------------------------------------------------------------------------
 
@@ -224,31 +231,8 @@ class Session:
         return DataKey(np.dtype(dtype).name, arrays.on_gpu(self._module(gpu)))
 
     def gpu_binding(self) -> str | None:
-        """How the layer shows that it runs on the GPU whatever its inputs (an array module
-        chosen once, at import), or None. Only possible once CuPy is imported."""
-        if "cupy" not in sys.modules:
-            return None
-        if any(arrays.is_cupy_array(v) for v in self.reference_parameters.values()):
-            names = [n for n, v in self.reference_parameters.items() if arrays.is_cupy_array(v)]
-            return f"initialize made {', '.join(names)} CuPy arrays"
-        failed = self.initialize_step.error
-        if failed is not None and is_cuda_error(failed.exception):  # made its learnables with CuPy
-            return f"initialize calls CuPy on the GPU ({failed.summary(hint=False)})"
-        method = self._evaluated.value
-        try:
-            step = self.step(method, self.options.dtypes[0], gpu=False)
-        except Incomplete:  # a step it needs failed (initialize raised): its own check says so
-            return None
-        if step.error is not None:
-            if is_cupy_refusal(step.error.exception):
-                return f"{method} refuses NumPy inputs ({step.error.summary()})"
-            if is_cuda_error(step.error.exception):  # on NumPy inputs: the layer's own CuPy call
-                return f"{method} calls CuPy on the GPU ({step.error.summary(hint=False)})"
-            return None
-        values = step.value.all if isinstance(step.value, Outputs) else ()
-        if any(arrays.is_cupy_array(y) for y in values):
-            return f"{method} returns CuPy arrays from NumPy inputs"
-        return None
+        """How the layer shows that it runs on the GPU whatever its inputs, or None."""
+        return _gpu_binding(self)
 
     def _refuse_if_bound_to_gpu(self) -> None:
         """One line for a layer bound to the GPU, instead of every host check failing."""
@@ -264,31 +248,10 @@ class Session:
         then backward, at the first dtype) that raises on the GPU but runs on the CPU."""
         if self.options.device != "gpu" or not self.gpu().usable:
             return None
-        if self._gpu_failure is None:
-            self._gpu_failure = (None,)  # while looking (every step it runs names its device)
-            self._gpu_failure = (self._first_gpu_failure(),)
-        return self._gpu_failure[0]
-
-    def _first_gpu_failure(self) -> CallError | None:
-        dtype = self.options.dtypes[0]
-        methods = [self._evaluated]
-        if self.reference.has_forward and self._evaluated is not Method.FORWARD:
-            methods.append(Method.FORWARD)
-        if self.reference.has_backward:
-            methods.append(Method.BACKWARD)
-        for method in methods:
-            on_gpu = self._error_of(method, dtype, True)
-            if on_gpu is not None and self._error_of(method, dtype, False) is None:
-                return on_gpu
-        return None
-
-    def _error_of(self, method: Method, dtype: Any, gpu: bool) -> CallError | None:
-        """The error of a step, None when it ran (or when a step it needs failed: that step's
-        error is the one to report, and it is asked first)."""
-        try:
-            return self._step(self._step_key(method, dtype, gpu)).error
-        except Incomplete:
-            return None
+        if self._cache.gpu_failure is None:
+            self._cache.gpu_failure = (None,)  # while looking (every step it runs names its device)
+            self._cache.gpu_failure = (_first_gpu_failure(self),)
+        return self._cache.gpu_failure[0]
 
     # -- data ---------------------------------------------------------------------------
 
@@ -298,20 +261,20 @@ class Session:
         with `shared` the session's own arrays, which the caller must never write into (nor
         let a layer)."""
         key = self._data_key(dtype, gpu)
-        if key not in self._inputs:
+        if key not in self._cache.inputs:
             xp = self._module(key.gpu)
             drawn = self._drawn_inputs(np.dtype(dtype).kind == "c")
             # The draw itself where it is at `dtype` already (the session's, never given away).
-            self._inputs[key] = tuple(
+            self._cache.inputs[key] = tuple(
                 arrays.to_module(x if x.dtype == np.dtype(dtype) else arrays.at_dtype(x, dtype), xp) for x in drawn
             )
-        values = self._inputs[key]
+        values = self._cache.inputs[key]
         return values if shared else tuple(x.copy() for x in values)
 
     def _drawn_inputs(self, is_complex: bool) -> tuple[Any, ...]:
         """The user's fixed inputs (shapes checked by `check_layer`), or standard normal draws
         inside each input's domain; on the host."""
-        if is_complex not in self._drawn:
+        if is_complex not in self._cache.drawn:
             if self.options.inputs is not None:
                 drawn = [arrays.to_host(x) for x in self.options.inputs]
             else:
@@ -321,8 +284,8 @@ class Session:
                     arrays.random_array(layout, draw, rng, domain)
                     for layout, domain in zip(self.layouts, self.input_domains())
                 ]
-            self._drawn[is_complex] = tuple(drawn)
-        return self._drawn[is_complex]
+            self._cache.drawn[is_complex] = tuple(drawn)
+        return self._cache.drawn[is_complex]
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input is drawn and perturbed: the options' override, else the layer's."""
@@ -373,19 +336,19 @@ class Session:
     def _training_output_gradients(self, outputs: Outputs, dtype: Any) -> OutputGradients:
         """The session's own draw of `training_output_gradients`, made once per dtype and device."""
         key = DataKey(np.dtype(dtype).name, any(arrays.is_cupy_array(y) for y in outputs.all))
-        drawn = self._output_gradients.get(key)
+        drawn = self._cache.output_gradients.get(key)
         if drawn is None or not all(map(_alike, (*drawn[0], *drawn[1]), outputs.all)):
-            drawn = self._output_gradients[key] = self.output_gradients(outputs, f"dLdY {key.dtype}")
+            drawn = self._cache.output_gradients[key] = self.output_gradients(outputs, f"dLdY {key.dtype}")
         return drawn
 
     def output_formats(self) -> tuple[str, ...]:
         """The declared format of each output; `Incomplete` when output_format breaks."""
-        if self._output_formats is None:
+        if self._cache.output_formats is None:
             formats = [layout.format for layout in self.layouts]
-            self._output_formats = call(
+            self._cache.output_formats = call(
                 "output_format", "output_format", lambda: self.reference.output_formats(formats)
             )
-        declared: tuple[str, ...] = self._output_formats.require()
+        declared: tuple[str, ...] = self._cache.output_formats.require()
         return declared
 
     # -- cached steps -----------------------------------------------------------------------
@@ -415,7 +378,7 @@ class Session:
         left of it; `Incomplete` when the step failed."""
         key = self._step_key(Method(method), dtype, None)
         self._step(key).require()
-        return self._arguments[key]
+        return self._cache.arguments[key]
 
     def _step_key(self, method: Method, dtype: Any, gpu: bool | None) -> StepKey:
         if method is Method.FORWARD and self.reference.kind == Kind.LAYER and not self.reference.has_forward:
@@ -423,9 +386,9 @@ class Session:
         return StepKey(method, np.dtype(dtype).name, arrays.on_gpu(self._module(gpu)))
 
     def _step(self, key: StepKey) -> Step:
-        if key not in self._steps:
-            self._steps[key] = self._run_backward(key) if key.method is Method.BACKWARD else self._run_pass(key)
-        return self._steps[key]
+        if key not in self._cache.steps:
+            self._cache.steps[key] = self._run_backward(key) if key.method is Method.BACKWARD else self._run_pass(key)
+        return self._cache.steps[key]
 
     def _run_pass(self, key: StepKey) -> Step:
         """predict or forward on a fresh layer and fresh copies of the inputs."""
@@ -434,8 +397,8 @@ class Session:
         step = call(f"{name} with {key.where}", name, lambda: getattr(layer, name)(xs))
         if step.ok:
             given = self.inputs(key.dtype, key.gpu, shared=True) + self._held(self.parameters(key.dtype, key.gpu))
-            self._arguments[key] = _left(given, xs + _held_by(layer))
-            self._passes[key] = _Pass(layer, xs)
+            self._cache.arguments[key] = _left(given, xs + _held_by(layer))
+            self._cache.passes[key] = _Pass(layer, xs)
         return step
 
     def _held(self, parameters: dict[str, Any]) -> tuple[Any, ...]:
@@ -449,17 +412,17 @@ class Session:
         source = self._step_key(Method.FORWARD, key.dtype, key.gpu)
         forward = self._step(source)
         outputs: Outputs = forward.require()
-        run = self._passes.pop(source)  # continued once: the backward step is cached
+        run = self._cache.passes.pop(source)  # continued once: the backward step is cached
         kept = Outputs(_copies(outputs.values), _copies(outputs.states), outputs.memory)
-        self._steps[source] = dataclasses.replace(forward, value=kept)
+        self._cache.steps[source] = dataclasses.replace(forward, value=kept)
         drawn = self._training_output_gradients(outputs, key.dtype)
         dLdY, dLdS = _copies(drawn[0]), _copies(drawn[1])
         what = f"backward with {key.where}"
         step = call(what, "backward", lambda: run.layer.backward(run.inputs, outputs, dLdY, dLdS))
         if not step.ok:
             return step
-        given = self._arguments[source].after + kept.values + drawn[0] + drawn[1]
-        self._arguments[key] = _left(given, run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS)
+        given = self._cache.arguments[source].after + kept.values + drawn[0] + drawn[1]
+        self._cache.arguments[key] = _left(given, run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS)
         return Step(what, BackwardResult(step.value, run.inputs, outputs, dLdY, dLdS, run.layer))
 
     # -- precision ------------------------------------------------------------------------
@@ -468,13 +431,13 @@ class Session:
         """The precision the layer really computes in at `dtype` (measured once, on the home
         device): a layer that rounds to float32 inside is judged at float32."""
         name = np.dtype(dtype).name
-        if name not in self._precision:
-            self._precision[name] = _measure_precision(self, dtype)
-        return self._precision[name]
+        if name not in self._cache.precision:
+            self._cache.precision[name] = _measure_precision(self, dtype)
+        return self._cache.precision[name]
 
     def measured_precision(self, dtype: Any) -> PrecisionFinding | None:
         """`precision(dtype)` if some check measured it already, else None (nothing is run)."""
-        return self._precision.get(np.dtype(dtype).name)
+        return self._cache.precision.get(np.dtype(dtype).name)
 
     def tolerance(self, dtype: Any) -> tuple[float, float]:
         """(rtol, atol) to judge results at `dtype` with: those of the precision the layer
@@ -484,32 +447,92 @@ class Session:
             return self.options.tolerance("complex64" if np.dtype(dtype).kind == "c" else "float32")
         return self.options.tolerance(dtype)
 
-    # -- the report -----------------------------------------------------------------------
-
-    def notes(self) -> list[str]:
-        """What the report should say beside the results: constructor arguments that set a
-        contract attribute; complex learnables or outputs checked with real dtypes only (their
-        complex arithmetic, conjugates included, was never exercised)."""
-        notes = contract_collisions(self.reference.obj, getattr(self.factory, "args", {}))
-        if any(np.dtype(d).kind == "c" for d in self.options.dtypes):
-            return notes
-        layer = self.reference
-        complex_parts = [
-            f"learnable {n}" if n in layer.learnables else f"state {n}"
-            for n in layer.parameter_names
-            if arrays.is_array(layer.get(n)) and arrays.is_complex(layer.get(n))
+    def ran_outputs(self) -> list[Outputs]:
+        """The outputs of every predict and forward step that ran so far (nothing is run)."""
+        return [
+            step.value
+            for key, step in self._cache.steps.items()
+            if key.method is not Method.BACKWARD and isinstance(step.value, Outputs)
         ]
-        passes = [step.value for key, step in self._steps.items() if key.method is not Method.BACKWARD]
-        if any(
-            isinstance(v, Outputs) and any(arrays.is_array(y) and arrays.is_complex(y) for y in v.all) for v in passes
-        ):
-            complex_parts.append("the outputs")
-        if complex_parts:
-            notes.append(
-                f"{' and '.join(complex_parts)} are complex, but only real dtypes were tested "
-                f"({', '.join(self.options.dtypes)}): add --dtype complex128 to check the complex arithmetic"
-            )
-        return notes
+
+
+def _gpu_binding(session: Session) -> str | None:
+    """How the layer shows that it runs on the GPU whatever its inputs (an array module chosen
+    once, at import), or None. Only possible once CuPy is imported."""
+    if "cupy" not in sys.modules:
+        return None
+    parameters = session.reference_parameters
+    if any(arrays.is_cupy_array(v) for v in parameters.values()):
+        names = [n for n, v in parameters.items() if arrays.is_cupy_array(v)]
+        return f"initialize made {', '.join(names)} CuPy arrays"
+    failed = session.initialize_step.error
+    if failed is not None and is_cuda_error(failed.exception):  # made its learnables with CuPy
+        return f"initialize calls CuPy on the GPU ({failed.summary(hint=False)})"
+    method = session._evaluated.value
+    try:
+        step = session.step(method, session.options.dtypes[0], gpu=False)
+    except Incomplete:  # a step it needs failed (initialize raised): its own check says so
+        return None
+    if step.error is not None:
+        if is_cupy_refusal(step.error.exception):
+            return f"{method} refuses NumPy inputs ({step.error.summary()})"
+        if is_cuda_error(step.error.exception):  # on NumPy inputs: the layer's own CuPy call
+            return f"{method} calls CuPy on the GPU ({step.error.summary(hint=False)})"
+        return None
+    values = step.value.all if isinstance(step.value, Outputs) else ()
+    if any(arrays.is_cupy_array(y) for y in values):
+        return f"{method} returns CuPy arrays from NumPy inputs"
+    return None
+
+
+def _first_gpu_failure(session: Session) -> CallError | None:
+    """The error of the first training-time step (predict or forward, then backward, at the
+    first dtype) that raises on the GPU but runs on the CPU."""
+    dtype = session.options.dtypes[0]
+    evaluated = session._evaluated
+    methods = [evaluated]
+    if session.reference.has_forward and evaluated is not Method.FORWARD:
+        methods.append(Method.FORWARD)
+    if session.reference.has_backward:
+        methods.append(Method.BACKWARD)
+    for method in methods:
+        on_gpu = _error_of(session, method, dtype, True)
+        if on_gpu is not None and _error_of(session, method, dtype, False) is None:
+            return on_gpu
+    return None
+
+
+def _error_of(session: Session, method: Method, dtype: Any, gpu: bool) -> CallError | None:
+    """The error of a step, None when it ran (or when a step it needs failed: that step's
+    error is the one to report, and it is asked first)."""
+    try:
+        return session.step(method, dtype, gpu).error
+    except Incomplete:
+        return None
+
+
+def notes(session: Session) -> list[str]:
+    """What the report should say beside the results: constructor arguments that set a
+    contract attribute; complex learnables or outputs checked with real dtypes only (their
+    complex arithmetic, conjugates included, was never exercised)."""
+    said = contract_collisions(session.reference.obj, getattr(session.factory, "args", {}))
+    dtypes = session.options.dtypes
+    if any(np.dtype(d).kind == "c" for d in dtypes):
+        return said
+    layer = session.reference
+    complex_parts = [
+        f"learnable {n}" if n in layer.learnables else f"state {n}"
+        for n in layer.parameter_names
+        if arrays.is_array(layer.get(n)) and arrays.is_complex(layer.get(n))
+    ]
+    if any(arrays.is_array(y) and arrays.is_complex(y) for outputs in session.ran_outputs() for y in outputs.all):
+        complex_parts.append("the outputs")
+    if complex_parts:
+        said.append(
+            f"{' and '.join(complex_parts)} are complex, but only real dtypes were tested "
+            f"({', '.join(dtypes)}): add --dtype complex128 to check the complex arithmetic"
+        )
+    return said
 
 
 def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
