@@ -3,10 +3,11 @@
     python benchmarks/suite.py            # PReLU and SReLU at the seed layout 24,24,20,128:SSCB
     python benchmarks/suite.py --quick    # a small layout and fewer repeats, for a smoke test
 
-A warm unit is one warm predict + backward of the layer at float64 (one warm-up call, then the
-median of several), measured in this process. The whole default run (float64 and float32,
-every check) goes through the Python API, `layercheck.check_layer(cls, layout)`: one warm-up
-run, then the median of `--repeats` runs. Target: at most 15 units per layer.
+A warm unit is one warm predict + backward of the layer at float64, measured in this process.
+The whole default run (float64 and float32, every check) goes through the Python API,
+`layercheck.check_layer(cls, layout)`. After one warm-up of each, `--repeats` rounds of five
+units and one whole run, interleaved so that both see the same load on a shared machine; the
+median of each. Target: at most 15 units per layer.
 
 The breakdown, from one more run: each check's time in units (`duration_s` of its result), the
 set-up (building the session: the reference layer, its initialize) as what the target took
@@ -50,20 +51,15 @@ METHODS = ("predict", "forward", "backward", "initialize")
 SETUP = "(set-up)"
 
 
-def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
-    """The median wall-clock and process (CPU) times of `repeats` calls, after one warm-up call."""
+def _timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """The wall-clock and process (CPU) seconds of one call of `fn`."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     fn()
-    wall, cpu = [], []
-    for _ in range(repeats):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return statistics.median(wall), statistics.median(cpu)
+    return time.perf_counter() - start, time.process_time() - start_cpu
 
 
-def warm_unit(cls: type, layout: str, repeats: int) -> tuple[float, float]:
-    """One warm predict + backward of `cls` at float64, in seconds (wall-clock, CPU)."""
+def warm_step(cls: type, layout: str) -> Callable[[], None]:
+    """One predict + backward of `cls` at float64 (the unit), on a layer made once."""
     parsed = parse_layout(layout)
     np.random.seed(0)
     layer = cls()
@@ -76,7 +72,26 @@ def warm_unit(cls: type, layout: str, repeats: int) -> tuple[float, float]:
         Y = layer.predict(X)
         layer.backward(X, Y, dLdY, None)
 
-    return median_time(step, repeats)
+    return step
+
+
+def units_of(cls: type, layout: str, repeats: int) -> tuple[float, float, float]:
+    """(the unit in seconds, the whole run in seconds, the whole run in units by CPU time).
+
+    One warm-up of each, then `repeats` rounds of five units and one whole run, interleaved,
+    so that both see the same load on a shared machine; the medians of each."""
+    step = warm_step(cls, layout)
+    whole_run = functools.partial(layercheck.check_layer, cls, layout)
+    step()
+    whole_run()
+    units: list[tuple[float, float]] = []
+    wholes: list[tuple[float, float]] = []
+    for _ in range(repeats):
+        units += [_timed(step) for _ in range(5)]
+        wholes.append(_timed(whole_run))
+    unit, unit_cpu = (statistics.median(t[i] for t in units) for i in (0, 1))
+    whole, whole_cpu = (statistics.median(t[i] for t in wholes) for i in (0, 1))
+    return unit, whole, whole_cpu / unit_cpu
 
 
 @contextmanager
@@ -121,8 +136,7 @@ def counted(cls: type) -> Iterator[Counter[tuple[str, str]]]:
 def measure(name: str, layout: str, repeats: int) -> tuple[float, float, list[str]]:
     """(units of the whole run, the unit in seconds, the breakdown's lines)."""
     cls = LAYERS[name]
-    unit, unit_cpu = warm_unit(cls, layout, max(7, 2 * repeats + 1))
-    whole, whole_cpu = median_time(lambda: layercheck.check_layer(cls, layout), repeats)
+    unit, whole, cpu_units = units_of(cls, layout, repeats)
     # The breakdown's run: timed per check by the report, its layer calls counted.
     with counted(cls) as counts:
         report = layercheck.check_layer(cls, layout)
@@ -131,7 +145,7 @@ def measure(name: str, layout: str, repeats: int) -> tuple[float, float, list[st
     lines = [
         f"{name}: one warm predict + backward {unit * 1e3:.1f} ms; whole default run {whole * 1e3:.0f} ms "
         f"= {units:.1f} units   [target <= {TARGET_UNITS:g}] {verdict}   ({report.status.value}; "
-        f"in CPU time {whole_cpu / unit_cpu:.1f} units)"
+        f"in CPU time {cpu_units:.1f} units)"
     ]
     checked = sum(c.duration_s for c in report.checks)
     rows = [(SETUP, report.duration_s - checked, "")]
@@ -162,7 +176,7 @@ def main() -> None:
     repeats = args.repeats or (3 if args.quick else 5)
     print(
         f"whole default run (float64 and float32, every check) through check_layer at {layout}, in warm units "
-        f"(one warm predict + backward at float64); median of {repeats} runs after a warm-up; the same ratio in process CPU time, "
+        f"(one warm predict + backward at float64); median of {repeats} runs interleaved with units; the same ratio in process CPU time, "
         "steadier on a shared machine, in parentheses"
     )
     results = {}

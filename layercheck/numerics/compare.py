@@ -7,12 +7,13 @@ before the finding takes `detail()`, never cuts a finished message."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import is_array, namespace_of, to_host
+from layercheck.numerics.arrays import fetch, is_array, namespace_of, to_host
 
 __all__ = ["Mismatch", "largest_magnitude", "mismatch", "repeat_tolerance", "scaled_atol"]
 
@@ -162,6 +163,12 @@ def largest_magnitude(x: Any) -> float:
     xp = namespace_of(x)
     if x.size == 0:
         return 0.0
+    if np.dtype(x.dtype).kind == "f":
+        # Two reductions and no temporary, where every element is finite (the common case):
+        # a NaN or an infinity makes one of them non-finite, and the masked way below runs.
+        high, low = fetch(xp.max(x), xp.min(x))
+        if math.isfinite(high) and math.isfinite(low):
+            return float(max(high, -low))
     magnitude = xp.abs(x)
     return float(xp.max(xp.where(xp.isfinite(magnitude), magnitude, 0)))
 
