@@ -51,11 +51,11 @@ METHODS = ("predict", "forward", "backward", "initialize")
 SETUP = "(set-up)"
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, float]:
-    """The wall-clock and process (CPU) seconds of one call of `fn`."""
-    start, start_cpu = time.perf_counter(), time.process_time()
+def _timed(fn: Callable[[], Any]) -> float:
+    """The wall-clock seconds of one call of `fn`."""
+    start = time.perf_counter()
     fn()
-    return time.perf_counter() - start, time.process_time() - start_cpu
+    return time.perf_counter() - start
 
 
 def warm_step(cls: type, layout: str) -> Callable[[], None]:
@@ -75,8 +75,8 @@ def warm_step(cls: type, layout: str) -> Callable[[], None]:
     return step
 
 
-def units_of(cls: type, layout: str, repeats: int) -> tuple[float, float, float]:
-    """(the unit in seconds, the whole run in seconds, the whole run in units by CPU time).
+def units_of(cls: type, layout: str, repeats: int) -> tuple[float, float]:
+    """(the unit in seconds, the whole run in seconds).
 
     One warm-up of each, then `repeats` rounds of five units and one whole run, interleaved,
     so that both see the same load on a shared machine; the medians of each."""
@@ -84,14 +84,12 @@ def units_of(cls: type, layout: str, repeats: int) -> tuple[float, float, float]
     whole_run = functools.partial(layercheck.check_layer, cls, layout)
     step()
     whole_run()
-    units: list[tuple[float, float]] = []
-    wholes: list[tuple[float, float]] = []
+    units: list[float] = []
+    wholes: list[float] = []
     for _ in range(repeats):
         units += [_timed(step) for _ in range(5)]
         wholes.append(_timed(whole_run))
-    unit, unit_cpu = (statistics.median(t[i] for t in units) for i in (0, 1))
-    whole, whole_cpu = (statistics.median(t[i] for t in wholes) for i in (0, 1))
-    return unit, whole, whole_cpu / unit_cpu
+    return statistics.median(units), statistics.median(wholes)
 
 
 @contextmanager
@@ -136,7 +134,7 @@ def counted(cls: type) -> Iterator[Counter[tuple[str, str]]]:
 def measure(name: str, layout: str, repeats: int) -> tuple[float, float, list[str]]:
     """(units of the whole run, the unit in seconds, the breakdown's lines)."""
     cls = LAYERS[name]
-    unit, whole, cpu_units = units_of(cls, layout, repeats)
+    unit, whole = units_of(cls, layout, repeats)
     # The breakdown's run: timed per check by the report, its layer calls counted.
     with counted(cls) as counts:
         report = layercheck.check_layer(cls, layout)
@@ -144,8 +142,7 @@ def measure(name: str, layout: str, repeats: int) -> tuple[float, float, list[st
     verdict = "PASS" if units <= TARGET_UNITS else "MISS"
     lines = [
         f"{name}: one warm predict + backward {unit * 1e3:.1f} ms; whole default run {whole * 1e3:.0f} ms "
-        f"= {units:.1f} units   [target <= {TARGET_UNITS:g}] {verdict}   ({report.status.value}; "
-        f"in CPU time {cpu_units:.1f} units)"
+        f"= {units:.1f} units   [target <= {TARGET_UNITS:g}] {verdict}   ({report.status.value})"
     ]
     checked = sum(c.duration_s for c in report.checks)
     rows = [(SETUP, report.duration_s - checked, "")]
@@ -176,8 +173,7 @@ def main() -> None:
     repeats = args.repeats or (3 if args.quick else 5)
     print(
         f"whole default run (float64 and float32, every check) through check_layer at {layout}, in warm units "
-        f"(one warm predict + backward at float64); median of {repeats} runs interleaved with units; the same ratio in process CPU time, "
-        "steadier on a shared machine, in parentheses"
+        f"(one warm predict + backward at float64); median of {repeats} runs interleaved with units"
     )
     results = {}
     for name in args.layer or LAYERS:

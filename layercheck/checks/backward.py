@@ -66,7 +66,7 @@ def fresh_training_step(session: CheckContext, dtype: Any) -> str | None:
     xs = session.inputs(dtype)
     try:
         outputs = layer.forward(xs)
-        dLdY, dLdS = session.output_gradients(outputs, f"dLdY {dtype_name(dtype)}")
+        dLdY, dLdS = session.training_output_gradients(outputs, dtype)
         layer.backward(xs, outputs, dLdY, dLdS)
     except USER_ERRORS as exc:
         return f"raised {exception_summary(exc)}"

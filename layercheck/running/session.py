@@ -99,6 +99,8 @@ class _Cache:
     drawn: dict[bool, tuple[Any, ...]] = field(default_factory=dict)  # the inputs as drawn (complex?), on the host
     inputs: dict[DataKey, tuple[Any, ...]] = field(default_factory=dict)
     output_gradients: dict[DataKey, OutputGradients] = field(default_factory=dict)  # the training dL/dY
+    # ... as drawn on the host, by the shape and complexness of each output
+    drawn_output_gradients: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     precision: dict[str, PrecisionFinding] = field(default_factory=dict)  # by dtype name
     output_formats: Step | None = None
     gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
@@ -329,17 +331,32 @@ class Session:
         """The dL/dY and dL/dS_out of the training step at `dtype` (`backward`), as fresh
         arrays on every call: the values that step's backward was given, which that backward
         may have overwritten in place (its own failure, `backward_does_not_modify_inputs`).
-        The same values on both devices: the GPU gets the CPU's."""
+        Drawn once, on the host: the same values at every precision and on both devices."""
         dLdY, dLdS = self._training_output_gradients(outputs, dtype)
         return tuple(d.copy() for d in dLdY), tuple(d.copy() for d in dLdS)
 
     def _training_output_gradients(self, outputs: Outputs, dtype: Any) -> OutputGradients:
-        """The session's own draw of `training_output_gradients`, made once per dtype and device."""
+        """The session's own `training_output_gradients`, cast once per dtype and device."""
         key = DataKey(np.dtype(dtype).name, any(arrays.is_cupy_array(y) for y in outputs.all))
-        drawn = self._cache.output_gradients.get(key)
-        if drawn is None or not all(map(_alike, (*drawn[0], *drawn[1]), outputs.all)):
-            drawn = self._cache.output_gradients[key] = self.output_gradients(outputs, f"dLdY {key.dtype}")
-        return drawn
+        cast = self._cache.output_gradients.get(key)
+        if cast is None or not all(map(_alike, (*cast[0], *cast[1]), outputs.all)):
+            drawn = self._drawn_output_gradients(outputs)
+            m = len(outputs.values)
+            like = tuple(_at(d, y) for d, y in zip(drawn, outputs.all))
+            cast = self._cache.output_gradients[key] = like[:m], like[m:]
+        return cast
+
+    def _drawn_output_gradients(self, outputs: Outputs) -> tuple[Any, ...]:
+        """dL/dY then dL/dS_out as drawn, on the host at full precision, for outputs shaped and
+        typed (real or complex) like `outputs`."""
+        shapes = tuple((tuple(y.shape), arrays.is_complex(y)) if arrays.is_array(y) else None for y in outputs.all)
+        if shapes not in self._cache.drawn_output_gradients:
+            rng = self.rng("dLdY")
+            for y in outputs.all:
+                if not arrays.is_array(y):
+                    raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
+            self._cache.drawn_output_gradients[shapes] = tuple(arrays.random_host_like(y, rng) for y in outputs.all)
+        return self._cache.drawn_output_gradients[shapes]
 
     def output_formats(self) -> tuple[str, ...]:
         """The declared format of each output; `Incomplete` when output_format breaks."""
@@ -583,6 +600,14 @@ def _held_by(layer: Adapter) -> tuple[Any, ...]:
 
 def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(arrays.copy_tree(v) for v in values)
+
+
+def _at(drawn: Any, y: Any) -> Any:
+    """The host array `drawn` at the dtype of the array `y`, in its module: `drawn` itself where
+    it is that already (the session's, never given away)."""
+    if arrays.array_module(y) is np and drawn.dtype == y.dtype:
+        return drawn
+    return arrays.to_module(drawn.astype(y.dtype), arrays.array_module(y))
 
 
 def _alike(drawn: Any, y: Any) -> bool:
