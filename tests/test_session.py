@@ -68,7 +68,7 @@ def test_the_session_keys_its_cache_by_type():
     assert StepKey(Method.PREDICT, "float64", False) in session._cache.steps
     session.backward("float32")
     assert StepKey(Method.BACKWARD, "float32", False) in session._cache.steps
-    assert DataKey("float32", False) in session._cache.inputs
+    assert DataKey("float32", False) in session.draws._inputs
 
 
 def test_inputs_are_drawn_once_and_handed_out_as_copies():

@@ -20,7 +20,6 @@ import enum
 import random
 import sys
 import time
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,12 +37,11 @@ from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
 from layercheck.portability import is_cuda_error, is_cupy_refusal
 from layercheck.results import Kind
+from layercheck.running.draws import DataKey, Draws, OutputGradients
 from layercheck.safetext import exception_text
 from layercheck.settings.options import Options
 
 __all__ = ["DataKey", "Method", "Session", "StepKey", "notes", "seed_user_rngs"]
-
-OutputGradients = tuple[tuple[Any, ...], tuple[Any, ...]]
 
 
 class Method(str, enum.Enum):
@@ -52,14 +50,6 @@ class Method(str, enum.Enum):
     PREDICT = "predict"
     FORWARD = "forward"
     BACKWARD = "backward"
-
-
-@dataclass(frozen=True)
-class DataKey:
-    """Arrays at one dtype (by its NumPy name) on one device."""
-
-    dtype: str
-    gpu: bool
 
 
 @dataclass(frozen=True)
@@ -96,11 +86,6 @@ class _Cache:
     passes: dict[StepKey, _Pass] = field(default_factory=dict)  # until backward continues one
     arguments: dict[StepKey, CallArguments] = field(default_factory=dict)  # of the steps that ran
     parameters: dict[DataKey, dict[str, Any]] = field(default_factory=dict)
-    drawn: dict[bool, tuple[Any, ...]] = field(default_factory=dict)  # the inputs as drawn (complex?), on the host
-    inputs: dict[DataKey, tuple[Any, ...]] = field(default_factory=dict)
-    output_gradients: dict[DataKey, OutputGradients] = field(default_factory=dict)  # the training dL/dY
-    # ... as drawn on the host, by the shape and complexness of each output
-    drawn_output_gradients: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     precision: dict[str, PrecisionFinding] = field(default_factory=dict)  # by dtype name
     output_formats: Step | None = None
     gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
@@ -121,6 +106,7 @@ class Session:
         self.layouts = tuple(layouts)
         self.options = options
         self._cache = _Cache()
+        self.draws = Draws(options.seed, self.layouts, self.input_domains, options.inputs)
         self.reference = self._build_reference()
         if self.options.device != "gpu":
             self._refuse_if_bound_to_gpu()
@@ -129,7 +115,7 @@ class Session:
 
     def rng(self, purpose: str) -> np.random.Generator:
         """A generator that depends only on the seed and `purpose`: checks do not disturb each other."""
-        return np.random.default_rng([self.options.seed, zlib.crc32(purpose.encode())])
+        return self.draws.rng(purpose)
 
     # -- layers -------------------------------------------------------------------------
 
@@ -260,34 +246,8 @@ class Session:
     def inputs(self, dtype: Any, gpu: bool | None = None, shared: bool = False) -> tuple[Any, ...]:
         """Random inputs at `dtype` (the same values at every precision and on every device:
         drawn once), on the GPU when `gpu` (None: the home device); a fresh copy each call, or
-        with `shared` the session's own arrays, which the caller must never write into (nor
-        let a layer)."""
-        key = self._data_key(dtype, gpu)
-        if key not in self._cache.inputs:
-            xp = self._module(key.gpu)
-            drawn = self._drawn_inputs(np.dtype(dtype).kind == "c")
-            # The draw itself where it is at `dtype` already (the session's, never given away).
-            self._cache.inputs[key] = tuple(
-                arrays.to_module(x if x.dtype == np.dtype(dtype) else arrays.at_dtype(x, dtype), xp) for x in drawn
-            )
-        values = self._cache.inputs[key]
-        return values if shared else tuple(x.copy() for x in values)
-
-    def _drawn_inputs(self, is_complex: bool) -> tuple[Any, ...]:
-        """The user's fixed inputs (shapes checked by `check_layer`), or standard normal draws
-        inside each input's domain; on the host."""
-        if is_complex not in self._cache.drawn:
-            if self.options.inputs is not None:
-                drawn = [arrays.to_host(x) for x in self.options.inputs]
-            else:
-                rng = self.rng("inputs")
-                draw = np.complex128 if is_complex else np.float64
-                drawn = [
-                    arrays.random_array(layout, draw, rng, domain)
-                    for layout, domain in zip(self.layouts, self.input_domains())
-                ]
-            self._cache.drawn[is_complex] = tuple(drawn)
-        return self._cache.drawn[is_complex]
+        with `shared` the session's own arrays, which the caller must never write into."""
+        return self.draws.inputs(dtype, self._module(gpu), shared)
 
     def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
         """Where each input is drawn and perturbed: the options' override, else the layer's."""
@@ -307,56 +267,15 @@ class Session:
 
     def random_inputs(self, layouts: Sequence[Layout], dtype: Any, purpose: str) -> tuple[Any, ...]:
         """Inputs drawn like `inputs` but for other layouts (another batch size)."""
-        rng = self.rng(purpose)
-        draw = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
-        xp = self.home_module()
-        return tuple(
-            arrays.to_module(arrays.at_dtype(arrays.random_array(layout, draw, rng, domain), dtype), xp)
-            for layout, domain in zip(layouts, self.input_domains())
-        )
+        return self.draws.random_inputs(layouts, dtype, purpose, self.home_module())
 
     def output_gradients(self, outputs: Outputs, purpose: str) -> OutputGradients:
-        """Random dL/dY and dL/dS_out shaped and typed like the outputs and states, in their
-        module. Drawn on the host: a purpose gives the same values on the CPU and the GPU."""
-        rng = self.rng(purpose)
-
-        def like(y: Any) -> Any:
-            if not arrays.is_array(y):
-                raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
-            return arrays.to_module(arrays.random_host_like(y, rng).astype(y.dtype), arrays.array_module(y))
-
-        return tuple(like(y) for y in outputs.values), tuple(like(s) for s in outputs.states)
+        """Random dL/dY and dL/dS_out like the outputs and states, in their module."""
+        return self.draws.output_gradients(outputs, purpose)
 
     def training_output_gradients(self, outputs: Outputs, dtype: Any) -> OutputGradients:
-        """The dL/dY and dL/dS_out of the training step at `dtype` (`backward`), as fresh
-        arrays on every call: the values that step's backward was given, which that backward
-        may have overwritten in place (its own failure, `backward_does_not_modify_inputs`).
-        Drawn once, on the host: the same values at every precision and on both devices."""
-        dLdY, dLdS = self._training_output_gradients(outputs, dtype)
-        return tuple(d.copy() for d in dLdY), tuple(d.copy() for d in dLdS)
-
-    def _training_output_gradients(self, outputs: Outputs, dtype: Any) -> OutputGradients:
-        """The session's own `training_output_gradients`, cast once per dtype and device."""
-        key = DataKey(np.dtype(dtype).name, any(arrays.is_cupy_array(y) for y in outputs.all))
-        cast = self._cache.output_gradients.get(key)
-        if cast is None or not all(map(_alike, (*cast[0], *cast[1]), outputs.all)):
-            drawn = self._drawn_output_gradients(outputs)
-            m = len(outputs.values)
-            like = tuple(_at(d, y) for d, y in zip(drawn, outputs.all))
-            cast = self._cache.output_gradients[key] = like[:m], like[m:]
-        return cast
-
-    def _drawn_output_gradients(self, outputs: Outputs) -> tuple[Any, ...]:
-        """dL/dY then dL/dS_out as drawn, on the host at full precision, for outputs shaped and
-        typed (real or complex) like `outputs`."""
-        shapes = tuple((tuple(y.shape), arrays.is_complex(y)) if arrays.is_array(y) else None for y in outputs.all)
-        if shapes not in self._cache.drawn_output_gradients:
-            rng = self.rng("dLdY")
-            for y in outputs.all:
-                if not arrays.is_array(y):
-                    raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
-            self._cache.drawn_output_gradients[shapes] = tuple(arrays.random_host_like(y, rng) for y in outputs.all)
-        return self._cache.drawn_output_gradients[shapes]
+        """The training step's dL/dY and dL/dS_out at `dtype`, as fresh arrays on every call."""
+        return self.draws.training_output_gradients(outputs, dtype)
 
     def output_formats(self) -> tuple[str, ...]:
         """The declared format of each output; `Incomplete` when output_format breaks."""
@@ -432,7 +351,7 @@ class Session:
         run = self._cache.passes.pop(source)  # continued once: the backward step is cached
         kept = Outputs(_copies(outputs.values), _copies(outputs.states), outputs.memory)
         self._cache.steps[source] = dataclasses.replace(forward, value=kept)
-        drawn = self._training_output_gradients(outputs, key.dtype)
+        drawn = self.draws.training_output_gradients(outputs, key.dtype, shared=True)
         dLdY, dLdS = _copies(drawn[0]), _copies(drawn[1])
         what = f"backward with {key.where}"
         step = call(what, "backward", lambda: run.layer.backward(run.inputs, outputs, dLdY, dLdS))
@@ -600,24 +519,6 @@ def _held_by(layer: Adapter) -> tuple[Any, ...]:
 
 def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(arrays.copy_tree(v) for v in values)
-
-
-def _at(drawn: Any, y: Any) -> Any:
-    """The host array `drawn` at the dtype of the array `y`, in its module: `drawn` itself where
-    it is that already (the session's, never given away)."""
-    if arrays.array_module(y) is np and drawn.dtype == y.dtype:
-        return drawn
-    return arrays.to_module(drawn.astype(y.dtype), arrays.array_module(y))
-
-
-def _alike(drawn: Any, y: Any) -> bool:
-    """`drawn` has the shape, dtype and module of the array `y`."""
-    return (
-        arrays.is_array(y)
-        and drawn.shape == y.shape
-        and drawn.dtype == y.dtype
-        and arrays.array_module(drawn) is arrays.array_module(y)
-    )
 
 
 def _left(given: tuple[Any, ...], now: tuple[Any, ...]) -> CallArguments:
