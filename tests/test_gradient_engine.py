@@ -124,6 +124,7 @@ def test_a_predict_that_writes_into_its_input_gets_copies_too():
 # -- the diagnosis of a failure spends a time budget; the failure itself is never lost ----------
 
 
+@pytest.mark.real_diagnosis_budget
 def test_the_diagnosis_budget_follows_the_proof_within_a_share_of_the_timeout():
     from layercheck.checks.gradients import (
         DIAGNOSIS_FACTOR,
