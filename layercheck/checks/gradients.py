@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import sys
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -133,6 +134,30 @@ def _as_compute(x: Any, precision: np.dtype, xp: Any, copy: bool = True) -> Any:
     return x.astype(kind, copy=copy)
 
 
+def _owned(arrays_in: list[Any], precision: np.dtype, xp: Any) -> list[Any]:
+    """Each array of `arrays_in` at the compute precision: the array itself where nothing but
+    the list refers to it (a NumPy array of the right dtype that owns its data, which neither
+    the layer nor a view of it keeps: it is the engine's alone, to read and to write into),
+    else a copy. The list is emptied as it goes, so that its references are the only ones."""
+    computed = []
+    for k in range(len(arrays_in)):
+        y = arrays_in[k]
+        arrays_in[k] = None
+        # The references now: `y` and getrefcount's argument. A layer that keeps the array (a
+        # buffer it writes into again), a view of it or a memory that holds it adds one.
+        alone = (
+            type(y) is np.ndarray
+            and xp is np
+            and y.dtype == (np.result_type(precision, np.complex64) if y.dtype.kind == "c" else precision)
+            and y.flags.owndata
+            and y.flags.writeable
+            and sys.getrefcount(y) <= 2
+        )
+        computed.append(y if alone else _as_compute(y, precision, xp))
+        del y
+    return computed
+
+
 def _copy_memory(memory: Any) -> Any:
     try:
         return copy.deepcopy(memory)
@@ -238,10 +263,10 @@ class TrainingPass:
         for index, value in replaced.items():
             values[index] = value
         try:
-            outputs = self.run(values, fresh=set(replaced))
+            returned = list(self.run(values, fresh=set(replaced)).all)  # the outputs alone
         except USER_ERRORS as exc:
             raise EvaluationError(f"{self.method} raised {exception_text(exc)} at a perturbed point") from None
-        return [_as_compute(y, self.precision, self.xp) for y in outputs.all]
+        return _owned(returned, self.precision, self.xp)
 
     def gradients(self, weights: list[np.ndarray]) -> list[np.ndarray | None]:
         """backward at the base point with dL/dY = weights; None where no gradient of the right shape."""
@@ -261,15 +286,22 @@ class TrainingPass:
                 f"backward raised {type(exc).__name__} when called again on the same layer and ran on a fresh one "
                 "(see backward_is_repeatable): every backward ran on a fresh layer"
             )
+        returned = list(grads)
+        del grads
         computed: list[Any] = []
-        for i, (g, v) in enumerate(zip(grads, self.values)):
+        for i, v in enumerate(self.values):
+            g = returned[i] if i < len(returned) else None
+            if i < len(returned):
+                returned[i] = None
             if not (arrays.is_array(g) and tuple(g.shape) == tuple(v.shape)):
                 computed.append(None)
                 continue
             own = arrays.coarser_precision(g, self.coarse.get(i, self.precision))  # the coarsest seen
             if own is not None:
                 self.coarse[i] = own
-            computed.append(_as_compute(g, self.precision, self.xp))
+            single = [g]
+            del g
+            computed.extend(_owned(single, self.precision, self.xp))
         return computed
 
     def _guard(self, x: Any, dtype: Any) -> Any:
