@@ -235,11 +235,16 @@ class Baseline:
             for w, y, a in zip(weights, outputs, self._spread)
         ]
 
-    def kink_floor(self, j: int, sample: slice | None = None) -> Any:
-        """64 times output j's round-off (of the flat `sample` of it): second differences below
-        it are round-off. Computed when asked for: one output-sized array less to hold."""
-        y = self.outputs[j] if sample is None else self.outputs[j].reshape(-1)[sample]
-        floor = _roundoff(y, self._tol, self._spread[j])
+    def kink_floor(self, j: int, sample: Any = None, out: Any = None) -> Any:
+        """64 times output j's round-off (of the flat `sample` of it, or at the elements `sample`
+        indexes): second differences below it are round-off. Computed when asked for, into
+        `out` where given: one output-sized array less to hold."""
+        y = self.outputs[j]
+        if isinstance(sample, slice):
+            y = y.reshape(-1)[sample]
+        elif sample is not None:
+            y = y[sample]
+        floor = _roundoff(y, self._tol, self._spread[j], out)
         floor *= 64
         return floor
 
@@ -263,9 +268,9 @@ def _spread(y: Any, tol: Tolerances) -> float:
     return tol.measured_roundoff * math.sqrt(_sq_norm(y) / y.size)
 
 
-def _roundoff(y: Any, tol: Tolerances, spread: float = 0.0) -> Any:
+def _roundoff(y: Any, tol: Tolerances, spread: float = 0.0, out: Any = None) -> Any:
     """The outputs' round-off: a few ulps of each element, or `spread` where that is more."""
-    ulps = namespace_of(y).abs(y)
+    ulps = namespace_of(y).abs(y, out=out)
     ulps *= tol.eps
     return ulps if spread == 0 else namespace_of(y).maximum(ulps, spread, out=ulps)
 
@@ -330,40 +335,56 @@ def _run_moves(
     problem: GradientProblem, base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances, large_step: bool
 ) -> Probe:
     """The comparison along a direction with a part `moves[i]` for each argument i moved."""
-    plus = problem.evaluate_many({i: problem.values[i] + t * d for i, d in moves.items()})
-    minus = problem.evaluate_many({i: problem.values[i] - t * d for i, d in moves.items()})
-    deltas = [yp - ym for yp, ym in zip(plus, minus)]
-    seconds = []
+    steps = {i: t * d for i, d in moves.items()}
+    plus = problem.evaluate_many(_displaced(problem, steps, 1))
+    minus = list(problem.evaluate_many(_displaced(problem, steps, -1, release=True)))
+    deltas, seconds, spares = [], [], []
     for y0, yp, ym in zip(base.outputs, plus, minus):
-        second = namespace_of(y0, yp, ym).add(yp, ym, out=yp)  # yp is not needed any more
-        second -= 2 * y0
-        seconds.append(second)
+        deltas.append(yp - ym)
+        seconds.append(_second(y0, yp, ym))  # yp is not needed any more
+        spares.append(ym)  # nor ym: the kink tests compute in it
+    del plus, minus
     # A kink within the step makes d2 comparable to the first difference; the curvature of a
     # smooth function keeps it about t times smaller. A kink whose two slopes nearly agree
     # hides below the first threshold: where kinks were seen and the error estimate is still
     # too large, look again closer.
     resolved = large_step
-    probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * tol.step), resolved)
+    probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * tol.step), resolved, spares)
     if probe.reason is Undecided.CURVATURE and probe.masked:
-        probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step), resolved)
+        probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step), resolved, spares)
     return probe
 
 
-def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho, resolved: bool) -> Probe:
+def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho, resolved: bool, spares=None) -> Probe:
     index, direction = next(iter(moves.items())) if len(moves) == 1 else (-1, next(iter(moves.values())))
-    # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
-    kink_masks = [
-        _kinks(delta, second, base.kink_floor(j), rho) for j, (delta, second) in enumerate(zip(deltas, seconds))
+    # Kinks as the joint probe finds them: outputs that barely move (a stationary point of a
+    # smooth layer) are no kinks, and their second differences are bounded in the error
+    # (`stationary`) instead of costing another backward to leave them out.
+    # Where kinks are dense, outputs that barely move may sit on kinks too: they are left out
+    # as kinks, unless their bound is negligible against the projection.
+    scratch = [_scratch(delta, None if spares is None else spares[j]) for j, delta in enumerate(deltas)]
+    found = [
+        _joint_kinks(delta, second, base, j, rho, w, scratch[j])
+        for j, (delta, second, w) in enumerate(zip(deltas, seconds, base.weights))
     ]
+    stationary = sum(bound for _, _, bound in found)
+    if stationary > 0 and stationary > 0.1 * tol.resolution[0] * abs(_kept_dot(base.weights, deltas, found)):
+        found = []
+        for j, (delta, second) in enumerate(zip(deltas, seconds)):
+            mask = _kinks(delta, second, base, j, rho, scratch[j])
+            found.append((mask, int(fetch(_count(mask))[0]), 0.0))
+        stationary = 0.0
+    del scratch
+    kink_masks = [k for k, _, _ in found]
     m = len(deltas)
+    # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
     counts = fetch(
-        *(_count(k) for k in kink_masks),
         *(_count(d) for d in deltas),
         *(_at_resolution(d, base, j) for j, d in enumerate(deltas)),
     )
-    n_kinks, changes = [int(n) for n in counts[:m]], [int(n) for n in counts[m : 2 * m]]
+    n_kinks, changes = [n for _, n, _ in found], [int(n) for n in counts[:m]]
     changed, masked = sum(changes), sum(n_kinks)
-    at_resolution = sum(n * share for n, share in zip(changes, counts[2 * m :]))
+    at_resolution = sum(n * share for n, share in zip(changes, counts[m:]))
     if changed and masked > 0.5 * changed:
         return _undecided(index, direction, t, Undecided.KINKS, masked, changed)
     if not resolved and changed and at_resolution > 0.1 * changed:
@@ -396,7 +417,7 @@ def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho,
     k = len(moved)
     partial = iter(values[2 * m : len(values) - 4 * k])
     numeric = sum(values[:m]) / (2 * t)
-    second_error = _ERROR_FACTOR * math.sqrt(sum(values[m : 2 * m])) / (2 * t)
+    second_error = (_ERROR_FACTOR * math.sqrt(sum(values[m : 2 * m])) + stationary) / (2 * t)
     roundoff_sq = sum(next(partial) * tol.eps**2 if p else full for p, full in zip(partial_roundoff, base.roundoff_sq))
     tail = values[len(values) - 4 * k :]
     parts = dict(zip(moved, tail[:k]))
@@ -447,6 +468,17 @@ def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho,
     return probe
 
 
+def _kept_dot(weights: list[Any], deltas: list[Any], found: list[tuple[Any, int, float]]) -> float:
+    """sum(W * delta) over the outputs that are not kinks (the kinks, few, taken out)."""
+    dots = []
+    for w, d, (mask, n, _) in zip(weights, deltas, found):
+        dots.append(_dot(w, d))
+        if n:
+            at = namespace_of(mask).nonzero(mask)
+            dots.append(-_dot(w[at], d[at]))
+    return sum(fetch(*dots))
+
+
 def _at_resolution(delta: Any, base: Baseline, j: int) -> Any:
     """The share of the changed outputs that moved by a few ulps only, from a sample of them."""
     xp = namespace_of(delta)
@@ -469,18 +501,35 @@ def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances)
 _STATIONARY = 1e-3  # first differences below this share of their RMS: outputs that barely move
 
 
-def _kinks(delta: Any, second: Any, floor: Any, rho: float) -> Any:
+def _kinks(delta: Any, second: Any, base: Baseline, j: int, rho: float, scratch: tuple[Any, Any] | None = None) -> Any:
     """Outputs whose second difference is not small against their first: a non-differentiable
-    point within the step."""
-    xp = namespace_of(delta, second, floor)
-    size = xp.abs(delta)
+    point within the step (|second| > floor + rho |delta|, the floor output j's round-off).
+    `scratch`: two arrays of the outputs' shape and real dtype to compute in, whose values
+    are not needed any more (else two are made)."""
+    xp = namespace_of(delta, second)
+    threshold, size = (None, None) if scratch is None else scratch
+    threshold = base.kink_floor(j, out=threshold)
+    size = xp.abs(delta, out=size)
     size *= rho
-    threshold = floor + size
+    threshold += size
     xp.abs(second, out=size)
-    return size > threshold
+    return xp.greater(size, threshold)
 
 
-def _joint_kinks(delta: Any, difference: Any, floor: Any, rho: float, w: Any) -> tuple[Any, int, float]:
+def _scratch(like: Any, spare: Any = None) -> tuple[Any, Any]:
+    """Two arrays to compute kink masks in: `spare` (an array whose values are not needed any
+    more, of `like`'s shape and real dtype) and a new one, or two new ones."""
+    xp = namespace_of(like)
+    real = np.dtype(like.dtype).kind == "f"
+    dtype = like.dtype if real else np.finfo(like.dtype).dtype
+    fits = spare is not None and spare.shape == like.shape and spare.dtype == dtype
+    fits = fits and getattr(spare.flags, "writeable", True)
+    return (spare if fits else xp.empty(like.shape, dtype)), xp.empty(like.shape, dtype)
+
+
+def _joint_kinks(
+    delta: Any, difference: Any, base: Baseline, j: int, rho: float, w: Any, scratch: tuple[Any, Any] | None = None
+) -> tuple[Any, int, float]:
     """The kinks of a joint probe, how many, and what the outputs that barely move may add to
     its error.
 
@@ -492,14 +541,14 @@ def _joint_kinks(delta: Any, difference: Any, floor: Any, rho: float, w: Any) ->
     moves the central difference by exactly the second difference / 2t, so |w| |difference|
     summed (to be divided by 2t). Kinks are few: only the outputs flagged are looked at again."""
     xp = namespace_of(delta, difference, w)
-    kinks = _kinks(delta, difference, floor, rho)
+    kinks = _kinks(delta, difference, base, j, rho, scratch)
     (flagged,) = fetch(_count(kinks))
     if not flagged:
         return kinks, 0, 0.0
     at = xp.nonzero(kinks)
     typical = _STATIONARY * xp.sqrt(_sq(delta) / delta.size)
     size = xp.abs(difference[at])
-    moving = size > rho * xp.maximum(xp.abs(delta[at]), typical) + floor[at]
+    moving = size > rho * xp.maximum(xp.abs(delta[at]), typical) + base.kink_floor(j, at)
     kinks[at] = moving
     count, bound = fetch(_count(moving), _dot(xp.abs(w[at]), xp.where(moving, 0, size)))
     return kinks, int(count), float(bound)
@@ -578,7 +627,9 @@ def check_jointly(
         moves = {}
         for i in indices:
             value, scale = problem.values[i], step_scale(problem.values[i])
-            moves[i] = keep_inside(value, random_direction(value, rng), t * scale, problem.domains[i]) * (t * scale)
+            move = keep_inside(value, random_direction(value, rng), t * scale, problem.domains[i])
+            move *= t * scale  # a fresh array: scaled where it is
+            moves[i] = move
         return moves
 
     moves = draw(rng)
@@ -589,13 +640,15 @@ def check_jointly(
     # Each evaluation is reduced before the next runs: the pair at +-t to its differences,
     # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
     # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
-    plus, minus = (problem.evaluate_many(_displaced(problem, moves, sign)) for sign in (1, -1))
+    plus, minus = (list(problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
     deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
-    yp = ym = second = y2 = third = None  # the loops' names, let go of after them: memory
+    yp = ym = second = y2 = third = kink = None  # the loops' names, let go of after them: memory
     for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
         deltas.append(yp - ym)
         second = _second(y0, yp, ym)
-        kink, count, bound = _joint_kinks(deltas[-1], second, base.kink_floor(j), rho, w)
+        # ym is not needed any more: the kink test computes in it (and in one array more).
+        kink, count, bound = _joint_kinks(deltas[-1], second, base, j, rho, w, _scratch(y0, ym))
+        minus[j] = ym = None
         kinks.append(kink)
         n_kinks.append(count)
         stationary += bound
@@ -610,15 +663,16 @@ def check_jointly(
     third_dots = []
     for j, (y2, w) in enumerate(zip(far, base.weights)):
         third = namespace_of(y2).subtract(y2, rest[j], out=y2)
-        rest[j] = None
+        spare, rest[j] = rest[j], None
         # A kink within (t, 2t) does not touch the central difference: the outputs that
         # barely move are kept in the third difference, and add nothing more to the bound.
-        kink, count, _ = _joint_kinks(deltas[j], third, base.kink_floor(j), rho, w)
+        kink, count, _ = _joint_kinks(deltas[j], third, base, j, rho, w, _scratch(third, spare))
+        del spare
         if count:
             kinks[j] |= kink
             n_kinks[j] = int(fetch(_count(kinks[j]))[0])
         third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
-    del far, rest, y2, third
+    del far, rest, y2, third, kink
     m = len(deltas)
     masked = sum(n_kinks)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in deltas)))
