@@ -128,13 +128,22 @@ def test_a_predict_that_writes_into_its_input_gets_copies_too():
 def test_the_diagnosis_budget_follows_the_proof_within_a_share_of_the_timeout():
     from layercheck.checks.gradients import (
         DIAGNOSIS_FACTOR,
+        DIAGNOSIS_FLOOR_ELEMENTS,
         DIAGNOSIS_FLOOR_S,
         DIAGNOSIS_TIMEOUT_SHARE,
         diagnosis_budget,
     )
 
     assert diagnosis_budget(0.0, None) == DIAGNOSIS_FLOOR_S
-    assert diagnosis_budget(10.0, None) == DIAGNOSIS_FACTOR * 10.0
+    # What is left of the factor times a passing check, after the proof: the whole failing check
+    # costs at most that many passing ones (or the proof and the floor, for a small layer).
+    assert diagnosis_budget(10.0, None) == pytest.approx((DIAGNOSIS_FACTOR - 1) * 10.0)
+    assert diagnosis_budget(10.0, None, passing_s=5.0) == pytest.approx(DIAGNOSIS_FACTOR * 5.0 - 10.0)
+    assert diagnosis_budget(10.0, None, passing_s=1.0) == DIAGNOSIS_FLOOR_S  # the proof took it all
+    # The floor shrinks with the layer's size: a large layer's users wait for the factor.
+    large = 100 * DIAGNOSIS_FLOOR_ELEMENTS
+    assert diagnosis_budget(10.0, None, passing_s=1.0, elements=large) == pytest.approx(DIAGNOSIS_FLOOR_S / 100)
+    assert diagnosis_budget(0.1, None, passing_s=0.1, elements=DIAGNOSIS_FLOOR_ELEMENTS) == DIAGNOSIS_FLOOR_S
     assert diagnosis_budget(10.0, 20.0) == DIAGNOSIS_TIMEOUT_SHARE * 20.0
     assert diagnosis_budget(0.0, 1.0) == DIAGNOSIS_TIMEOUT_SHARE * 1.0  # the floor never passes the share
     # Never past the target's timeout: with 5 s of 100 left, less than 5 s, whatever the rest says.
@@ -148,7 +157,7 @@ CHANNEL_BUG = Path(__file__).resolve().parent / "corpus" / "grad_one_channel.py"
 def _gradient_result(monkeypatch, seconds):
     import layercheck.checks.gradients as gradients
 
-    monkeypatch.setattr(gradients, "diagnosis_budget", lambda proof_s, timeout, left: seconds)
+    monkeypatch.setattr(gradients, "diagnosis_budget", lambda proof_s, timeout, left, **sizes: seconds)
     obj = load_layer(CHANNEL_BUG)
     return layercheck.check_layer(obj, obj.example_layout).result("gradients_are_numerically_correct")
 

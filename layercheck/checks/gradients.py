@@ -434,12 +434,20 @@ def gradients_are_numerically_correct(session: CheckContext):
     # nominal one: it is measured then (two or four forward calls), and the check run again
     # if the layer turns out to round to float32 or to cancel large terms.
     problem, baseline, tol, fallback, dtype = _prepare(session, measure=False)
-    verdicts = _verdicts(session, problem, baseline, tol)
-    if any(v.status not in decided for v in verdicts) and session.measured_precision(dtype) is None:
+    prepared = time.perf_counter()
+    run = _verdicts(session, problem, baseline, tol)
+    verdicts = run.verdicts
+    # A failure the joint probe proved at the full resolution is no artefact of a coarser
+    # precision inside: the outputs followed its moves smoothly (only arguments that fail
+    # too are left to decide, so nothing is to be rescued by measuring the precision).
+    proven = run.joint_failed and all(v.status in (*decided, Status.FAILED) for v in verdicts)
+    if any(v.status not in decided for v in verdicts) and session.measured_precision(dtype) is None and not proven:
         finding = session.precision(dtype)
         if finding.lost or finding.roundoff > 16 * tol.eps:
             problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
-            verdicts = _verdicts(session, problem, baseline, tol)
+            prepared = time.perf_counter()
+            run = _verdicts(session, problem, baseline, tol)
+            verdicts = run.verdicts
     if any(v.status not in decided for v in verdicts) and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "
@@ -447,7 +455,12 @@ def gradients_are_numerically_correct(session: CheckContext):
         )
     timeout = session.options.timeout
     left = None if timeout is None else timeout - (time.monotonic() - session.started)
-    budget = TimeBudget(diagnosis_budget(time.perf_counter() - started, timeout, left))
+    # What a passing check of this layer takes: its set-up and the probe that would have passed it.
+    passing = (prepared - started) + run.passing_probe_s
+    elements = max(int(a.size) for a in [*problem.values, *baseline.outputs])
+    budget = TimeBudget(
+        diagnosis_budget(time.perf_counter() - started, timeout, left, passing_s=passing, elements=elements)
+    )
     doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng, budget)
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
@@ -476,9 +489,20 @@ def gradients_are_numerically_correct(session: CheckContext):
     return passed(_pass_message(records, evaluated, fallback, device), explanation=explanation, **details)
 
 
-def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVerdict]:
+@dataclass(frozen=True)
+class _Run:
+    """The verdicts, whether the joint probe failed at the full resolution, and the seconds a
+    passing check spends probing (the joint probe's, or one argument probe's)."""
+
+    verdicts: list[ArgumentVerdict]
+    joint_failed: bool
+    passing_probe_s: float
+
+
+def _verdicts(session: CheckContext, problem, baseline, tol) -> _Run:
     """Every argument's verdict: first one joint probe of all of them (three forward calls
     however many they are), then an argument-by-argument check of those it did not clear."""
+    started = time.perf_counter()
     checkable = [
         index
         for index in range(len(problem.names))
@@ -493,6 +517,8 @@ def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVer
             joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"))
         except EvaluationError:
             joint, cleared = None, set()
+    joint_s = time.perf_counter() - started
+    joint_failed = joint is not None and joint.verdict is Verdict.FAIL
     verdicts = []
     for index in range(len(problem.names)):
         if joint is not None and index in cleared:
@@ -501,7 +527,10 @@ def _verdicts(session: CheckContext, problem, baseline, tol) -> list[ArgumentVer
             verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng))
         else:
             verdicts.append(_verdict(session, problem, baseline, tol, index))
-    return verdicts
+    if len(checkable) > 1:
+        return _Run(verdicts, joint_failed, joint_s)
+    probes = sum(len(v.probes) for v in verdicts)
+    return _Run(verdicts, joint_failed, (time.perf_counter() - started) / max(probes, 1))
 
 
 def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVerdict:
@@ -573,20 +602,35 @@ def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str |
     return message
 
 
-# What the diagnosis of a failed gradient (localizing and naming the cause) may spend: this
-# many times what proving the failure took, at least the floor (small layers get every claim
-# they can prove), at most this share of the target's timeout (the checks after it still
-# run), and never what would take the target past its timeout: a proven failure is reported.
-DIAGNOSIS_FACTOR = 4.0
+# What the diagnosis of a failed gradient (localizing and naming the cause) may spend: what
+# is left, after the proof, of this many times a passing check of the same layer (a failed
+# check costs about three passing ones, however wrong the layer), and at least the floor for
+# a small layer (whose checks take milliseconds: it gets every claim it can prove), a floor
+# that shrinks in proportion for layers whose largest array has more elements (their users
+# wait for the factor, not the floor); at most this share of the target's timeout (the checks
+# after it still run), and never what would take the target past its timeout: a proven
+# failure is reported.
+DIAGNOSIS_FACTOR = 2.7
 DIAGNOSIS_FLOOR_S = 1.0
+DIAGNOSIS_FLOOR_ELEMENTS = 1 << 16  # up to this many elements in the largest array: the whole floor
 DIAGNOSIS_TIMEOUT_SHARE = 0.25
 DIAGNOSIS_TIMEOUT_MARGIN = 0.2  # of the time left: what reporting may still need
 
 
-def diagnosis_budget(proof_s: float, timeout: float | None, left: float | None = None) -> float:
-    """Seconds the diagnosis may spend, after `proof_s` seconds spent proving the failure, with
+def diagnosis_budget(
+    proof_s: float,
+    timeout: float | None,
+    left: float | None = None,
+    passing_s: float | None = None,
+    elements: int = 0,
+) -> float:
+    """Seconds the diagnosis may spend, after `proof_s` seconds spent proving the failure (the
+    check's time so far), where a passing check takes `passing_s` (`proof_s` when not known)
+    and the layer's largest array has `elements` elements (0: not known, the whole floor), with
     `left` seconds of the target's `timeout` left (None: no timeout)."""
-    budget = max(DIAGNOSIS_FLOOR_S, DIAGNOSIS_FACTOR * proof_s)
+    passing = proof_s if passing_s is None else passing_s
+    floor = DIAGNOSIS_FLOOR_S * min(1.0, DIAGNOSIS_FLOOR_ELEMENTS / max(elements, 1))
+    budget = max(floor, DIAGNOSIS_FACTOR * passing - proof_s, 0.0)
     if timeout is not None:
         budget = min(budget, DIAGNOSIS_TIMEOUT_SHARE * timeout)
     if left is not None:

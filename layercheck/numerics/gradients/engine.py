@@ -605,7 +605,8 @@ def check_jointly(
     problem: GradientProblem, base: Baseline, indices: list[int], tol: Tolerances, rng: np.random.Generator
 ) -> tuple[Probe | None, set[int]]:
     """One probe that moves every argument in `indices` at once, each by a step of its own
-    size, and the arguments its pass clears.
+    size, and the arguments its pass clears (the probe with verdict FAIL and nothing cleared
+    where it fails with an error estimate at the full resolution; None where it decides nothing).
 
     The error of the central difference is estimated from the third difference of the outputs
     at -t, 0, t and 2t, not from their second differences: moving several arguments together
@@ -732,8 +733,14 @@ def check_jointly(
         parts=parts,
         roundoff=roundoff,
     )
-    if probe.discrepancy > probe.tolerance or error_bound > tol.resolution[0] * probe.scale:
+    if error_bound > tol.resolution[0] * probe.scale:
         return None, set()
+    if probe.discrepancy > probe.tolerance:
+        # A failure whose numeric side is known to the full resolution: some argument is wrong
+        # (which, the arguments' own probes say), and the outputs followed the four moves
+        # smoothly, as a layer that rounds to a coarser precision inside does not.
+        probe.verdict = Verdict.FAIL
+        return probe, set()
     cleared = {i for i, part in parts.items() if probe.tolerance <= tol.resolution[2] * abs(part)}
     return probe, cleared
 
