@@ -79,6 +79,32 @@ def arguments(shape):
 
 fn = {name}.apply
 shape = tuple(int(n) for n in {layout!r}.split(","))
+if {what!r} == "warm":
+    # Warm, in this one process: a warm-up of each, then the median of `repeats` of each, the
+    # step and the check interleaved (a busy machine slows both alike).
+    import statistics
+    args = arguments(shape)
+
+    def step():
+        start = time.perf_counter()
+        y = fn(*args)
+        torch.autograd.grad(y, args, torch.ones_like(y))
+        return time.perf_counter() - start
+
+    def check():
+        start = time.perf_counter()
+        ok = torch.autograd.gradcheck(fn, tuple(args), fast_mode=True)
+        return time.perf_counter() - start, ok
+
+    step(), check()
+    steps, checks, ratios, passed = [], [], [], True
+    for _ in range({repeats!r}):
+        unit = statistics.median(step() for _ in range(3))
+        seconds, ok = check()
+        steps.append(unit), checks.append(seconds), ratios.append(seconds / unit)
+        passed = passed and ok
+    print(statistics.median(steps), statistics.median(checks), statistics.median(ratios), passed, torch.__version__)
+    raise SystemExit
 # The library's one-time start (the autograd engine) on a tiny input, not timed.
 tiny = arguments((1, 1, shape[2], 1))
 torch.autograd.grad(fn(*tiny), tiny, torch.ones_like(fn(*tiny)))
@@ -163,11 +189,30 @@ print(time.perf_counter() - start, passed, jax.__version__)
 """
 
 
-def _measure(template: str, name: str, layout: str, what: str) -> tuple[float, bool, str]:
+def _code(template: str, name: str, layout: str, what: str, repeats: int = 1) -> str:
     code = template.replace("{layout!r}", repr(layout)).replace("{name!r}", repr(name))
-    code = code.replace("{what!r}", repr(what)).replace("{name}", name)
+    return code.replace("{what!r}", repr(what)).replace("{repeats!r}", repr(repeats)).replace("{name}", name)
+
+
+def _measure(template: str, name: str, layout: str, what: str) -> tuple[float, bool, str]:
+    code = _code(template, name, layout, what)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     return float(out[0]), out[1] == "True", out[2]
+
+
+def torch_warm(name: str, layout: str, repeats: int, python: str = sys.executable) -> dict:
+    """torch fast gradcheck on `name` against torch's own forward + backward, warm, in one
+    process of its own (`python`, which must have torch): the medians of `repeats` of each,
+    and the median of their ratios (each check over the steps measured beside it)."""
+    code = _code(_TORCH, name, layout, "warm", repeats)
+    out = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    return {
+        "step_s": float(out[0]),
+        "check_s": float(out[1]),
+        "ratio": float(out[2]),
+        "passed": out[3] == "True",
+        "version": out[4],
+    }
 
 
 def peer(module: str, layout: str, repeats: int) -> dict:
