@@ -286,11 +286,11 @@ class TrainingPass:
                 f"backward raised {type(exc).__name__} when called again on the same layer and ran on a fresh one "
                 "(see backward_is_repeatable): every backward ran on a fresh layer"
             )
-        returned = list(grads)
+        returned: list[Any] = list(grads)
         del grads
         computed: list[Any] = []
         for i, v in enumerate(self.values):
-            g = returned[i] if i < len(returned) else None
+            g: Any = returned[i] if i < len(returned) else None
             if i < len(returned):
                 returned[i] = None
             if not (arrays.is_array(g) and tuple(g.shape) == tuple(v.shape)):

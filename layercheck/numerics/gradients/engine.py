@@ -641,7 +641,7 @@ def check_jointly(
     # Each evaluation is reduced before the next runs: the pair at +-t to its differences,
     # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
     # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
-    plus, minus = (list(problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
+    plus, minus = (list[Any](problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
     deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
     yp = ym = second = y2 = third = kink = None  # the loops' names, let go of after them: memory
     for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
