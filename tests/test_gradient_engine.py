@@ -128,22 +128,23 @@ def test_a_predict_that_writes_into_its_input_gets_copies_too():
 def test_the_diagnosis_budget_follows_the_proof_within_a_share_of_the_timeout():
     from layercheck.checks.gradients import (
         DIAGNOSIS_FACTOR,
-        DIAGNOSIS_FLOOR_ELEMENTS,
         DIAGNOSIS_FLOOR_S,
+        DIAGNOSIS_SMALL_ELEMENTS,
+        DIAGNOSIS_SMALL_FACTOR,
         DIAGNOSIS_TIMEOUT_SHARE,
         diagnosis_budget,
     )
 
     assert diagnosis_budget(0.0, None) == DIAGNOSIS_FLOOR_S
-    # What is left of the factor times a passing check, after the proof: the whole failing check
-    # costs at most that many passing ones (or the proof and the floor, for a small layer).
-    assert diagnosis_budget(10.0, None) == pytest.approx((DIAGNOSIS_FACTOR - 1) * 10.0)
-    assert diagnosis_budget(10.0, None, passing_s=5.0) == pytest.approx(DIAGNOSIS_FACTOR * 5.0 - 10.0)
-    assert diagnosis_budget(10.0, None, passing_s=1.0) == DIAGNOSIS_FLOOR_S  # the proof took it all
-    # The floor shrinks with the layer's size: a large layer's users wait for the factor.
-    large = 100 * DIAGNOSIS_FLOOR_ELEMENTS
-    assert diagnosis_budget(10.0, None, passing_s=1.0, elements=large) == pytest.approx(DIAGNOSIS_FLOOR_S / 100)
-    assert diagnosis_budget(0.1, None, passing_s=0.1, elements=DIAGNOSIS_FLOOR_ELEMENTS) == DIAGNOSIS_FLOOR_S
+    # A small layer: a multiple of the proof, at least the floor.
+    assert diagnosis_budget(10.0, None) == DIAGNOSIS_SMALL_FACTOR * 10.0
+    assert diagnosis_budget(0.1, None, passing_s=0.1, elements=DIAGNOSIS_SMALL_ELEMENTS) == DIAGNOSIS_FLOOR_S
+    # A large one: what is left, after the proof, of the factor times a passing check (the whole
+    # failing check costs at most that many passing ones), that share shrunk with the size.
+    large = 100 * DIAGNOSIS_SMALL_ELEMENTS
+    assert diagnosis_budget(10.0, None, passing_s=5.0, elements=large) == pytest.approx(DIAGNOSIS_FACTOR * 5.0 - 10.0)
+    assert diagnosis_budget(10.0, None, passing_s=1.0, elements=large) == pytest.approx(DIAGNOSIS_SMALL_FACTOR * 0.1)
+    assert diagnosis_budget(0.0, None, passing_s=0.0, elements=large) == pytest.approx(DIAGNOSIS_FLOOR_S / 100)
     assert diagnosis_budget(10.0, 20.0) == DIAGNOSIS_TIMEOUT_SHARE * 20.0
     assert diagnosis_budget(0.0, 1.0) == DIAGNOSIS_TIMEOUT_SHARE * 1.0  # the floor never passes the share
     # Never past the target's timeout: with 5 s of 100 left, less than 5 s, whatever the rest says.

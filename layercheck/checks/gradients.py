@@ -602,17 +602,18 @@ def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str |
     return message
 
 
-# What the diagnosis of a failed gradient (localizing and naming the cause) may spend: what
-# is left, after the proof, of this many times a passing check of the same layer (a failed
-# check costs about three passing ones, however wrong the layer), and at least the floor for
-# a small layer (whose checks take milliseconds: it gets every claim it can prove), a floor
-# that shrinks in proportion for layers whose largest array has more elements (their users
-# wait for the factor, not the floor); at most this share of the target's timeout (the checks
-# after it still run), and never what would take the target past its timeout: a proven
-# failure is reported.
+# What the diagnosis of a failed gradient (localizing and naming the cause) may spend. A small
+# layer (its checks take milliseconds) gets this many times what proving the failure took,
+# at least the floor: every claim it can prove. That share shrinks in proportion for layers
+# whose largest array has more elements, whose users wait for the factor instead: what is
+# left, after the proof, of this many times a passing check of the same layer (a failed check
+# costs about three passing ones, however wrong the layer). At most this share of the
+# target's timeout (the checks after it still run), and never what would take the target
+# past its timeout: a proven failure is reported.
 DIAGNOSIS_FACTOR = 2.7
+DIAGNOSIS_SMALL_FACTOR = 4.0
 DIAGNOSIS_FLOOR_S = 1.0
-DIAGNOSIS_FLOOR_ELEMENTS = 1 << 16  # up to this many elements in the largest array: the whole floor
+DIAGNOSIS_SMALL_ELEMENTS = 1 << 16  # up to this many elements in the largest array: a small layer
 DIAGNOSIS_TIMEOUT_SHARE = 0.25
 DIAGNOSIS_TIMEOUT_MARGIN = 0.2  # of the time left: what reporting may still need
 
@@ -626,11 +627,12 @@ def diagnosis_budget(
 ) -> float:
     """Seconds the diagnosis may spend, after `proof_s` seconds spent proving the failure (the
     check's time so far), where a passing check takes `passing_s` (`proof_s` when not known)
-    and the layer's largest array has `elements` elements (0: not known, the whole floor), with
+    and the layer's largest array has `elements` elements (0: not known, a small layer), with
     `left` seconds of the target's `timeout` left (None: no timeout)."""
     passing = proof_s if passing_s is None else passing_s
-    floor = DIAGNOSIS_FLOOR_S * min(1.0, DIAGNOSIS_FLOOR_ELEMENTS / max(elements, 1))
-    budget = max(floor, DIAGNOSIS_FACTOR * passing - proof_s, 0.0)
+    small = max(DIAGNOSIS_FLOOR_S, DIAGNOSIS_SMALL_FACTOR * proof_s)
+    small *= min(1.0, DIAGNOSIS_SMALL_ELEMENTS / max(elements, 1))
+    budget = max(small, DIAGNOSIS_FACTOR * passing - proof_s, 0.0)
     if timeout is not None:
         budget = min(budget, DIAGNOSIS_TIMEOUT_SHARE * timeout)
     if left is not None:
