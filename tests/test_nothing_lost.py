@@ -173,3 +173,56 @@ def test_the_check_of_a_correct_layer_costs_a_few_calls(name, predicts):
     assert layer.calls["predict"] <= (predicts + probe) * len(seeds), layer.calls
     assert layer.calls["backward"] <= 1.5 * len(seeds), layer.calls
     assert most["predict"] <= 10 + probe and most["backward"] <= 3, most
+
+
+class Swish:
+    """Y = X * sigmoid(beta X) per channel: smooth, with a stationary point (dY/dX = 0 near
+    X = -1.28 / beta) where outputs barely move under a probe while their second difference
+    does not vanish; not kinks, so no backward more to leave them out."""
+
+    learnables = ("beta",)
+
+    def initialize(self, layout):
+        shape = [1] * layout.ndim
+        shape[layout.find("C")] = layout.size[layout.find("C")]
+        self.beta = np.linspace(0.5, 1.5, shape[layout.find("C")]).reshape(shape)
+        self.axes = tuple(i for i in range(layout.ndim) if i != layout.find("C"))
+
+    def predict(self, X):
+        return X / (1 + np.exp(-self.beta * X))
+
+    def backward(self, X, Y, dLdY, memory):
+        s = 1 / (1 + np.exp(-self.beta * X))
+        dLdX = dLdY * (s + self.beta * X * s * (1 - s))
+        return dLdX, np.sum(dLdY * X * X * s * (1 - s), axis=self.axes, keepdims=True)
+
+
+def test_outputs_at_a_stationary_point_are_no_kinks_and_a_1e_6_error_is_still_caught():
+    """Inputs put on and around the stationary point: the single-argument probes (a wrong beta
+    makes the joint probe fail, so each argument is probed on its own) keep those outputs,
+    their second differences bounded in the error, instead of a backward to leave them out;
+    and a relative error of 1e-6 in either gradient still fails, named."""
+    layout = layercheck.parse_layout(SMALL)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(layout.size)
+    stationary = -1.2785 / np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+    x = np.where(rng.random(x.shape) < 0.01, np.broadcast_to(stationary, x.shape) + 1e-6 * x, x)
+    for seed in range(3):
+        counting = _counting(_planted(Swish, 1, 1e-2))
+        before = counting.calls["backward"]
+        result = layercheck.check_layer(
+            counting, layout, checks=[GRADIENTS], dtypes=["float64"], inputs=[x], seed=seed
+        ).result(GRADIENTS)
+        assert result.status == "failed", result.message
+        x_record = next(r for r in result.details["arguments"] if r["argument"] == "X")
+        assert x_record["status"] == "passed", x_record
+        assert all(p["outputs_masked_at_kinks"] == 0 for p in x_record["probes"]), x_record["probes"]
+        # backward at the base point, and the diagnosis's own (linearity in dL/dY): none for kinks
+        assert counting.calls["backward"] - before <= 3, counting.calls
+    for which, argument in enumerate(["X", "beta"]):
+        planted = layercheck.check_layer(
+            _planted(Swish, which, 1e-6), layout, checks=[GRADIENTS], dtypes=["float64"], inputs=[x]
+        ).result(GRADIENTS)
+        assert planted.status == "failed", planted.message
+        assert [r["argument"] for r in planted.details["arguments"] if r["status"] == "failed"] == [argument]
+    assert layercheck.check_layer(Swish, layout, checks=[GRADIENTS], inputs=[x]).result(GRADIENTS).status == "passed"
