@@ -30,6 +30,7 @@ __all__ = [
     "coarser_precision",
     "copy_tree",
     "describe",
+    "dot",
     "fetch",
     "is_array",
     "is_complex",
@@ -256,3 +257,26 @@ def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:
         z: npt.NDArray[Any] = (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
         return z
     return rng.uniform(-bound, bound, shape)
+
+
+def dot(a: Any, b: Any) -> Any:
+    """sum(Re(conj(a) * b)) of two arrays in one module, left where it was computed (a 0-d
+    array on the GPU: `fetch` brings several at once).
+
+    On the host without BLAS: a BLAS dot product wakes the library's threads, which then spin
+    beside the layer's own calls (several times the cost of the sum itself on a busy machine)."""
+    xp = namespace_of(a, b)
+    if xp is not np:
+        return xp.vdot(a, b).real
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return np.vdot(a, b).real
+    if a.dtype.kind == "c" and b.dtype.kind == "c":
+        return _host_dot(a.real, b.real) + _host_dot(a.imag, b.imag)
+    return _host_dot(a.real, b.real)
+
+
+def _host_dot(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> Any:
+    """sum(a * b) of two real NumPy arrays of one shape, in one pass and without a temporary."""
+    axes = list(range(a.ndim))
+    return np.einsum(a, axes, b, axes, [])

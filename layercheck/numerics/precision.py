@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, is_array, namespace_of, random_signs
-from layercheck.numerics.gradients.engine import _dot, keep_inside
+from layercheck.numerics.arrays import dot, fetch, is_array, namespace_of, random_signs
+from layercheck.numerics.gradients.engine import keep_inside
 
 __all__ = ["PrecisionFinding", "measure_precision"]
 
@@ -176,7 +176,7 @@ def _rms(x: Any) -> float:
 
 
 def _sq(x: Any) -> Any:
-    return _dot(x, x)
+    return dot(x, x)
 
 
 def _float32_values(y: Any) -> bool:

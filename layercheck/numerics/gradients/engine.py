@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, namespace_of, random_signs, to_module
+from layercheck.numerics.arrays import dot, fetch, namespace_of, random_signs, to_module
 from layercheck.results import Cause, Status, cause_of
 
 __all__ = [
@@ -559,30 +559,12 @@ def _count(mask: Any) -> Any:
 
 
 def _dot(a: Any, b: Any) -> Any:
-    """sum(Re(conj(a) * b)), left where it was computed (a 0-d array on the GPU).
-
-    On the host without BLAS: a BLAS dot product wakes the library's threads, which then spin
-    beside the layer's own calls (several times the cost of the sum itself on a busy machine)."""
-    xp = namespace_of(a, b)
-    if xp is not np:
-        return xp.vdot(a, b).real
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return np.vdot(a, b).real
-    if a.dtype.kind == "c" and b.dtype.kind == "c":
-        return _host_dot(a.real, b.real) + _host_dot(a.imag, b.imag)
-    return _host_dot(a.real, b.real)
-
-
-def _host_dot(a: np.ndarray, b: np.ndarray) -> Any:
-    """sum(a * b) of two real NumPy arrays of one shape, in one pass and without a temporary."""
-    axes = list(range(a.ndim))
-    return np.einsum(a, axes, b, axes, [])
+    return dot(a, b)
 
 
 def _sq(a: Any) -> Any:
     """|a|^2, left where it was computed."""
-    return _dot(a, a)
+    return dot(a, a)
 
 
 def _undecided(index, direction, t, reason: Undecided, masked=0, changed=0) -> Probe:

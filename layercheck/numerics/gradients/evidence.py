@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, is_complex, namespace_of
+from layercheck.numerics.arrays import dot, fetch, is_complex
 from layercheck.numerics.blocks import Block
 from layercheck.numerics.gradients.budget import TimeBudget, budgeted
 from layercheck.numerics.gradients.engine import (
@@ -71,9 +71,8 @@ def admits(probe: Probe, gradient: Any) -> bool:
         return False
     if not probe.gradients:
         return False
-    xp = namespace_of(gradient, probe.direction)
     terms = gradient * probe.direction
-    analytic, terms_sq = fetch(xp.vdot(gradient, probe.direction).real, xp.vdot(terms, terms).real)
+    analytic, terms_sq = fetch(dot(gradient, probe.direction), dot(terms, terms))
     if not math.isfinite(analytic):
         return False
     residual = abs(analytic - probe.numeric)

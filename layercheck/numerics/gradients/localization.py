@@ -7,6 +7,7 @@ partition was proven right. Small arguments are judged from their elements, exac
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,6 +140,7 @@ class Localization:
         self.labels = evidence.problem.labels[index]
         self.table = evidence.elements(index)
         self._spent = 0  # localization probes spent
+        self._ranges: list[tuple[tuple[float, float], Block]] = []  # the value ranges, once cut
 
     def run(
         self, gradient: Any
@@ -184,6 +186,8 @@ class Localization:
         measured: Blocks = {}
         screened = []
         for partition in self._partitions():
+            if self.evidence.budget.over():
+                break  # the partitions left are not built: a large argument's cost as much as a call
             cells = self._judge(partition, partition.unit)
             measured[partition.unit] = tuple(c.record() for c in cells)
             share = _candidate_share(cells)
@@ -200,27 +204,27 @@ class Localization:
         found.sort(key=lambda f: f.region.share)
         return found, measured
 
-    def _partitions(self) -> list[Partition]:
+    def _partitions(self) -> Iterator[Partition]:
+        """In the order they are paid for from the budget: the named axes, then regions; each
+        built only when the one before was judged."""
         value, labels = self.value, self.labels
-        # In the order they are paid for from the budget: the named axes, then regions.
-        found = []
         named = labels is not None and len(labels) == value.ndim
         if labels is not None and named:
             for label in "CBT":
                 axis = labels.find(label)
                 if axis >= 0 and value.shape[axis] > 1:
-                    found.append(partitions.along_axis(value, axis, partitions.AXIS_WORDS[label]))
-        for extra in (partitions.distance_to_edge(value, labels), partitions.by_sign(value, self.name)):
-            if extra is not None:
-                found.append(extra)
-        values = partitions.by_value(value, self.name)
-        if len(values) > 1:
-            found.append(Partition("value range", tuple(block for _, block in values)))
+                    yield partitions.along_axis(value, axis, partitions.AXIS_WORDS[label])
+        for extra in (partitions.distance_to_edge, lambda v, _: partitions.by_sign(v, self.name)):
+            found = extra(value, labels)
+            if found is not None:
+                yield found
+        self._ranges = partitions.by_value(value, self.name)
+        if len(self._ranges) > 1:
+            yield Partition("value range", tuple(block for _, block in self._ranges))
         if labels is not None and named:
             for axis, word in partitions.spatial_words(labels):
                 if value.shape[axis] > 1:
-                    found.append(partitions.along_axis(value, axis, word, max_cells=8))
-        return found
+                    yield partitions.along_axis(value, axis, word, max_cells=8)
 
     def _judge(self, partition: Partition, seed: str) -> list[_Cell]:
         """Each block of a partition probed once (a screen): wrong or right on one probe.
@@ -311,7 +315,7 @@ class Localization:
         return wrong if wrong and len(wrong) < len(judged) else ()
 
     def _value_region(self, cells: list[_Cell], mask: Any, share: float) -> _Found | None:
-        ranges = [span for span, _ in partitions.by_value(self.value, self.name)]
+        ranges = [span for span, _ in self._ranges]  # the value-range partition's own cuts
         bad = [k for k, c in enumerate(cells) if c.verdict is BlockVerdict.WRONG]
         if share > _MAX_VALUE_SHARE:
             return None
