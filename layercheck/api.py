@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import inspect
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -187,7 +187,7 @@ def _working_folder_kept() -> Iterator[None]:
                     pass
 
 
-def _copier(instance: Any):
+def _copier(instance: Any) -> Callable[[], Any]:
     """Fresh copies of an instance; the instance itself when it cannot be copied."""
     try:
         copy.deepcopy(instance)

@@ -16,7 +16,7 @@ import numpy as np
 from layercheck.checks import wording
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
-from layercheck.checks.registry import Incomplete, check, failed, passed
+from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -26,6 +26,7 @@ from layercheck.numerics.gradients.budget import TimeBudget
 from layercheck.numerics.gradients.diagnosis import Diagnostician, group
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
+    Baseline,
     EvaluationError,
     GradientProblem,
     Probe,
@@ -307,7 +308,7 @@ class TrainingPass:
     def _guard(self, x: Any, dtype: Any) -> Any:
         return x.astype(dtype, copy=True) if self.copy_arguments else arrays.read_only(x, dtype)
 
-    def _backward(self, weights: list[np.ndarray]) -> tuple:
+    def _backward(self, weights: list[np.ndarray]) -> tuple[Any, ...]:
         self.backward_calls += 1
         try:
             return self._backward_once(weights)
@@ -318,7 +319,7 @@ class TrainingPass:
             self.copy_arguments, self.at_base = True, False
             return self._backward_once(weights)
 
-    def _backward_once(self, weights: list[np.ndarray]) -> tuple:
+    def _backward_once(self, weights: list[np.ndarray]) -> tuple[Any, ...]:
         if self.fresh_for_backward:
             self.layer = self.session.layer(self.dtype)
             self.at_base = False
@@ -351,7 +352,9 @@ class TrainingPass:
         )
 
 
-def build_problem(session: CheckContext, dtype: str, measure: bool = True):
+def build_problem(
+    session: CheckContext, dtype: str, measure: bool = True
+) -> tuple[GradientProblem, Baseline, Tolerances]:
     """The gradient problem at `dtype`'s precision; raises _CannotRun when the layer cannot.
     `measure`: measure the precision the layer computes in first, else use it only if some
     other check measured it already (the nominal precision otherwise)."""
@@ -374,7 +377,7 @@ def build_problem(session: CheckContext, dtype: str, measure: bool = True):
     return problem, baseline, tol
 
 
-def _prepare(session: CheckContext, measure: bool):
+def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Baseline, Tolerances, str | None, str]:
     """Float64 (complex128 when complex dtypes are tested) when the layer can run and
     differentiate there, else the widest tested precision it can, and why; and that dtype."""
     widest = "complex128" if any(np.dtype(d).kind == "c" for d in session.options.dtypes) else "float64"
@@ -410,7 +413,7 @@ def _prepare(session: CheckContext, measure: bool):
     )
 
 
-def _is_deterministic(problem: GradientProblem, baseline) -> bool:
+def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
     try:
         again = problem.evaluate(0, problem.values[0].copy())
     except EvaluationError as exc:
@@ -424,7 +427,7 @@ def _is_deterministic(problem: GradientProblem, baseline) -> bool:
     "learnable and state, localized and diagnosed on failure",
     "gradientsAreNumericallyCorrect",
 )
-def gradients_are_numerically_correct(session: CheckContext):
+def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     started = time.perf_counter()
     layer = session.reference
     require_backward(layer)
@@ -465,7 +468,7 @@ def gradients_are_numerically_correct(session: CheckContext):
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     device = "gpu" if arrays.on_gpu(session.home_module()) else "cpu"
-    details = {
+    details: dict[str, Any] = {
         "evaluated": evaluated,
         "device": device,
         "precision": str(tol.precision),
@@ -499,7 +502,7 @@ class _Run:
     passing_probe_s: float
 
 
-def _verdicts(session: CheckContext, problem, baseline, tol) -> _Run:
+def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baseline, tol: Tolerances) -> _Run:
     """Every argument's verdict: first one joint probe of all of them (three forward calls
     however many they are), then an argument-by-argument check of those it did not clear."""
     started = time.perf_counter()
@@ -533,7 +536,9 @@ def _verdicts(session: CheckContext, problem, baseline, tol) -> _Run:
     return _Run(verdicts, joint_failed, (time.perf_counter() - started) / max(probes, 1))
 
 
-def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVerdict:
+def _verdict(
+    session: CheckContext, problem: GradientProblem, baseline: Baseline, tol: Tolerances, index: int
+) -> ArgumentVerdict:
     if problem.kinds[index] == "integer input":
         return ArgumentVerdict(index, Status.SKIPPED, [], "an integer input is not differentiated")
     if baseline.gradients[index] is None:
@@ -548,7 +553,14 @@ def _verdict(session: CheckContext, problem, baseline, tol, index) -> ArgumentVe
     return _small_blocks(problem, baseline, tol, index, verdict, rng)
 
 
-def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng) -> ArgumentVerdict:
+def _small_blocks(
+    problem: GradientProblem,
+    baseline: Baseline,
+    tol: Tolerances,
+    index: int,
+    verdict: ArgumentVerdict,
+    rng: np.random.Generator,
+) -> ArgumentVerdict:
     """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
     the rest are invisible to a probe of the whole argument: an error that is all of such a
     block is a negligible part of the whole. Each is probed on its own, at its own scale."""
@@ -564,7 +576,7 @@ def _small_blocks(problem, baseline, tol, index, verdict: ArgumentVerdict, rng) 
     return verdict
 
 
-def _record(problem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:
+def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:
     """One argument's record: its outcome, its probes, and for a failure the worst error."""
     failing = [p for p in verdict.probes if p.verdict is Verdict.FAIL]
     worst = numbers_of(max(failing, key=lambda p: p.discrepancy)) if failing else None

@@ -44,12 +44,12 @@ __all__ = [
 class Outputs:
     """What one forward pass produced: outputs Y1..YM, updated states S1..SK, memory."""
 
-    values: tuple
-    states: tuple
+    values: tuple[Any, ...]
+    states: tuple[Any, ...]
     memory: Any = None
 
     @property
-    def all(self) -> tuple:
+    def all(self) -> tuple[Any, ...]:
         """Outputs then states: every array the loss of a gradient check depends on."""
         return self.values + self.states
 
@@ -58,12 +58,12 @@ class Outputs:
 class Gradients:
     """What `backward` returned, split into its three groups."""
 
-    inputs: tuple
-    learnables: tuple
-    states: tuple
+    inputs: tuple[Any, ...]
+    learnables: tuple[Any, ...]
+    states: tuple[Any, ...]
 
     @property
-    def all(self) -> tuple:
+    def all(self) -> tuple[Any, ...]:
         return self.inputs + self.learnables + self.states
 
 
@@ -83,7 +83,7 @@ class Signature:
         return "(" + ", ".join(names) + ")"
 
 
-def signature_of(fn: Callable) -> Signature:
+def signature_of(fn: Callable[..., Any]) -> Signature:
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -114,7 +114,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def unpack(result: Any, n: int, what: str, expected: str) -> tuple:
+def unpack(result: Any, n: int, what: str, expected: str) -> tuple[Any, ...]:
     """Split a method's return value into exactly `n` values.
 
     The contract returns a bare array when there is exactly one value, else a tuple.
@@ -156,7 +156,7 @@ def _class_name(x: Any) -> str:
     return f"{module}.{name}"
 
 
-def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tuple:
+def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tuple[Any, ...]:
     """`values` when each is a NumPy or CuPy array, else ContractError naming the first that
     is not. A subclass of `numpy.ndarray` is refused too: `np.matrix` makes `*` a matrix
     product and reshapes to 2-D, a masked array leaves masked values out of every comparison,
@@ -222,7 +222,7 @@ class Adapter(ABC):
         # Which inputs backward is asked to differentiate (integer inputs are not).
         self.differentiable: tuple[bool, ...] = (True,) * self.num_inputs
 
-    def _method(self, name: str) -> Callable | None:
+    def _method(self, name: str) -> Callable[..., Any] | None:
         if self.is_plain_function:
             return None
         fn = getattr(self.obj, name, None)

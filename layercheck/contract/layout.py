@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ class Layout:
     format: str
     integer: tuple[int, int] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _validate(self.size, self.format)
         if self.integer is not None:
             _validate_range(self.integer)
@@ -152,7 +152,7 @@ def parse_layouts(spec: Any) -> list[Layout]:
     return [parse_layout(spec)]
 
 
-def _sizes(parts, spec) -> tuple[int, ...]:
+def _sizes(parts: Sequence[str], spec: Any) -> tuple[int, ...]:
     try:
         return tuple(int(p) for p in parts)
     except ValueError:  # more digits than Python converts
@@ -165,7 +165,7 @@ def _format(text: str) -> str:
     return "".join(c.upper() if c in LABELS.lower() else c for c in text)
 
 
-def _from_mapping(spec: Mapping) -> Layout:
+def _from_mapping(spec: Mapping[str, Any]) -> Layout:
     unknown = set(spec) - {"size", "format", "integer"}
     if unknown or "size" not in spec or "format" not in spec:
         raise UsageError(

@@ -73,7 +73,7 @@ class Target:
 def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
     """`cls(**args)` as a factory whose errors are TargetErrors with the user's frames."""
 
-    def build():
+    def build() -> Any:
         try:
             return calls.run(lambda: cls(**args))
         except BaseException as exc:  # the user's constructor: KeyboardInterrupt is its own too

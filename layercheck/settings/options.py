@@ -196,7 +196,8 @@ def _check_names(value: Any, where: str, allowed: Sequence[str]) -> tuple[str, .
 def _device(value: Any, where: str) -> str:
     if value not in DEVICES:
         raise _Invalid(where, f"must be one of {', '.join(DEVICES)}, got {_show(value)}")
-    return value
+    device: str = value
+    return device
 
 
 def _tolerances(value: Any, where: str) -> dict[str, dict[str, float]]:

@@ -164,7 +164,7 @@ class Probe:
     scale: float
     masked: int
     changed: int
-    gradients: list
+    gradients: list[Any]  # backward's gradients for the probe's loss (empty: none compared)
     verdict: Verdict
     reason: Undecided | None = None
     rtol: float = 0.0
@@ -291,7 +291,8 @@ def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.nd
         v = (signs + 1j * random_signs(value, rng)) / np.sqrt(2)
     else:
         v = signs
-    return v if support is None else v * support
+    chosen: np.ndarray = v if support is None else v * support
+    return chosen
 
 
 def step_scale(value: np.ndarray) -> float:
@@ -300,7 +301,9 @@ def step_scale(value: np.ndarray) -> float:
     return rms if rms > 0 and math.isfinite(rms) else 1.0
 
 
-def keep_inside(value: np.ndarray, direction: np.ndarray, t: float, domain) -> np.ndarray:
+def keep_inside(
+    value: np.ndarray, direction: np.ndarray, t: float, domain: tuple[float | None, float | None]
+) -> np.ndarray:
     """Zero the direction where a step of size t would leave the argument's domain."""
     low, high = domain
     if low is None and high is None:
@@ -312,7 +315,8 @@ def keep_inside(value: np.ndarray, direction: np.ndarray, t: float, domain) -> n
         inside &= value.real - reach > low
     if high is not None:
         inside &= value.real + reach < high
-    return xp.where(inside, direction, 0)
+    kept: np.ndarray = xp.where(inside, direction, 0)
+    return kept
 
 
 def run_probe(
@@ -355,7 +359,18 @@ def _run_moves(
     return probe
 
 
-def _compare(problem, base, moves: dict[int, Any], t, tol, deltas, seconds, rho, resolved: bool, spares=None) -> Probe:
+def _compare(
+    problem: GradientProblem,
+    base: Baseline,
+    moves: dict[int, Any],
+    t: float,
+    tol: Tolerances,
+    deltas: list[Any],
+    seconds: list[Any],
+    rho: float,
+    resolved: bool,
+    spares: list[Any] | None = None,
+) -> Probe:
     index, direction = next(iter(moves.items())) if len(moves) == 1 else (-1, next(iter(moves.values())))
     # Kinks as the joint probe finds them: outputs that barely move (a stationary point of a
     # smooth layer) are no kinks, and their second differences are bounded in the error
@@ -476,7 +491,7 @@ def _kept_dot(weights: list[Any], deltas: list[Any], found: list[tuple[Any, int,
         if n:
             at = namespace_of(mask).nonzero(mask)
             dots.append(-_dot(w[at], d[at]))
-    return sum(fetch(*dots))
+    return float(sum(fetch(*dots)))
 
 
 def _at_resolution(delta: Any, base: Baseline, j: int) -> Any:
@@ -495,7 +510,7 @@ def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances)
         return False
     analytic = sum(fetch(*(_dot(base.gradients[i], d) for i, d in moves.items())))
     hidden = fetch(*(namespace_of(w, y).abs(w * y).sum() for w, y in zip(base.weights, base.outputs)))
-    return abs(2 * t * analytic) <= 4 * tol.eps * sum(hidden)
+    return bool(abs(2 * t * analytic) <= 4 * tol.eps * sum(hidden))
 
 
 _STATIONARY = 1e-3  # first differences below this share of their RMS: outputs that barely move
@@ -567,7 +582,7 @@ def _sq(a: Any) -> Any:
     return dot(a, a)
 
 
-def _undecided(index, direction, t, reason: Undecided, masked=0, changed=0) -> Probe:
+def _undecided(index: int, direction: Any, t: float, reason: Undecided, masked: int = 0, changed: int = 0) -> Probe:
     return Probe(index, direction, t, math.nan, math.nan, math.inf, 0.0, masked, changed, [], Verdict.UNDECIDED, reason)
 
 
@@ -824,7 +839,7 @@ def check_argument(
 
 
 def element_probe(
-    problem: GradientProblem, base: Baseline, index: int, element: tuple, tol: Tolerances, unit: complex = 1
+    problem: GradientProblem, base: Baseline, index: int, element: tuple[int, ...], tol: Tolerances, unit: complex = 1
 ) -> Probe:
     """The numeric partial derivative with respect to one element (a one-hot direction): of its
     real part, or of its imaginary part with `unit=1j`. The step adapts as in
