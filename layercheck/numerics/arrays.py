@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
@@ -23,6 +24,7 @@ from layercheck.safetext import safe_repr, type_name
 __all__ = [
     "DTYPES",
     "REAL_DTYPES",
+    "Scalars",
     "array_module",
     "at_dtype",
     "at_precision",
@@ -105,6 +107,26 @@ def fetch(*scalars: Any) -> list[Any]:
     xp = namespace_of(*arrays_in)
     stacked = to_host(xp.stack([xp.asarray(s, dtype=np.float64) for s in scalars])).tolist()
     return [bool(v) if _is_bool(s) else v for s, v in zip(scalars, stacked)]
+
+
+class Scalars:
+    """Scalars computed on one device, gathered in named groups and brought to the host in one
+    transfer (`fetch`): each group is read back by its name, never by its position."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, list[Any]] = {}
+
+    def add(self, name: str, values: Iterable[Any]) -> None:
+        self._groups[name] = list(values)
+
+    def fetch(self) -> dict[str, list[Any]]:
+        flat = fetch(*(v for group in self._groups.values() for v in group))
+        found: dict[str, list[Any]] = {}
+        start = 0
+        for name, group in self._groups.items():
+            found[name] = flat[start : start + len(group)]
+            start += len(group)
+        return found
 
 
 def _is_bool(x: Any) -> bool:

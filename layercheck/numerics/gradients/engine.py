@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import dot, fetch, namespace_of, random_signs, to_module
+from layercheck.numerics.arrays import Scalars, dot, fetch, namespace_of, random_signs, to_module
 from layercheck.results import Cause, Status, cause_of
 
 __all__ = [
@@ -153,9 +153,13 @@ class GradientProblem:
         return self.evaluate_many({index: value})
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Probe:
-    argument: int
+    """One directional derivative compared: the numeric side from the outputs, the analytic
+    side from backward's gradients, the error estimate and the verdict (fields by name: a
+    probe has too many numbers to pass by position)."""
+
+    argument: int  # -1 for a joint probe of several arguments
     direction: np.ndarray
     step: float
     numeric: float
@@ -391,15 +395,14 @@ def _compare(
         stationary = 0.0
     del scratch
     kink_masks = [k for k, _, _ in found]
-    m = len(deltas)
     # Scalars come to the host in one transfer per stage: on a GPU each is a synchronization.
-    counts = fetch(
-        *(_count(d) for d in deltas),
-        *(_at_resolution(d, base, j) for j, d in enumerate(deltas)),
-    )
-    n_kinks, changes = [n for _, n, _ in found], [int(n) for n in counts[:m]]
+    stage = Scalars()
+    stage.add("changed", (_count(d) for d in deltas))
+    stage.add("at resolution", (_at_resolution(d, base, j) for j, d in enumerate(deltas)))
+    counts = stage.fetch()
+    n_kinks, changes = [n for _, n, _ in found], [int(n) for n in counts["changed"]]
     changed, masked = sum(changes), sum(n_kinks)
-    at_resolution = sum(n * share for n, share in zip(changes, counts[m:]))
+    at_resolution = sum(n * share for n, share in zip(changes, counts["at resolution"]))
     if changed and masked > 0.5 * changed:
         return _undecided(index, direction, t, Undecided.KINKS, masked, changed)
     if not resolved and changed and at_resolution > 0.1 * changed:
@@ -420,25 +423,22 @@ def _compare(
     # the common case where every output changed and no output was masked.
     partial_roundoff = [n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)]
     moved = list(moves)
-    values = fetch(
-        *(_dot(w, d) for w, d in zip(weights, deltas)),
-        *(_sq(w * s) for w, s in zip(weights, seconds)),
-        *(_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
-        *(_dot(gradients[i], moves[i]) for i in moved),
-        *(_sq(gradients[i] * moves[i]) for i in moved),
-        *(_dot(moves[i], moves[i]) for i in moved),
-        *(namespace_of(gradients[i]).any(gradients[i]) for i in moved),
+    batch = _analytic_sides(gradients, moves, moved)
+    batch.add("differences", (_dot(w, d) for w, d in zip(weights, deltas)))
+    batch.add("seconds", (_sq(w * s) for w, s in zip(weights, seconds)))
+    batch.add(
+        "changed", (_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p)
     )
-    k = len(moved)
-    partial = iter(values[2 * m : len(values) - 4 * k])
-    numeric = sum(values[:m]) / (2 * t)
-    second_error = (_ERROR_FACTOR * math.sqrt(sum(values[m : 2 * m])) + stationary) / (2 * t)
+    batch.add("any gradient", (namespace_of(gradients[i]).any(gradients[i]) for i in moved))
+    got = batch.fetch()
+    numeric = sum(got["differences"]) / (2 * t)
+    second_error = (_ERROR_FACTOR * math.sqrt(sum(got["seconds"])) + stationary) / (2 * t)
+    partial = iter(got["changed"])
     roundoff_sq = sum(next(partial) * tol.eps**2 if p else full for p, full in zip(partial_roundoff, base.roundoff_sq))
-    tail = values[len(values) - 4 * k :]
-    parts = dict(zip(moved, tail[:k]))
-    analytic, terms_sq, direction_sq = sum(tail[:k]), sum(tail[k : 2 * k]), sum(tail[2 * k : 3 * k])
-    roundoff_terms = problem.roundoff_terms(moved, tail[k : 2 * k], tol.eps)
-    any_gradient = any(tail[3 * k :])
+    parts = dict(zip(moved, got["parts"]))
+    analytic, terms_sq, direction_sq = sum(got["parts"]), sum(got["terms"]), sum(got["direction"])
+    roundoff_terms = problem.roundoff_terms(moved, got["terms"], tol.eps)
+    any_gradient = any(got["any gradient"])
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
     if not (math.isfinite(numeric) and math.isfinite(error_bound)):
@@ -446,17 +446,17 @@ def _compare(
     terms = math.sqrt(terms_sq)
     scale = max(terms, abs(numeric), abs(analytic))
     probe = Probe(
-        index,
-        direction,
-        t,
-        numeric,
-        analytic,
-        error_bound,
-        scale,
-        masked,
-        changed,
-        gradients,
-        Verdict.PASS,
+        argument=index,
+        direction=direction,
+        step=t,
+        numeric=numeric,
+        analytic=analytic,
+        error_bound=error_bound,
+        scale=scale,
+        masked=masked,
+        changed=changed,
+        gradients=gradients,
+        verdict=Verdict.PASS,
         rtol=tol.rtol,
         fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
         eps=tol.eps,
@@ -583,7 +583,20 @@ def _sq(a: Any) -> Any:
 
 
 def _undecided(index: int, direction: Any, t: float, reason: Undecided, masked: int = 0, changed: int = 0) -> Probe:
-    return Probe(index, direction, t, math.nan, math.nan, math.inf, 0.0, masked, changed, [], Verdict.UNDECIDED, reason)
+    return Probe(
+        argument=index,
+        direction=direction,
+        step=t,
+        numeric=math.nan,
+        analytic=math.nan,
+        error_bound=math.inf,
+        scale=0.0,
+        masked=masked,
+        changed=changed,
+        gradients=[],
+        verdict=Verdict.UNDECIDED,
+        reason=reason,
+    )
 
 
 @dataclass
@@ -671,7 +684,6 @@ def check_jointly(
             n_kinks[j] = int(fetch(_count(kinks[j]))[0])
         third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
     del far, rest, y2, third, kink
-    m = len(deltas)
     masked = sum(n_kinks)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in deltas)))
     if changed == 0 or masked > 0.5 * changed:
@@ -697,32 +709,34 @@ def check_jointly(
         moves = draw(replay)
         sides = _analytic_sides(gradients, moves, moved)
         del moves
-    values = fetch(*narrow_dots, *third_dots, *sides)
-    k = len(moved)
+    sides.add("differences", narrow_dots)
+    sides.add("thirds", third_dots)
+    got = sides.fetch()
     # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
     # Twice that is the bound, with what the outputs that barely move could add.
-    numeric, truncation = sum(values[:m]) / (2 * t), abs(sum(values[m : 2 * m])) / (3 * t) + stationary / (2 * t)
-    parts = {i: part / t for i, part in zip(moved, values[2 * m : 2 * m + k])}  # the moves were t v
+    numeric = sum(got["differences"]) / (2 * t)
+    truncation = abs(sum(got["thirds"])) / (3 * t) + stationary / (2 * t)
+    parts = {i: part / t for i, part in zip(moved, got["parts"])}  # the moves were t v
     analytic = sum(parts.values())
-    terms = math.sqrt(sum(values[2 * m + k : 2 * m + 2 * k])) / t
-    roundoff_terms = problem.roundoff_terms(moved, values[2 * m + k : 2 * m + 2 * k], tol.eps) / t
-    direction_norm = math.sqrt(sum(values[2 * m + 2 * k :])) / t
+    terms = math.sqrt(sum(got["terms"])) / t
+    roundoff_terms = problem.roundoff_terms(moved, got["terms"], tol.eps) / t
+    direction_norm = math.sqrt(sum(got["direction"])) / t
     roundoff = 2 * math.sqrt(sum(base.roundoff_sq)) / (2 * t)
     error_bound = roundoff + truncation
     if not all(math.isfinite(x) for x in (numeric, analytic, error_bound)):
         return None, set()
     probe = Probe(
-        -1,
-        namespace_of(base.outputs[0]).zeros(0),  # no one direction: several arguments moved
-        t,
-        numeric,
-        analytic,
-        error_bound,
-        max(terms, abs(numeric), abs(analytic)),
-        masked,
-        changed,
-        gradients,
-        Verdict.PASS,
+        argument=-1,
+        direction=namespace_of(base.outputs[0]).zeros(0),  # no one direction: several arguments moved
+        step=t,
+        numeric=numeric,
+        analytic=analytic,
+        error_bound=error_bound,
+        scale=max(terms, abs(numeric), abs(analytic)),
+        masked=masked,
+        changed=changed,
+        gradients=gradients,
+        verdict=Verdict.PASS,
         rtol=tol.rtol,
         fixed_tolerance=tol.atol * direction_norm + error_bound,
         eps=tol.eps,
@@ -742,13 +756,14 @@ def check_jointly(
     return probe, cleared
 
 
-def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> list[Any]:
-    """For each moved argument <g, v>, then each |g * v|^2, then each |v|^2 (left on the device)."""
-    return [
-        *(_dot(gradients[i], moves[i]) for i in moved),
-        *(_sq(gradients[i] * moves[i]) for i in moved),
-        *(_dot(moves[i], moves[i]) for i in moved),
-    ]
+def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
+    """For each moved argument <g, v> ("parts"), |g * v|^2 ("terms") and |v|^2 ("direction"),
+    left on the device until fetched."""
+    sides = Scalars()
+    sides.add("parts", (_dot(gradients[i], moves[i]) for i in moved))
+    sides.add("terms", (_sq(gradients[i] * moves[i]) for i in moved))
+    sides.add("direction", (_dot(moves[i], moves[i]) for i in moved))
+    return sides
 
 
 def _displaced(problem: GradientProblem, moves: dict[int, Any], sign: int, release: bool = False) -> dict[int, Any]:
