@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from layercheck.checks.registry import Incomplete
+from layercheck.checks.stops import Incomplete
 from layercheck.contract.adapter import Adapter, Gradients, Outputs
 from layercheck.contract.layout import Layout
 from layercheck.errors import ContractError

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from layercheck.checks.context import CheckContext
+from layercheck.checks.stops import Incomplete, Skip
 from layercheck.results import Cause, Kind, Status
-
-if TYPE_CHECKING:  # checks.context imports Incomplete from here
-    from layercheck.checks.context import CheckContext
 
 __all__ = [
     "Check",
@@ -26,33 +25,6 @@ __all__ = [
     "failed",
     "passed",
 ]
-
-
-class Skip(Exception):
-    """The check does not apply (no backward defined, no GPU available)."""
-
-
-class Incomplete(Exception):
-    """The check could not decide (a step it depends on failed, no usable sample).
-
-    `explanation` and `traceback` are those of `CheckResult`; `cause` is set when the user's
-    code ran out of memory or called sys.exit (`results.cause_of(exc)`).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        details: dict[str, Any] | None = None,
-        *,
-        explanation: Sequence[str] = (),
-        traceback: str = "",
-        cause: Cause | None = None,
-    ):
-        super().__init__(message)
-        self.details = details or {}
-        self.explanation = list(explanation)
-        self.traceback = traceback
-        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -85,7 +57,7 @@ def failed(
     return Outcome(Status.FAILED, message, details, tuple(explanation), tuple(problems), traceback, cause)
 
 
-CheckFunction = Callable[["CheckContext"], Outcome]
+CheckFunction = Callable[[CheckContext], Outcome]
 """A check: reads the target under test through its `CheckContext`, returns an `Outcome`
 (or raises `Skip`/`Incomplete`)."""
 
