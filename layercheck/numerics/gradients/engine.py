@@ -648,42 +648,7 @@ def check_jointly(
     # The analytic side with backward at the base point: taken while the directions are at
     # hand (they are drawn again only if kinks ask for another backward).
     sides = _analytic_sides(base.gradients, moves, moved)
-    # Each evaluation is reduced before the next runs: the pair at +-t to its differences,
-    # kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
-    # T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well).
-    plus, minus = (list[Any](problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
-    deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
-    yp = ym = second = y2 = third = kink = None  # the loops' names, let go of after them: memory
-    for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
-        deltas.append(yp - ym)
-        second = _second(y0, yp, ym)
-        # ym is not needed any more: the kink test computes in it (and in one array more).
-        kink, count, bound = _joint_kinks(deltas[-1], second, base, j, rho, w, _scratch(y0, ym))
-        minus[j] = ym = None
-        kinks.append(kink)
-        n_kinks.append(count)
-        stationary += bound
-        second *= 2
-        second += deltas[-1]
-        second += y0
-        rest.append(second)
-    del plus, minus, yp, ym, second
-    for move in moves.values():
-        move *= 2
-    far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
-    third_dots = []
-    for j, (y2, w) in enumerate(zip(far, base.weights)):
-        third = namespace_of(y2).subtract(y2, rest[j], out=y2)
-        spare, rest[j] = rest[j], None
-        # A kink within (t, 2t) does not touch the central difference: the outputs that
-        # barely move are kept in the third difference, and add nothing more to the bound.
-        kink, count, _ = _joint_kinks(deltas[j], third, base, j, rho, w, _scratch(third, spare))
-        del spare
-        if count:
-            kinks[j] |= kink
-            n_kinks[j] = int(fetch(_count(kinks[j]))[0])
-        third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
-    del far, rest, y2, third, kink
+    deltas, kinks, n_kinks, third_dots, stationary = _joint_differences(problem, base, moves, rho)
     masked = sum(n_kinks)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in deltas)))
     if changed == 0 or masked > 0.5 * changed:
@@ -754,6 +719,52 @@ def check_jointly(
         return probe, set()
     cleared = {i for i, part in parts.items() if probe.tolerance <= tol.resolution[2] * abs(part)}
     return probe, cleared
+
+
+def _joint_differences(
+    problem: GradientProblem, base: Baseline, moves: dict[int, Any], rho: float
+) -> tuple[list[Any], list[Any], list[int], list[Any], float]:
+    """The three evaluations of a joint probe, at +t, -t and +2t (`moves` doubled in place):
+    each output's first difference, its kinks and how many, the weighted third difference
+    (left on the device) and what the outputs that barely move may add to the error.
+
+    Each evaluation is reduced before the next runs: the pair at +-t to its differences,
+    kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
+    T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well)."""
+    plus, minus = (list[Any](problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
+    deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
+    yp = ym = second = y2 = third = kink = None  # the loops' names, let go of after them: memory
+    for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
+        deltas.append(yp - ym)
+        second = _second(y0, yp, ym)
+        # ym is not needed any more: the kink test computes in it (and in one array more).
+        kink, count, bound = _joint_kinks(deltas[-1], second, base, j, rho, w, _scratch(y0, ym))
+        minus[j] = ym = None
+        kinks.append(kink)
+        n_kinks.append(count)
+        stationary += bound
+        second *= 2
+        second += deltas[-1]
+        second += y0
+        rest.append(second)
+    del plus, minus, yp, ym, second
+    for move in moves.values():
+        move *= 2
+    far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
+    third_dots = []
+    for j, (y2, w) in enumerate(zip(far, base.weights)):
+        third = namespace_of(y2).subtract(y2, rest[j], out=y2)
+        spare, rest[j] = rest[j], None
+        # A kink within (t, 2t) does not touch the central difference: the outputs that
+        # barely move are kept in the third difference, and add nothing more to the bound.
+        kink, count, _ = _joint_kinks(deltas[j], third, base, j, rho, w, _scratch(third, spare))
+        del spare
+        if count:
+            kinks[j] |= kink
+            n_kinks[j] = int(fetch(_count(kinks[j]))[0])
+        third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
+    del far, rest, y2, third, kink
+    return deltas, kinks, n_kinks, third_dots, stationary
 
 
 def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
