@@ -115,3 +115,20 @@ def test_the_json_findings_are_data_without_prose():
     assert region["right"] >= 1 and 0 < region["share"] < 1
     # What the headline says is rendered from these fields, not stored beside them.
     assert "channel 2 of X" in result.message
+
+
+@pytest.mark.parametrize("seed", range(3, 9))
+def test_a_learnable_rounded_to_float32_is_found_whatever_its_values(seed):
+    """A per-channel learnable of 4 values rounded to float32 inside predict: at some values
+    (seed 4) they round symmetrically about themselves, the second differences cancel, and the
+    gradient check once 'proved' the staircase's slope bias as a constant factor 1.10123.
+    Their staircase shows in first differences at two steps instead."""
+    import test_verdicts
+
+    (expectation,) = [e for e in test_verdicts.EXPECTATIONS if e.id == "float32_learnables"]
+    obj = test_verdicts._fresh_load(expectation.path)
+    report = layercheck.check_layer(obj, obj.example_layout, seed=seed)
+    dtype = report.result("predict_is_consistent_in_type")
+    assert dtype.status == "failed" and "float32" in dtype.message, dtype.message
+    for check in report.checks:
+        assert "constant factor" not in check.message, (check.name, check.message)

@@ -29,6 +29,7 @@ _STEP = 1e-8  # relative: above float64's resolution by 1e8, a tenth of float32'
 _LOST = 1e-9  # measured round-off, relative to the outputs, that float64 arithmetic never shows
 _SAMPLE = 1 << 16  # outputs judged per output array, at most
 _ULPS = 16  # below this many ulps of round-off, nothing is measured
+_STAIRCASE = (100, 137)  # two steps, in units of _STEP, no multiple of one another
 _FLOAT32_LEVEL = 5e-9  # round-off from about 1/25 of float32's epsilon up: float32 arithmetic
 
 
@@ -40,6 +41,7 @@ class PrecisionFinding:
     roundoff: float  # the outputs' round-off under a tiny move, relative to their size
     float32_values: bool  # every output is a float32 value (a cast back at the end)
     moved: str = "inputs"  # what was moved to show it: "inputs", or "learnables and state"
+    step: float = _STEP  # the relative move that showed it (larger where the smallest was rounded away)
 
     @property
     def lost(self) -> bool:
@@ -60,7 +62,7 @@ class PrecisionFinding:
         """The finding in words, for a layer that lost precision."""
         eps64, eps32 = float(np.finfo(np.float64).eps), float(np.finfo(np.float32).eps)
         text = (
-            f"{method} computes below float64 precision: moving its {self.moved} by a relative {_STEP:g} gives outputs "
+            f"{method} computes below float64 precision: moving its {self.moved} by a relative {self.step:g} gives outputs "
             f"with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, float32 at "
             f"{eps32:.2g}); "
         )
@@ -87,12 +89,20 @@ def measure_precision(
     base = [y for y in outputs if _is_float(y)]
     if not base:
         return none
-    first = _noise(evaluate, inputs, movable, domains, outputs, _STEP, rng)
+    step = _STEP
+    first = _noise(evaluate, inputs, movable, domains, outputs, step, rng)
     if first is None:
         # Not one output moved: either nothing depends on what moved, or the move was rounded
         # away (a float32 cast of a few values, none at a rounding boundary). A hundred
-        # times the step tells them apart: float32 resolves it, with its round-off.
-        wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng)
+        # times the step tells them apart: float32 resolves it, with its round-off. A few
+        # values (a per-channel learnable) may round symmetrically about themselves, so that
+        # the second difference cancels; their staircase still shows in the first
+        # differences, which two steps of one direction then disagree on.
+        step = 100 * _STEP
+        wider = _noise(evaluate, inputs, movable, domains, outputs, step, rng)
+        if wider is None or wider <= _LOST:
+            step = _STAIRCASE[0] * _STEP
+            wider = _staircase(evaluate, inputs, movable, domains, outputs, rng)
         if wider is None or wider <= _LOST:
             return none
         first = wider
@@ -110,7 +120,7 @@ def measure_precision(
         again = evaluate(list(inputs))
         if any(_differ(y, y2) for y, y2 in zip(outputs, again)):
             return none
-    return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base))
+    return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base), step=step)
 
 
 def _noise(
@@ -153,6 +163,53 @@ def _noise(
     # The 90th percentile over the outputs that moved: round-off is discrete (many outputs
     # round alike, to zero), while kinks and jumps crossed within so small a move are a few
     # outputs, however large.
+    (typical,) = fetch(xp.percentile(every, 90))
+    return float(typical) if math.isfinite(typical) else 0.0
+
+
+def _staircase(
+    evaluate: Callable[[list[Any]], Sequence[Any]],
+    inputs: Sequence[Any],
+    movable: Sequence[bool],
+    domains: Sequence[tuple[float | None, float | None]],
+    outputs: Sequence[Any],
+    rng: np.random.Generator,
+) -> float | None:
+    """How far the outputs are from following one direction linearly at two steps s1 < s2:
+    |D(s1) s2 / s1 - D(s2)| / 2, D(s) = Y(x + s v) - Y(x - s v), relative to each output's
+    size (the 90th percentile over the outputs that moved). A smooth layer's central
+    differences agree to its curvature's third order, far below float64's round-off at these
+    steps; a layer that rounds what moved to float32 moves in whole float32 steps, and the two
+    disagree by its round-off. None when no output moved."""
+    signs = [random_signs(x, rng) if move and _is_float(x) else None for x, move in zip(inputs, movable)]
+    differences = []
+    for factor in _STAIRCASE:
+        step = factor * _STEP
+        moves = [
+            None if v is None else keep_inside(x, v, step * _rms(x), domain) * (step * _rms(x))
+            for x, v, domain in zip(inputs, signs, domains)
+        ]
+        plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
+        minus = evaluate([x if d is None else x - d for x, d in zip(inputs, moves)])
+        differences.append([yp - ym if _is_float(yp) and is_array(ym) else None for yp, ym in zip(plus, minus)])
+    ratios = []
+    scale = _STAIRCASE[1] / _STAIRCASE[0]
+    for y0, near, far in zip(outputs, *differences):
+        if near is None or far is None or not _is_float(y0) or near.shape != y0.shape or far.shape != y0.shape:
+            continue
+        xp = namespace_of(y0, near, far)
+        k = max(1, y0.size // _SAMPLE)
+        y0, near, far = (y.reshape(-1)[::k] for y in (y0, near, far))
+        moved = (near != 0) | (far != 0)
+        size = xp.abs(y0)
+        off = xp.abs(near * scale - far) / 2
+        ratios.append((off / xp.where(size > 0, size, 1.0))[moved].ravel())
+    if not ratios:
+        return None
+    xp = namespace_of(*ratios)
+    every = xp.concatenate(ratios)
+    if every.size == 0:
+        return None
     (typical,) = fetch(xp.percentile(every, 90))
     return float(typical) if math.isfinite(typical) else 0.0
 
