@@ -25,7 +25,7 @@ from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity
 from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
-from layercheck.results import Kind, Report
+from layercheck.results import Kind, Report, Status
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import load_config
@@ -158,6 +158,9 @@ def cli(ctx):
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
+@click.option(
+    "--strict", is_flag=True, help="An incomplete check fails the run (exit 1): for a CI gate that must decide."
+)
 def run(
     targets,
     layouts,
@@ -177,12 +180,14 @@ def run(
     junit_path,
     quiet,
     verbose,
+    strict,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
-    Exit status: 0 when every check passed, was skipped or was incomplete; 1 when a check
-    failed or a target could not be checked; 2 for a usage error; 130 / 143 when interrupted
-    by SIGINT / SIGTERM.
+    Exit status: 0 when every check passed, was skipped or was incomplete (with --strict:
+    passed or skipped); 1 when a check failed or a target could not be checked (with --strict:
+    or a check was incomplete); 2 for a usage error; 130 / 143 when interrupted by SIGINT /
+    SIGTERM.
     """
     # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
     click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
@@ -233,6 +238,11 @@ def run(
         console.print(f"No targets in shard {shard_text}.")
     reporter.overall(report)
     status = 0 if report.ok else 1
+    incomplete = report.summary[Status.INCOMPLETE.value]
+    if strict and incomplete:
+        checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
+        console.print(f"--strict: {checks} the run")
+        status = 1
     for path, write in ((json_path, write_json), (junit_path, write_junit)):
         if path:
             try:

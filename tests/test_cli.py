@@ -435,3 +435,39 @@ def test_worker_sys_path_moves_the_working_folder_python_put_first_to_the_end(mo
     # Put there on purpose, through PYTHONPATH: kept first.
     monkeypatch.setenv("PYTHONPATH", "/home/me")
     assert worker_sys_path(["/home/me", "/lib/python"], cwd="/home/me") == ["/home/me", "/lib/python"]
+
+
+_UNDECIDABLE = '''
+import numpy as np
+
+
+class WrongShapeGradient:
+    """backward returns dL/dw of the wrong shape: the gradient check cannot decide for w."""
+
+    learnables = ("w",)
+    example_layout = "4,4,2,3:SSCB"
+
+    def __init__(self):
+        self.w = np.array([0.5, 1.5]).reshape(1, 1, 2, 1)
+
+    def predict(self, X):
+        return self.w * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * self.w, (dLdY * X).sum()  # BUG: a scalar where w is 1x1x2x1
+'''
+
+
+def test_strict_makes_an_incomplete_check_fail_the_run(tmp_path):
+    layer = tmp_path / "undecidable.py"
+    layer.write_text(_UNDECIDABLE)
+    args = ("run", layer, "--checks", "gradients_are_numerically_correct", "--dtype", "float64")
+    lenient = run_cli(*args)
+    assert lenient.returncode == 0 and "1 incomplete" in lenient.stdout, lenient.stdout
+    assert "--strict" not in lenient.stdout
+    strict = run_cli(*args, "--strict")
+    assert strict.returncode == 1, strict.stdout
+    assert "--strict: 1 incomplete check fails the run" in strict.stdout, strict.stdout
+    # Nothing incomplete: --strict changes nothing.
+    passing = run_cli("run", SAMPLES / "prelu.py", "--checks", "gradients_are_numerically_correct", "--strict")
+    assert passing.returncode == 0 and "--strict" not in passing.stdout, passing.stdout
