@@ -36,6 +36,7 @@ from layercheck.numerics.gradients.engine import (
     check_jointly,
     make_baseline,
 )
+from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, Numbers
 from layercheck.numerics.gradients.localization import numbers_of
 from layercheck.results import Kind, Status, cause_of
@@ -578,8 +579,8 @@ def _small_blocks(
 
 def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:
     """One argument's record: its outcome, its probes, and for a failure the worst error."""
-    failing = [p for p in verdict.probes if p.verdict is Verdict.FAIL]
-    worst = numbers_of(max(failing, key=lambda p: p.discrepancy)) if failing else None
+    probe = worst_failing(verdict)  # the probe the argument's finding states, so one number
+    worst = None if probe is None else numbers_of(probe)
     return ArgumentRecord(
         argument=problem.names[verdict.index],
         kind=problem.kinds[verdict.index],

@@ -33,6 +33,7 @@ __all__ = [
     "copy_tree",
     "describe",
     "dot",
+    "norm_sq",
     "fetch",
     "is_array",
     "is_complex",
@@ -296,6 +297,11 @@ def dot(a: Any, b: Any) -> Any:
     if a.dtype.kind == "c" and b.dtype.kind == "c":
         return _host_dot(a.real, b.real) + _host_dot(a.imag, b.imag)
     return _host_dot(a.real, b.real)
+
+
+def norm_sq(a: Any) -> Any:
+    """|a|^2 = dot(a, a), left where it was computed."""
+    return dot(a, a)
 
 
 def _host_dot(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import dot, fetch, is_array, namespace_of, random_signs
+from layercheck.numerics.arrays import fetch, is_array, namespace_of, norm_sq, random_signs
 from layercheck.numerics.gradients.engine import keep_inside
 
 __all__ = ["PrecisionFinding", "measure_precision"]
@@ -227,13 +227,9 @@ def _is_float(x: Any) -> bool:
 
 
 def _rms(x: Any) -> float:
-    (sq,) = fetch(_sq(x))
+    (sq,) = fetch(norm_sq(x))
     rms = math.sqrt(sq / x.size) if x.size else 0.0
     return rms if rms > 0 and math.isfinite(rms) else 1.0
-
-
-def _sq(x: Any) -> Any:
-    return dot(x, x)
 
 
 def _float32_values(y: Any) -> bool:

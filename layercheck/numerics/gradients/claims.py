@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import dot, fetch, namespace_of, to_host
+from layercheck.numerics.arrays import fetch, namespace_of, norm_sq, to_host
 from layercheck.numerics.gradients.engine import EvaluationError, Probe, Verdict
 from layercheck.numerics.gradients.evidence import Corrected, Evidence, failing
 from layercheck.numerics.gradients.findings import (
@@ -124,7 +124,9 @@ def linearity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     if scaled is None or scaled[index] is None:
         return None
     other = scaled[index]
-    size_sq, off_linear, off_same = fetch(_sq(gradient), _sq(other - scale * gradient), _sq(other - gradient))
+    size_sq, off_linear, off_same = fetch(
+        norm_sq(gradient), norm_sq(other - scale * gradient), norm_sq(other - gradient)
+    )
     size = math.sqrt(size_sq)
     slack = math.sqrt(evidence.tol.eps) * size
     if math.sqrt(off_linear) <= slack:
@@ -239,7 +241,7 @@ def wrong_axes(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
             if [full.shape[k] for k in chosen] != [value.shape[k] for k in kept]:
                 continue
             summed = full.sum(axis=tuple(k for k in range(value.ndim) if k not in chosen)).reshape(value.shape)
-            (off, size) = fetch(_sq(summed - gradient), _sq(summed))
+            (off, size) = fetch(norm_sq(summed - gradient), norm_sq(summed))
             if math.sqrt(off) <= 1e3 * evidence.tol.eps * math.sqrt(size):
                 labels = evidence.problem.labels[index] or ""
                 mistake = AxesMistake(what, tuple(chosen), tuple(kept), labels)
@@ -282,7 +284,3 @@ def _slot(k: int) -> Corrected:
 def _permuted(k: int, perm: tuple[int, ...]) -> Corrected:
     """Argument k's gradient with its axes permuted."""
     return lambda grads: grads[k].transpose(perm)
-
-
-def _sq(a: Any) -> Any:
-    return dot(a, a)

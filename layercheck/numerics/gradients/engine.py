@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import Scalars, dot, fetch, namespace_of, random_signs, to_module
+from layercheck.numerics.arrays import Scalars, dot, fetch, namespace_of, norm_sq, random_signs, to_module
 from layercheck.results import Cause, Status, cause_of
 
 __all__ = [
@@ -254,7 +254,7 @@ class Baseline:
 
 
 def _sq_norm(a: Any) -> float:
-    return float(_sq(a))
+    return float(norm_sq(a))
 
 
 def make_baseline(
@@ -424,10 +424,11 @@ def _compare(
     partial_roundoff = [n != d.size or w is not w0 for w, w0, d, n in zip(weights, base.weights, deltas, changes)]
     moved = list(moves)
     batch = _analytic_sides(gradients, moves, moved)
-    batch.add("differences", (_dot(w, d) for w, d in zip(weights, deltas)))
-    batch.add("seconds", (_sq(w * s) for w, s in zip(weights, seconds)))
+    batch.add("differences", (dot(w, d) for w, d in zip(weights, deltas)))
+    batch.add("seconds", (norm_sq(w * s) for w, s in zip(weights, seconds)))
     batch.add(
-        "changed", (_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p)
+        "changed",
+        (norm_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
     )
     batch.add("any gradient", (namespace_of(gradients[i]).any(gradients[i]) for i in moved))
     got = batch.fetch()
@@ -487,10 +488,10 @@ def _kept_dot(weights: list[Any], deltas: list[Any], found: list[tuple[Any, int,
     """sum(W * delta) over the outputs that are not kinks (the kinks, few, taken out)."""
     dots = []
     for w, d, (mask, n, _) in zip(weights, deltas, found):
-        dots.append(_dot(w, d))
+        dots.append(dot(w, d))
         if n:
             at = namespace_of(mask).nonzero(mask)
-            dots.append(-_dot(w[at], d[at]))
+            dots.append(-dot(w[at], d[at]))
     return float(sum(fetch(*dots)))
 
 
@@ -508,7 +509,7 @@ def _swallowed(base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances)
     most an ulp each, weighted by the loss)? If not, no output depends on the move."""
     if any(base.gradients[i] is None for i in moves):
         return False
-    analytic = sum(fetch(*(_dot(base.gradients[i], d) for i, d in moves.items())))
+    analytic = sum(fetch(*(dot(base.gradients[i], d) for i, d in moves.items())))
     hidden = fetch(*(namespace_of(w, y).abs(w * y).sum() for w, y in zip(base.weights, base.outputs)))
     return bool(abs(2 * t * analytic) <= 4 * tol.eps * sum(hidden))
 
@@ -561,25 +562,16 @@ def _joint_kinks(
     if not flagged:
         return kinks, 0, 0.0
     at = xp.nonzero(kinks)
-    typical = _STATIONARY * xp.sqrt(_sq(delta) / delta.size)
+    typical = _STATIONARY * xp.sqrt(norm_sq(delta) / delta.size)
     size = xp.abs(difference[at])
     moving = size > rho * xp.maximum(xp.abs(delta[at]), typical) + base.kink_floor(j, at)
     kinks[at] = moving
-    count, bound = fetch(_count(moving), _dot(xp.abs(w[at]), xp.where(moving, 0, size)))
+    count, bound = fetch(_count(moving), dot(xp.abs(w[at]), xp.where(moving, 0, size)))
     return kinks, int(count), float(bound)
 
 
 def _count(mask: Any) -> Any:
     return namespace_of(mask).count_nonzero(mask)
-
-
-def _dot(a: Any, b: Any) -> Any:
-    return dot(a, b)
-
-
-def _sq(a: Any) -> Any:
-    """|a|^2, left where it was computed."""
-    return dot(a, a)
 
 
 def _undecided(index: int, direction: Any, t: float, reason: Undecided, masked: int = 0, changed: int = 0) -> Probe:
@@ -660,7 +652,7 @@ def check_jointly(
         for w, k, n in zip(base.weights, kinks, n_kinks):
             if n:
                 w[k] = 0
-        narrow_dots = [_dot(w, d) for w, d in zip(base.weights, deltas)]
+        narrow_dots = [dot(w, d) for w, d in zip(base.weights, deltas)]
         del deltas  # before backward runs again: memory
         gradients = problem.gradients(base.weights) if masked else base.gradients
     finally:
@@ -762,7 +754,7 @@ def _joint_differences(
         if count:
             kinks[j] |= kink
             n_kinks[j] = int(fetch(_count(kinks[j]))[0])
-        third_dots.append(_dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
+        third_dots.append(dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
     del far, rest, y2, third, kink
     return deltas, kinks, n_kinks, third_dots, stationary
 
@@ -771,9 +763,9 @@ def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int
     """For each moved argument <g, v> ("parts"), |g * v|^2 ("terms") and |v|^2 ("direction"),
     left on the device until fetched."""
     sides = Scalars()
-    sides.add("parts", (_dot(gradients[i], moves[i]) for i in moved))
-    sides.add("terms", (_sq(gradients[i] * moves[i]) for i in moved))
-    sides.add("direction", (_dot(moves[i], moves[i]) for i in moved))
+    sides.add("parts", (dot(gradients[i], moves[i]) for i in moved))
+    sides.add("terms", (norm_sq(gradients[i] * moves[i]) for i in moved))
+    sides.add("direction", (dot(moves[i], moves[i]) for i in moved))
     return sides
 
 

@@ -31,7 +31,7 @@ from layercheck.numerics.gradients.engine import (
     element_probe,
 )
 
-__all__ = ["ELEMENTWISE_LIMIT", "ELEMENTWISE_WORK", "Corrected", "Element", "Evidence", "failing"]
+__all__ = ["ELEMENTWISE_LIMIT", "ELEMENTWISE_WORK", "Corrected", "Element", "Evidence", "failing", "worst_failing"]
 
 # On failure, arguments this small are measured element by element (to test a claim and to
 # say where it is wrong), while the elements times the size of the outputs they are measured
@@ -57,6 +57,11 @@ Element = tuple[tuple[int, ...], list[Probe]]
 
 def failing(verdict: ArgumentVerdict) -> list[Probe]:
     return [p for p in verdict.probes if p.verdict is Verdict.FAIL]
+
+
+def worst_failing(verdict: ArgumentVerdict) -> Probe | None:
+    """The failing probe with the largest error: the one whose numbers a report states."""
+    return max(failing(verdict), key=lambda p: p.discrepancy, default=None)
 
 
 def decided(probes: Sequence[Probe]) -> list[Probe]:

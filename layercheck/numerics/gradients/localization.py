@@ -25,7 +25,7 @@ from layercheck.numerics.gradients.engine import (
     check_argument,
     element_probe,
 )
-from layercheck.numerics.gradients.evidence import Element, Evidence, failing
+from layercheck.numerics.gradients.evidence import Element, Evidence, failing, worst_failing
 from layercheck.numerics.gradients.findings import (
     BlockError,
     BlockVerdict,
@@ -149,7 +149,9 @@ class Localization:
         measured one by one, and each partition's blocks as measured."""
         found, measured = self._regions()
         regions = tuple(f.region for f in found)
-        worst = numbers_of(max(failing(self.evidence.verdicts[self.index]), key=lambda p: p.discrepancy))
+        probe = worst_failing(self.evidence.verdicts[self.index])
+        assert probe is not None  # a failed argument failed a probe
+        worst = numbers_of(probe)
         complex_values = is_complex(self.value) or any(is_complex(y) for y in self.evidence.base.outputs)
         if self.table is not None:
             examples = self._measured_examples(gradient)
