@@ -134,37 +134,18 @@ def _noise(
 ) -> float | None:
     """The typical second difference of the outputs under a relative move `step` of the
     movable inputs, relative to each output's size; None when no output moved."""
-    moves = [
-        keep_inside(x, random_signs(x, rng), step * _rms(x), domain) * (step * _rms(x))
-        if move and _is_float(x)
-        else None
-        for x, move, domain in zip(inputs, movable, domains)
-    ]
-    plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
-    minus = evaluate([x if d is None else x - d for x, d in zip(inputs, moves)])
+    plus, minus = _moved_both_ways(evaluate, inputs, _directions(inputs, movable, rng), domains, step)
     ratios = []
     for y0, yp, ym in zip(outputs, plus, minus):
         if not (_is_float(y0) and is_array(yp) and is_array(ym) and yp.shape == y0.shape == ym.shape):
             continue
+        y0, yp, ym = _sampled(y0, yp, ym)
         xp = namespace_of(y0, yp, ym)
-        # A percentile needs no more than a sample: every k-th output, a view, not a copy.
-        k = max(1, y0.size // _SAMPLE)
-        y0, yp, ym = (y.reshape(-1)[::k] for y in (y0, yp, ym))
         first, second = xp.abs(yp - ym), xp.abs(yp + ym - 2 * y0)
-        moved = (first > 0) | (second > 0)
-        size = xp.abs(y0)
-        ratios.append((second / xp.where(size > 0, size, 1.0))[moved].ravel())
+        ratios.append(_relative(second, y0, (first > 0) | (second > 0)))
     if not ratios:
         return 0.0
-    xp = namespace_of(*ratios)
-    every = xp.concatenate(ratios)
-    if every.size == 0:
-        return None  # no output moved
-    # The 90th percentile over the outputs that moved: round-off is discrete (many outputs
-    # round alike, to zero), while kinks and jumps crossed within so small a move are a few
-    # outputs, however large.
-    (typical,) = fetch(xp.percentile(every, 90))
-    return float(typical) if math.isfinite(typical) else 0.0
+    return _typical(ratios)
 
 
 def _staircase(
@@ -181,31 +162,64 @@ def _staircase(
     differences agree to its curvature's third order, far below float64's round-off at these
     steps; a layer that rounds what moved to float32 moves in whole float32 steps, and the two
     disagree by its round-off. None when no output moved."""
-    signs = [random_signs(x, rng) if move and _is_float(x) else None for x, move in zip(inputs, movable)]
+    directions = _directions(inputs, movable, rng)
     differences = []
     for factor in _STAIRCASE:
-        step = factor * _STEP
-        moves = [
-            None if v is None else keep_inside(x, v, step * _rms(x), domain) * (step * _rms(x))
-            for x, v, domain in zip(inputs, signs, domains)
-        ]
-        plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
-        minus = evaluate([x if d is None else x - d for x, d in zip(inputs, moves)])
+        plus, minus = _moved_both_ways(evaluate, inputs, directions, domains, factor * _STEP)
         differences.append([yp - ym if _is_float(yp) and is_array(ym) else None for yp, ym in zip(plus, minus)])
     ratios = []
     scale = _STAIRCASE[1] / _STAIRCASE[0]
     for y0, near, far in zip(outputs, *differences):
         if near is None or far is None or not _is_float(y0) or near.shape != y0.shape or far.shape != y0.shape:
             continue
-        xp = namespace_of(y0, near, far)
-        k = max(1, y0.size // _SAMPLE)
-        y0, near, far = (y.reshape(-1)[::k] for y in (y0, near, far))
-        moved = (near != 0) | (far != 0)
-        size = xp.abs(y0)
-        off = xp.abs(near * scale - far) / 2
-        ratios.append((off / xp.where(size > 0, size, 1.0))[moved].ravel())
+        y0, near, far = _sampled(y0, near, far)
+        off = namespace_of(near, far).abs(near * scale - far) / 2
+        ratios.append(_relative(off, y0, (near != 0) | (far != 0)))
     if not ratios:
         return None
+    return _typical(ratios)
+
+
+def _directions(inputs: Sequence[Any], movable: Sequence[bool], rng: np.random.Generator) -> list[Any]:
+    """A random sign pattern for each movable real-valued input; None for the others."""
+    return [random_signs(x, rng) if move and _is_float(x) else None for x, move in zip(inputs, movable)]
+
+
+def _moved_both_ways(
+    evaluate: Callable[[list[Any]], Sequence[Any]],
+    inputs: Sequence[Any],
+    directions: Sequence[Any],
+    domains: Sequence[tuple[float | None, float | None]],
+    step: float,
+) -> tuple[Sequence[Any], Sequence[Any]]:
+    """The outputs with every input moved by a relative `step` along its direction, then back
+    the other way (never out of its domain)."""
+    moves = [
+        None if v is None else keep_inside(x, v, step * _rms(x), domain) * (step * _rms(x))
+        for x, v, domain in zip(inputs, directions, domains)
+    ]
+    plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
+    minus = evaluate([x if d is None else x - d for x, d in zip(inputs, moves)])
+    return plus, minus
+
+
+def _sampled(*arrays: Any) -> tuple[Any, ...]:
+    """Every k-th element of each (flat) array, as a view: a percentile needs no more than
+    _SAMPLE of them."""
+    k = max(1, arrays[0].size // _SAMPLE)
+    return tuple(y.reshape(-1)[::k] for y in arrays)
+
+
+def _relative(off: Any, y0: Any, moved: Any) -> Any:
+    """`off` relative to each output's size, at the outputs that moved."""
+    size = namespace_of(y0).abs(y0)
+    return (off / namespace_of(size).where(size > 0, size, 1.0))[moved].ravel()
+
+
+def _typical(ratios: list[Any]) -> float | None:
+    """The 90th percentile over the outputs that moved (None when none did): round-off is
+    discrete (many outputs round alike, to zero), while kinks and jumps crossed within so
+    small a move are a few outputs, however large."""
     xp = namespace_of(*ratios)
     every = xp.concatenate(ratios)
     if every.size == 0:
