@@ -156,9 +156,11 @@ def test_each_gate_module_is_reported_as_its_docstring_says(gate_run, module):
 
 def test_the_gate_reports_stay_small_however_large_the_messages(gate_run):
     _, stdout, _, report, root, _ = gate_run
-    # 4 MB of message and a 50 MB repr: each said once, cut to a few KB
-    assert len(stdout) < 200_000 and len(json.dumps(report)) < 200_000
-    assert len(ET.tostring(root)) < 200_000
+    # 4 MB of message and a 50 MB repr: each said once, cut to a few KB (a target's 31 checks
+    # take about 7 KB of JSON however short their messages: the bound grows with the corpus)
+    limit = 20_000 * len(report["targets"])
+    assert len(stdout) < limit and len(json.dumps(report)) < limit
+    assert len(ET.tostring(root)) < limit
 
 
 # -- signals -----------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ class Clock(Protocol):
 
 _clock: Clock | None = None
 _depth = 0  # calls of the layer under way (predict from forward, say): the outermost counts
+# The globals this module rebinds while the layer runs: `running.integrity` leaves them out of
+# what it watches.
+_RUNTIME_GLOBALS = ("_clock", "_depth")
 
 
 def install(clock: Clock | None) -> None:
