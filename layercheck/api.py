@@ -160,6 +160,7 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     module in a worker of its own, sees what a module does when it is imported.
     """
     guard = Guard.start()
+    guard.where = "before the checks began"  # the module was imported by the caller, before
     try:
         return _checked(layer, layout, args, guard, **options)
     finally:

@@ -249,6 +249,22 @@ def test_a_replacement_undone_within_the_call_is_no_change():
     assert report.status == Status.PASSED and INTEGRITY_CHECK not in _by_name(report)
 
 
+def test_a_layer_instance_that_replaces_numpy_when_copied_is_caught_before_the_checks():
+    class CopyTampers:
+        def __deepcopy__(self, memo):
+            np.allclose = lambda *args, **kwargs: True
+            return CopyTampers()
+
+        def predict(self, X):
+            return 2 * X
+
+    report = layercheck.check_layer(CopyTampers(), "3,2:CB")
+    assert np.allclose is _ORIGINAL_ALLCLOSE
+    integrity = _by_name(report)[INTEGRITY_CHECK]
+    assert integrity.message == "the layer replaced numpy.allclose before the checks began"
+    assert all(c.status == Status.INCOMPLETE for c in report.checks if c.name != INTEGRITY_CHECK)
+
+
 # -- the CLI, with CuPy --------------------------------------------------------------------------
 
 

@@ -67,8 +67,14 @@ _DESCRIPTIVE = frozenset(
 # NumPy 2 imports these on first use (`np.random`): a layer's module would be the first, and
 # could change them before they were ever recorded. Imported here, in the forkserver.
 _NUMPY_LAZY = ("numpy.random", "numpy.linalg", "numpy.fft")
-for _name in _NUMPY_LAZY:
-    importlib.import_module(_name)
+
+
+def _import_lazy_numpy() -> None:
+    for name in _NUMPY_LAZY:
+        importlib.import_module(name)
+
+
+_import_lazy_numpy()
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
