@@ -159,6 +159,22 @@ def test_a_guard_puts_back_at_once_and_keeps_the_first_finding():
         np.isclose = isclose
 
 
+def test_after_each_call_of_the_layer_a_replaced_numpy_name_is_found_and_put_back():
+    def tampers():
+        np.allclose = lambda *args, **kwargs: True
+
+    guard = Guard.start()
+    try:
+        guard.where = "during predict_does_not_error"
+        calls.run(tampers)  # the call's own hook: before layercheck computes anything with it
+        assert np.allclose is _ORIGINAL_ALLCLOSE
+        assert guard.first is not None
+        assert guard.first.message() == "the layer replaced numpy.allclose during predict_does_not_error"
+    finally:
+        guard.stop()
+        np.allclose = _ORIGINAL_ALLCLOSE
+
+
 # -- the verdicts, in-process (the Python API) --------------------------------------------------
 
 

@@ -15,12 +15,14 @@ What stays allowed, because no verdict reads it: NumPy's settings (`np.seterr`,
 hide a builtin that the module's functions look up), and a change undone before layercheck
 looks.
 
-`Guard` is what the runner holds: it looks after the module is imported, after the layer is
-set up and after each check (about a millisecond each time: ten thousand names compared by
-identity in C loops, `_Unchanged`), puts back what changed at once, and remembers where the
-first change was found, so that no verdict computed after it counts (`running.runner`). It
-does not look after every call of the layer, which would cost more than the checks of a small
-layer: a change made and undone by the layer within one check is not seen.
+`Guard` is what the runner holds: it looks at everything after the module is imported, after
+the layer is set up and after each check (about a millisecond each time: ten thousand names
+compared by identity in C loops, `_Unchanged`), and at NumPy's public namespaces after every
+call of the layer (`contract.calls`; tens of microseconds); it puts back what changed at once,
+and remembers where the first change was found, so that no verdict computed after it counts
+(`running.runner`). Looking at everything after every call would cost more than the checks of
+a small layer: a change deeper than NumPy's public names (a function's code, the registry)
+that a layer makes and undoes within one check is not seen.
 
 A layer that goes looking for the snapshot itself (through the garbage collector) is beyond
 what an in-process record can stop; the snapshot holds tuples only, and the code that reads it
@@ -40,6 +42,8 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from layercheck.contract import calls
 
 __all__ = ["Change", "ChangeKind", "Guard", "INTEGRITY_CHECK", "Snapshot", "describe"]
 
@@ -75,6 +79,10 @@ def _import_lazy_numpy() -> None:
 
 
 _import_lazy_numpy()
+# Looked at after every call of the layer (tens of microseconds): the names a layer would
+# replace first, so that a replacement undone by a later call within the same check is seen
+# too. Everything is looked at after each check.
+_HOT = frozenset({"numpy", *_NUMPY_LAZY, "cupy", "cupy.random", "cupy.linalg", "cupy.fft"})
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -243,6 +251,7 @@ class Snapshot:
     functions: tuple[_Function, ...]
     modules: tuple[tuple[str, types.ModuleType], ...]  # the watched entries of sys.modules
     unchanged: _Unchanged
+    hot: _Unchanged  # NumPy's public namespaces only: looked at after every call of the layer
 
     @classmethod
     def take(cls) -> Snapshot:
@@ -391,7 +400,10 @@ class _Builder:
         for name, module in modules:
             self._module(name, module)
         namespaces, functions = tuple(self.namespaces), tuple(self.functions.values())
-        return Snapshot(namespaces, functions, modules, _Unchanged.of(namespaces, functions, modules))
+        hot = tuple(n for n in namespaces if n.label in _HOT)
+        return Snapshot(
+            namespaces, functions, modules, _Unchanged.of(namespaces, functions, modules), _Unchanged.of(hot, (), ())
+        )
 
     def _module(self, name: str, module: types.ModuleType) -> None:
         namespace = vars(module)
@@ -555,11 +567,20 @@ class Guard:
         if recent is None or recent.modules != _watched_modules() or recent.changes():
             recent = Snapshot.take()
             _RECENT[:] = [recent]
-        return cls(recent)
+        guard = cls(recent)
+        calls.guard(guard.after_call)
+        return guard
 
     def stop(self) -> None:
         """The last look: the caller's session is left with the originals."""
+        calls.guard(None)
         self.verify()
+
+    def after_call(self) -> None:
+        """After a call of the layer: NumPy's public names looked at, everything when one
+        changed (so that what layercheck computes next is the original's)."""
+        if not self._snapshot.hot.holds():
+            self.verify()
 
     def verify(self, where: str | None = None) -> Finding | None:
         """Changes since the snapshot, put back; the finding, when there were any."""
