@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.safetext import MESSAGE_LIMIT, TRACEBACK_LIMIT, bounded, bounded_data, encodable, safe_str
+from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, bounded_data, encodable, safe_str
 
 __all__ = [
     "Cause",
@@ -188,14 +188,17 @@ class TargetReport:
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
-        self.target = encodable(self.target)  # a name the user typed: never cut
-        self.layouts = [encodable(layout) for layout in self.layouts]
+        # A name the user typed is never cut (NAME_LIMIT is generous); a class name of a
+        # million characters is cut here, once, for every report.
+        self.target = _text(self.target, NAME_LIMIT)
+        self.layouts = [_text(layout, NAME_LIMIT) for layout in self.layouts]
         self.bound()
 
     def bound(self) -> None:
-        """Bound `error` and `traceback` (see CheckResult); again after either is set."""
+        """Bound `error`, `traceback` and `notes` (see CheckResult); again after one is set."""
         self.error = None if self.error is None else _text(self.error)
         self.traceback = _text(self.traceback, TRACEBACK_LIMIT)
+        self.notes = [_text(note) for note in self.notes]
 
     @property
     def status(self) -> Status:
