@@ -10,7 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, bounded_data, encodable, safe_str
+from layercheck.safetext import (
+    MESSAGE_LIMIT,
+    NAME_LIMIT,
+    TRACEBACK_LIMIT,
+    bounded,
+    bounded_data,
+    encodable,
+    safe_str,
+    visible,
+)
 
 __all__ = [
     "Cause",
@@ -226,10 +235,11 @@ class TargetReport:
     def raise_on_failure(self) -> None:
         if self.ok:
             return
+        # pytest prints the message: the layer's text in it is spelled out, a line each
         if self.error is not None:
-            raise CheckFailure(f"{self.target}: {self.error}")
-        lines = [f"{self.target}: {len(self.failures())} check(s) failed"]
-        lines += [f"  {c.name}: {c.message}" for c in self.failures()]
+            raise CheckFailure(f"{visible(self.target)}: {visible(self.error)}")
+        lines = [f"{visible(self.target)}: {len(self.failures())} check(s) failed"]
+        lines += [f"  {c.name}: {visible(c.message)}" for c in self.failures()]
         raise CheckFailure("\n".join(lines))
 
     def to_dict(self) -> dict[str, Any]:

@@ -147,7 +147,7 @@ def test_no_text_of_a_layer_starts_a_line_of_its_own_or_reaches_the_terminal_raw
     assert own == ["FAILED", "ERROR", "rule", "FAILED", "ERROR", "Test"], text
     # a check's line is at 4 and only layercheck's: the user's text is deeper, or on it
     at_four = [line for line in text.splitlines() if re.match(r" {4}\S", line)]
-    assert all(re.match(r" {4}(FAILED|INCOMPLETE|PASSED|SKIPPED|note:|error:) ", line) for line in at_four), at_four
+    assert all(re.match(r" {4}(FAILED|INCOMPLETE|PASSED|SKIPPED|note:|reason:) ", line) for line in at_four), at_four
     assert not HIDDEN.search(text.replace("\n", "")), repr(text)
     assert "\\x1b]0;pwned\\x07" in text and "\\u202e" in text
 
@@ -194,6 +194,9 @@ def test_the_json_holds_the_exact_text_and_the_junit_xml_holds_it_spelled_out():
 def test_a_name_a_person_types_is_whole_and_a_generated_one_is_cut_visibly():
     typed = "layers/" + "a" * 200 + ".py:" + "B" * 200
     assert TargetReport(typed).target == typed
+    at_the_bound = "a" * NAME_LIMIT
+    assert TargetReport(at_the_bound).target == at_the_bound
+    assert "characters cut" in TargetReport(at_the_bound + "b").target
     huge = TargetReport("h.py:" + "L" * 1_000_000, layouts=["3,2:CB"])
     assert len(huge.target) == NAME_LIMIT and "characters cut ...]" in huge.target
     assert huge.target.startswith("h.py:LLL")
@@ -269,3 +272,12 @@ def test_a_million_character_class_name_gives_reports_of_a_few_kb(tmp_path):
     assert len(proc.stdout.encode()) < 20_000, len(proc.stdout)
     assert json_path.stat().st_size < 50_000 and junit_path.stat().st_size < 50_000
     ET.parse(junit_path)
+
+
+def test_the_python_api_failure_spells_out_the_layers_text_for_pytest():
+    from layercheck.results import CheckFailure
+
+    report = Report([TargetReport("t.py", checks=[CheckResult("predict_does_not_error", "failed", FORGED)])])
+    with pytest.raises(CheckFailure) as info:
+        report.raise_on_failure()
+    assert str(info.value) == f"t.py: 1 check(s) failed\n  predict_does_not_error: {visible(FORGED)}"

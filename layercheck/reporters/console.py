@@ -152,12 +152,6 @@ def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
     return sorted(shown, key=lambda item: order[item.checks[0].name])
 
 
-def _one_line(text: str) -> str:
-    """A name or a message of the user's, on a line of layercheck's: as typed, with newlines,
-    tabs and what a terminal interprets spelled out."""
-    return visible(text)
-
-
 def _status(status: Status) -> tuple[str, str]:
     return status.upper(), _STYLE[status]
 
@@ -181,14 +175,14 @@ class ConsoleReporter:
     @staticmethod
     def _head(report: TargetReport) -> Text:
         layouts = _LAYOUTS.join(report.layouts) or "no layout"
-        return Text.assemble(_one_line(report.target), (f" ({report.kind}, {_one_line(layouts)})", "dim"))
+        return Text.assemble(visible(report.target), (f" ({report.kind}, {visible(layouts)})", "dim"))
 
     def target(self, report: TargetReport) -> None:
         """One target, as soon as it is done."""
         if report.error is not None:
             self._line(Text.assemble(_status(Status.ERROR), "  ", self._head(report), ": could not be checked"))
-            # "error:" first: at a check's column only layercheck's words begin a line
-            self._line(Text.assemble(("error", _STYLE[Status.ERROR]), ": ", _one_line(report.error)), _INDENT)
+            # "reason:" first: at a check's column only layercheck's words begin a line
+            self._line(Text.assemble(("reason", _STYLE[Status.ERROR]), ": ", visible(report.error)), _INDENT)
             if report.traceback:
                 self._block(report.traceback, 2 * _INDENT)
             return
@@ -198,7 +192,7 @@ class ConsoleReporter:
         counts = _counts(report.summary)
         self._line(Text.assemble(_status(status), " ", self._head(report), f"  {counts} in {report.duration_s:.2f}s"))
         for note in report.notes:
-            self._line(Text.assemble(("note", "yellow"), ": ", _one_line(note)), _INDENT)
+            self._line(Text.assemble(("note", "yellow"), ": ", visible(note)), _INDENT)
         for shown in _causes(report, self.verbosity):
             self._check(report, shown)
 
@@ -208,7 +202,7 @@ class ConsoleReporter:
         names = ", ".join(c.name for c in checks)
         label = Text.assemble(_status(status), " ", (names, "bold"))
         if status in (Status.PASSED, Status.SKIPPED):
-            message = f": {_one_line(first.message)}" if first.message else ""
+            message = f": {visible(first.message)}" if first.message else ""
             self._line(Text.assemble(label, " ", (f"{first.duration_s:.2f}s", "dim"), message), _INDENT)
             return
         if status == Status.INCOMPLETE and len(checks) > 1 and isinstance(first.details.get("blocked_by"), str):
@@ -218,25 +212,25 @@ class ConsoleReporter:
                 if any(c.name == f"{blocked_by}_does_not_error" for c in report.checks)
                 else ""
             )
-            self._line(Text.assemble(label, ": ", _one_line(message)), _INDENT)
+            self._line(Text.assemble(label, ": ", visible(message)), _INDENT)
             return
         blocked = ""
         if shown.blocked:
             names_blocked = ", ".join(c.name for c in shown.blocked)
             blocked = f"; it left {len(shown.blocked)} check(s) undecided: {names_blocked}"
-        self._line(Text.assemble(label, ": ", _one_line(first.message) + blocked), _INDENT)
+        self._line(Text.assemble(label, ": ", visible(first.message) + blocked), _INDENT)
         if status != Status.FAILED:
             return
         for line in first.explanation:
-            self._line(Text(_one_line(line)), 2 * _INDENT)
+            self._line(Text(visible(line)), 2 * _INDENT)
         if len(first.problems) > 1:
             for problem in first.problems:
-                self._line(Text(f"- {_one_line(problem)}"), 2 * _INDENT)
+                self._line(Text(f"- {visible(problem)}"), 2 * _INDENT)
         if first.name == _GRADIENTS:
             for picture in pictures_of(first.details, report.layouts):
-                self._line(Text(_one_line(picture.title)), 2 * _INDENT)
+                self._line(Text(visible(picture.title)), 2 * _INDENT)
                 for row in picture.lines:
-                    self._line(Text(_one_line(row)), 3 * _INDENT, style="red")
+                    self._line(Text(visible(row)), 3 * _INDENT, style="red")
                 self._drew_pictures = True
         if first.traceback:
             self._block(first.traceback, 2 * _INDENT)
@@ -265,7 +259,7 @@ class ConsoleReporter:
         for target in targets:
             if target.error is not None:
                 lines.append(
-                    Text.assemble(_status(Status.ERROR), " ", _one_line(target.target), " - ", _one_line(target.error))
+                    Text.assemble(_status(Status.ERROR), " ", visible(target.target), " - ", visible(target.error))
                 )
                 continue
             for check in target.failures():
@@ -273,7 +267,7 @@ class ConsoleReporter:
                 lines.append(
                     Text.assemble(
                         _status(Status.FAILED),
-                        f" {_one_line(target.target)} :: {check.name} - {_one_line(check.message)}",
+                        f" {visible(target.target)} :: {check.name} - {visible(check.message)}",
                     )
                 )
         return lines
