@@ -161,6 +161,25 @@ def test_the_gate_reports_stay_small_however_large_the_messages(gate_run):
     assert len(ET.tostring(root)) < 200_000
 
 
+# What must never reach a terminal raw (tab and newline are layercheck's own layout).
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def test_the_gate_console_has_only_its_own_lines_at_column_0_and_nothing_raw(gate_run):
+    _, stdout, stderr, report, _, _ = gate_run
+    assert not _HIDDEN.search((stdout + stderr).replace("\n", "")), "a control character reached the console"
+    heads = [line.split()[0] for line in stdout.splitlines() if line and not line.startswith(" ")]
+    targets = [t["status"] for t in report["targets"]]
+    failures = sum(c["status"] == "failed" for t in report["targets"] if t["status"] == "failed" for c in t["checks"])
+    # a line per target that passed, failed (and each of its failures in the recap) or could
+    # not be checked (and once more in the recap), the recap's rule and one summary
+    assert heads.count("PASSED") == targets.count("passed")
+    assert heads.count("FAILED") == targets.count("failed") + failures
+    assert heads.count("ERROR") == 2 * targets.count("error")
+    assert heads.count("Test") == 1 and len(heads) == len(targets) + failures + targets.count("error") + 2, heads
+    assert not {"👍", "❌", "🅱"} & set(stdout)
+
+
 # -- signals -----------------------------------------------------------------------------------
 
 

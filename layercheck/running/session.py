@@ -169,7 +169,7 @@ class Session:
         try:
             adapter = self.new_layer(initialize=True, layouts=layouts)
         except USER_ERRORS as exc:
-            where = "" if layouts is None else f" with layouts {', '.join(map(str, layouts))}"
+            where = "" if layouts is None else f" with layouts {'; '.join(map(str, layouts))}"
             raise Incomplete(f"not checked: initialize raised {exception_text(exc)} on a fresh layer{where}") from None
         xp = self._module(gpu)
         values = {name: value.copy() for name, value in self.parameters(dtype, gpu).items()}
