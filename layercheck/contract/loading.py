@@ -17,7 +17,7 @@ import yaml
 
 from layercheck.contract import calls, fresh
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.contract.entries import EntryKind, inspect_entry, module_files
+from layercheck.contract.entries import EntryKind, inspect_entry
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.safetext import exception_text, safe_repr
@@ -31,7 +31,6 @@ __all__ = [
     "is_declared_function",
     "is_layer_class",
     "load_targets",
-    "module_files",
     "parse_args",
     "parse_target_spec",
 ]
