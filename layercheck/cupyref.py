@@ -35,10 +35,13 @@ def fake_cupy() -> str | None:
     return None if module is None else _not_imported(module)
 
 
+_MODULE_DICT: Any = vars(ModuleType)["__dict__"]  # the slot of every module, subclasses' too
+
+
 def _not_imported(module: Any) -> str | None:
-    if type(module) is not ModuleType:
+    if not isinstance(module, ModuleType):
         return f"holds a {type(module).__name__!r} object, not a module"
-    namespace = module.__dict__  # a plain module's own namespace: no __getattr__ of the object runs
+    namespace = _MODULE_DICT.__get__(module, ModuleType)  # its own namespace, whatever its class overrides
     spec = namespace.get("__spec__")
     if type(spec) is not ModuleSpec:  # the import system's own class, not a look-alike
         return "holds a module made in memory, not one imported from a file"
@@ -63,7 +66,7 @@ def cupy_array_class() -> type | None:
     if module is None:
         return None
     if _judged[0] is not module:
-        _judged = (module, None if _not_imported(module) is not None else module.__dict__["ndarray"])
+        _judged = (module, None if _not_imported(module) is not None else _MODULE_DICT.__get__(module)["ndarray"])
     return _judged[1]
 
 

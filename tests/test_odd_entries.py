@@ -21,6 +21,7 @@ import math
 import os
 import re
 import socket
+import subprocess
 import sys
 import time
 import types
@@ -36,6 +37,7 @@ from layercheck.contract import fresh
 from layercheck.contract.adapter import not_numbers, require_arrays
 from layercheck.contract.entries import Entry, EntryKind, inspect_entry, module_files
 from layercheck.errors import ContractError, UsageError
+from layercheck.numerics.devices import gpu_status
 from layercheck.results import Status
 from layercheck.settings.config import parse_config_text
 from layercheck.userframes import user_stack
@@ -277,26 +279,45 @@ def test_an_object_that_is_no_module_is_not_cupy(no_cupy):
     assert not cupyref.is_cupy_array(np.zeros(3))
 
 
-def test_a_cupy_imported_from_a_file_counts_and_its_arrays_are_told_apart(no_cupy, tmp_path):
-    package = tmp_path / "cupy"
-    package.mkdir()
-    (package / "__init__.py").write_text("class ndarray:\n    pass\n")
-    no_cupy.syspath_prepend(str(tmp_path))
-    import cupy  # noqa: PLC0415 - the package just written
+def _judged_in_a_process_of_its_own(tmp_path: Path, package_source: str) -> list:
+    """What cupyref says of a `cupy` package imported from a file. In a process of its own:
+    this one imports one CuPy, whichever its path finds, and keeps it (tests/cupy_rooms.py)."""
+    (tmp_path / "cupy").mkdir()
+    (tmp_path / "cupy" / "__init__.py").write_text(package_source)
+    code = (
+        "import json, numpy as np, cupy\n"
+        "from layercheck import cupyref\n"
+        "arrays = [cupy.ndarray() if cupy.ndarray is not np.ndarray else None, np.zeros(3)]\n"
+        "print(json.dumps([cupyref.fake_cupy(), cupyref.imported_cupy() is cupy]"
+        " + [cupyref.is_cupy_array(x) for x in arrays]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
 
-    assert cupyref.fake_cupy() is None and cupyref.imported_cupy() is cupy
-    assert cupyref.is_cupy_array(cupy.ndarray()) and not cupyref.is_cupy_array(np.zeros(3))
+
+def test_a_cupy_imported_from_a_file_counts_and_its_arrays_are_told_apart(tmp_path):
+    judged = _judged_in_a_process_of_its_own(tmp_path, "class ndarray:\n    pass\n")
+    assert judged == [None, True, True, False]
 
 
-def test_a_cupy_from_a_file_whose_ndarray_is_numpys_is_refused(no_cupy, tmp_path):
-    package = tmp_path / "cupy"
-    package.mkdir()
-    (package / "__init__.py").write_text("from numpy import ndarray\n")
-    no_cupy.syspath_prepend(str(tmp_path))
-    import cupy  # noqa: F401, PLC0415 - the package just written
+def test_a_cupy_from_a_file_whose_ndarray_is_numpys_is_refused(tmp_path):
+    judged = _judged_in_a_process_of_its_own(tmp_path, "from numpy import ndarray\n")
+    assert judged == ["holds a module whose ndarray is not an array class of its own", False, False, False]
 
-    assert cupyref.fake_cupy() == "holds a module whose ndarray is not an array class of its own"
-    assert not cupyref.is_cupy_array(np.zeros(3))
+
+def test_a_fake_cupy_is_no_usable_gpu_whatever_it_answers(no_cupy):
+    fake = types.ModuleType("cupy")
+    fake.ndarray = type("ndarray", (), {})
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
+    no_cupy.setitem(sys.modules, "cupy", fake)
+    status = gpu_status.__wrapped__()  # uncached: this process's answer may be cached already
+    assert not status.usable
+    assert (
+        status.reason
+        == "sys.modules['cupy'] holds a module made in memory, not one imported from a file, so it is not CuPy"
+    )
 
 
 def test_a_layer_run_in_process_with_a_fake_cupy_is_an_error_that_says_so(no_cupy):

@@ -31,6 +31,7 @@ class EntryKind(enum.Enum):
 class Entry:
     kind: EntryKind
     problem: str = ""  # for every kind but FILE and FOLDER: what it is, as a predicate ("is a symlink loop")
+    special: str = ""  # for SPECIAL: the kind of file ("a named pipe (FIFO)")
 
 
 # The file types that are no module, and what to call them.
@@ -52,9 +53,9 @@ def inspect_entry(path: str | os.PathLike[str]) -> Entry:
         return Entry(EntryKind.FOLDER)
     for test, name in _SPECIAL:
         if test(mode):
-            return Entry(EntryKind.SPECIAL, f"is {name}, not a file")
+            return Entry(EntryKind.SPECIAL, f"is {name}, not a file", name)
     if not stat.S_ISREG(mode):
-        return Entry(EntryKind.SPECIAL, "is not a regular file")
+        return Entry(EntryKind.SPECIAL, "is not a regular file", "a special file")
     if not os.access(path, os.R_OK):
         return Entry(EntryKind.BROKEN, "cannot be read (permission denied)")
     return Entry(EntryKind.FILE)

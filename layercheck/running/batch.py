@@ -88,9 +88,7 @@ def requests_from_specs(specs: Sequence[str]) -> list[Request]:
         if entry.kind is EntryKind.MISSING:
             raise UsageError(f"target {spec!r}: no such file or folder")
         if entry.kind is EntryKind.SPECIAL:
-            raise UsageError(
-                f"target {spec!r} {entry.problem.removesuffix(', not a file')}, not a .py file or a folder"
-            )
+            raise UsageError(f"target {spec!r} is {entry.special}, not a .py file or a folder")
         if entry.kind is EntryKind.BROKEN:
             raise UsageError(f"target {spec!r} {entry.problem}")
         if entry.kind is EntryKind.FILE and path.suffix != ".py":
