@@ -3,16 +3,17 @@ its parent, so that a timeout says whether the layer hung or layercheck's own wo
 calls of the layer, each quick) took the time.
 
 Every call of a user method goes through `run` (`contract.adapter`). In a worker the clock
-is a shared double (`multiprocessing.Value`) that holds the `time.monotonic()` at which the
+is a shared double (`multiprocessing.Value`) that holds the monotonic time at which the
 outermost call under way started, or 0 between calls; elsewhere there is none and `run`
 only calls.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from layercheck.clock import monotonic
 
 __all__ = ["Clock", "install", "run"]
 
@@ -40,7 +41,7 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     if clock is None:
         return fn(*args)
     if _depth == 0:
-        clock.value = time.monotonic()
+        clock.value = monotonic()
     _depth += 1
     try:
         return fn(*args)
