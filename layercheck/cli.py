@@ -28,6 +28,7 @@ from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.isolation import default_memory_cap
+from layercheck.safetext import bounded, visible
 from layercheck.settings.config import load_config
 from layercheck.settings.options import DEVICES, parse_jobs, parse_memory, parse_settings, parse_shard
 from layercheck.templates import function_template, layer_template, names_of, write_new
@@ -57,7 +58,9 @@ def main() -> None:
 
 
 def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
+    """A message that may quote a path, a config value or a target the user gave: one line,
+    bounded, with what a terminal would interpret spelled out."""
+    return visible(bounded(" ".join(str(text).split())))
 
 
 def usage_error(exc: UsageError) -> None:
@@ -248,7 +251,7 @@ def run(
             try:
                 write(report, path)
             except OSError as exc:  # every report is tried; a failed run keeps its status 1
-                click.echo(f"Error: cannot write {path}: {exc.strerror or exc}", err=True)
+                click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
                 status = status or 2
     if interrupted is not None:
         name = signal.Signals(interrupted.signum).name

@@ -10,7 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.safetext import MESSAGE_LIMIT, TRACEBACK_LIMIT, bounded, bounded_data, encodable, safe_str
+from layercheck.safetext import (
+    MESSAGE_LIMIT,
+    NAME_LIMIT,
+    TRACEBACK_LIMIT,
+    bounded,
+    bounded_data,
+    encodable,
+    safe_str,
+    visible,
+)
 
 __all__ = [
     "Cause",
@@ -188,14 +197,17 @@ class TargetReport:
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
-        self.target = encodable(self.target)  # a name the user typed: never cut
-        self.layouts = [encodable(layout) for layout in self.layouts]
+        # A name the user typed is never cut (NAME_LIMIT is generous); a class name of a
+        # million characters is cut here, once, for every report.
+        self.target = _text(self.target, NAME_LIMIT)
+        self.layouts = [_text(layout, NAME_LIMIT) for layout in self.layouts]
         self.bound()
 
     def bound(self) -> None:
-        """Bound `error` and `traceback` (see CheckResult); again after either is set."""
+        """Bound `error`, `traceback` and `notes` (see CheckResult); again after one is set."""
         self.error = None if self.error is None else _text(self.error)
         self.traceback = _text(self.traceback, TRACEBACK_LIMIT)
+        self.notes = [_text(note) for note in self.notes]
 
     @property
     def status(self) -> Status:
@@ -223,10 +235,11 @@ class TargetReport:
     def raise_on_failure(self) -> None:
         if self.ok:
             return
+        # pytest prints the message: the layer's text in it is spelled out, a line each
         if self.error is not None:
-            raise CheckFailure(f"{self.target}: {self.error}")
-        lines = [f"{self.target}: {len(self.failures())} check(s) failed"]
-        lines += [f"  {c.name}: {c.message}" for c in self.failures()]
+            raise CheckFailure(f"{visible(self.target)}: {visible(self.error)}")
+        lines = [f"{visible(self.target)}: {len(self.failures())} check(s) failed"]
+        lines += [f"  {c.name}: {visible(c.message)}" for c in self.failures()]
         raise CheckFailure("\n".join(lines))
 
     def to_dict(self) -> dict[str, Any]:

@@ -8,11 +8,16 @@ it was, and a method that raises is named in the text instead ("its __str__ rais
 
 Limits are in characters; a cut keeps the head and the tail (where a traceback ends with the
 exception) around a marker that says how much was left out.
+
+`visible` is how such text is shown (console, JUnit): what a terminal would interpret rather
+than print (control characters, escape sequences, bidi overrides, line separators) becomes an
+escape, so that a layer can neither drive the terminal nor start a line of layercheck's own.
 """
 
 from __future__ import annotations
 
 import builtins
+import re
 import reprlib
 from typing import Any
 
@@ -20,6 +25,7 @@ from layercheck.interrupts import reraise_if_interrupt
 
 __all__ = [
     "MESSAGE_LIMIT",
+    "NAME_LIMIT",
     "TRACEBACK_LIMIT",
     "bounded",
     "bounded_data",
@@ -28,10 +34,14 @@ __all__ = [
     "safe_repr",
     "safe_str",
     "type_name",
+    "visible",
 ]
 
 MESSAGE_LIMIT = 2_000  # a message, or the text of an exception in one
 TRACEBACK_LIMIT = 8_000  # a traceback, or a worker's output shown with an error
+# A target's label (path and class), a layout, a note: generous for any name a person types
+# (DESIGN section 6: those are never cut); a longer one was generated, and is cut visibly.
+NAME_LIMIT = 500
 
 
 class _Repr(reprlib.Repr):
@@ -135,3 +145,39 @@ def exception_text(exc: BaseException, limit: int = EMBEDDED_LIMIT) -> str:
         reraise_if_interrupt(inner)
         return f"{name} (the exception's __str__ raised {type_name(inner)})"
     return bounded(f"{name}: {text}" if text else name, limit)
+
+
+# What a terminal or a reader would not show as typed: C0 controls (ESC, NUL, CR, ...), DEL,
+# C1 controls (U+0080-9F, CSI and OSC among them), the bidi embeddings, overrides, isolates
+# and marks (which reorder what follows on screen), the line and paragraph separators (line
+# breaks to str.splitlines and some viewers) and the two noncharacters XML cannot hold.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_HIDDEN = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ufffe\uffff]")
+_HIDDEN_IN_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ufffe\uffff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """`text` as typed, with what would be interpreted rather than shown spelled out as Python
+    writes it in a string literal: `\\x1b`, `\\x00`, `\\r`, `\\u202e`; a newline and a tab as
+    `\\n` and `\\t`, unless `lines` (a traceback, a worker's output: kept, `\\r\\n` read as
+    `\\n`), where the caller indents every line under its own. Undecodable bytes of a file
+    name are spelled out too (`encodable`). Letters of any script and emoji stay as they are.
+
+    A backslash the user typed stays one backslash (Windows paths, regexes and the escapes
+    in a traceback's source line read as written), so `\\x1b` typed as four characters shows
+    as the escape of ESC does; the JSON report holds the exact text. That keeps `visible`
+    idempotent: what it returns has nothing left to escape, whoever shows it again.
+    """
+    text = encodable(text)
+    if lines:
+        return _HIDDEN_IN_LINES.sub(_escape, text.replace("\r\n", "\n"))
+    return _HIDDEN.sub(_escape, text)

@@ -5,7 +5,7 @@ from a worker: a frame of a real file outside layercheck and, where there is one
 standard library and the installed packages (NumPy, CuPy; a compiled one's frames name no file
 here), so that a message names the line
 of the layer and not the line of NumPy that raised. When only library frames remain (a layer
-installed as a package), they are the user's.
+installed as a package), they are the user's; the standard library's never are.
 """
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ _LIBRARY_DIRS = tuple(
     for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     if p
 )
+# The standard library alone (its site-packages are the installed packages, below it on most
+# systems): its frames are never the user's, even when nothing else is (a pathlib call of
+# layercheck's that raised, multiprocessing's frames of a worker stopped in layercheck's work).
+_STDLIB_DIR = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+_SITE_DIRS = tuple(
+    os.path.realpath(p) + os.sep for p in {sysconfig.get_paths().get(k) for k in ("purelib", "platlib")} if p
+)
 # faulthandler writes `  File "/path/x.py", line 12 in predict`, most recent call first.
 _FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)\s*$')
 _TRACEBACK_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
@@ -43,9 +50,14 @@ def _in_library(filename: str) -> bool:
     return not os.path.isfile(filename) or os.path.realpath(filename).startswith(_LIBRARY_DIRS)
 
 
+def _in_stdlib(filename: str) -> bool:
+    real = os.path.realpath(filename)
+    return real.startswith(_STDLIB_DIR) and not real.startswith(_SITE_DIRS)
+
+
 def _user_frames(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
     """The user's frames among `frames`, by the rule of the module docstring."""
-    outside = [f for f in frames if _outside_layercheck(f.filename)]
+    outside = [f for f in frames if _outside_layercheck(f.filename) and not _in_stdlib(f.filename)]
     own = [f for f in outside if not _in_library(f.filename)]
     return own or outside
 

@@ -156,11 +156,41 @@ def test_each_gate_module_is_reported_as_its_docstring_says(gate_run, module):
 
 def test_the_gate_reports_stay_small_however_large_the_messages(gate_run):
     _, stdout, _, report, root, _ = gate_run
-    # 4 MB of message and a 50 MB repr: each said once, cut to a few KB (a target's 31 checks
-    # take about 7 KB of JSON however short their messages: the bound grows with the corpus)
-    limit = 20_000 * len(report["targets"])
-    assert len(stdout) < limit and len(json.dumps(report)) < limit
-    assert len(ET.tostring(root)) < limit
+    # 4 MB of message and a 50 MB repr: each said once, cut to a few KB. Bounded per target: the
+    # reports hold every check of every target, however small, and the corpus grows.
+    assert len(stdout) < 200_000
+    assert max(len(json.dumps(target)) for target in report["targets"]) < 50_000
+    assert max(len(ET.tostring(suite)) for suite in root.findall("testsuite")) < 50_000
+
+
+def test_the_gate_reports_only_finite_durations_whatever_the_layers_did_to_the_clocks(gate_run):
+    # odd_nan_clocks.py and odd_raising_clocks.py replace time.monotonic and time.perf_counter
+    _, stdout, _, report, root, _ = gate_run
+    durations = [report["duration_s"]] + [t["duration_s"] for t in report["targets"]]
+    durations += [c["duration_s"] for t in report["targets"] for c in t["checks"]]
+    durations += [float(e.get("time")) for e in root.iter() if e.get("time") is not None]
+    assert all(np.isfinite(d) and d >= 0 for d in durations), sorted(durations)[:3] + sorted(durations)[-3:]
+    shown = re.findall(r"\bin (-?[\d.]+|-?nan|-?inf)s\b", stdout)  # `PASSED x.py ... in 0.03s`
+    assert shown and all(np.isfinite(float(d)) and float(d) >= 0 for d in shown), shown
+
+
+# What must never reach a terminal raw (tab and newline are layercheck's own layout).
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def test_the_gate_console_has_only_its_own_lines_at_column_0_and_nothing_raw(gate_run):
+    _, stdout, stderr, report, _, _ = gate_run
+    assert not _HIDDEN.search((stdout + stderr).replace("\n", "")), "a control character reached the console"
+    heads = [line.split()[0] for line in stdout.splitlines() if line and not line.startswith(" ")]
+    targets = [t["status"] for t in report["targets"]]
+    failures = sum(c["status"] == "failed" for t in report["targets"] if t["status"] == "failed" for c in t["checks"])
+    # a line per target that passed, failed (and each of its failures in the recap) or could
+    # not be checked (and once more in the recap), the recap's rule and one summary
+    assert heads.count("PASSED") == targets.count("passed")
+    assert heads.count("FAILED") == targets.count("failed") + failures
+    assert heads.count("ERROR") == 2 * targets.count("error")
+    assert heads.count("Test") == 1 and len(heads) == len(targets) + failures + targets.count("error") + 2, heads
+    assert not {"👍", "❌", "🅱"} & set(stdout)
 
 
 # -- signals -----------------------------------------------------------------------------------

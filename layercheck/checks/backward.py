@@ -7,8 +7,10 @@ from typing import Any
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
 from layercheck.checks.context import CallError, CheckContext, Step
 from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
+from layercheck.contract.adapter import not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
+from layercheck.safetext import safe_str
 from layercheck.userframes import exception_summary
 
 __all__ = [
@@ -16,6 +18,7 @@ __all__ = [
     "backward_is_consistent_in_size",
     "describe_reduction",
     "fresh_training_step",
+    "gradient_size_problem",
 ]
 
 
@@ -109,8 +112,19 @@ def describe_reduction(grad_shape: tuple[int, ...], arg_shape: tuple[int, ...], 
     "backwardIsConsistentInSize",
 )
 def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
+    require_backward(session.reference)
+    problem = gradient_size_problem(session)
+    if problem is None:
+        return passed()
+    message, details = problem
+    return failed(message, **details)
+
+
+def gradient_size_problem(session: CheckContext) -> tuple[str, dict[str, Any]] | None:
+    """What is wrong with backward's gradients at the primary dtype, with the check's details,
+    or None: one gradient per argument, an array of numbers of the argument's shape (None
+    for an integer input). The checks that take gradients apart by axis need it to hold."""
     layer = session.reference
-    require_backward(layer)
     result = session.backward(primary_dtype(session)).require()
     args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
     n_inputs = layer.num_inputs
@@ -118,16 +132,21 @@ def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
     for i, (name, grad, arg) in enumerate(zip(layer.gradient_names(), result.gradients.all, args)):
         if integer[i]:
             if grad is not None:
-                return failed(
+                return (
                     f"backward returned {arrays.describe(grad)} as the gradient of {name}, an integer input: "
-                    "it must return None for it",
-                    argument=name,
-                )
+                    "it must return None for it"
+                ), {"argument": name}
             continue
         if grad is None:
-            return failed(f"backward returned None as the gradient of {name}", argument=name)
+            return f"backward returned None as the gradient of {name}", {"argument": name}
         if not arrays.is_array(grad):
-            return failed(f"the gradient of {name} is {arrays.describe(grad)}, not an array", argument=name)
+            return f"the gradient of {name} is {arrays.describe(grad)}, not an array", {"argument": name}
+        held = not_numbers(grad.dtype)
+        if held is not None:
+            return (
+                f"the gradient of {name} is an array of dtype {safe_str(grad.dtype, 80)}, which holds {held}; "
+                "gradients must hold numbers"
+            ), {"argument": name}
         if tuple(grad.shape) != tuple(arg.shape):
             labels = (
                 session.layouts[i].format
@@ -135,11 +154,12 @@ def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
                 else (session.layouts[0].format if arg.ndim == session.layouts[0].ndim else None)
             )
             why = describe_reduction(tuple(grad.shape), tuple(arg.shape), labels)
-            return failed(
-                f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}",
-                argument=name,
-                gradient_shape=list(grad.shape),
-                argument_shape=list(arg.shape),
-                diagnosis=why,
-            )
-    return passed()
+            return (
+                f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}"
+            ), {
+                "argument": name,
+                "gradient_shape": list(grad.shape),
+                "argument_shape": list(arg.shape),
+                "diagnosis": why,
+            }
+    return None

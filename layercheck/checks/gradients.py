@@ -6,7 +6,6 @@ import copy
 import dataclasses
 import math
 import sys
-import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,8 @@ from layercheck.checks import wording
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
-from layercheck.contract.adapter import Adapter, Outputs
+from layercheck.clock import monotonic, perf_counter
+from layercheck.contract.adapter import Adapter, Outputs, not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
@@ -277,7 +277,8 @@ class TrainingPass:
         return _owned(returned, self.precision, self.xp)
 
     def gradients(self, weights: list[np.ndarray]) -> list[np.ndarray | None]:
-        """backward at the base point with dL/dY = weights; None where no gradient of the right shape."""
+        """backward at the base point with dL/dY = weights; None where no gradient of the right
+        shape, or one that holds no numbers (a structured array of zeros is not a zero gradient)."""
         try:
             grads = self._backward(weights)
         except USER_ERRORS as exc:
@@ -301,7 +302,7 @@ class TrainingPass:
             g: Any = returned[i] if i < len(returned) else None
             if i < len(returned):
                 returned[i] = None
-            if not (arrays.is_array(g) and tuple(g.shape) == tuple(v.shape)):
+            if not (arrays.is_array(g) and tuple(g.shape) == tuple(v.shape) and not_numbers(g.dtype) is None):
                 computed.append(None)
                 continue
             own = arrays.coarser_precision(g, self.coarse.get(i, self.precision))  # the coarsest seen
@@ -436,7 +437,7 @@ def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
     "gradientsAreNumericallyCorrect",
 )
 def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
-    started = time.perf_counter()
+    started = perf_counter()
     layer = session.reference
     require_backward(layer)
     evaluated = "forward" if layer.has_forward else "predict"
@@ -445,7 +446,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     # nominal one: it is measured then (two or four forward calls), and the check run again
     # if the layer turns out to round to float32 or to cancel large terms.
     problem, baseline, tol, fallback, dtype = _prepare(session, measure=False)
-    prepared = time.perf_counter()
+    prepared = perf_counter()
     run = _verdicts(session, problem, baseline, tol)
     verdicts = run.verdicts
     # A failure the joint probe proved at the full resolution is no artefact of a coarser
@@ -456,7 +457,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         finding = session.precision(dtype)
         if finding.lost or finding.roundoff > 16 * tol.eps:
             problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
-            prepared = time.perf_counter()
+            prepared = perf_counter()
             run = _verdicts(session, problem, baseline, tol)
             verdicts = run.verdicts
     if any(v.status not in decided for v in verdicts) and not _is_deterministic(problem, baseline):
@@ -465,13 +466,11 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
             "so finite differences cannot be taken"
         )
     timeout = session.options.timeout
-    left = None if timeout is None else timeout - (time.monotonic() - session.started)
+    left = None if timeout is None else timeout - (monotonic() - session.started)
     # What a passing check of this layer takes: its set-up and the probe that would have passed it.
     passing = (prepared - started) + run.passing_probe_s
     elements = max(int(a.size) for a in [*problem.values, *baseline.outputs])
-    budget = TimeBudget(
-        diagnosis_budget(time.perf_counter() - started, timeout, left, passing_s=passing, elements=elements)
-    )
+    budget = TimeBudget(diagnosis_budget(perf_counter() - started, timeout, left, passing_s=passing, elements=elements))
     doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng, budget)
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
@@ -513,7 +512,7 @@ class _Run:
 def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baseline, tol: Tolerances) -> _Run:
     """Every argument's verdict: first one joint probe of all of them (three forward calls
     however many they are), then an argument-by-argument check of those it did not clear."""
-    started = time.perf_counter()
+    started = perf_counter()
     checkable = [
         index
         for index in range(len(problem.names))
@@ -528,7 +527,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
             joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"))
         except EvaluationError:
             joint, cleared = None, set()
-    joint_s = time.perf_counter() - started
+    joint_s = perf_counter() - started
     joint_failed = joint is not None and joint.verdict is Verdict.FAIL
     verdicts = []
     for index in range(len(problem.names)):
@@ -541,7 +540,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
     if len(checkable) > 1:
         return _Run(verdicts, joint_failed, joint_s)
     probes = sum(len(v.probes) for v in verdicts)
-    return _Run(verdicts, joint_failed, (time.perf_counter() - started) / max(probes, 1))
+    return _Run(verdicts, joint_failed, (perf_counter() - started) / max(probes, 1))
 
 
 def _verdict(
@@ -550,7 +549,7 @@ def _verdict(
     if problem.kinds[index] == "integer input":
         return ArgumentVerdict(index, Status.SKIPPED, [], "an integer input is not differentiated")
     if baseline.gradients[index] is None:
-        reason = "backward returned no gradient of the argument's shape (see backward_is_consistent_in_size)"
+        reason = "backward returned no gradient of numbers of the argument's shape (see backward_is_consistent_in_size)"
         return ArgumentVerdict(index, Status.INCOMPLETE, [], reason)
     if problem.values[index].size == 0:
         return ArgumentVerdict(index, Status.PASSED, [], "empty")

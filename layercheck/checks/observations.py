@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.checks.backward import gradient_size_problem
 from layercheck.checks.common import (
     named_outputs,
     primary_dtype,
@@ -479,6 +480,9 @@ def backward_is_consistent_across_observations(session: CheckContext) -> Outcome
     require_backward(session.reference)
     split, indices = _split(session, "forward")
     session.backward(split.dtype).require()
+    problem = gradient_size_problem(session)
+    if problem is not None:  # gradients of the wrong shape or no numbers cannot be split by observation
+        raise Incomplete(f"not checked: {problem[0]} (see backward_is_consistent_in_size)")
     cause = None
     try:
         message, details = _backward_differences(session, split, indices)

@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from layercheck import cupyref
 from layercheck.contract import calls
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
 from layercheck.results import Kind
-from layercheck.safetext import safe_repr, type_name
+from layercheck.safetext import safe_repr, safe_str, type_name
 
 __all__ = [
     "Adapter",
@@ -34,6 +35,7 @@ __all__ = [
     "domains_per_input",
     "is_operation",
     "kind_of",
+    "not_numbers",
     "require_arrays",
     "signature_of",
     "unpack",
@@ -99,15 +101,31 @@ def signature_of(fn: Callable[..., Any]) -> Signature:
 def _names(value: Any, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
-        return (value,)
+    if type(value) is str:
+        value = (value,)
+    elif isinstance(value, str):
+        raise ContractError(_not_plain(what, "it", value))
     try:
         names = tuple(value)
-    except TypeError:
+    except Exception:  # not iterable, or an __iter__ of the layer's that raises
         raise ContractError(f"`{what}` must be a tuple of attribute names, got {safe_repr(value, 200)}") from None
+    for index, name in enumerate(names):
+        if isinstance(name, str) and type(name) is not str:
+            raise ContractError(_not_plain(what, f"item {index}", name))
+    # str.isidentifier itself: the names are plain str here, whose methods no layer overrides
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise ContractError(f"`{what}` must hold attribute names (strings), got {safe_repr(value, 200)}")
     return names
+
+
+def _not_plain(what: str, which: str, name: str) -> str:
+    """A name given as an instance of a str subclass, whose `==`, hash and methods may be the
+    layer's own: layercheck reads attributes by plain names only. Shown by `str.__repr__`,
+    which runs none of the subclass's code."""
+    return (
+        f"`{what}` must hold attribute names as plain str, but {which} is {str.__repr__(name)[:80]} "
+        f"of class {type_name(name)}, a subclass of str"
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -135,8 +153,7 @@ def unpack(result: Any, n: int, what: str, expected: str) -> tuple[Any, ...]:
 
 def _is_plain_array(x: Any) -> bool:
     """A `numpy.ndarray` itself or a `cupy.ndarray` (CuPy is never imported here)."""
-    cupy = sys.modules.get("cupy")
-    return type(x) is np.ndarray or (cupy is not None and isinstance(x, cupy.ndarray))
+    return type(x) is np.ndarray or cupyref.is_cupy_array(x)
 
 
 def _class_name(x: Any) -> str:
@@ -156,6 +173,23 @@ def _class_name(x: Any) -> str:
     return f"{module}.{name}"
 
 
+# What an array of each non-numeric dtype kind holds: no check can compare, difference or
+# differentiate it.
+_NOT_NUMBERS = {
+    "O": "Python objects",
+    "V": "raw bytes (void)",  # structured records are V too: told apart by their fields
+    "S": "byte strings",
+    "U": "text",
+    "M": "dates (datetime64)",
+    "m": "time spans (timedelta64)",
+}
+
+
+def not_numbers(dtype: np.dtype[Any]) -> str | None:
+    """What an array of `dtype` holds when it is not numbers ("Python objects"), else None."""
+    return "structured records" if dtype.names else _NOT_NUMBERS.get(dtype.kind)
+
+
 def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tuple[Any, ...]:
     """`values` when each is a NumPy or CuPy array, else ContractError naming the first that
     is not. A subclass of `numpy.ndarray` is refused too: `np.matrix` makes `*` a matrix
@@ -163,6 +197,12 @@ def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tu
     so the checks would judge something else than what the layer computes."""
     for name, x in zip(names, values):
         if _is_plain_array(x):
+            held = not_numbers(x.dtype)
+            if held is not None:
+                raise ContractError(
+                    f"{what} returned an array of dtype {safe_str(x.dtype, 80)} as {name}, which holds {held}; "
+                    "outputs and states must hold numbers (bool, integer, floating or complex)"
+                )
             continue
         if isinstance(x, np.ndarray):
             raise ContractError(
@@ -298,10 +338,11 @@ class Adapter(ABC):
         if fn is not None:
             calls.run(fn, *layouts)
 
-    def input_domains(self) -> tuple[tuple[float | None, float | None], ...]:
-        """Where each input lives: `input_domain` is one (low, high) or one per input."""
-        domain = None if self.is_plain_function else getattr(self.obj, "input_domain", None)
-        return domains_per_input(domain, self.num_inputs)
+    @property
+    def declared_input_domain(self) -> Any:
+        """The layer's `input_domain` as it wrote it (None when it declares none): the session
+        validates it by the rules of `--domain`."""
+        return None if self.is_plain_function else getattr(self.obj, "input_domain", None)
 
     # -- the contract's arities and calls -------------------------------------------------
 

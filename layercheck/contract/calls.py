@@ -3,7 +3,7 @@ its parent, so that a timeout says whether the layer hung or layercheck's own wo
 calls of the layer, each quick) took the time.
 
 Every call of a user method goes through `run` (`contract.adapter`). In a worker the clock
-is a shared double (`multiprocessing.Value`) that holds the `time.monotonic()` at which the
+is a shared double (`multiprocessing.Value`) that holds the monotonic time at which the
 outermost call under way started, or 0 between calls; elsewhere there is none and `run`
 only calls.
 
@@ -13,9 +13,10 @@ a quick look whether the layer replaced NumPy's functions, before layercheck use
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from layercheck.clock import monotonic
 
 __all__ = ["Clock", "guard", "install", "run"]
 
@@ -52,7 +53,7 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     global _depth
     clock, after = _clock, _after
     if _depth == 0 and clock is not None:
-        clock.value = time.monotonic()
+        clock.value = monotonic()
     _depth += 1
     try:
         return fn(*args)

@@ -36,6 +36,8 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
+from layercheck.contract.entries import EntryKind, inspect_entry
+
 __all__ = ["SourceOnlyLoader", "UserSourceFinder", "install", "is_user_file"]
 
 
@@ -46,6 +48,14 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
         return self.source_to_code(self.get_data(path), path)
+
+    def get_data(self, path: str) -> bytes:
+        """The file's bytes; a named pipe or device is refused before it is opened (reading a
+        named pipe waits for a writer: the import would hang until the timeout)."""
+        entry = inspect_entry(path)
+        if entry.kind is not EntryKind.FILE:
+            raise ImportError(f"{os.path.basename(path)} {entry.problem or 'is a folder'}", path=path)
+        return super().get_data(path)
 
     def set_data(self, path: Any, data: Any, *, _mode: int = 0o666) -> None:
         """Never writes (SourceLoader writes the bytecode cache through this)."""

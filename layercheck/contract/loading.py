@@ -17,9 +17,10 @@ import yaml
 
 from layercheck.contract import calls, fresh
 from layercheck.contract.adapter import is_operation, kind_of
+from layercheck.contract.entries import EntryKind, inspect_entry
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
-from layercheck.safetext import safe_repr
+from layercheck.safetext import exception_text, safe_repr
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
     "is_declared_function",
     "is_layer_class",
     "load_targets",
-    "module_files",
     "parse_args",
     "parse_target_spec",
 ]
@@ -130,7 +130,10 @@ def import_module(path: Path) -> ModuleType:
     (its siblings, and those its layer imports while it runs), is compiled from its current
     source, never from a `.pyc`, and no bytecode is written beside it (`contract.fresh`).
     """
-    path = path.resolve()
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError before Python 3.13
+        raise TargetError(f"cannot import {path.name}: {exception_text(exc)}") from None
     digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:10]  # any file name, undecodable bytes too
     stem = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in path.stem)
     module_name = f"layercheck_user_{stem}_{digest}"
@@ -198,9 +201,12 @@ def load_targets(spec: str) -> list[Target]:
     for a module that cannot be imported or names nothing checkable.
     """
     path, name = parse_target_spec(spec)
-    if not path.exists():
+    entry = inspect_entry(path)
+    if entry.kind is EntryKind.MISSING:
         raise UsageError(f"target {spec!r}: no such file or folder")
-    if path.suffix != ".py":
+    if entry.kind is not EntryKind.FILE and entry.kind is not EntryKind.FOLDER:
+        raise UsageError(f"target {spec!r} {entry.problem}")
+    if entry.kind is EntryKind.FOLDER or path.suffix != ".py":
         raise UsageError(f"target {spec!r} is not a .py file")
     module = import_module(path)
     if name is not None:
@@ -256,10 +262,3 @@ def _number_or_string(text: str) -> Any:
         return float(text) if any(c in text for c in ".eE") else text
     except ValueError:
         return text
-
-
-def module_files(folder: Path) -> list[Path]:
-    """The `.py` files below a folder, sorted; hidden and dunder files and folders left out."""
-    return sorted(
-        p for p in folder.rglob("*.py") if not any(part.startswith((".", "__")) for part in p.relative_to(folder).parts)
-    )

@@ -10,7 +10,6 @@ CuPy is never imported here: a CuPy array can only exist once `cupy` is in `sys.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from layercheck import cupyref
 from layercheck.contract.layout import Layout
 from layercheck.safetext import safe_repr, type_name
 
@@ -54,9 +54,9 @@ DTYPES = REAL_DTYPES + ("complex64", "complex128")
 
 
 def is_cupy_array(x: Any) -> bool:
-    """Whether `x` is a `cupy.ndarray`, without importing CuPy (as array-api-compat does)."""
-    cupy = sys.modules.get("cupy")
-    return cupy is not None and isinstance(x, cupy.ndarray)
+    """Whether `x` is a `cupy.ndarray`, without importing CuPy (as array-api-compat does), and
+    only of a `cupy` the import system loaded (`cupyref`: a layer may put a fake one there)."""
+    return cupyref.is_cupy_array(x)
 
 
 def is_array(x: Any) -> bool:
@@ -65,7 +65,8 @@ def is_array(x: Any) -> bool:
 
 def array_module(x: Any) -> ModuleType:
     """The module of one array: cupy for CuPy arrays, numpy for anything else."""
-    return sys.modules["cupy"] if is_cupy_array(x) else np
+    cupy = cupyref.imported_cupy()
+    return cupy if cupy is not None and is_cupy_array(x) else np
 
 
 def namespace_of(*xs: Any) -> ModuleType:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from layercheck import cupyref
 from layercheck.errors import UsageError
 from layercheck.portability import is_cuda_error
 
@@ -70,6 +71,9 @@ def gpu_status() -> GpuStatus:
         return GpuStatus(False, f"CuPy cannot be imported: {_detail(exc)}")  # a library it needs is missing
     except Exception as exc:  # a broken CuPy install raises at import
         return GpuStatus(False, f"CuPy cannot be imported: {_detail(exc)}")
+    fake = cupyref.fake_cupy()
+    if fake is not None:  # `import cupy` handed back what a layer put in sys.modules
+        return GpuStatus(False, f"sys.modules['cupy'] {fake}, so it is not CuPy")
     return probe(cupy)
 
 

@@ -3,10 +3,19 @@ passed; for a target that failed, what failed or could not be decided, each caus
 the checks it left undecided named in that one line) and pictures of where a gradient is
 wrong; a recap of every failure at the end, then the summary line.
 
-Widths: messages wrap between words under their own indent at the terminal's width. Into a
-pipe or a file nothing is padded and no control codes are written; lines wrap at COLUMNS when
-it is set, else stay whole (as pytest's do). rich reads NO_COLOR, FORCE_COLOR and COLUMNS, and
-the progress bar shows only on an interactive terminal outside CI.
+Widths: messages wrap between words under their own indent at the terminal's width, and a
+wrapped line goes on `HANG` columns further in. Into a pipe or a file nothing is padded and no
+control codes are written; lines wrap at COLUMNS when it is set, else stay whole (as pytest's
+do). rich reads NO_COLOR, FORCE_COLOR and COLUMNS, and the progress bar shows only on an
+interactive terminal outside CI.
+
+Text from a layer or the file system (names, labels, messages, tracebacks, a worker's output)
+is shown as typed and never read as rich markup or emoji codes, with what a terminal would
+interpret made visible (`safetext.visible`). Only layercheck's own lines start at the columns
+of its status words (a target at 0, a check at 4): a message is one line (a newline in it
+shows as `\n`), a traceback's lines are indented under the check, and a line that wraps goes
+on further in, so that no layer can print a line that reads as `PASSED ...` or
+`Test Summary: ...`.
 """
 
 from __future__ import annotations
@@ -19,13 +28,12 @@ from enum import IntEnum
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
-from rich.padding import Padding
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from layercheck.reporters.pictures import LEGEND, pictures_of
 from layercheck.results import CheckResult, Report, Status, TargetReport
+from layercheck.safetext import visible
 
 __all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "print_wrapped", "summary_line"]
 
@@ -37,6 +45,8 @@ _STYLE = {
     Status.ERROR: "bold red",
 }
 _INDENT = 4
+HANG = 2  # how much further in a wrapped line goes on
+_LAYOUTS = "; "  # between the layouts of a target: a layout holds commas (24,24,20,128:SSCB)
 _GRADIENTS = "gradients_are_numerically_correct"
 _SYNTAX = "function_syntaxes_are_correct"
 
@@ -51,23 +61,28 @@ def make_console(stderr: bool = False) -> Console:
     """A console that pads and wraps on a terminal; into a pipe it neither pads nor wraps by
     itself (`print_wrapped` wraps there at COLUMNS)."""
     probe = Console(stderr=stderr)
-    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=not probe.is_terminal)
+    # No markup and no emoji codes in a string printed: what layercheck prints holds names
+    # and messages of the user's (`file.py:B:` is not the emoji B).
+    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=not probe.is_terminal)
+
+
+def _wraps(console: Console) -> bool:
+    return not console.soft_wrap or os.environ.get("COLUMNS", "").strip().isdigit()
 
 
 def print_wrapped(console: Console, body: Text, indent: int = 0) -> None:
-    """`body` under `indent` spaces. On a terminal rich wraps it between words at its width.
-    Into a pipe or a file, nothing is padded: lines are wrapped at COLUMNS when it is set
-    (without trailing spaces), else written whole, as pytest writes them, for logs and grep."""
-    if not console.soft_wrap:
-        console.print(Padding(body, (0, 0, 0, indent), expand=False) if indent else body)
-        return
-    if os.environ.get("COLUMNS", "").strip().isdigit():
-        lines = list(body.wrap(console, max(console.width - indent, 20), overflow="fold", no_wrap=False))
-    else:
-        lines = list(body.split("\n"))
-    for line in lines:
-        line.rstrip()
-        console.print(Text(" " * indent) + line if indent else line)
+    """`body` under `indent` spaces, each of its lines; a line too long for the width (the
+    terminal's, else COLUMNS when it is set) wraps between words and goes on `HANG` columns
+    further in. Into a pipe without COLUMNS lines are written whole, as pytest writes them,
+    for logs and grep. Nothing is padded, no line ends in spaces."""
+    width = max(console.width - indent - HANG, 20)
+    for line in body.split("\n", allow_blank=True):
+        pieces = list(line.wrap(console, width, overflow="fold", no_wrap=False)) if _wraps(console) else []
+        pieces = pieces or [line]  # a blank line stays a line
+        for n, piece in enumerate(pieces):
+            piece.rstrip()
+            margin = indent + (HANG if n else 0)
+            console.print(Text(" " * margin) + piece if margin else piece, soft_wrap=True)
 
 
 def shows_progress(console: Console) -> bool:
@@ -137,35 +152,47 @@ def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
     return sorted(shown, key=lambda item: order[item.checks[0].name])
 
 
+def _status(status: Status) -> tuple[str, str]:
+    return status.upper(), _STYLE[status]
+
+
 class ConsoleReporter:
     def __init__(self, console: Console, verbosity: Verbosity = Verbosity.NORMAL):
         self.console = console
         self.verbosity = verbosity
         self._drew_pictures = False
 
-    def _line(self, text: str | Text, indent: int = 0, style: str | None = None) -> None:
-        body = Text.from_markup(text) if isinstance(text, str) else text
+    def _line(self, body: Text, indent: int = 0, style: str | None = None) -> None:
         if style:
             body.stylize(style)
         print_wrapped(self.console, body, indent)
 
+    def _block(self, text: str, indent: int) -> None:
+        """A traceback or a worker's output: its own lines, each under `indent` (deeper than
+        any status word), dimmed."""
+        self._line(Text(visible(text.rstrip(), lines=True)), indent, style="dim")
+
+    @staticmethod
+    def _head(report: TargetReport) -> Text:
+        layouts = _LAYOUTS.join(report.layouts) or "no layout"
+        return Text.assemble(visible(report.target), (f" ({report.kind}, {visible(layouts)})", "dim"))
+
     def target(self, report: TargetReport) -> None:
         """One target, as soon as it is done."""
-        layouts = ", ".join(report.layouts) or "no layout"
-        head = f"{escape(report.target)} [dim]({report.kind}, {escape(layouts)})[/]"
         if report.error is not None:
-            self._line(f"[{_STYLE[Status.ERROR]}]ERROR[/]  {head}: could not be checked")
-            self._line(escape(report.error), _INDENT)
+            self._line(Text.assemble(_status(Status.ERROR), "  ", self._head(report), ": could not be checked"))
+            # "reason:" first: at a check's column only layercheck's words begin a line
+            self._line(Text.assemble(("reason", _STYLE[Status.ERROR]), ": ", visible(report.error)), _INDENT)
             if report.traceback:
-                self._line(Text(report.traceback.rstrip()), _INDENT, style="dim")
+                self._block(report.traceback, 2 * _INDENT)
             return
         status = report.status
         if status == Status.PASSED and self.verbosity <= Verbosity.QUIET:
             return
         counts = _counts(report.summary)
-        self._line(f"[{_STYLE[status]}]{status.upper()}[/] {head}  {counts} in {report.duration_s:.2f}s")
+        self._line(Text.assemble(_status(status), " ", self._head(report), f"  {counts} in {report.duration_s:.2f}s"))
         for note in report.notes:
-            self._line(f"[yellow]note[/]: {escape(note)}", _INDENT)
+            self._line(Text.assemble(("note", "yellow"), ": ", visible(note)), _INDENT)
         for shown in _causes(report, self.verbosity):
             self._check(report, shown)
 
@@ -173,10 +200,10 @@ class ConsoleReporter:
         status, checks = shown.status, shown.checks
         first = checks[0]
         names = ", ".join(c.name for c in checks)
-        label = f"[{_STYLE[status]}]{status.upper()}[/] [bold]{names}[/]"
+        label = Text.assemble(_status(status), " ", (names, "bold"))
         if status in (Status.PASSED, Status.SKIPPED):
-            message = f": {escape(first.message)}" if first.message else ""
-            self._line(f"{label} [dim]{first.duration_s:.2f}s[/]{message}", _INDENT)
+            message = f": {visible(first.message)}" if first.message else ""
+            self._line(Text.assemble(label, " ", (f"{first.duration_s:.2f}s", "dim"), message), _INDENT)
             return
         if status == Status.INCOMPLETE and len(checks) > 1 and isinstance(first.details.get("blocked_by"), str):
             blocked_by = first.details["blocked_by"]
@@ -185,36 +212,36 @@ class ConsoleReporter:
                 if any(c.name == f"{blocked_by}_does_not_error" for c in report.checks)
                 else ""
             )
-            self._line(f"{label}: {escape(message)}", _INDENT)
+            self._line(Text.assemble(label, ": ", visible(message)), _INDENT)
             return
         blocked = ""
         if shown.blocked:
             names_blocked = ", ".join(c.name for c in shown.blocked)
             blocked = f"; it left {len(shown.blocked)} check(s) undecided: {names_blocked}"
-        self._line(f"{label}: {escape(first.message + blocked)}", _INDENT)
+        self._line(Text.assemble(label, ": ", visible(first.message) + blocked), _INDENT)
         if status != Status.FAILED:
             return
         for line in first.explanation:
-            self._line(Text(line), 2 * _INDENT)
+            self._line(Text(visible(line)), 2 * _INDENT)
         if len(first.problems) > 1:
             for problem in first.problems:
-                self._line(Text(f"- {problem}"), 2 * _INDENT)
+                self._line(Text(f"- {visible(problem)}"), 2 * _INDENT)
         if first.name == _GRADIENTS:
             for picture in pictures_of(first.details, report.layouts):
-                self._line(Text(picture.title), 2 * _INDENT)
+                self._line(Text(visible(picture.title)), 2 * _INDENT)
                 for row in picture.lines:
-                    self._line(Text(row), 3 * _INDENT, style="red")
+                    self._line(Text(visible(row)), 3 * _INDENT, style="red")
                 self._drew_pictures = True
         if first.traceback:
-            self._line(Text(first.traceback.rstrip()), 2 * _INDENT, style="dim")
+            self._block(first.traceback, 2 * _INDENT)
 
     def overall(self, report: Report) -> None:
         """The recap of every failed or errored target and check, then the summary line."""
         recap = self._recap(report.targets)
         if recap:
             self.console.rule("short summary", style="dim", characters="=" if self.console.soft_wrap else "─")
-            for line in recap:
-                self._line(line)
+            for failure in recap:
+                self._line(failure)
             if self._drew_pictures:
                 self._line(Text(f"pictures: {LEGEND}"), style="dim")
         targets = len(report.targets)
@@ -223,20 +250,25 @@ class ConsoleReporter:
             errors = sum(t.status == Status.ERROR for t in report.targets)
             failed = sum(t.status == Status.FAILED for t in report.targets)
             line += f" Targets: {targets - errors - failed} passed, {failed} failed, {errors} could not be checked."
-        self._line(f"[bold]{escape(line)}[/]")
+        self._line(Text(line, style="bold"))
 
     @staticmethod
-    def _recap(targets: Sequence[TargetReport]) -> list[str]:
+    def _recap(targets: Sequence[TargetReport]) -> list[Text]:
+        """One line per failure: the whole message on it, a newline in it shown as `\\n`."""
         lines = []
         for target in targets:
             if target.error is not None:
-                first = target.error.splitlines()[0] if target.error else ""
-                lines.append(f"[{_STYLE[Status.ERROR]}]ERROR[/] {escape(target.target)} - {escape(first)}")
+                lines.append(
+                    Text.assemble(_status(Status.ERROR), " ", visible(target.target), " - ", visible(target.error))
+                )
                 continue
             for check in target.failures():
                 # Spaces around "::": a narrow terminal breaks there, not inside a check's name.
                 lines.append(
-                    f"[{_STYLE[Status.FAILED]}]FAILED[/] {escape(target.target)} :: {check.name} - {escape(check.message)}"
+                    Text.assemble(
+                        _status(Status.FAILED),
+                        f" {visible(target.target)} :: {check.name} - {visible(check.message)}",
+                    )
                 )
         return lines
 
@@ -250,7 +282,7 @@ class ProgressBar:
         self.progress = None
         if shows_progress(console):
             self.progress = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),

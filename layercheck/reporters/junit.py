@@ -13,34 +13,40 @@ status (0 unless a check failed or a target could not be checked):
 - a target that could not be checked (import error, crash, timeout): its suite gets one more
   <testcase name="target"> holding <error message="the reason" type="error">traceback</error>,
   after the checks it got through, if any.
+
+Text from a layer or the file system is written as the console shows it (`safetext.visible`):
+XML 1.0 cannot hold most control characters at all, so they, escape sequences and bidi
+overrides are spelled out (`\x1b`, `\u202e`); attributes are one line (a newline shows as
+`\n`), the text of <failure> and <error> keeps its lines. Every text is bounded: a label at
+`NAME_LIMIT`, a message at 500 characters, details at a few KB. A target's layouts are
+joined with "; " (a layout holds commas).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from layercheck.reporters.files import write_report
 from layercheck.results import CheckResult, Report, Status, TargetReport
-from layercheck.safetext import encodable, safe_str
+from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
 __all__ = ["ERROR_CASE", "report_junit", "suite_names", "write_junit"]
 
-# Characters XML 1.0 cannot hold at all (ElementTree would write them and break the file).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 ERROR_CASE = "target"  # name of the testcase that carries a target's error
+_LAYOUTS = "; "  # between a target's layouts: a layout holds commas (24,24,20,128:SSCB)
+_DETAILS_LIMIT = 2 * TRACEBACK_LIMIT  # the explanation and the traceback of a failure
 
 
-def _text(value: Any) -> str:
-    # encodable: a file name's undecodable bytes (surrogates) would stop the UTF-8 writer.
-    return _NOT_XML.sub("\ufffd", encodable(safe_str(value, 10**6)))
+def _text(value: Any, limit: int = _DETAILS_LIMIT) -> str:
+    """Lines of text (a traceback, a worker's output) that XML can hold, bounded."""
+    return bounded(visible(safe_str(value, limit), lines=True), limit)
 
 
 def _line(value: Any, limit: int = 500) -> str:
-    text = " ".join(_text(value).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """One line (an attribute: a name, a message), bounded."""
+    return bounded(visible(safe_str(value, limit)), limit)
 
 
 def _seconds(value: float) -> str:
@@ -48,17 +54,20 @@ def _seconds(value: float) -> str:
 
 
 def _details(check: CheckResult) -> str:
-    lines = [str(line) for line in check.explanation]
+    """The explanation, a line each (a newline in one is spelled out), then the traceback."""
+    lines = [_line(line, MESSAGE_LIMIT) for line in check.explanation]
     if check.traceback:
-        lines.append(check.traceback)
-    return _text("\n".join(lines))
+        lines.append(_text(check.traceback))
+    return bounded("\n".join(lines), _DETAILS_LIMIT)
 
 
 def suite_names(report: Report) -> list[str]:
     """Each target's label; the layouts are added where a label is not unique (a config may
     check the same layer at two layouts) so that CI keeps the suites apart."""
     labels = [t.target for t in report.targets]
-    return [f"{t.target} [{', '.join(t.layouts)}]" if labels.count(t.target) > 1 else t.target for t in report.targets]
+    return [
+        f"{t.target} [{_LAYOUTS.join(t.layouts)}]" if labels.count(t.target) > 1 else t.target for t in report.targets
+    ]
 
 
 def _testsuite(target: TargetReport, name: str) -> ET.Element:
@@ -68,7 +77,7 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
     suite = ET.Element(
         "testsuite",
         {
-            "name": _text(name),
+            "name": _line(name, 2 * NAME_LIMIT),
             "tests": str(len(target.checks) + errors),
             "failures": str(failures),
             "errors": str(errors),
@@ -76,16 +85,17 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
             "time": _seconds(target.duration_s),
         },
     )
+    classname = _line(name, 2 * NAME_LIMIT)
     properties = ET.SubElement(suite, "properties")
     for key, value in (
         ("kind", target.kind.value),
-        ("layouts", " ".join(target.layouts)),
+        ("layouts", _LAYOUTS.join(target.layouts)),
         ("status", target.status.value),
     ):
-        ET.SubElement(properties, "property", {"name": key, "value": _text(value)})
+        ET.SubElement(properties, "property", {"name": key, "value": _line(value, 2 * NAME_LIMIT)})
     for check in target.checks:
         case = ET.SubElement(
-            suite, "testcase", {"classname": _text(name), "name": check.name, "time": _seconds(check.duration_s)}
+            suite, "testcase", {"classname": classname, "name": check.name, "time": _seconds(check.duration_s)}
         )
         if check.status == Status.FAILED:
             ET.SubElement(
@@ -96,7 +106,7 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
         elif check.status == Status.INCOMPLETE:
             ET.SubElement(case, "skipped", {"message": _line(f"incomplete: {check.message}")})
     if target.error is not None:
-        case = ET.SubElement(suite, "testcase", {"classname": _text(name), "name": ERROR_CASE, "time": "0.000"})
+        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": ERROR_CASE, "time": "0.000"})
         ET.SubElement(case, "error", {"message": _line(target.error), "type": Status.ERROR.value}).text = _text(
             target.traceback or target.error
         )

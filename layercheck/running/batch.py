@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from layercheck.clock import perf_counter
 from layercheck.contract.adapter import kind_of
+from layercheck.contract.entries import EntryKind, inspect_entry, module_files
 from layercheck.contract.layout import Layout, parse_layout, parse_layouts
 from layercheck.contract.loading import (
     Target,
     discover,
     import_module,
     load_targets,
-    module_files,
     parse_target_spec,
 )
 from layercheck.errors import TargetError, UsageError
@@ -86,9 +86,14 @@ def requests_from_specs(specs: Sequence[str]) -> list[Request]:
     requests = []
     for spec in specs:
         path, name = parse_target_spec(spec)
-        if not path.exists():
+        entry = inspect_entry(path)  # opens nothing: a named pipe would block the import
+        if entry.kind is EntryKind.MISSING:
             raise UsageError(f"target {spec!r}: no such file or folder")
-        if not path.is_dir() and path.suffix != ".py":
+        if entry.kind is EntryKind.SPECIAL:
+            raise UsageError(f"target {spec!r} is {entry.special}, not a .py file or a folder")
+        if entry.kind is EntryKind.BROKEN:
+            raise UsageError(f"target {spec!r} {entry.problem}")
+        if entry.kind is EntryKind.FILE and path.suffix != ".py":
             raise UsageError(f"target {spec!r} is not a .py file or a folder")
         label = spec if name is not None else str(path)
         requests.append(Request(label, path.resolve(), name))
@@ -186,7 +191,7 @@ class CheckJob:
     timeout: float
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
-        started = time.perf_counter()
+        started = perf_counter()
         emit("step", f"importing {os.path.basename(self.path)}")
         if self.options.device != "cpu":
             gpu_status()  # CuPy, if there is one, is then watched from before the module runs
@@ -236,7 +241,7 @@ class CheckJob:
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
             return _payload(_process_errors(report))
-        report.duration_s = time.perf_counter() - started
+        report.duration_s = perf_counter() - started
         return _payload(report)
 
     def _report(self, **fields: Any) -> TargetReport:
@@ -306,7 +311,7 @@ def run_batch(
 
     Raises UsageError (before anything is checked) for a folder without any target.
     """
-    start = time.perf_counter()
+    start = perf_counter()
     try:
         items = _plan(batch, _discover(batch, on_progress))
     except Interrupted as exc:  # while importing: no target is known yet, only the requests
@@ -314,16 +319,16 @@ def run_batch(
         for report in reports:
             if on_report is not None:
                 on_report(report)
-        exc.report = Report(reports, time.perf_counter() - start)
+        exc.report = Report(reports, perf_counter() - start)
         raise
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
     try:
         reports = _check(batch, items, on_report, on_progress)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
-        exc.report.duration_s = time.perf_counter() - start
+        exc.report.duration_s = perf_counter() - start
         raise
-    return Report(reports, time.perf_counter() - start)
+    return Report(reports, perf_counter() - start)
 
 
 def _interrupted(label: str, exc: Interrupted) -> TargetReport:
@@ -349,25 +354,34 @@ def _timeout(settings: Settings) -> float:
 
 def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | TargetReport]:
     """Every target of every request, in order; a file that cannot be imported is a report."""
-    units: list[tuple[Request, str, DiscoverJob]] = []  # (request, file label, job)
+    # (request, file label, the job that imports it, or its report when it cannot be imported)
+    units: list[tuple[Request, str, DiscoverJob | TargetReport]] = []
     for request in batch.requests:
         timeout = _timeout(_settings(batch, request.entry))
         if request.path.is_dir():
-            files = module_files(request.path)
-            for file in files:
-                label = str(Path(request.label) / file.relative_to(request.path))
-                units.append((request, label, DiscoverJob(str(file), None, True, timeout)))
+            for file in module_files(request.path):
+                label = str(Path(request.label) / file.path.relative_to(request.path))
+                if file.problem is not None:  # reported at once, in one line: importing it would fail
+                    units.append((request, label, TargetReport(label, error=f"{file.path.name} {file.problem}")))
+                else:
+                    units.append((request, label, DiscoverJob(str(file.path), None, True, timeout)))
         else:
             units.append((request, request.label, DiscoverJob(str(request.path), request.name, False, timeout)))
-    outcomes = run_jobs(
-        [job for _, _, job in units],
-        workers=batch.jobs,
-        max_memory=batch.max_memory,
-        on_done=_counter("discovering targets", len(units), on_progress),
+    jobs = [work for _, _, work in units if isinstance(work, DiscoverJob)]
+    outcomes = iter(
+        run_jobs(
+            jobs,
+            workers=batch.jobs,
+            max_memory=batch.max_memory,
+            on_done=_counter("discovering targets", len(jobs), on_progress),
+        )
     )
     per_request: dict[int, list[_Found | TargetReport]] = {id(r): [] for r in batch.requests}
-    for (request, label, job), outcome in zip(units, outcomes):
-        per_request[id(request)] += _targets_of(request, label, job, outcome)
+    for request, label, work in units:
+        if isinstance(work, TargetReport):
+            per_request[id(request)].append(work)
+        else:
+            per_request[id(request)] += _targets_of(request, label, work, next(outcomes))
     found: list[_Found | TargetReport] = []
     for request in batch.requests:
         mine = per_request[id(request)]

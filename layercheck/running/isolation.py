@@ -23,7 +23,6 @@ import os
 import signal
 import sys
 import tempfile
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from layercheck.clock import monotonic
 from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
@@ -139,7 +139,7 @@ def run_jobs(
                     outcome = Outcome(
                         events=stopped.events if stopped is not None else [],
                         failure=f"interrupted ({name})",
-                        duration_s=time.monotonic() - stopped.started if stopped is not None else 0.0,
+                        duration_s=monotonic() - stopped.started if stopped is not None else 0.0,
                         interrupted=True,
                     )
                     outcomes[index] = outcome
@@ -240,7 +240,7 @@ class _Running:
     def __init__(self, index, job, process, conn, output_path, clock: Any = None):
         self.index, self.job, self.process, self.conn, self.output_path = index, job, process, conn, output_path
         self.clock = clock  # the shared start of the layer's call under way (0: none): contract.calls
-        self.started = time.monotonic()
+        self.started = monotonic()
         self.deadline = self.started + job.timeout
         self.kill_at: float | None = None  # set once the stack dump of a hung worker is asked
         self.events: list[tuple[str, Any]] = []
@@ -281,7 +281,7 @@ class _Running:
         if self.finished:
             self.kill()  # it has reported; whatever it still does on its way out is moot
             return self._outcome(self.failed)
-        if self.kill_at is not None or time.monotonic() >= self.deadline:
+        if self.kill_at is not None or monotonic() >= self.deadline:
             # Past its deadline: it died of the stack-dump signal, or ended itself (the
             # worker's own watchdog, when this process was too slow to stop it).
             self.kill()
@@ -289,7 +289,7 @@ class _Running:
         return self._outcome(self._death_reason())
 
     def _check_deadline(self) -> Outcome | None:
-        now = time.monotonic()
+        now = monotonic()
         if now >= self.deadline and self.kill_at is None:
             self._read_clock(now)
             self._ask_for_stack()
@@ -302,7 +302,7 @@ class _Running:
     def _timed_out(self) -> str:
         self.timed_out = True
         if self.kill_at is None:  # ended itself (its own watchdog) before this process asked
-            self._read_clock(time.monotonic())
+            self._read_clock(monotonic())
         return f"timed out after {self.job.timeout:g} s"
 
     def _read_clock(self, now: float) -> None:
@@ -369,7 +369,7 @@ class _Running:
             failure=failure,
             stack=stack,
             output=output,
-            duration_s=time.monotonic() - self.started,
+            duration_s=monotonic() - self.started,
             timed_out=self.timed_out,
             user_call_s=self.user_call_s if self.timed_out else None,
         )
@@ -379,7 +379,7 @@ def _wait_any(running: list[_Running]) -> None:
     """Sleep until a worker sends something, ends, or reaches a deadline."""
     if not running:
         return
-    timeout = max(0.0, min(w.wake_at() for w in running) - time.monotonic())
+    timeout = max(0.0, min(w.wake_at() for w in running) - monotonic())
     handles = [w.conn for w in running if not w.eof] + [w.process.sentinel for w in running]
     wait(handles, timeout=timeout)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from layercheck.checks import REGISTRY, Check, Incomplete, Skip
+from layercheck.clock import perf_counter
 from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
@@ -34,7 +34,7 @@ def select_checks(options: Options) -> list[Check]:
 
 
 def run_check(check: Check, session: Session) -> CheckResult:
-    start = time.perf_counter()
+    start = perf_counter()
     try:
         not_applicable = check.applies_to(session.reference.kind)
         if not_applicable:
@@ -76,7 +76,7 @@ def run_check(check: Check, session: Session) -> CheckResult:
     except BaseException as exc:  # what the check let through: never a pass, never "incomplete"
         reraise_if_interrupt(exc)
         result = unexpected(check.name, exc)
-    result.duration_s = time.perf_counter() - start
+    result.duration_s = perf_counter() - start
     assert result.status in STATUSES
     return result
 
@@ -162,7 +162,7 @@ def _run_target(
     on_start: Callable[[Check], None] | None,
     guard: Guard,
 ) -> TargetReport:
-    start = time.perf_counter()
+    start = perf_counter()
     report = TargetReport(label, kind, [str(layout) for layout in layouts])
     checks = select_checks(options)
 
@@ -219,7 +219,7 @@ def _run_target(
             report.error = f"{internal[0].message} (in {names}); {_BUG}"
             report.traceback, report.cause = internal[0].traceback, Cause.INTERNAL
     report.bound()
-    report.duration_s = time.perf_counter() - start
+    report.duration_s = perf_counter() - start
     return report
 
 

@@ -19,7 +19,6 @@ import dataclasses
 import enum
 import random
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,10 +27,12 @@ import numpy as np
 
 from layercheck.checks.context import BackwardResult, CallArguments, CallError, Step, call
 from layercheck.checks.registry import Incomplete
+from layercheck.clock import monotonic
 from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
 from layercheck.contract.layout import Layout
 from layercheck.contract.loading import contract_collisions
-from layercheck.errors import USER_ERRORS, ContractError, TargetError
+from layercheck.cupyref import fake_cupy
+from layercheck.errors import USER_ERRORS, ContractError, TargetError, UsageError
 from layercheck.numerics import arrays
 from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
@@ -39,7 +40,7 @@ from layercheck.portability import is_cuda_error, is_cupy_refusal
 from layercheck.results import Kind
 from layercheck.running.draws import DataKey, Draws, OutputGradients
 from layercheck.safetext import exception_text
-from layercheck.settings.options import Options
+from layercheck.settings.options import Options, parse_input_domain
 
 __all__ = ["DataKey", "Method", "Session", "StepKey", "notes", "seed_user_rngs"]
 
@@ -101,7 +102,7 @@ class Session:
     """One target under test: its factory, input layouts and options, and what its checks share."""
 
     def __init__(self, factory: Callable[[], Any], layouts: Sequence[Layout], options: Options):
-        self.started = time.monotonic()  # the target's time limit counts from about here
+        self.started = monotonic()  # the target's time limit counts from about here
         self.factory = factory
         self.layouts = tuple(layouts)
         self.options = options
@@ -127,6 +128,12 @@ class Session:
             raise TargetError(
                 f"{adapter.name} takes {adapter.num_inputs} input(s) ({names}) but "
                 f"{len(self.layouts)} layout(s) were given: give one --layout per input"
+            )
+        fake = fake_cupy()
+        if fake is not None:  # put there by the user's code: layercheck would take it for CuPy
+            raise TargetError(
+                f"sys.modules['cupy'] {fake}: layercheck cannot tell CuPy arrays with it, nor check the "
+                "layer on the GPU; import the real CuPy, or leave 'cupy' out of sys.modules"
             )
         try:
             self.reference = adapter
@@ -169,7 +176,7 @@ class Session:
         try:
             adapter = self.new_layer(initialize=True, layouts=layouts)
         except USER_ERRORS as exc:
-            where = "" if layouts is None else f" with layouts {', '.join(map(str, layouts))}"
+            where = "" if layouts is None else f" with layouts {'; '.join(map(str, layouts))}"
             raise Incomplete(f"not checked: initialize raised {exception_text(exc)} on a fresh layer{where}") from None
         xp = self._module(gpu)
         values = {name: value.copy() for name, value in self.parameters(dtype, gpu).items()}
@@ -253,7 +260,14 @@ class Session:
         """Where each input is drawn and perturbed: the options' override, else the layer's."""
         if self.options.input_domains is not None:
             return domains_per_input(self.options.input_domains, self.reference.num_inputs)
-        return self.reference.input_domains()
+        declared = self.reference.declared_input_domain
+        if declared is None:
+            return domains_per_input(None, self.reference.num_inputs)
+        try:  # the rules and words of `--domain`: (nan, None) or (-inf, inf) is no domain
+            domain = parse_input_domain(declared, "input_domain")
+        except UsageError as exc:
+            raise ContractError(f"{self.reference.name}'s {exc}") from None
+        return domains_per_input(domain, self.reference.num_inputs)
 
     @property
     def integer_inputs(self) -> tuple[bool, ...]:

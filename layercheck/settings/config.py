@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from layercheck.contract.entries import EntryKind, inspect_entry
 from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
@@ -262,9 +263,13 @@ def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:
     head, sep, tail = text.rpartition(":")
     if sep and head and tail.isidentifier() and not (base / text).exists():
         text, name = head, tail
-    path = (base / os.path.expanduser(text)).resolve()
-    if not path.exists():
+    path = base / os.path.expanduser(text)
+    entry = inspect_entry(path)  # before resolve(), which a symlink loop makes raise
+    if entry.kind is EntryKind.MISSING:
         raise _Invalid(where, f"{spec!r}: no such file or folder ({path}; paths are relative to the config file)")
+    if entry.kind is not EntryKind.FILE and entry.kind is not EntryKind.FOLDER:
+        raise _Invalid(where, f"{spec!r} {entry.problem}")
+    path = path.resolve()
     if path.is_dir() and name is not None:
         raise _Invalid(where, f"{spec!r}: a class name follows a .py file, not a folder")
     if not path.is_dir() and path.suffix != ".py":

@@ -53,6 +53,7 @@ __all__ = [
     "merge_settings",
     "merge_tolerances",
     "options_from",
+    "parse_input_domain",
     "parse_jobs",
     "parse_memory",
     "parse_settings",
@@ -222,7 +223,8 @@ def _bound(value: Any, where: str) -> float | None:
     x = _number(value, where)
     if not math.isfinite(x):
         raise _Invalid(
-            where, f"must be a finite number, or null (empty on the command line) for unbounded, got {_show(value)}"
+            where,
+            f"must be a finite number, or None (null in YAML, empty on the command line) for unbounded, got {_show(value)}",
         )
     return x
 
@@ -257,6 +259,17 @@ def _input_domain(value: Any, where: str) -> Any:
             where, f"must be [low, high] or a list of one [low, high] (or null) per input, got {_show(value)}"
         )
     return tuple(None if d is None else _interval(d, f"{where}[{i}]") for i, d in enumerate(value))
+
+
+def parse_input_domain(value: Any, where: str) -> Any:
+    """An input domain as `--domain`, a config file and the API give it, validated by the same
+    rules wherever it comes from (a layer's `input_domain` too): `(low, high)` with finite
+    sides, None for unbounded, low < high; or one such interval (or None) per input.
+
+    Raises:
+        UsageError: `where: problem` on one line, in the words `--domain` gets.
+    """
+    return _input_domain(value, where)
 
 
 # `checks` and `skip` are parsed against the check names a caller hands in (parse_settings).

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from layercheck.clock import perf_counter
 from layercheck.numerics.gradients.engine import EvaluationError, GradientProblem
 
 __all__ = ["OutOfTime", "TimeBudget", "budgeted"]
@@ -30,12 +30,12 @@ class TimeBudget:
     spent: bool = False
 
     def start(self) -> None:
-        self.deadline = time.perf_counter() + self.seconds
+        self.deadline = perf_counter() + self.seconds
 
     def over(self) -> bool:
         """Whether the budget is spent (checked before work that costs more than a call: a
         random direction over a whole argument, a table of every element)."""
-        if not self.spent and time.perf_counter() > self.deadline:
+        if not self.spent and perf_counter() > self.deadline:
             self.spent = True
         return self.spent
 

@@ -1,0 +1,30 @@
+r"""Error: `learnables` must hold attribute names as plain str, but item 0 is 'w' of class Name, a subclass of str"""
+
+import numpy as np
+
+
+class Name(str):
+    """Equal to every name, with one hash for all: an attribute lookup by it finds nothing."""
+
+    def __eq__(self, other):
+        return True
+
+    def __hash__(self):
+        return 0
+
+    def __str__(self):
+        raise RuntimeError("no text")
+
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+class StrSubclassLearnable:
+    example_layout = "4,3,2:SCB"
+    learnables = (Name("w"),)
+
+    def __init__(self):
+        self.w = np.ones(3)
+
+    def predict(self, X):
+        return X * self.w[None, :, None]
