@@ -7,9 +7,12 @@ same through the CLI, as CI would."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,6 +123,23 @@ def test_numpys_settings_and_layerchecks_own_state_are_no_change(snapshot):
         np.seterr(**errors)
         np.set_printoptions(**printing)
         np.random.set_state(state)
+
+
+def test_every_global_layercheck_rebinds_is_declared_as_its_runtime_state():
+    # A global a module of layercheck rebinds while the checks run would read as replaced by
+    # the layer: each is declared in its module's _RUNTIME_GLOBALS, which the snapshot leaves out.
+    package = Path(layercheck.__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        rebound = {
+            name
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Global)
+            for name in node.names
+        }
+        if rebound:
+            module = ".".join(("layercheck", *path.relative_to(package).with_suffix("").parts))
+            declared = set(getattr(importlib.import_module(module), "_RUNTIME_GLOBALS", ()))
+            assert rebound <= declared, (module, rebound - declared)
 
 
 def test_describe_names_the_first_changes_by_kind_and_counts_the_rest():
