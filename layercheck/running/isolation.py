@@ -34,6 +34,7 @@ from layercheck.clock import monotonic
 from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
+from layercheck.running import reaping
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 from layercheck.userframes import user_stack
 
@@ -124,6 +125,8 @@ def run_jobs(
                         running.remove(worker)
                         outcomes[worker.index] = outcome
                         ended.append((worker.index, outcome))
+                if ended:
+                    _sweep(running)
                 for index, outcome in ended:
                     if on_done is not None:
                         on_done(index, outcome)
@@ -148,6 +151,7 @@ def run_jobs(
             raise
         finally:
             _stop(running)  # whatever else ends the run early: leave no worker behind
+            _sweep([])
     return outcomes  # type: ignore[return-value]
 
 
@@ -157,6 +161,16 @@ def _stop(running: list[_Running]) -> None:
         worker.signal(signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
     for worker in running:
         worker.kill()
+
+
+def _sweep(running: list[_Running]) -> None:
+    """Kill whatever the workers that ended left behind: every process below the forkserver
+    (a subreaper, which adopted them) that is not a running worker or below one (`reaping`)."""
+    from multiprocessing import forkserver
+
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)  # private; None: not started, or stopped
+    if isinstance(pid, int):
+        reaping.sweep(pid, spare={worker.process.pid for worker in running}, owner=os.getpid())
 
 
 def _stop_forkserver() -> None:
@@ -207,7 +221,8 @@ def _context():
         # The forkserver imports layercheck once; every worker is forked with it loaded. The
         # CLI too: multiprocessing re-runs the parent's main script in each worker, and for
         # the `layercheck` console script that is cheap only when its imports are loaded.
-        context.set_forkserver_preload(["layercheck.cli"])
+        # The last one makes it a subreaper that leaves no process behind (`reaping`).
+        context.set_forkserver_preload(["layercheck.cli", "layercheck.running.forkserver_preload"])
         return context
     return multiprocessing.get_context("spawn")
 
@@ -416,6 +431,7 @@ def _read_tail(path: Path) -> str:
 
 
 def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str, clock: Any = None) -> None:
+    reaping.enter_worker()  # nothing the layer starts may outlive its target (`reaping`)
     # A terminal's Ctrl-C reaches the whole process group; the parent stops the workers
     # itself, so that here a KeyboardInterrupt is always the layer's own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

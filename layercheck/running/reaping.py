@@ -1,0 +1,197 @@
+"""No process a layer starts outlives its target, and none of layercheck's outlives the run
+(DESIGN.md section 7).
+
+A layer may start processes of its own: plain children, children in a session of their own
+(`setsid`, `start_new_session=True`), daemons that fork twice, ignore SIGTERM and SIGHUP and
+keep every file descriptor they inherited. Neither their process group nor their session
+says where they came from; their ancestry does, as long as no ancestor dies. So, on Linux:
+
+- the forkserver and every worker are *child subreapers*: a process whose parent dies is
+  adopted by the nearest of them instead of by init. Whatever a layer starts stays below its
+  worker while the worker runs, and below the forkserver after the worker has ended;
+- when a worker ends, however it ends (its result, a crash, its timeout), the parent kills
+  everything below the forkserver that is not a running worker (`sweep`), and the
+  forkserver, when it exits (the run is over, or the parent was killed), everything below
+  itself;
+- a worker closes, before any user code runs, the pipe whose end tells the forkserver that
+  the parent died and the one that keeps the resource tracker alive: nothing a layer starts
+  holds them, so both end as soon as the parent does;
+- a worker dies with the forkserver (PR_SET_PDEATHSIG), whatever the layer did to the
+  faulthandler watchdog that ends it past its timeout.
+
+Elsewhere there is neither /proc nor prctl, and these functions do nothing: a worker's
+processes are not followed there (its own watchdog and the pipes closed still hold).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import sys
+import warnings
+from collections.abc import Collection, Iterable
+from types import FrameType
+
+__all__ = ["enter_worker", "prepare_forkserver", "sweep"]
+
+_LINUX = sys.platform.startswith("linux")
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36  # Linux 3.4
+# A round stops what it finds and looks again for what they forked meanwhile; a process
+# cannot fork once stopped, so two or three rounds find everything. The bound only guards
+# against a /proc that changes under every read.
+_ROUNDS = 50
+
+# The forkserver's pid, set in the forkserver (`prepare_forkserver`) and inherited by the
+# workers it forks, which check that it is still their parent.
+_forkserver_pid: int | None = None
+
+
+def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) -> int:
+    """Kill every process below `parent` except those in `spare` and what is below them.
+
+    With `owner`, only while `parent` is still a child of `owner`: the pid of a process that
+    ended may be given to another, whose children are none of layercheck's business.
+
+    Each round stops (SIGSTOP) the processes it finds and reads /proc again for those they
+    forked meanwhile, until nothing new is found; then all are killed at once. A process that
+    forks while it is being stopped cannot make its child escape: `parent` is a subreaper.
+
+    Returns:
+        How many processes were killed (0 where there is no /proc).
+    """
+    if not _LINUX:
+        return 0
+    stopped: set[int] = set()
+    for _ in range(_ROUNDS):
+        table = _children_table()
+        if owner is not None and parent not in table.get(owner, ()):
+            break
+        found = _below(parent, table, set(spare)) - stopped
+        if not found:
+            break
+        _signal(found, signal.SIGSTOP)
+        stopped |= found
+    _signal(stopped, signal.SIGKILL)
+    return len(stopped)
+
+
+def prepare_forkserver() -> None:
+    """Make the calling forkserver a subreaper that kills everything below it when it exits.
+
+    Called as the forkserver imports its preloaded modules (`running.forkserver_preload`);
+    anywhere else it does nothing: a user's process must never adopt or kill its orphans.
+    """
+    global _forkserver_pid
+    if not _LINUX or not _in_forkserver() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        return
+    _forkserver_pid = os.getpid()
+    # The forkserver reaps every child; those it adopted it warns about on its stderr, the
+    # user's terminal, as an event that "shouldn't happen really".
+    warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
+    atexit.register(_sweep_on_exit, _forkserver_pid)
+
+
+def enter_worker() -> None:
+    """What a worker does first, before any user code: die with the forkserver, adopt what
+    its children leave behind, and hold no pipe that keeps the forkserver or the resource
+    tracker alive."""
+    _close_inherited_pipes()
+    if not _LINUX:
+        return
+    _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if _forkserver_pid is not None and os.getppid() != _forkserver_pid:
+        # The forkserver died before the line above: no signal will come.
+        os.kill(os.getpid(), signal.SIGKILL)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _close_inherited_pipes() -> None:
+    """Close the write ends of the forkserver's alive pipe and of the resource tracker's pipe.
+
+    Both read to EOF to learn that the parent is gone: a worker, or a daemon that a layer
+    forks and that inherits every descriptor, holding either keeps it running after the parent
+    was killed. The worker needs neither; were a layer to use multiprocessing, it would start
+    its own forkserver or tracker, below the worker.
+    """
+    from multiprocessing import forkserver, resource_tracker
+
+    for holder, name in (
+        (forkserver._forkserver, "_forkserver_alive_fd"),
+        (resource_tracker._resource_tracker, "_fd"),
+    ):
+        fd = getattr(holder, name, None)  # private, as they have been since Python 3.8
+        if isinstance(fd, int):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            setattr(holder, name, None)
+
+
+def _sweep_on_exit(pid: int) -> None:
+    if os.getpid() == pid:  # not in a worker, which inherited the registration
+        sweep(pid)
+
+
+def _in_forkserver() -> bool:
+    """Whether multiprocessing's forkserver loop is what is running (importing its preloads)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "main" and frame.f_globals.get("__name__") == "multiprocessing.forkserver":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    ulong = ctypes.c_ulong
+    return bool(prctl(option, ulong(value), ulong(0), ulong(0), ulong(0)) == 0)
+
+
+def _children_table() -> dict[int, list[int]]:
+    """The live processes by parent pid, read from /proc (zombies are dead already: their
+    children were adopted, and signals do nothing to them)."""
+    table: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                text = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses
+        fields = text[text.rindex(b")") + 2 :].split(None, 2)
+        if len(fields) >= 2 and fields[0] not in (b"Z", b"X"):
+            table.setdefault(int(fields[1]), []).append(int(name))
+    return table
+
+
+def _below(parent: int, table: dict[int, list[int]], spare: set[int]) -> set[int]:
+    found: set[int] = set()
+    todo = [pid for pid in table.get(parent, ()) if pid not in spare]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += table.get(pid, ())
+    return found
+
+
+def _signal(pids: Iterable[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except OSError:  # ended meanwhile, or not ours to signal
+            pass
