@@ -11,7 +11,8 @@ code: a start costs milliseconds, and nothing a user's module does (monkeypatchi
 RNG state, threads) reaches the next target. Where there is no forkserver (Windows) they are
 spawned. The worker's stdout and stderr go to a file: the user's prints never interleave
 with the report, and faulthandler writes the Python stack there when the worker crashes or,
-asked with SIGUSR1 just before it is killed for its timeout, where it hung.
+asked with SIGUSR1 just before it is killed for its timeout, where it hung. Whatever
+processes a worker starts end with it, and the forkserver with the parent (`reaping`).
 """
 
 from __future__ import annotations
@@ -125,8 +126,8 @@ def run_jobs(
                         running.remove(worker)
                         outcomes[worker.index] = outcome
                         ended.append((worker.index, outcome))
-                if ended:
-                    _sweep(running)
+                if ended:  # what they left behind ends with them
+                    reaping.sweep_forkserver(spare=[worker.process.pid for worker in running])
                 for index, outcome in ended:
                     if on_done is not None:
                         on_done(index, outcome)
@@ -151,7 +152,7 @@ def run_jobs(
             raise
         finally:
             _stop(running)  # whatever else ends the run early: leave no worker behind
-            _sweep([])
+            reaping.sweep_forkserver()
     return outcomes  # type: ignore[return-value]
 
 
@@ -161,16 +162,6 @@ def _stop(running: list[_Running]) -> None:
         worker.signal(signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
     for worker in running:
         worker.kill()
-
-
-def _sweep(running: list[_Running]) -> None:
-    """Kill whatever the workers that ended left behind: every process below the forkserver
-    (a subreaper, which adopted them) that is not a running worker or below one (`reaping`)."""
-    from multiprocessing import forkserver
-
-    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)  # private; None: not started, or stopped
-    if isinstance(pid, int):
-        reaping.sweep(pid, spare={worker.process.pid for worker in running}, owner=os.getpid())
 
 
 def _stop_forkserver() -> None:

@@ -19,8 +19,8 @@ says where they came from; their ancestry does, as long as no ancestor dies. So,
 - a worker dies with the forkserver (PR_SET_PDEATHSIG), whatever the layer did to the
   faulthandler watchdog that ends it past its timeout.
 
-Elsewhere there is neither /proc nor prctl, and these functions do nothing: a worker's
-processes are not followed there (its own watchdog and the pipes closed still hold).
+Elsewhere there is neither /proc nor prctl: a worker only closes those pipes, and the
+processes a layer starts are not followed.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ import sys
 import warnings
 from collections.abc import Collection, Iterable
 from types import FrameType
+from typing import Any
 
-__all__ = ["enter_worker", "prepare_forkserver", "sweep"]
+__all__ = ["enter_worker", "prepare_forkserver", "sweep", "sweep_forkserver"]
 
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_PDEATHSIG = 1
@@ -78,6 +79,18 @@ def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) ->
     return len(stopped)
 
 
+def sweep_forkserver(spare: Collection[int] = ()) -> int:
+    """Kill what the workers that ended left behind: every process below this process's
+    forkserver (a subreaper, which adopted them) but the running workers `spare` and theirs.
+
+    Returns:
+        How many processes were killed (0 where there is no forkserver running, or no /proc).
+    """
+    forkserver = _forkserver_module()
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)  # private
+    return sweep(pid, spare, owner=os.getpid()) if isinstance(pid, int) else 0
+
+
 def prepare_forkserver() -> None:
     """Make the calling forkserver a subreaper that kills everything below it when it exits.
 
@@ -116,10 +129,10 @@ def _close_inherited_pipes() -> None:
     was killed. The worker needs neither; were a layer to use multiprocessing, it would start
     its own forkserver or tracker, below the worker.
     """
-    from multiprocessing import forkserver, resource_tracker
+    from multiprocessing import resource_tracker
 
     for holder, name in (
-        (forkserver._forkserver, "_forkserver_alive_fd"),
+        (getattr(_forkserver_module(), "_forkserver", None), "_forkserver_alive_fd"),
         (resource_tracker._resource_tracker, "_fd"),
     ):
         fd = getattr(holder, name, None)  # private, as they have been since Python 3.8
@@ -129,6 +142,15 @@ def _close_inherited_pipes() -> None:
             except OSError:
                 pass
             setattr(holder, name, None)
+
+
+def _forkserver_module() -> Any:
+    """multiprocessing.forkserver, or None where there is none (Windows)."""
+    try:
+        from multiprocessing import forkserver
+    except ImportError:
+        return None
+    return forkserver
 
 
 def _sweep_on_exit(pid: int) -> None:
