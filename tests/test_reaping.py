@@ -132,3 +132,50 @@ def test_the_subreaper_flag_is_read_as_the_kernel_sets_it():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["1"], out.stderr
+
+
+# A stand-in for the forkserver, which adopts orphans and reaps every child, and below it a
+# worker whose child forks and exits over and over.
+_FORKSERVER = """
+import ctypes, os, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+worker = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+print(worker.pid, flush=True)
+while True:
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        time.sleep(0.05)
+"""
+_HOPPING_WORKER = """
+import os, time
+from layercheck.running import reaping
+reaping.enter_worker()
+if os.fork() == 0:
+    while True:
+        if os.fork():
+            os._exit(0)
+time.sleep(1000)
+"""
+
+
+def test_a_worker_stops_adopting_before_ended_processes_pile_up_and_the_sweep_still_finds_them():
+    forkserver = subprocess.Popen(
+        [sys.executable, "-c", _FORKSERVER, _HOPPING_WORKER], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        worker = int(forkserver.stdout.readline())
+        # It goes up: the worker stops adopting (else it would keep it below itself for ever) ...
+        deadline = time.monotonic() + 30
+        while reaping._children(forkserver.pid) == [worker]:
+            assert time.monotonic() < deadline, reaping._dead_children(worker)
+            time.sleep(0.1)
+        # ... having held no more ended processes than the steps of one look past the limit.
+        assert reaping._dead_children(worker) <= 2 * reaping._ADOPTED_DEAD_LIMIT
+        assert reaping.sweep(forkserver.pid, spare={worker}) >= 1
+        time.sleep(0.2)
+        assert reaping._children(forkserver.pid) == [worker]
+    finally:
+        reaping.sweep(forkserver.pid)
+        forkserver.kill()
+        forkserver.wait()

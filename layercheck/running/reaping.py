@@ -30,8 +30,10 @@ import ctypes
 import os
 import signal
 import sys
+import threading
+import time
 import warnings
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from types import FrameType
 from typing import Any
 
@@ -40,10 +42,14 @@ __all__ = ["enter_worker", "prepare_forkserver", "sweep", "sweep_forkserver"]
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36  # Linux 3.4
-# A round stops what it finds and looks again for what they forked meanwhile; a process
-# cannot fork once stopped, so two or three rounds find everything. The bound only guards
-# against a /proc that changes under every read.
+# A walk stops what it finds and the next looks for what they forked before they stopped:
+# two or three find everything. The bound only guards against a /proc that changes under
+# every read.
 _ROUNDS = 50
+# A worker stops adopting orphans once this many of them have ended unreaped in it
+# (`_stop_adopting_past_limit`); it looks every _ADOPTION_CHECK_S seconds.
+_ADOPTED_DEAD_LIMIT = 200
+_ADOPTION_CHECK_S = 0.2
 
 # The forkserver's pid, set in the forkserver (`prepare_forkserver`) and inherited by the
 # workers it forks, which check that it is still their parent.
@@ -56,25 +62,23 @@ def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) ->
     With `owner`, only while `parent` is still a child of `owner`: the pid of a process that
     ended may be given to another, whose children are none of layercheck's business.
 
-    Each round stops (SIGSTOP) the processes it finds and reads /proc again for those they
-    forked meanwhile, until nothing new is found; then all are killed at once. A process that
-    forks while it is being stopped cannot make its child escape: `parent` is a subreaper.
+    Each process is stopped (SIGSTOP) as soon as it is found, before its children are read,
+    and the walk is repeated until it finds nothing new; then all are killed at once. A
+    process stopped cannot fork; one that forks and exits over and over to change its pid is
+    adopted by `parent` at every step, a subreaper, and found there on the next walk.
 
     Returns:
-        How many processes were killed (0 where there is no /proc).
+        How many live processes were killed (0 where there is no /proc).
     """
     if not _LINUX:
         return 0
+    children = _children_reader()
     stopped: set[int] = set()
     for _ in range(_ROUNDS):
-        table = _children_table()
-        if owner is not None and parent not in table.get(owner, ()):
+        if owner is not None and parent not in children(owner):
             break
-        found = _below(parent, table, set(spare)) - stopped
-        if not found:
+        if not _stop_below(parent, children, set(spare), stopped):
             break
-        _signal(found, signal.SIGSTOP)
-        stopped |= found
     _signal(stopped, signal.SIGKILL)
     return len(stopped)
 
@@ -118,7 +122,21 @@ def enter_worker() -> None:
     if _forkserver_pid is not None and os.getppid() != _forkserver_pid:
         # The forkserver died before the line above: no signal will come.
         os.kill(os.getpid(), signal.SIGKILL)
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    if _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        threading.Thread(target=_stop_adopting_past_limit, name="layercheck-adoptions", daemon=True).start()
+
+
+def _stop_adopting_past_limit() -> None:
+    """Stop adopting once `_ADOPTED_DEAD_LIMIT` adopted processes have ended here.
+
+    The worker cannot reap what it adopted: a child it adopted and a child the layer
+    started (whose exit status `subprocess` waits for) look alike. A process that forks and
+    exits over and over leaves one such zombie at every step, each holding a pid; past the
+    limit, orphans go to the forkserver, which reaps them, and are swept as the rest.
+    """
+    while _dead_children(os.getpid()) < _ADOPTED_DEAD_LIMIT:
+        time.sleep(_ADOPTION_CHECK_S)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 0)
 
 
 def _close_inherited_pipes() -> None:
@@ -177,9 +195,68 @@ def _prctl(option: int, value: int) -> bool:
     return bool(prctl(option, ulong(value), ulong(0), ulong(0), ulong(0)) == 0)
 
 
+def _stop_below(parent: int, children: Callable[[int], list[int]], spare: set[int], stopped: set[int]) -> bool:
+    """Stop every process below `parent` but `spare` that is not in `stopped` yet, and add it
+    there; whether there was any."""
+    new = False
+    todo = [pid for pid in children(parent) if pid not in spare]
+    while todo:
+        pid = todo.pop()
+        if pid not in stopped:
+            _signal([pid], signal.SIGSTOP)
+            stopped.add(pid)
+            new = True
+        todo += children(pid)
+    return new
+
+
+def _children_reader() -> Callable[[int], list[int]]:
+    """A function from a pid to its live children: read from the kernel's list of each
+    thread's children where it has one (CONFIG_PROC_CHILDREN; a few microseconds, so that a
+    process changing its pid cannot outrun it), else from a scan of every process."""
+    if os.path.exists(f"/proc/self/task/{os.getpid()}/children"):
+        return _children
+    table = _children_table()
+    return lambda pid: table.get(pid, [])
+
+
+def _children(pid: int, live: bool = True) -> list[int]:
+    found: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # ended meanwhile
+        return found
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children", "rb") as f:
+                found += (int(child) for child in f.read().split())
+        except OSError:
+            pass
+    return [child for child in found if _alive(child)] if live else found
+
+
+def _dead_children(pid: int) -> int:
+    return sum(not _alive(child) for child in _children(pid, live=False))
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie is dead already: its children were adopted, and signals
+    do nothing to it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return _state(text) not in (b"Z", b"X")
+
+
+def _state(stat: bytes) -> bytes:
+    # pid (comm) state ppid ...: comm may hold spaces and parentheses
+    return stat[stat.rindex(b")") + 2 :][:1]
+
+
 def _children_table() -> dict[int, list[int]]:
-    """The live processes by parent pid, read from /proc (zombies are dead already: their
-    children were adopted, and signals do nothing to them)."""
+    """The live processes by parent pid, from a scan of /proc."""
     table: dict[int, list[int]] = {}
     try:
         names = os.listdir("/proc")
@@ -193,22 +270,10 @@ def _children_table() -> dict[int, list[int]]:
                 text = f.read()
         except OSError:  # ended meanwhile
             continue
-        # pid (comm) state ppid ...: comm may hold spaces and parentheses
         fields = text[text.rindex(b")") + 2 :].split(None, 2)
         if len(fields) >= 2 and fields[0] not in (b"Z", b"X"):
             table.setdefault(int(fields[1]), []).append(int(name))
     return table
-
-
-def _below(parent: int, table: dict[int, list[int]], spare: set[int]) -> set[int]:
-    found: set[int] = set()
-    todo = [pid for pid in table.get(parent, ()) if pid not in spare]
-    while todo:
-        pid = todo.pop()
-        if pid not in found:
-            found.add(pid)
-            todo += table.get(pid, ())
-    return found
 
 
 def _signal(pids: Iterable[int], signum: int) -> None:
