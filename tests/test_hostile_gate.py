@@ -301,7 +301,8 @@ def test_a_hung_worker_ends_itself_when_the_parent_is_killed(tmp_path):
     _wait_for_workers(proc.pid, 2)
     os.kill(proc.pid, signal.SIGKILL)
     _finish(proc, timeout=30)
-    # The workers' own watchdog: 2 s of timeout plus 2 s of grace from their start.
+    # The forkserver, which sees the parent die, ends them; else their own watchdog would,
+    # 2 s of timeout plus 2 s of grace from their start.
     _no_survivors(proc.pid, within=30)
 
 

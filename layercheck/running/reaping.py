@@ -8,7 +8,8 @@ says where they came from; their ancestry does, as long as no ancestor dies. So,
 
 - the forkserver and every worker are *child subreapers*: a process whose parent dies is
   adopted by the nearest of them instead of by init. Whatever a layer starts stays below its
-  worker while the worker runs, and below the forkserver after the worker has ended;
+  worker while the worker runs (unless hundreds of adopted processes end there: then below
+  the forkserver), and below the forkserver after the worker has ended;
 - when a worker ends, however it ends (its result, a crash, its timeout), the parent kills
   everything below the forkserver that is not a running worker (`sweep`), and the
   forkserver, when it exits (the run is over, or the parent was killed), everything below
