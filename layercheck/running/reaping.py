@@ -32,9 +32,9 @@ import os
 import signal
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Callable, Collection, Iterable
+from time import sleep  # bound before a layer could replace time.sleep
 from types import FrameType
 from typing import Any
 
@@ -136,7 +136,7 @@ def _stop_adopting_past_limit() -> None:
     limit, orphans go to the forkserver, which reaps them, and are swept as the rest.
     """
     while _dead_children(os.getpid()) < _ADOPTED_DEAD_LIMIT:
-        time.sleep(_ADOPTION_CHECK_S)
+        sleep(_ADOPTION_CHECK_S)
     _prctl(_PR_SET_CHILD_SUBREAPER, 0)
 
 
