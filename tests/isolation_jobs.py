@@ -64,3 +64,37 @@ class Environment:
 
     def run(self, emit):
         return os.getcwd(), os.environ.get(self.name)
+
+
+@dataclass(frozen=True)
+class StartsAChild:
+    """Starts a child that would sleep for long, writes its pid to `path`, and returns."""
+
+    path: str
+    timeout: float = 30
+
+    def run(self, emit):
+        import subprocess
+
+        pid = subprocess.Popen(["sleep", "1000"], start_new_session=True).pid
+        with open(self.path, "w") as f:
+            f.write(str(pid))
+        return pid
+
+
+@dataclass(frozen=True)
+class IsAlive:
+    """Whether the process whose pid is in `path` still runs (a zombie does not)."""
+
+    path: str
+    timeout: float = 30
+
+    def run(self, emit):
+        with open(self.path) as f:
+            pid = f.read()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            return False
+        return stat[stat.rindex(")") + 2] not in "ZX"

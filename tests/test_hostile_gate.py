@@ -11,7 +11,9 @@ the run, nothing outgrows its input.
 
 Every CLI run here is started in a session of its own, so that every process it starts
 (workers, the forkserver, the resource tracker) is in its process group, and the tests can
-tell that none of them outlives it (`_survivors`, read from /proc).
+tell that none of them outlives it (`_survivors`, read from /proc). Processes a layer starts
+in a session of their own leave the group: they are found by the folder their run names in
+their environment, and by the pids the hostile layers write there (hostile_gate/README.md).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import functools
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -46,23 +50,36 @@ needs_proc = pytest.mark.skipif(not LINUX, reason="process groups are read from 
 # -- helpers ---------------------------------------------------------------------------------
 
 
+PIDS = "LAYERCHECK_GATE_PIDS"
+_pid_folders: dict[int, Path] = {}  # process group of a run: the folder of its pids
+
+
 def _start(*args: object, cwd: Path = REPO, env: dict | None = None) -> subprocess.Popen:
     """`python -m layercheck ARGS` in a new session (its pid is its process group), with
-    SIGINT at its default (a background shell would hand it down ignored)."""
-    return subprocess.Popen(
+    SIGINT at its default (a background shell would hand it down ignored), and a folder of
+    its own for the pids its layers record (`PIDS`)."""
+    folder = Path(tempfile.mkdtemp(prefix="layercheck-gate-pids-"))
+    proc = subprocess.Popen(
         [sys.executable, "-m", "layercheck", *map(str, args)],
         cwd=cwd,
-        env=env,
+        env={**(os.environ if env is None else env), PIDS: str(folder)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+    _pid_folders[proc.pid] = folder
+    return proc
 
 
 def _survivors(group: int) -> list[str]:
-    """The live processes of process group `group` (zombies are dead: their parent reaps)."""
+    """The live processes of the run whose process group is `group` (zombies are dead: their
+    parent reaps): those of the group, and those that left it but hold the run's folder of
+    pids in their environment or wrote their pid there."""
+    folder = _pid_folders.get(group)
+    marker = f"{PIDS}={folder}".encode() if folder is not None else None
+    recorded = {name for name in os.listdir(folder) if name.isdigit()} if folder is not None else set()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -73,7 +90,7 @@ def _survivors(group: int) -> list[str]:
             continue
         # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses
         fields = text[text.rindex(")") + 2 :].split()
-        if int(fields[2]) == group and fields[0] != "Z":
+        if fields[0] != "Z" and (int(fields[2]) == group or entry.name in recorded or _holds(entry, marker)):
             try:
                 cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
@@ -82,11 +99,34 @@ def _survivors(group: int) -> list[str]:
     return found
 
 
+def _holds(process: Path, marker: bytes | None) -> bool:
+    """Whether the environment `process` started with holds `marker` (a forked process shows
+    the environment of the last program executed)."""
+    try:
+        return marker is not None and marker in (process / "environ").read_bytes().split(b"\0")
+    except OSError:  # ended meanwhile, or another user's
+        return False
+
+
 def _no_survivors(group: int, within: float = 5.0) -> None:
     deadline = time.monotonic() + within
     while (alive := _survivors(group)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert alive == [], f"processes outlived the run: {alive}"
+
+
+def _recorded(group: int) -> dict[str, str]:
+    """What the layers of the run wrote in its folder of pids: name, what it is."""
+    folder = _pid_folders[group]
+    return {path.name: path.read_text() for path in folder.iterdir()}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _remove_pid_folders():
+    yield
+    for folder in _pid_folders.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    _pid_folders.clear()
 
 
 def _finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]:
@@ -135,6 +175,9 @@ def test_the_gate_corpus_fails_with_every_target_in_both_reports_and_nothing_lef
     assert "Traceback" not in stderr, stderr
     _assert_every_target_in_both_reports(report, root, {p.name for p in GATE.glob("*.py")})
     if LINUX:
+        # Plain, in a session of its own, by setsid; daemons forked twice: in predict, at
+        # import in discovery and in the check. Each started, none is left.
+        assert len(_recorded(group)) >= 5, _recorded(group)
         _no_survivors(group)
 
 
@@ -258,8 +301,49 @@ def test_a_hung_worker_ends_itself_when_the_parent_is_killed(tmp_path):
     _wait_for_workers(proc.pid, 2)
     os.kill(proc.pid, signal.SIGKILL)
     _finish(proc, timeout=30)
-    # The workers' own watchdog: 2 s of timeout plus 2 s of grace from their start.
+    # The forkserver, which sees the parent die, ends them; else their own watchdog would,
+    # 2 s of timeout plus 2 s of grace from their start.
     _no_survivors(proc.pid, within=30)
+
+
+def _hang_with_processes(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A folder of the gate's layers that start processes, and the environment that makes two
+    of them hang after replacing (or cancelling) layercheck's faulthandler watchdog."""
+    folder = tmp_path / "layers"
+    folder.mkdir()
+    for name in ("children_left_running.py", "daemon_forked_twice.py", "daemon_at_import.py"):
+        shutil.copy(GATE / name, folder / name)
+    return folder, {**os.environ, "LAYERCHECK_GATE_HANG": "1"}
+
+
+@needs_proc
+def test_a_timeout_kills_the_processes_of_the_hung_layer_too(tmp_path):
+    folder, env = _hang_with_processes(tmp_path)
+    json_path = tmp_path / "r.json"
+    proc = _start("run", folder, "--jobs", "2", "--timeout", "3", "--json", json_path, env=env)
+    code, stdout, stderr = _finish(proc, timeout=120)
+    assert code == 1 and "Traceback" not in stderr and "unexpected pid" not in stderr, stdout + stderr
+    by_file = {_file_of(t["target"]): t for t in json.loads(json_path.read_text())["targets"]}
+    for name in ("children_left_running.py", "daemon_forked_twice.py"):
+        assert by_file[name]["status"] == "error" and "timed out after 3 s" in by_file[name]["error"]
+    assert by_file["daemon_at_import.py"]["status"] == "passed"
+    assert {"ready-children", "ready-daemon"} <= set(_recorded(proc.pid))
+    _no_survivors(proc.pid)
+
+
+@needs_proc
+def test_nothing_outlives_layercheck_killed_while_layers_hang_with_processes(tmp_path):
+    folder, env = _hang_with_processes(tmp_path)
+    proc = _start("run", folder, "--jobs", "2", "--timeout", "300", env=env)
+    deadline = time.monotonic() + 60
+    while not {"ready-children", "ready-daemon"} <= set(_recorded(proc.pid)):
+        assert time.monotonic() < deadline and proc.poll() is None, _recorded(proc.pid)
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    _finish(proc, timeout=30)
+    # Neither watchdog of the workers is left: the forkserver, which sees the parent die,
+    # ends them and everything they started, and the resource tracker ends with it.
+    _no_survivors(proc.pid, within=10)
 
 
 @needs_proc

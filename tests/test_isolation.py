@@ -5,6 +5,7 @@ checked. The hostile corpus in tests/hostile/ is run as one folder, as CI would.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -12,7 +13,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from conftest import INTERNAL_FRAME, PACKAGE, TESTS, run_cli
-from isolation_jobs import Environment, Hostile, Sleep
+from isolation_jobs import Environment, Hostile, IsAlive, Sleep, StartsAChild
 
 from layercheck.running.isolation import run_jobs, signal_reason
 from layercheck.userframes import exception_summary, user_stack
@@ -160,6 +161,14 @@ def test_outcomes_come_back_in_job_order_whatever_order_the_workers_end_in():
     assert [o.result for o in outcomes] == [0, 1, 2]
     assert ended == [1, 2, 0]
     assert all(o.ok and o.failure is None for o in outcomes)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes are followed through /proc")
+def test_a_process_a_job_leaves_running_ends_with_its_job_not_with_the_run(tmp_path):
+    started, here = tmp_path / "started", tmp_path / "here"
+    here.write_text(str(os.getpid()))  # the lookalike: a process that runs on
+    outcomes = run_jobs([StartsAChild(str(started)), IsAlive(str(started)), IsAlive(str(here))], workers=1)
+    assert [outcome.result for outcome in outcomes[1:]] == [False, True]
 
 
 def test_a_hung_worker_is_stopped_with_the_stack_where_it_hung():

@@ -11,7 +11,8 @@ code: a start costs milliseconds, and nothing a user's module does (monkeypatchi
 RNG state, threads) reaches the next target. Where there is no forkserver (Windows) they are
 spawned. The worker's stdout and stderr go to a file: the user's prints never interleave
 with the report, and faulthandler writes the Python stack there when the worker crashes or,
-asked with SIGUSR1 just before it is killed for its timeout, where it hung.
+asked with SIGUSR1 just before it is killed for its timeout, where it hung. Whatever
+processes a worker starts end with it, and the forkserver with the parent (`reaping`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from layercheck.clock import monotonic
 from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
+from layercheck.running import reaping
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 from layercheck.userframes import user_stack
 
@@ -124,6 +126,8 @@ def run_jobs(
                         running.remove(worker)
                         outcomes[worker.index] = outcome
                         ended.append((worker.index, outcome))
+                if ended:  # what they left behind ends with them
+                    reaping.sweep_forkserver(spare=[worker.process.pid for worker in running])
                 for index, outcome in ended:
                     if on_done is not None:
                         on_done(index, outcome)
@@ -148,6 +152,7 @@ def run_jobs(
             raise
         finally:
             _stop(running)  # whatever else ends the run early: leave no worker behind
+            reaping.sweep_forkserver()
     return outcomes  # type: ignore[return-value]
 
 
@@ -207,7 +212,8 @@ def _context():
         # The forkserver imports layercheck once; every worker is forked with it loaded. The
         # CLI too: multiprocessing re-runs the parent's main script in each worker, and for
         # the `layercheck` console script that is cheap only when its imports are loaded.
-        context.set_forkserver_preload(["layercheck.cli"])
+        # The last one makes it a subreaper that leaves no process behind (`reaping`).
+        context.set_forkserver_preload(["layercheck.cli", "layercheck.running.forkserver_preload"])
         return context
     return multiprocessing.get_context("spawn")
 
@@ -416,6 +422,7 @@ def _read_tail(path: Path) -> str:
 
 
 def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str, clock: Any = None) -> None:
+    reaping.enter_worker()  # nothing the layer starts may outlive its target (`reaping`)
     # A terminal's Ctrl-C reaches the whole process group; the parent stops the workers
     # itself, so that here a KeyboardInterrupt is always the layer's own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

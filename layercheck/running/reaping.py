@@ -1,0 +1,286 @@
+"""No process a layer starts outlives its target, and none of layercheck's outlives the run
+(DESIGN.md section 7).
+
+A layer may start processes of its own: plain children, children in a session of their own
+(`setsid`, `start_new_session=True`), daemons that fork twice, ignore SIGTERM and SIGHUP and
+keep every file descriptor they inherited. Neither their process group nor their session
+says where they came from; their ancestry does, as long as no ancestor dies. So, on Linux:
+
+- the forkserver and every worker are *child subreapers*: a process whose parent dies is
+  adopted by the nearest of them instead of by init. Whatever a layer starts stays below its
+  worker while the worker runs (unless hundreds of adopted processes end there: then below
+  the forkserver), and below the forkserver after the worker has ended;
+- when a worker ends, however it ends (its result, a crash, its timeout), the parent kills
+  everything below the forkserver that is not a running worker (`sweep`), and the
+  forkserver, when it exits (the run is over, or the parent was killed), everything below
+  itself;
+- a worker closes, before any user code runs, the pipe whose end tells the forkserver that
+  the parent died and the one that keeps the resource tracker alive: nothing a layer starts
+  holds them, so both end as soon as the parent does;
+- a worker dies with the forkserver (PR_SET_PDEATHSIG), whatever the layer did to the
+  faulthandler watchdog that ends it past its timeout.
+
+Elsewhere there is neither /proc nor prctl: a worker only closes those pipes, and the
+processes a layer starts are not followed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Collection, Iterable
+from time import sleep  # bound before a layer could replace time.sleep
+from types import FrameType
+from typing import Any
+
+__all__ = ["enter_worker", "prepare_forkserver", "sweep", "sweep_forkserver"]
+
+_LINUX = sys.platform.startswith("linux")
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36  # Linux 3.4
+# A walk stops what it finds and the next looks for what they forked before they stopped:
+# two or three find everything. The bound only guards against a /proc that changes under
+# every read.
+_ROUNDS = 50
+# A worker stops adopting orphans once this many of them have ended unreaped in it
+# (`_stop_adopting_past_limit`); it looks every _ADOPTION_CHECK_S seconds.
+_ADOPTED_DEAD_LIMIT = 200
+_ADOPTION_CHECK_S = 0.2
+
+# The forkserver's pid, set in the forkserver (`prepare_forkserver`) and inherited by the
+# workers it forks, which check that it is still their parent.
+_forkserver_pid: int | None = None
+_RUNTIME_GLOBALS = ("_forkserver_pid",)  # set in the forkserver only: not watched (running.integrity)
+
+
+def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) -> int:
+    """Kill every process below `parent` except those in `spare` and what is below them.
+
+    With `owner`, only while `parent` is still a child of `owner`: the pid of a process that
+    ended may be given to another, whose children are none of layercheck's business.
+
+    Each process is stopped (SIGSTOP) as soon as it is found, before its children are read,
+    and the walk is repeated until it finds nothing new; then all are killed at once. A
+    process stopped cannot fork; one that forks and exits over and over to change its pid is
+    adopted by `parent` at every step, a subreaper, and found there on the next walk.
+
+    Returns:
+        How many live processes were killed (0 where there is no /proc).
+    """
+    if not _LINUX:
+        return 0
+    children = _children_reader()
+    stopped: set[int] = set()
+    for _ in range(_ROUNDS):
+        if owner is not None and parent not in children(owner):
+            break
+        if not _stop_below(parent, children, set(spare), stopped):
+            break
+    _signal(stopped, signal.SIGKILL)
+    return len(stopped)
+
+
+def sweep_forkserver(spare: Collection[int] = ()) -> int:
+    """Kill what the workers that ended left behind: every process below this process's
+    forkserver (a subreaper, which adopted them) but the running workers `spare` and theirs.
+
+    Returns:
+        How many processes were killed (0 where there is no forkserver running, or no /proc).
+    """
+    forkserver = _forkserver_module()
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)  # private
+    return sweep(pid, spare, owner=os.getpid()) if isinstance(pid, int) else 0
+
+
+def prepare_forkserver() -> None:
+    """Make the calling forkserver a subreaper that kills everything below it when it exits.
+
+    Called as the forkserver imports its preloaded modules (`running.forkserver_preload`);
+    anywhere else it does nothing: a user's process must never adopt or kill its orphans.
+    """
+    global _forkserver_pid
+    if not _LINUX or not _in_forkserver() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        return
+    _forkserver_pid = os.getpid()
+    # The forkserver reaps every child; those it adopted it warns about on its stderr, the
+    # user's terminal, as an event that "shouldn't happen really".
+    warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
+    atexit.register(_sweep_on_exit, _forkserver_pid)
+
+
+def enter_worker() -> None:
+    """What a worker does first, before any user code: die with the forkserver, adopt what
+    its children leave behind, and hold no pipe that keeps the forkserver or the resource
+    tracker alive."""
+    _close_inherited_pipes()
+    if not _LINUX:
+        return
+    _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if _forkserver_pid is not None and os.getppid() != _forkserver_pid:
+        # The forkserver died before the line above: no signal will come.
+        os.kill(os.getpid(), signal.SIGKILL)
+    if _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        threading.Thread(target=_stop_adopting_past_limit, name="layercheck-adoptions", daemon=True).start()
+
+
+def _stop_adopting_past_limit() -> None:
+    """Stop adopting once `_ADOPTED_DEAD_LIMIT` adopted processes have ended here.
+
+    The worker cannot reap what it adopted: a child it adopted and a child the layer
+    started (whose exit status `subprocess` waits for) look alike. A process that forks and
+    exits over and over leaves one such zombie at every step, each holding a pid; past the
+    limit, orphans go to the forkserver, which reaps them, and are swept as the rest.
+    """
+    while _dead_children(os.getpid()) < _ADOPTED_DEAD_LIMIT:
+        sleep(_ADOPTION_CHECK_S)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 0)
+
+
+def _close_inherited_pipes() -> None:
+    """Close the write ends of the forkserver's alive pipe and of the resource tracker's pipe.
+
+    Both read to EOF to learn that the parent is gone: a worker, or a daemon that a layer
+    forks and that inherits every descriptor, holding either keeps it running after the parent
+    was killed. The worker needs neither; were a layer to use multiprocessing, it would start
+    its own forkserver or tracker, below the worker.
+    """
+    from multiprocessing import resource_tracker
+
+    for holder, name in (
+        (getattr(_forkserver_module(), "_forkserver", None), "_forkserver_alive_fd"),
+        (resource_tracker._resource_tracker, "_fd"),
+    ):
+        fd = getattr(holder, name, None)  # private, as they have been since Python 3.8
+        if isinstance(fd, int):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+            setattr(holder, name, None)
+
+
+def _forkserver_module() -> Any:
+    """multiprocessing.forkserver, or None where there is none (Windows)."""
+    try:
+        from multiprocessing import forkserver
+    except ImportError:
+        return None
+    return forkserver
+
+
+def _sweep_on_exit(pid: int) -> None:
+    if os.getpid() == pid:  # not in a worker, which inherited the registration
+        sweep(pid)
+
+
+def _in_forkserver() -> bool:
+    """Whether multiprocessing's forkserver loop is what is running (importing its preloads)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "main" and frame.f_globals.get("__name__") == "multiprocessing.forkserver":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    ulong = ctypes.c_ulong
+    return bool(prctl(option, ulong(value), ulong(0), ulong(0), ulong(0)) == 0)
+
+
+def _stop_below(parent: int, children: Callable[[int], list[int]], spare: set[int], stopped: set[int]) -> bool:
+    """Stop every process below `parent` but `spare` that is not in `stopped` yet, and add it
+    there; whether there was any."""
+    new = False
+    todo = [pid for pid in children(parent) if pid not in spare]
+    while todo:
+        pid = todo.pop()
+        if pid not in stopped:
+            _signal([pid], signal.SIGSTOP)
+            stopped.add(pid)
+            new = True
+        todo += children(pid)
+    return new
+
+
+def _children_reader() -> Callable[[int], list[int]]:
+    """A function from a pid to its live children: read from the kernel's list of each
+    thread's children where it has one (CONFIG_PROC_CHILDREN; a few microseconds, so that a
+    process changing its pid cannot outrun it), else from a scan of every process."""
+    if os.path.exists(f"/proc/self/task/{os.getpid()}/children"):
+        return _children
+    table = _children_table()
+    return lambda pid: table.get(pid, [])
+
+
+def _children(pid: int, live: bool = True) -> list[int]:
+    found: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # ended meanwhile
+        return found
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children", "rb") as f:
+                found += (int(child) for child in f.read().split())
+        except OSError:
+            pass
+    return [child for child in found if _alive(child)] if live else found
+
+
+def _dead_children(pid: int) -> int:
+    return sum(not _alive(child) for child in _children(pid, live=False))
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie is dead already: its children were adopted, and signals
+    do nothing to it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return _state(text) not in (b"Z", b"X")
+
+
+def _state(stat: bytes) -> bytes:
+    # pid (comm) state ppid ...: comm may hold spaces and parentheses
+    return stat[stat.rindex(b")") + 2 :][:1]
+
+
+def _children_table() -> dict[int, list[int]]:
+    """The live processes by parent pid, from a scan of /proc."""
+    table: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                text = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = text[text.rindex(b")") + 2 :].split(None, 2)
+        if len(fields) >= 2 and fields[0] not in (b"Z", b"X"):
+            table.setdefault(int(fields[1]), []).append(int(name))
+    return table
+
+
+def _signal(pids: Iterable[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except OSError:  # ended meanwhile, or not ours to signal
+            pass
