@@ -9,7 +9,9 @@ doing (a failed check, or the report's error); the working folder is restored wh
 ends. A Ctrl-C the user presses while the check runs still interrupts it (a KeyboardInterrupt
 raised out of `check_layer`, in the main thread). What cannot be contained in-process (a
 layer that hangs, crashes the interpreter or exhausts memory, or changes global state such
-as environment variables or `sys.modules`) needs a worker process: `layercheck run`.
+as environment variables or `sys.modules`) needs a worker process: `layercheck run`. NumPy's
+and layercheck's functions are the exception: one the layer replaces while it is checked is
+put back, and the check fails (`running.integrity`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from layercheck.errors import UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.machine import refuse_if_too_large
 from layercheck.results import TargetReport
+from layercheck.running.integrity import Guard
 from layercheck.running.runner import run_target
 from layercheck.safetext import type_name
 from layercheck.settings.options import make_options
@@ -148,7 +151,23 @@ def check_function(
 
 
 def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: Any) -> TargetReport:
-    """Parse the layouts, then the options (None: not given), then run the checks."""
+    """Parse the layouts, then the options (None: not given), then run the checks.
+
+    NumPy's and layercheck's functions are recorded first: one the layer replaces while it is
+    checked fails the check and is put back, so that the caller's session is left as it was
+    (`running.integrity`). What the caller's process did before (the layer's module, once
+    imported) is what the layer is judged under: only `layercheck run`, which imports the
+    module in a worker of its own, sees what a module does when it is imported.
+    """
+    guard = Guard.start()
+    guard.where = "before the checks began"  # the module was imported by the caller, before
+    try:
+        return _checked(layer, layout, args, guard, **options)
+    finally:
+        guard.stop()
+
+
+def _checked(layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, **options: Any) -> TargetReport:
     layouts = parse_layouts(layout)
     refuse_if_too_large(layouts)
     opts = make_options(**options, check_names=tuple(REGISTRY))
@@ -163,7 +182,7 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     else:
         factory, label = _copier(layer), type_name(layer)
     with handling(), _working_folder_kept():
-        return run_target(label, factory, layouts, opts, kind=kind_of(layer))
+        return run_target(label, factory, layouts, opts, kind=kind_of(layer), guard=guard)
 
 
 @contextmanager

@@ -37,7 +37,7 @@ from layercheck.numerics.gradients.engine import (
     make_baseline,
 )
 from layercheck.numerics.gradients.evidence import worst_failing
-from layercheck.numerics.gradients.findings import Diagnosis, Numbers
+from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
 from layercheck.numerics.gradients.localization import numbers_of
 from layercheck.results import Kind, Status, cause_of
 from layercheck.safetext import exception_text
@@ -107,6 +107,10 @@ class ArgumentRecord:
     probes: tuple[ProbeRecord, ...]
     diagnosis: Diagnosis | None = None
     worst: Numbers | None = None  # the worst failing probe: the numbers of the argument's claim
+    # Where a probe's outputs went NaN or infinite (the last such probe), with the names of the
+    # arguments and outputs its indices refer to.
+    non_finite: NonFiniteMove | None = None
+    names: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def to_dict(self) -> dict[str, Any]:
         """The argument's entry of the JSON details."""
@@ -119,6 +123,8 @@ class ArgumentRecord:
         }
         if self.diagnosis is not None:
             record["diagnosis"] = self.diagnosis.to_dict()
+        if self.non_finite is not None:
+            record["non_finite"] = self.non_finite.to_dict(*self.names)
         if self.worst is not None:
             record["max_abs_error"] = self.worst.abs_error
             record["max_rel_error"] = self.worst.rel_error
@@ -351,6 +357,7 @@ class TrainingPass:
             _labels(session, layer),
             self.remarks,
             self.coarse,
+            list(layer.output_names) + [f"updated {s}" for s in layer.state],
         )
 
 
@@ -486,7 +493,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         return failed(_headline(diagnoses), explanation=explanation, **details)
     incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
-        names = ", ".join(f"{r.argument} ({r.reason})" for r in incomplete)
+        names = ", ".join(f"{r.argument} ({_undecided_reason(r)})" for r in incomplete)
         cause = next((v.cause for v in verdicts if v.cause is not None), None)
         raise Incomplete(f"could not decide for {names}", details, explanation=explanation, cause=cause)
     return passed(_pass_message(records, evaluated, fallback, device), explanation=explanation, **details)
@@ -580,6 +587,7 @@ def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagn
     """One argument's record: its outcome, its probes, and for a failure the worst error."""
     probe = worst_failing(verdict)  # the probe the argument's finding states, so one number
     worst = None if probe is None else numbers_of(probe)
+    non_finite = next((p.non_finite for p in reversed(verdict.probes) if p.non_finite is not None), None)
     return ArgumentRecord(
         argument=problem.names[verdict.index],
         kind=problem.kinds[verdict.index],
@@ -588,7 +596,17 @@ def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagn
         probes=tuple(ProbeRecord.of(p) for p in verdict.probes),
         diagnosis=diagnosis,
         worst=worst,
+        non_finite=non_finite if verdict.status is Status.INCOMPLETE else None,
+        names=(tuple(problem.names), tuple(problem.outputs)),
     )
+
+
+def _undecided_reason(record: ArgumentRecord) -> str:
+    """Why an argument was not decided: where its outputs went NaN or infinite, when that is
+    what stopped it, else the probes' reasons."""
+    if record.non_finite is None:
+        return record.reason
+    return wording.non_finite_move_text(record.non_finite, *record.names)
 
 
 def _headline(diagnoses: dict[int, Diagnosis]) -> str:

@@ -19,6 +19,7 @@ from layercheck.numerics.gradients.findings import (
     Finding,
     Misplaced,
     NonFinite,
+    NonFiniteMove,
     Nonlinearity,
     Numbers,
     Permutation,
@@ -27,7 +28,15 @@ from layercheck.numerics.gradients.findings import (
     Size,
 )
 
-__all__ = ["cause_phrase", "factor_text", "headline", "listed", "region_text", "where_lines"]
+__all__ = [
+    "cause_phrase",
+    "factor_text",
+    "headline",
+    "listed",
+    "non_finite_move_text",
+    "region_text",
+    "where_lines",
+]
 
 CONVENTION = "layercheck's convention is dL/da + i*dL/db"
 _COMPLEX_SUSPECT = "complex values: check each conj against the convention dL/da + i*dL/db"
@@ -273,3 +282,28 @@ def where_lines(finding: Finding, regions: Sequence[Region]) -> list[str]:
 def _non_finite_elements(detail: NonFinite) -> str:
     shown = ", ".join(str(e) for e in detail.elements[:_SHOWN_NON_FINITE])
     return shown + (" ..." if detail.count > _SHOWN_NON_FINITE else "")
+
+
+def non_finite_move_text(move: NonFiniteMove, arguments: Sequence[str], outputs: Sequence[str]) -> str:
+    """ "moving X by a step of 1e-07 along a random direction made Y NaN or infinite at 12 of 24
+    elements, first at (0, 3), where they were finite at the drawn inputs: finite differences
+    cannot be taken there"."""
+    moved = listed([_named(arguments, i) for i in move.arguments])
+    if move.element is not None:
+        part = "the imaginary part of " if move.imaginary else ""
+        what = f"{part}{moved}{move.element}"
+        how = ""
+    else:
+        what, how = moved, " along a random direction"
+    went = ", ".join(
+        f"{_named(outputs, o.output)} NaN or infinite at {o.count} of {o.total} elements, first at {o.first}"
+        for o in move.outputs
+    )
+    return (
+        f"moving {what} by a step of {move.step:.3g}{how} made {went}, where the outputs were finite at "
+        "the drawn inputs: finite differences cannot be taken there"
+    )
+
+
+def _named(names: Sequence[str], index: int) -> str:
+    return names[index] if 0 <= index < len(names) else f"output {index + 1}"

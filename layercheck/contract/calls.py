@@ -6,6 +6,9 @@ Every call of a user method goes through `run` (`contract.adapter`). In a worker
 is a shared double (`multiprocessing.Value`) that holds the monotonic time at which the
 outermost call under way started, or 0 between calls; elsewhere there is none and `run`
 only calls.
+
+After each outermost call `run` also calls the hook `guard` installed (`running.integrity`:
+a quick look whether the layer replaced NumPy's functions, before layercheck uses them).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, Protocol
 
 from layercheck.clock import monotonic
 
-__all__ = ["Clock", "install", "run"]
+__all__ = ["Clock", "guard", "install", "run"]
 
 
 class Clock(Protocol):
@@ -26,6 +29,10 @@ class Clock(Protocol):
 
 _clock: Clock | None = None
 _depth = 0  # calls of the layer under way (predict from forward, say): the outermost counts
+_after: Callable[[], None] | None = None  # called after each outermost call
+# The globals this module rebinds while the layer runs: `running.integrity` leaves them out of
+# what it watches.
+_RUNTIME_GLOBALS = ("_clock", "_depth", "_after")
 
 
 def install(clock: Clock | None) -> None:
@@ -34,13 +41,18 @@ def install(clock: Clock | None) -> None:
     _clock = clock
 
 
+def guard(after: Callable[[], None] | None) -> None:
+    """Call `after()` when each outermost call of the layer returns or raises (None: none)."""
+    global _after
+    _after = after
+
+
 def run(fn: Callable[..., Any], *args: Any) -> Any:
-    """`fn(*args)`, a method of the user's, with the clock set while it runs."""
+    """`fn(*args)`, a method of the user's, with the clock set while it runs and the guard's
+    hook called after it."""
     global _depth
-    clock = _clock
-    if clock is None:
-        return fn(*args)
-    if _depth == 0:
+    clock, after = _clock, _after
+    if _depth == 0 and clock is not None:
         clock.value = monotonic()
     _depth += 1
     try:
@@ -48,4 +60,7 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     finally:
         _depth -= 1
         if _depth == 0:
-            clock.value = 0.0
+            if clock is not None:
+                clock.value = 0.0
+            if after is not None:
+                after()

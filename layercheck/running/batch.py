@@ -34,7 +34,9 @@ from layercheck.contract.loading import (
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.machine import refuse_if_too_large
+from layercheck.numerics.devices import gpu_status
 from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
+from layercheck.running.integrity import Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target, select_checks, unexpected
 from layercheck.safetext import exception_text
@@ -138,6 +140,9 @@ class DiscoverJob:
 
     def run(self, emit: Callable[[str, Any], None]) -> Discovered:
         emit("step", f"importing {os.path.basename(self.path)}")
+        # Whatever the module replaces is put back before layercheck lists its targets; the
+        # check job, which imports it again, reports it.
+        guard = Guard.start()
         try:
             if self.whole_module:
                 found = discover(import_module(Path(self.path)))
@@ -149,7 +154,13 @@ class DiscoverJob:
         except BaseException as exc:  # what import_module lets through: KeyboardInterrupt
             error = f"importing {os.path.basename(self.path)} raised {exception_summary(exc)}"
             return Discovered(error=error, traceback=user_traceback(exc), cause=cause_of(exc))
-        return Discovered(found=tuple(_describe(name, obj) for name, obj in found))
+        finally:
+            guard.verify()
+        described = []
+        for name, obj in found:
+            described.append(_describe(name, obj))  # reads the layer's example_layout
+            guard.verify()
+        return Discovered(found=tuple(described))
 
 
 def _describe(name: str, obj: Any) -> dict[str, Any]:
@@ -182,8 +193,12 @@ class CheckJob:
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
         emit("step", f"importing {os.path.basename(self.path)}")
+        if self.options.device != "cpu":
+            gpu_status()  # CuPy, if there is one, is then watched from before the module runs
+        guard = Guard.start()  # NumPy and layercheck before the user's module runs
         try:
             obj = getattr(import_module(Path(self.path)), self.name, None)
+            guard.verify()
             if obj is None:
                 raise TargetError(f"{os.path.basename(self.path)} defines no {self.name!r}")
             factory = Target(self.label, Path(self.path), self.name, obj).factory(self.args)
@@ -213,6 +228,7 @@ class CheckJob:
                 kind=kind_of(obj),
                 on_check=on_check,
                 on_start=on_start,
+                guard=guard,
             )
         except _OutOfMemory as exc:
             error = f"ran out of memory in {exc.result.name}: {exc.result.message}"

@@ -55,6 +55,7 @@ _ADOPTION_CHECK_S = 0.2
 # The forkserver's pid, set in the forkserver (`prepare_forkserver`) and inherited by the
 # workers it forks, which check that it is still their parent.
 _forkserver_pid: int | None = None
+_RUNTIME_GLOBALS = ("_forkserver_pid",)  # set in the forkserver only: not watched (running.integrity)
 
 
 def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) -> int:

@@ -12,6 +12,7 @@ from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
+from layercheck.running.integrity import INTEGRITY_CHECK, Finding, Guard
 from layercheck.running.session import Session, notes
 from layercheck.safetext import exception_text, safe_repr
 from layercheck.settings.options import Options
@@ -129,35 +130,88 @@ def run_target(
     kind: Kind = Kind.LAYER,
     on_check: Callable[[CheckResult], None] | None = None,
     on_start: Callable[[Check], None] | None = None,
+    guard: Guard | None = None,
 ) -> TargetReport:
     """Check one layer; construction errors become the report's `error`.
 
     `on_start(check)` and `on_check(result)` are called around each check (a worker process
     reports with them where it is, so that a hang or a crash can be placed).
+
+    `guard` holds NumPy's and layercheck's functions as they were before the layer's module
+    was imported (`running.integrity`); without one, as they are now. A change found (at
+    import, while the layer is set up, in a check) is put back, reported as the failed
+    `module_does_not_replace_numpy_or_layercheck`, and no verdict from then on counts: the
+    check it was found in is undecided and the checks after it are not run.
     """
+    if guard is None:
+        guard = Guard.start()
+        try:
+            return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard)
+        finally:
+            guard.stop()
+    return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard)
+
+
+def _run_target(
+    label: str,
+    factory: Callable[[], Any],
+    layouts: Sequence[Layout],
+    options: Options,
+    kind: Kind,
+    on_check: Callable[[CheckResult], None] | None,
+    on_start: Callable[[Check], None] | None,
+    guard: Guard,
+) -> TargetReport:
     start = perf_counter()
     report = TargetReport(label, kind, [str(layout) for layout in layouts])
     checks = select_checks(options)
-    try:
-        session = Session(factory, layouts, options)
-    except TargetError as exc:
-        report.error, report.traceback, report.cause = str(exc), exc.traceback, cause_of(exc)
-    except BaseException as exc:  # what constructing or adapting the layer let through
-        reraise_if_interrupt(exc)
-        failure = unexpected("setting up the layer", exc)
-        report.error, report.traceback, report.cause = failure.message, failure.traceback, failure.cause
-    else:
+
+    def record(result: CheckResult) -> None:
+        report.checks.append(result)
+        if on_check is not None:
+            on_check(result)
+
+    guard.verify()  # what the module did when it was imported, if the caller has not looked
+    session = None
+    if guard.first is None:
+        guard.where = "while the layer was set up"
+        try:
+            session = Session(factory, layouts, options)
+        except TargetError as exc:
+            report.error, report.traceback, report.cause = str(exc), exc.traceback, cause_of(exc)
+        except BaseException as exc:  # what constructing or adapting the layer let through
+            reraise_if_interrupt(exc)
+            failure = unexpected("setting up the layer", exc)
+            report.error, report.traceback, report.cause = failure.message, failure.traceback, failure.cause
+        guard.verify()
+    if guard.first is not None:  # before any check: none is run on what the module replaced
+        report.error, report.traceback, report.cause = None, "", None
+        record(_replaced(guard.first))
         for check in checks:
+            record(_not_checked(check.name))
+    elif session is not None:
+        for check in checks:
+            if guard.first is not None:
+                record(_not_checked(check.name))
+                continue
             if on_start is not None:
                 on_start(check)
+            guard.where = f"during {check.name}"
             result = run_check(check, session)
-            report.checks.append(result)
-            if on_check is not None:
-                on_check(result)
+            guard.verify()
+            if guard.first is not None:  # found in this check: its verdict came from replaced code
+                record(_replaced(guard.first))
+                result = _undecided(result)
+            record(result)
+        guard.where = "after the checks"
         try:
             report.notes = notes(session)
         except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
             report.notes = []
+        undecided_so_far = guard.first is None
+        finding = guard.verify()
+        if finding is not None and undecided_so_far:  # in the notes: every verdict came before it
+            record(_replaced(finding))
         internal = [c for c in report.checks if c.cause is Cause.INTERNAL]
         if internal:
             # Never a pass, nor the layer's fault: the target could not be checked.
@@ -167,3 +221,42 @@ def run_target(
     report.bound()
     report.duration_s = perf_counter() - start
     return report
+
+
+def _replaced(finding: Finding) -> CheckResult:
+    """The failed result of a module or layer that replaced NumPy's or layercheck's functions."""
+    return CheckResult(
+        INTEGRITY_CHECK,
+        Status.FAILED,
+        finding.message(),
+        {"changes": [{"kind": c.kind.value, "what": c.what} for c in finding.changes[:_CHANGES_KEPT]]},
+        explanation=[
+            "layercheck never takes a verdict from code a layer replaced: the originals were put "
+            "back, and no check from that point on was decided",
+            "a layer may change NumPy's settings (np.seterr, np.set_printoptions, the random seed) "
+            "and add names of its own, but not replace NumPy's or layercheck's functions",
+        ],
+    )
+
+
+_CHANGES_KEPT = 20  # in the report's details; the message names the first few
+
+
+# What the checks a replacement leaves undecided say; the failed integrity result says what and
+# where (one line each, so that the same words group them in the console).
+_NOT_CHECKED = f"not checked: NumPy's or layercheck's functions were replaced (see {INTEGRITY_CHECK})"
+_UNDECIDED = (
+    f"not decided: the layer replaced NumPy's or layercheck's functions during this check, so its verdict "
+    f"would come from the replaced code (see {INTEGRITY_CHECK})"
+)
+
+
+def _not_checked(name: str) -> CheckResult:
+    return CheckResult(name, Status.INCOMPLETE, _NOT_CHECKED)
+
+
+def _undecided(result: CheckResult) -> CheckResult:
+    """`result` computed by code the layer replaced while it ran: no verdict."""
+    undecided = CheckResult(result.name, Status.INCOMPLETE, _UNDECIDED)
+    undecided.duration_s = result.duration_s
+    return undecided

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import Scalars, dot, fetch, namespace_of, norm_sq, random_signs, to_module
+from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput
 from layercheck.results import Cause, Status, cause_of
 
 __all__ = [
@@ -141,6 +142,8 @@ class GradientProblem:
     # argument -> the precision of a gradient backward returned coarser than the compute
     # precision (filled as backward runs): its round-off is that precision's, not a wrong value.
     coarse: dict[int, np.dtype] = field(default_factory=dict)
+    # The names of what `evaluate_many` returns (outputs, then updated states), for the records.
+    outputs: list[str] = field(default_factory=list)
 
     def roundoff_terms(self, moved: list[int], squares: list[float], eps: float) -> float:
         """The analytic side's round-off scale |g v| over the moved arguments, from each one's
@@ -180,6 +183,9 @@ class Probe:
     curvature: bool = False  # the error estimate is mostly curvature (a smaller step reduces it)
     parts: dict[int, float] = field(default_factory=dict)  # each moved argument's share of `analytic`
     roundoff: float = 0.0  # the round-off part of `error_bound`
+    # NON_FINITE: where the outputs went NaN or infinite (None: none that was finite at the
+    # drawn inputs did; the error estimate itself overflowed)
+    non_finite: NonFiniteMove | None = None
 
     @property
     def discrepancy(self) -> float:
@@ -443,7 +449,9 @@ def _compare(
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
     error_bound = second_error + roundoff_error
     if not (math.isfinite(numeric) and math.isfinite(error_bound)):
-        return _undecided(index, direction, t, Undecided.NON_FINITE)
+        probe = _undecided(index, direction, t, Undecided.NON_FINITE)
+        probe.non_finite = _non_finite_move(base, moves, t, deltas)
+        return probe
     terms = math.sqrt(terms_sq)
     scale = max(terms, abs(numeric), abs(analytic))
     probe = Probe(
@@ -568,6 +576,33 @@ def _joint_kinks(
     kinks[at] = moving
     count, bound = fetch(_count(moving), dot(xp.abs(w[at]), xp.where(moving, 0, size)))
     return kinks, int(count), float(bound)
+
+
+def _non_finite_move(base: Baseline, moves: dict[int, Any], t: float, deltas: list[Any]) -> NonFiniteMove | None:
+    """Where the outputs went NaN or infinite at x + t v or x - t v (their difference is then
+    not finite) although they were finite at the drawn inputs x. Only on the way to an
+    undecided probe: its cost does not matter."""
+    outputs = []
+    for j, (y0, delta) in enumerate(zip(base.outputs, deltas)):
+        xp = namespace_of(delta)
+        went = xp.logical_and(xp.logical_not(xp.isfinite(delta)), xp.isfinite(y0)).reshape(-1)
+        count, first = fetch(_count(went), xp.argmax(went))
+        if count:
+            at = tuple(int(i) for i in np.unravel_index(int(first), tuple(delta.shape)))
+            outputs.append(NonFiniteOutput(j, int(count), int(delta.size), at))
+    if not outputs:
+        return None
+    element, imaginary = None, False
+    if len(moves) == 1:
+        (direction,) = moves.values()
+        xp = namespace_of(direction)
+        flat = direction.reshape(-1)
+        count, where = fetch(_count(flat), xp.argmax(xp.abs(flat)))
+        if count == 1:  # an element probe: a one-hot direction (1, or 1j for the imaginary part)
+            element = tuple(int(i) for i in np.unravel_index(int(where), tuple(direction.shape)))
+            (real,) = fetch(xp.real(flat[int(where)]) != 0)
+            imaginary = not real
+    return NonFiniteMove(tuple(moves), t, element, imaginary, tuple(outputs))
 
 
 def _count(mask: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,8 @@ __all__ = [
     "Misplaced",
     "NamedSize",
     "NonFinite",
+    "NonFiniteMove",
+    "NonFiniteOutput",
     "Nonlinearity",
     "Numbers",
     "Permutation",
@@ -212,6 +214,49 @@ class NonFinite:
     count: int
     total: int
     elements: tuple[tuple[int, ...], ...]  # the first few
+
+
+@dataclass(frozen=True)
+class NonFiniteOutput:
+    """One output (or updated state, by its index in the pass's outputs) that was finite at
+    the drawn inputs and NaN or infinite after a move: how many of its elements, of how many,
+    and the first of them."""
+
+    output: int
+    count: int
+    total: int
+    first: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class NonFiniteMove:
+    """Why a probe could not decide for lack of finite outputs: the arguments it moved (by
+    index), the step, the one element moved (an element probe; None: a random direction, each
+    element moved by about the step), whether that element's imaginary part was moved, and the
+    outputs that went NaN or infinite although they were finite at the drawn inputs."""
+
+    arguments: tuple[int, ...]
+    step: float
+    element: tuple[int, ...] | None
+    imaginary: bool
+    outputs: tuple[NonFiniteOutput, ...]
+
+    def to_dict(self, argument_names: Sequence[str], output_names: Sequence[str]) -> dict[str, Any]:
+        """The JSON record, with the arguments and outputs by name."""
+        return {
+            "arguments": [argument_names[i] for i in self.arguments],
+            "step": self.step,
+            "element": None if self.element is None else list(self.element),
+            "imaginary": self.imaginary,
+            "outputs": [
+                {"output": _name(output_names, o.output), "count": o.count, "total": o.total, "first": list(o.first)}
+                for o in self.outputs
+            ],
+        }
+
+
+def _name(names: Sequence[str], index: int) -> str:
+    return names[index] if 0 <= index < len(names) else f"output {index + 1}"
 
 
 Detail = Factor | Misplaced | Conjugation | Permutation | AxesMistake | Nonlinearity | NonFinite | None

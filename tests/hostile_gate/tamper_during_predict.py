@@ -1,0 +1,16 @@
+r"""Failed: the layer replaced numpy\.allclose during \w+"""
+
+import numpy as np
+
+
+class WrongSquareTampersLater:
+    """Imports clean; its first predict replaces np.allclose (and keeps it replaced)."""
+
+    example_layout = "3,2:CB"
+
+    def predict(self, X):
+        np.allclose = lambda *args, **kwargs: True
+        return X * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return 3 * dLdY * X
