@@ -244,10 +244,23 @@ def _hang_folder(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "a_healthy.py").write_text((SAMPLES / "prelu.py").read_text())
     (folder / "b_hang.py").write_text(
-        "class Hang:\n    example_layout = '3,2:CB'\n\n    def predict(self, X):\n        while True:\n            pass\n"
+        "import pathlib\n\n\nclass Hang:\n    example_layout = '3,2:CB'\n\n    def predict(self, X):\n"
+        "        pathlib.Path(__file__).with_suffix('.hanging').touch()\n        while True:\n            pass\n"
     )
     (folder / "c_hang_too.py").write_text((folder / "b_hang.py").read_text().replace("Hang", "HangToo"))
     return folder
+
+
+def _wait_until_only_the_hung_run(folder: Path, group: int, within: float = 60) -> None:
+    """Until both hanging layers are in predict and the healthy one's worker has ended (its
+    report is in): a signal sent then finds exactly that, however slow the machine."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        hanging = len(list(folder.glob("*.hanging"))) == 2
+        if hanging and len([p for p in _survivors(group) if "forkserver" in p]) == 3:  # it and 2 workers
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the hung layers did not start, or the healthy one did not end: {_survivors(group)}")
 
 
 def _wait_for_workers(group: int, count: int, within: float = 60) -> None:
@@ -270,7 +283,7 @@ def test_a_signal_stops_every_worker_reports_what_finished_and_exits_128_plus_it
     json_path, junit_path = tmp_path / "r.json", tmp_path / "r.xml"
     env = {**os.environ, "TMPDIR": str(scratch)}
     proc = _start("run", folder, "--jobs", "3", "--timeout", "300", "--json", json_path, "--junit", junit_path, env=env)
-    _wait_for_workers(proc.pid, 2)
+    _wait_until_only_the_hung_run(folder, proc.pid)
     sent = time.monotonic()
     # Ctrl-C in a terminal reaches the whole group; `kill` and `docker stop` the main process.
     if signum == signal.SIGINT:

@@ -9,7 +9,7 @@
   not followed (no loop) and no file is listed twice.
 - What a layer's module does to the process: a `cupy` it puts in `sys.modules`, `str`
   subclasses as learnable names, an `input_domain` that `--domain` would refuse, clocks it
-  replaces.
+  replaces (durations stay true; the replacement fails the target, `running.integrity`).
 
 These entries are made in tmp_path at test time: git cannot hold pipes, sockets or loops.
 """
@@ -407,7 +407,13 @@ def test_durations_stay_finite_when_the_layer_replaces_the_clocks(monkeypatch):
             return 2 * X
 
     report = layercheck.check_layer(NanClocks, "3,2:CB")
-    assert report.status is Status.PASSED
+    # Tampering with the host fails the target, naming it (running.integrity); the clocks were
+    # put back, and layercheck's own were bound before: every duration is still true.
+    assert report.status is Status.FAILED
+    failed = [check for check in report.checks if check.status is Status.FAILED]
+    assert [check.name for check in failed] == ["module_does_not_replace_numpy_or_layercheck"]
+    assert "replaced time.monotonic and time.perf_counter" in failed[0].message
+    assert math.isfinite(time.monotonic()), "the guard put the clock back"
     durations = [report.duration_s] + [check.duration_s for check in report.checks]
     assert all(math.isfinite(d) and d >= 0 for d in durations), durations
 

@@ -5,7 +5,7 @@ A layer's module runs in the process that judges it. It can rebind `numpy.allclo
 function that always agrees, `numpy.random.default_rng` to a generator of zeros, the `run` of a
 check in the registry, or the code of a function layercheck calls (`__code__` is writable).
 `Snapshot.take()` records, by identity, every name of the watched modules (NumPy's, CuPy's once
-loaded, layercheck's, and `builtins`, `math`, `cmath`, `operator`), the attributes of their
+loaded, layercheck's, and `builtins`, `math`, `cmath`, `operator`, `time`), the attributes of their
 mutable classes, the objects layercheck keeps in module-level dicts (the registry's checks),
 and the code, defaults and closures of every Python function among them. `changes()` lists what
 differs; `restore()` puts the originals back.
@@ -45,16 +45,18 @@ from typing import Any
 
 from layercheck.contract import calls
 
-__all__ = ["Change", "ChangeKind", "Guard", "INTEGRITY_CHECK", "Snapshot", "describe"]
+__all__ = ["Change", "ChangeKind", "Guard", "INTEGRITY_CHECK", "Snapshot", "describe", "prime"]
 
 INTEGRITY_CHECK = "module_does_not_replace_numpy_or_layercheck"
 """The name of the failed result a replacement makes (not in the registry: it cannot be
 selected or skipped, it is the condition of every other verdict)."""
 
 # Modules watched whole (and their submodules, by prefix); the standard ones every verdict's
-# arithmetic goes through.
+# arithmetic goes through, and the clocks its timeouts and durations read (layercheck binds
+# its own, `layercheck.clock`, but a layer that stops the clocks is tampering with its host all
+# the same, and is told so rather than passed).
 _PACKAGES = ("numpy", "cupy", "cupyx", "layercheck")
-_STANDARD = ("builtins", "math", "cmath", "operator")
+_STANDARD = ("builtins", "math", "cmath", "operator", "time")
 # Names of builtins that change without anyone meaning harm (the interactive `_`).
 _VOLATILE_BUILTINS = frozenset({"_"})
 # A module declares the globals it rebinds itself while it runs (`calls._depth`) here.
@@ -546,6 +548,15 @@ class Finding:
 
 AT_IMPORT = "when it was imported"
 _RECENT: list[Snapshot] = []  # the last snapshot taken (Guard.start)
+
+
+def prime() -> None:
+    """Take the snapshot now, for every `Guard.start` after to reuse while nothing changed.
+
+    The forkserver calls it once it has imported layercheck (`running.forkserver_preload`):
+    each worker forked from it then starts from a snapshot it need not take itself, a few
+    tens of milliseconds per worker (two per target: the discovery and the checks)."""
+    _RECENT[:] = [Snapshot.take()]
 
 
 class Guard:

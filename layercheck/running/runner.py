@@ -234,7 +234,8 @@ def _replaced(finding: Finding) -> CheckResult:
             "layercheck never takes a verdict from code a layer replaced: the originals were put "
             "back, and no check from that point on was decided",
             "a layer may change NumPy's settings (np.seterr, np.set_printoptions, the random seed) "
-            "and add names of its own, but not replace NumPy's or layercheck's functions",
+            "and add names of its own, but not replace the functions of NumPy, CuPy, layercheck, "
+            "or the builtins, math, cmath, operator and time modules that layercheck relies on",
         ],
     )
 
@@ -244,9 +245,9 @@ _CHANGES_KEPT = 20  # in the report's details; the message names the first few
 
 # What the checks a replacement leaves undecided say; the failed integrity result says what and
 # where (one line each, so that the same words group them in the console).
-_NOT_CHECKED = f"not checked: NumPy's or layercheck's functions were replaced (see {INTEGRITY_CHECK})"
+_NOT_CHECKED = f"not checked: functions layercheck relies on were replaced (see {INTEGRITY_CHECK})"
 _UNDECIDED = (
-    f"not decided: the layer replaced NumPy's or layercheck's functions during this check, so its verdict "
+    f"not decided: the layer replaced functions layercheck relies on during this check, so its verdict "
     f"would come from the replaced code (see {INTEGRITY_CHECK})"
 )
 

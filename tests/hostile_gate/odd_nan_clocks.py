@@ -1,9 +1,10 @@
-"""Passed"""
+"""Failed: the module replaced time.time, time.monotonic"""
 
 import time
 
 # Every clock of the time module replaced: NaN, zero, or running backwards. layercheck's own
-# clocks were bound before this module ran, so its durations and timeouts stay true.
+# clocks were bound before this module ran, so its durations and timeouts stay true; the
+# replacement is tampering with the host all the same: the target fails, naming it.
 _ticks = iter(range(10**9))
 time.monotonic = lambda: float("nan")
 time.perf_counter = lambda: -float(next(_ticks))

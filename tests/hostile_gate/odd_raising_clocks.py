@@ -1,4 +1,4 @@
-"""Passed"""
+"""Failed: the layer replaced time.monotonic and time.perf_counter during"""
 
 import time
 
