@@ -27,6 +27,7 @@ from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
+from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.isolation import default_memory_cap
 from layercheck.safetext import bounded, visible
 from layercheck.settings.config import load_config
@@ -340,6 +341,10 @@ def list_checks():
         about = f"{check.description}. For {applies.get(check.kinds, 'layers and operations')}"
         about += f"; MATLAB: {check.matlab}." if check.matlab else "."
         print_wrapped(console, Text(about), 4)
+    # Not in the registry (it cannot be selected or skipped: every verdict depends on it), but a
+    # name users meet in reports.
+    console.print(Text(INTEGRITY_CHECK, style="bold"))
+    print_wrapped(console, Text(f"{INTEGRITY_ABOUT}. Always run: it cannot be selected or skipped."), 4)
 
 
 @cli.command()

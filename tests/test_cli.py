@@ -251,6 +251,9 @@ def test_list_checks_lists_every_registered_check():
         assert check.name in proc.stdout
         if check.matlab:
             assert check.matlab in proc.stdout
+    # the one verdict outside the registry, which reports name: listed last, marked as always run
+    assert proc.stdout.splitlines()[-2] == "module_does_not_replace_numpy_or_layercheck"
+    assert "cannot be selected or skipped" in proc.stdout.splitlines()[-1]
 
 
 def test_quiet_prints_only_the_summary_for_a_good_layer():

@@ -45,11 +45,16 @@ from typing import Any
 
 from layercheck.contract import calls
 
-__all__ = ["Change", "ChangeKind", "Guard", "INTEGRITY_CHECK", "Snapshot", "describe", "prime"]
+__all__ = ["Change", "ChangeKind", "Guard", "INTEGRITY_ABOUT", "INTEGRITY_CHECK", "Snapshot", "describe", "prime"]
 
 INTEGRITY_CHECK = "module_does_not_replace_numpy_or_layercheck"
 """The name of the failed result a replacement makes (not in the registry: it cannot be
 selected or skipped, it is the condition of every other verdict)."""
+INTEGRITY_ABOUT = (
+    "the module and the layer leave the functions of NumPy, CuPy, layercheck, builtins, math, cmath, operator "
+    "and time as they were; a replacement is put back, and no verdict from then on counts"
+)
+"""What the check verifies, as `list-checks` says it."""
 
 # Modules watched whole (and their submodules, by prefix); the standard ones every verdict's
 # arithmetic goes through, and the clocks its timeouts and durations read (layercheck binds
