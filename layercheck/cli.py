@@ -26,6 +26,7 @@ from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
+from layercheck.running import reaping
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.isolation import default_memory_cap
@@ -231,6 +232,9 @@ def run(
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
     interrupted: Interrupted | None = None
+    # This process is layercheck's own: it adopts what a layer leaves behind once it has
+    # killed the forkserver, and kills that too (`reaping.sweep_adopted`).
+    reaping.adopt_orphans()
     try:
         with ProgressBar(console) as bar:
             report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
