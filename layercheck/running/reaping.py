@@ -19,6 +19,10 @@ says where they came from; their ancestry does, as long as no ancestor dies. So,
   holds them, so both end as soon as the parent does;
 - a worker dies with the forkserver (PR_SET_PDEATHSIG), whatever the layer did to the
   faulthandler watchdog that ends it past its timeout.
+- a layer may kill the forkserver itself: the `layercheck` command is a subreaper too
+  (`adopt_orphans`), so that what the forkserver would have adopted comes to it, and it kills
+  every process below it but its forkserver, its resource tracker and its workers
+  (`sweep_adopted`). A process that calls layercheck's API is the user's: it adopts nothing.
 
 Elsewhere there is neither /proc nor prctl: a worker only closes those pipes, and the
 processes a layer starts are not followed.
