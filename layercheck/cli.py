@@ -41,6 +41,10 @@ __all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
 
 def main() -> None:
     """The console script: click's own usage errors become one line and exit status 2."""
+    # This process is layercheck's own (not a user's calling `cli` or the API): it adopts what
+    # a layer leaves behind once it has killed the forkserver, and kills that too
+    # (`reaping.sweep_adopted`).
+    reaping.adopt_orphans()
     try:
         code = cli.main(standalone_mode=False)
     except click.UsageError as exc:
@@ -232,9 +236,6 @@ def run(
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
     interrupted: Interrupted | None = None
-    # This process is layercheck's own: it adopts what a layer leaves behind once it has
-    # killed the forkserver, and kills that too (`reaping.sweep_adopted`).
-    reaping.adopt_orphans()
     try:
         with ProgressBar(console) as bar:
             report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
