@@ -38,7 +38,7 @@ from time import sleep  # bound before a layer could replace time.sleep
 from types import FrameType
 from typing import Any
 
-__all__ = ["enter_worker", "prepare_forkserver", "sweep", "sweep_forkserver"]
+__all__ = ["enter_worker", "in_forkserver", "prepare_forkserver", "sweep", "sweep_forkserver"]
 
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_PDEATHSIG = 1
@@ -104,7 +104,7 @@ def prepare_forkserver() -> None:
     anywhere else it does nothing: a user's process must never adopt or kill its orphans.
     """
     global _forkserver_pid
-    if not _LINUX or not _in_forkserver() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+    if not _LINUX or not in_forkserver() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
         return
     _forkserver_pid = os.getpid()
     # The forkserver reaps every child; those it adopted it warns about on its stderr, the
@@ -178,7 +178,7 @@ def _sweep_on_exit(pid: int) -> None:
         sweep(pid)
 
 
-def _in_forkserver() -> bool:
+def in_forkserver() -> bool:
     """Whether multiprocessing's forkserver loop is what is running (importing its preloads)."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
