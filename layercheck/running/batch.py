@@ -560,6 +560,8 @@ def _whose_time(outcome: Outcome, timeout: float) -> str:
     layercheck's own work, which a frame of the layer in `_where` must not be taken to blame."""
     if not outcome.timed_out:
         return ""
+    if outcome.clock_garbled:
+        return ": the layer overwrote the clock layercheck times its calls with, so whose time it was is not known"
     running = outcome.user_call_s
     if running is None:
         return ": layercheck's own work took the time (no code of the layer was running then)"

@@ -75,6 +75,7 @@ class Outcome:
     # At a timeout: how long the call of the layer under way had run (None: none was under
     # way; layercheck's own code was running, between calls). `contract.calls`.
     user_call_s: float | None = None
+    clock_garbled: bool = False  # the layer overwrote that clock: whose time it was is unknown
 
     @property
     def ok(self) -> bool:
@@ -256,6 +257,7 @@ class _Running:
         self.finished = False
         self.eof = False
         self.user_call_s: float | None = None  # read when the deadline passes
+        self.clock_garbled = False  # the shared clock held no time a call could have started at
         self.timed_out = False
 
     @classmethod
@@ -313,7 +315,11 @@ class _Running:
 
     def _read_clock(self, now: float) -> None:
         started = float(self.clock.value) if self.clock is not None else 0.0
-        self.user_call_s = now - started if started > 0 else None
+        # The worker writes this clock, and so can the layer in it: a start that is neither 0
+        # (no call under way) nor a moment of this worker's life (NaN, infinite, in the future)
+        # says nothing about whose time it was.
+        self.user_call_s = now - started if self.started <= started <= now else None
+        self.clock_garbled = started != 0 and self.user_call_s is None
 
     def _drain(self) -> None:
         while not self.eof and not self.finished:
@@ -378,6 +384,7 @@ class _Running:
             duration_s=monotonic() - self.started,
             timed_out=self.timed_out,
             user_call_s=self.user_call_s if self.timed_out else None,
+            clock_garbled=self.clock_garbled,
         )
 
 
