@@ -133,6 +133,15 @@ def run_jobs(
                     if on_done is not None:
                         on_done(index, outcome)
         except Interrupted as exc:
+            # A worker that had sent its result before the signal came has finished: its
+            # target is reported as checked, not as interrupted.
+            for worker in list(running):
+                outcome = worker.reported()
+                if outcome is not None:
+                    running.remove(worker)
+                    outcomes[worker.index] = outcome
+                    if on_done is not None:
+                        on_done(worker.index, outcome)
             _stop(running)
             started = {worker.index: worker for worker in running}
             running = []
@@ -295,6 +304,15 @@ class _Running:
             self.kill()
             return self._outcome(self._timed_out())
         return self._outcome(self._death_reason())
+
+    def reported(self) -> Outcome | None:
+        """The outcome if the worker has sent its result (whatever it does now), else None;
+        never waits."""
+        self._drain()
+        if not self.finished or self.failed is not None:
+            return None
+        self.kill()
+        return self._outcome(None)
 
     def _check_deadline(self) -> Outcome | None:
         now = monotonic()
