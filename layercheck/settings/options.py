@@ -527,9 +527,9 @@ class Options:
 
         A dtype without a tolerance of its own (a float16, longdouble or complex256 result: a
         layer may return any dtype, and the settings name only the tested ones) takes that of
-        the nearest precision of its kind, the gradient engine's choice too. One coarser than
-        all of them gets an rtol of no less than `_COARSE_ULPS` of its own epsilon: its
-        rounding is failed once, by the checks of dtypes, not again as a difference.
+        the nearest precision of its kind. One coarser than all of them gets an rtol of no
+        less than `_COARSE_ULPS` of its own epsilon: its rounding is failed once, by the checks
+        of dtypes, not again as a difference.
         """
         dtype = np.dtype(dtype)
         tol = self.tolerances.get(dtype.name)  # merged over DEFAULT_TOLERANCES: every tested dtype
