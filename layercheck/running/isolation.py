@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import io
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import tempfile
@@ -36,7 +38,7 @@ from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
 from layercheck.running import reaping
-from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
+from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text, safe_repr
 from layercheck.userframes import user_stack
 
 __all__ = ["Job", "Outcome", "default_memory_cap", "run_jobs", "signal_reason"]
@@ -344,18 +346,25 @@ class _Running:
             try:
                 if not self.conn.poll():
                     return
-                kind, data = self.conn.recv()
+                message = self.conn.recv_bytes()
             except (EOFError, OSError):
                 self.eof = True
                 return
             except Exception:  # a message cut short by the worker's death
                 self.eof = True
                 return
+            try:
+                kind, data = _read_message(message)
+            except _Unreadable as exc:
+                # Written by the layer (layercheck's own messages always read): no result.
+                self.failed, self.finished = f"the worker sent a message layercheck does not read ({exc})", True
+                return
             if kind == _DONE:
                 self.result, self.finished = data, True
             elif kind == _RAISED:  # the job raised: a defect of layercheck, not of the layer
-                (failed, failed_traceback), self.finished = data, True
+                failed, failed_traceback = data if _is_pair_of_text(data) else (safe_repr(data), "")
                 self.failed, self.failed_traceback = bounded(failed), bounded(failed_traceback, TRACEBACK_LIMIT)
+                self.finished = True
             else:
                 self.events.append((kind, data))
 
@@ -404,6 +413,35 @@ class _Running:
             user_call_s=self.user_call_s if self.timed_out else None,
             clock_garbled=self.clock_garbled,
         )
+
+
+class _Unreadable(Exception):
+    """A worker's message that is not plain data, or not a (kind, data) pair."""
+
+
+class _PlainData(pickle.Unpickler):
+    """Reads what a worker sends, which holds only plain data (dicts, lists, tuples, strings,
+    numbers, None: jobs return and emit nothing else). Unpickling a class or a function calls
+    it, in this process, and the layer in the worker can write the bytes: any name is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _Unreadable(f"it names {module}.{name}; a worker sends only plain data")
+
+
+def _read_message(raw: bytes) -> tuple[str, Any]:
+    try:
+        message = _PlainData(io.BytesIO(raw)).load()
+    except _Unreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the bytes make the unpickler raise
+        raise _Unreadable(exception_text(exc)) from None
+    if type(message) is not tuple or len(message) != 2 or type(message[0]) is not str:
+        raise _Unreadable(f"{safe_repr(message, 80)} is not a (kind, data) pair")
+    return message[0], message[1]
+
+
+def _is_pair_of_text(data: Any) -> bool:
+    return type(data) is tuple and len(data) == 2 and all(type(item) is str for item in data)
 
 
 def _wait_any(running: list[_Running]) -> None:
