@@ -17,6 +17,7 @@ from layercheck.safetext import (
     bounded,
     bounded_data,
     encodable,
+    safe_repr,
     safe_str,
     visible,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "CheckFailure",
     "CheckResult",
     "Kind",
+    "MalformedReport",
     "Report",
     "SCHEMA_VERSION",
     "STATUSES",
@@ -154,13 +156,29 @@ class CheckResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CheckResult:
+    def from_dict(cls, data: Any) -> CheckResult:
+        """The inverse of `to_dict`, for data that may not be layercheck's own (a worker's
+        report, which the layer could have forged; a JSON file read back).
+
+        Raises:
+            MalformedReport: one line that says what does not fit; never another exception.
+        """
+        fields = _fields(data, "a check result", _CHECK_KEYS)
+        name = _string(fields.get("name"), "a check's name")
+        where = f"check {visible(bounded(name, 100))}"
+        status = fields.get("status")
+        if type(status) is not str or status not in _CHECK_STATUSES:
+            raise MalformedReport(f"{where} has status {_shown(status)}, not one of {', '.join(_CHECK_STATUSES)}")
+        details = fields.get("details") or {}
+        if type(details) is not dict:
+            raise MalformedReport(f"{where} has details {_shown(details)}, not a mapping")
+        _json_like(details, f"the details of {where}")
         return cls(
-            str(data["name"]),
-            Status(str(data["status"])),
-            str(data.get("message", "")),
-            dict(data.get("details") or {}),
-            float(data.get("duration_s", 0.0)),
+            name,
+            Status(status),
+            _string(fields.get("message", ""), f"the message of {where}"),
+            details,
+            _duration(fields.get("duration_s", 0.0), where),
         )
 
 
@@ -257,23 +275,119 @@ class TargetReport:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TargetReport:
+    def from_dict(cls, data: Any) -> TargetReport:
         """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read).
 
         `traceback` and `cause` are not part of the public schema; they are read when present,
         which is how a worker process sends the user's frames and the cause back with its report.
+
+        Raises:
+            MalformedReport: one line that says what does not fit (the data may come from a
+                worker the layer ran in, or a file); never another exception.
         """
+        fields = _fields(data, "a target's report", _TARGET_KEYS)
+        kind = fields.get("kind", Kind.LAYER.value)
+        if type(kind) is not str or kind not in {k.value for k in Kind}:
+            raise MalformedReport(f"the report's kind is {_shown(kind)}, not one of layer, function")
+        cause = fields.get("cause")
+        if cause is not None and (type(cause) is not str or cause not in {c.value for c in Cause}):
+            raise MalformedReport(f"the report's cause is {_shown(cause)}")
+        error = fields.get("error")
         return cls(
-            target=str(data["target"]),
-            kind=Kind(str(data.get("kind", Kind.LAYER.value))),
-            layouts=[str(layout) for layout in data.get("layouts", [])],
-            checks=[CheckResult.from_dict(c) for c in data.get("checks", [])],
-            error=None if data.get("error") is None else str(data["error"]),
-            traceback=str(data.get("traceback") or ""),
-            duration_s=float(data.get("duration_s", 0.0)),
-            cause=None if data.get("cause") is None else Cause(data["cause"]),
-            notes=[str(note) for note in data.get("notes") or ()],
+            target=_string(fields.get("target"), "the report's target"),
+            kind=Kind(kind),
+            layouts=_strings(fields.get("layouts", []), "the report's layouts"),
+            checks=[CheckResult.from_dict(c) for c in _items(fields.get("checks", []), "the report's checks")],
+            error=None if error is None else _string(error, "the report's error"),
+            traceback=_string(fields.get("traceback") or "", "the report's traceback"),
+            duration_s=_duration(fields.get("duration_s", 0.0), "the report"),
+            cause=None if cause is None else Cause(cause),
+            notes=_strings(fields.get("notes") or [], "the report's notes"),
         )
+
+
+class MalformedReport(ValueError):
+    """Data read as a report that is not one: `str()` says what does not fit, in one line."""
+
+
+# What `from_dict` reads: the keys `to_dict` writes, and those a worker adds (traceback, cause).
+_CHECK_KEYS = frozenset({"name", "status", "message", "details", "duration_s"})
+_TARGET_KEYS = frozenset(
+    {"target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes", "traceback", "cause"}
+)
+_CHECK_STATUSES = tuple(status.value for status in STATUSES)
+# Sizes past which data read back is not a report layercheck wrote (a check's details hold
+# records of a few levels; a report's lists hold a few dozen checks, a few layouts).
+_MAX_ITEMS = 100_000
+_MAX_DEPTH = 32
+# A string read back is cut by the fields themselves (NAME_LIMIT, MESSAGE_LIMIT...); one past
+# this is not text layercheck wrote (it bounds what it sends), and is refused, not copied.
+_MAX_TEXT = 10 * TRACEBACK_LIMIT
+
+
+def _shown(value: Any) -> str:
+    """A value of data read back, for a message: short, one line, whatever its type."""
+    return visible(safe_repr(value, 80))
+
+
+def _fields(data: Any, what: str, keys: frozenset[str]) -> dict[str, Any]:
+    if type(data) is not dict:
+        raise MalformedReport(f"{what} is {_shown(data)}, not a mapping")
+    unknown = [key for key in data if key not in keys]
+    if unknown:
+        raise MalformedReport(f"{what} has unknown field(s) {', '.join(_shown(k) for k in unknown[:5])}")
+    return data
+
+
+def _string(value: Any, what: str) -> str:
+    if type(value) is not str:
+        raise MalformedReport(f"{what} is {_shown(value)}, not a string")
+    if len(value) > _MAX_TEXT:
+        raise MalformedReport(f"{what} is {len(value):,} characters long")
+    return value
+
+
+def _items(value: Any, what: str) -> list[Any]:
+    if type(value) not in (list, tuple):
+        raise MalformedReport(f"{what} are {_shown(value)}, not a list")
+    if len(value) > _MAX_ITEMS:
+        raise MalformedReport(f"{what} are {len(value):,} items")
+    return list(value)
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    return [_string(item, f"an item of {what}") for item in _items(value, what)]
+
+
+def _duration(value: Any, where: str) -> float:
+    """A duration read back: a finite number of seconds, >= 0 (a NaN would print as a time)."""
+    if type(value) not in (int, float) or not 0 <= value < math.inf:
+        raise MalformedReport(f"{where} has duration_s {_shown(value)}, not a finite number >= 0")
+    return float(value)
+
+
+def _json_like(value: Any, what: str, depth: int = 0) -> None:
+    """`value` is what `plain` makes (dicts with string keys, lists, strings, numbers, None):
+    nothing whose own methods would run when the report is written."""
+    if depth > _MAX_DEPTH:
+        raise MalformedReport(f"{what} are nested more than {_MAX_DEPTH} levels deep")
+    if value is None or type(value) in (bool, int, float, str):
+        return
+    if type(value) is dict:
+        if len(value) > _MAX_ITEMS:
+            raise MalformedReport(f"{what} hold a mapping of {len(value):,} items")
+        for key, item in value.items():
+            if type(key) is not str:
+                raise MalformedReport(f"{what} hold the key {_shown(key)}, not a string")
+            _json_like(item, what, depth + 1)
+        return
+    if type(value) in (list, tuple):
+        if len(value) > _MAX_ITEMS:
+            raise MalformedReport(f"{what} hold a list of {len(value):,} items")
+        for item in value:
+            _json_like(item, what, depth + 1)
+        return
+    raise MalformedReport(f"{what} hold {_shown(value)}, not JSON data")
 
 
 @dataclass
@@ -314,7 +428,10 @@ class Report:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
         """A report read back from `to_dict` or a `--json` file (to merge CI shards, say)."""
-        return cls([TargetReport.from_dict(t) for t in data.get("targets", [])], float(data.get("duration_s", 0.0)))
+        if type(data) is not dict:
+            raise MalformedReport(f"a report is {_shown(data)}, not a mapping")
+        targets = [TargetReport.from_dict(t) for t in _items(data.get("targets", []), "the report's targets")]
+        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"))
 
 
 def plain(value: Any) -> Any:

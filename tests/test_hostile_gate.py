@@ -185,8 +185,11 @@ def test_the_gate_corpus_fails_with_every_target_in_both_reports_and_nothing_lef
 def test_each_gate_module_is_reported_as_its_docstring_says(gate_run, module):
     _, _, _, report, _, _ = gate_run
     (target,) = [t for t in report["targets"] if _file_of(t["target"]) == module]
-    status, regex = _expected(GATE / module)
-    assert target["status"] == status, (target["status"], target["error"], target["checks"])
+    statuses, regex = _expected(GATE / module)
+    # `Error|Failed:` where the room decides (a fake `cupy` is a replacement where the real one
+    # was imported first, else a module that is not CuPy): the same regex holds for both
+    assert target["status"] in statuses.split("|"), (target["status"], target["error"], target["checks"])
+    status = target["status"]
     if status == "failed":
         messages = [c["message"] for c in target["checks"] if c["status"] == "failed"]
         assert any(re.search(regex, m) for m in messages), messages

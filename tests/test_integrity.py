@@ -11,7 +11,9 @@ import ast
 import importlib
 import json
 import sys
+import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +195,156 @@ def test_after_each_call_of_the_layer_a_replaced_numpy_name_is_found_and_put_bac
     finally:
         guard.stop()
         np.allclose = _ORIGINAL_ALLCLOSE
+
+
+def test_an_enum_members_state_is_named_and_put_back(snapshot):
+    # Status.FAILED whose value reads "passed" would report every failure as a pass.
+    object.__setattr__(Status.FAILED, "_value_", "passed")
+    assert snapshot.changes() == (Change(ChangeKind.REPLACED, "layercheck.results.Status.FAILED._value_"),)
+    snapshot.restore()
+    assert Status.FAILED.value == "failed" and Status("failed") is Status.FAILED
+
+
+def test_an_enums_lookup_table_is_watched(snapshot):
+    Status._value2member_map_["failed"] = Status.PASSED
+    try:
+        assert snapshot.changes() == (
+            Change(ChangeKind.REPLACED, "layercheck.results.Status._value2member_map_.failed"),
+        )
+        snapshot.restore()
+        assert Status("failed") is Status.FAILED
+    finally:
+        Status._value2member_map_["failed"] = Status.FAILED
+
+
+def test_the_workers_channel_to_its_parent_is_watched(snapshot):
+    Connection.send = lambda self, obj: None
+    try:
+        assert snapshot.changes() == (Change(ChangeKind.ADDED, "multiprocessing.connection.Connection.send"),)
+        snapshot.restore()
+        assert "send" not in vars(Connection)
+    finally:
+        if "send" in vars(Connection):
+            del Connection.send
+
+
+def test_numpy_ma_is_recorded_though_import_numpy_does_not_load_it(snapshot):
+    # np.median imports it on first use: it is imported before the snapshot, so that a layer's
+    # module is never the first to load (and change) it.
+    import numpy.ma
+
+    numpy.ma.isMaskedArray = lambda x: True
+    assert snapshot.changes() == (Change(ChangeKind.REPLACED, "numpy.ma.isMaskedArray"),)
+    snapshot.restore()
+    assert numpy.ma.isMaskedArray(np.zeros(2)) is False
+
+
+def _tracer(frame, event, arg):
+    return _tracer
+
+
+@pytest.fixture
+def hooks_kept():
+    """The test's hooks (coverage's, a debugger's) back as they were, whatever a test set."""
+    trace, profile, limit = sys.gettrace(), sys.getprofile(), sys.getrecursionlimit()
+    yield
+    sys.settrace(trace)
+    sys.setprofile(profile)
+    threading.settrace(None)  # type: ignore[arg-type]
+    threading.setprofile(None)  # type: ignore[arg-type]
+    sys.setrecursionlimit(limit)
+
+
+def test_a_trace_function_set_in_a_call_is_named_taken_off_and_off_the_frames(hooks_kept):
+    # A tracer can rewrite layercheck's local variables (a check's outcome) with no attribute
+    # changed: setting one is tampering.
+    outer = sys._getframe()
+    before = sys.gettrace()
+
+    def traces():
+        frame = sys._getframe()
+        while frame is not None:
+            frame.f_trace = _tracer
+            frame = frame.f_back
+        sys.settrace(_tracer)
+
+    guard = Guard.start()
+    try:
+        guard.where = "during predict_does_not_error"
+        calls.run(traces)
+        assert sys.gettrace() is before and outer.f_trace is not _tracer
+        assert guard.first is not None
+        assert guard.first.message() == "the layer set a trace function (sys.settrace) during predict_does_not_error"
+    finally:
+        guard.stop()
+
+
+@pytest.mark.parametrize(
+    ("hook", "named"),
+    [
+        (sys.setprofile, "a profile function (sys.setprofile)"),
+        (threading.settrace, "a trace function for new threads (threading.settrace)"),
+        (threading.setprofile, "a profile function for new threads (threading.setprofile)"),
+    ],
+)
+def test_a_profile_or_thread_hook_set_is_named_and_taken_off(hooks_kept, hook, named):
+    guard = Guard.start()
+    try:
+        hook(_tracer)
+        finding = guard.verify("during predict_does_not_error")
+        assert finding is not None and finding.changes == (Change(ChangeKind.SET, named),)
+        assert _tracer not in (sys.getprofile(), getattr(threading, "_trace_hook", None))
+        assert getattr(threading, "_profile_hook", None) is not _tracer
+    finally:
+        guard.stop()
+
+
+def test_a_tracer_set_before_the_guard_started_stays_allowed(hooks_kept):
+    # coverage, a debugger: set before layercheck looked, recorded, not the layer's doing. A
+    # debugger that sets its bound method again (bdb's `self.trace_dispatch`) sets the same hook.
+    class Debugger:
+        def dispatch(self, frame, event, arg):
+            return None
+
+    debugger = Debugger()
+    sys.settrace(debugger.dispatch)
+    guard = Guard.start()
+    try:
+        calls.run(lambda: sys.settrace(debugger.dispatch))
+        assert guard.verify() is None and guard.first is None
+        assert sys.gettrace() == debugger.dispatch
+    finally:
+        sys.settrace(None)
+        guard.stop()
+
+
+def test_a_recursion_limit_lowered_is_raised_back_silently_and_one_raised_is_kept(hooks_kept):
+    limit = sys.getrecursionlimit()
+    guard = Guard.start()
+    try:
+        calls.run(sys.setrecursionlimit, 60)
+        assert sys.getrecursionlimit() == limit and guard.first is None
+        calls.run(sys.setrecursionlimit, limit + 1000)
+        assert guard.verify() is None and sys.getrecursionlimit() == limit + 1000
+    finally:
+        guard.stop()
+
+
+def test_a_guards_snapshot_swapped_for_a_later_one_is_found_with_what_it_hid():
+    guard = Guard.start()
+    try:
+        np.allclose = lambda *args, **kwargs: True
+        guard._snapshot = Snapshot.take()  # the "before" would now hold the replacement
+        finding = guard.verify("when it was imported")
+        assert finding is not None
+        assert finding.changes == (
+            Change(ChangeKind.REPLACED, "layercheck.running.integrity.Guard._snapshot"),
+            Change(ChangeKind.REPLACED, "numpy.allclose"),
+        )
+        assert np.allclose is _ORIGINAL_ALLCLOSE
+    finally:
+        np.allclose = _ORIGINAL_ALLCLOSE
+        guard.stop()
 
 
 # -- the verdicts, in-process (the Python API) --------------------------------------------------

@@ -40,6 +40,11 @@ EXPECTED = {
         rf"timed out after {TIMEOUT} s in \w+ \(slow_calls\.py:\d+ in \w+\): layercheck's own work took the time, "
         r"calling the layer many times \(the call under way had run 0\.\d+ s\)",
     ),
+    "clock_overwritten_in_predict.py": (
+        "error",
+        rf"timed out after {TIMEOUT} s in \w+ \(clock_overwritten_in_predict\.py:\d+ in predict\): the layer "
+        r"overwrote the clock layercheck times its calls with, so whose time it was is not known$",
+    ),
     "sys_exit_in_predict.py": ("error", r"called sys\.exit in predict_does_not_error: predict raised SystemExit: 3"),
     "os_exit_at_import.py": ("error", r"exited with status 4 .*os\._exit.* while importing os_exit_at_import\.py"),
     "os_exit_in_predict.py": ("error", r"exited with status 3 .*os\._exit.* in \w+"),

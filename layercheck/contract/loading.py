@@ -190,7 +190,7 @@ def discover(module: ModuleType) -> list[tuple[str, Any]]:
 def _source_line(obj: Any) -> int:
     try:
         return inspect.getsourcelines(obj)[1]
-    except (OSError, TypeError):
+    except Exception:  # noqa: BLE001 - no source (OSError, TypeError), or a metaclass whose __name__ raises
         return 0
 
 

@@ -199,7 +199,7 @@ class ConsoleReporter:
     def _check(self, report: TargetReport, shown: _Shown) -> None:
         status, checks = shown.status, shown.checks
         first = checks[0]
-        names = ", ".join(c.name for c in checks)
+        names = ", ".join(visible(c.name) for c in checks)
         label = Text.assemble(_status(status), " ", (names, "bold"))
         if status in (Status.PASSED, Status.SKIPPED):
             message = f": {visible(first.message)}" if first.message else ""
@@ -216,7 +216,7 @@ class ConsoleReporter:
             return
         blocked = ""
         if shown.blocked:
-            names_blocked = ", ".join(c.name for c in shown.blocked)
+            names_blocked = ", ".join(visible(c.name) for c in shown.blocked)
             blocked = f"; it left {len(shown.blocked)} check(s) undecided: {names_blocked}"
         self._line(Text.assemble(label, ": ", visible(first.message) + blocked), _INDENT)
         if status != Status.FAILED:
@@ -267,7 +267,7 @@ class ConsoleReporter:
                 lines.append(
                     Text.assemble(
                         _status(Status.FAILED),
-                        f" {visible(target.target)} :: {check.name} - {visible(check.message)}",
+                        f" {visible(target.target)} :: {visible(check.name)} - {visible(check.message)}",
                     )
                 )
         return lines

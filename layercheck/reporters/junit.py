@@ -95,7 +95,7 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
         ET.SubElement(properties, "property", {"name": key, "value": _line(value, 2 * NAME_LIMIT)})
     for check in target.checks:
         case = ET.SubElement(
-            suite, "testcase", {"classname": classname, "name": check.name, "time": _seconds(check.duration_s)}
+            suite, "testcase", {"classname": classname, "name": _line(check.name), "time": _seconds(check.duration_s)}
         )
         if check.status == Status.FAILED:
             ET.SubElement(

@@ -35,11 +35,11 @@ from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.devices import gpu_status
-from layercheck.results import Cause, CheckResult, Kind, Report, TargetReport, cause_of, plain
-from layercheck.running.integrity import Guard
+from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
+from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target, select_checks, unexpected
-from layercheck.safetext import exception_text
+from layercheck.safetext import bounded, exception_text, safe_repr, visible
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
 from layercheck.userframes import exception_summary, stack_location, user_traceback
@@ -120,13 +120,81 @@ def _display(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Discovered:
-    """What a discovery worker sends back: the targets of one file, or why there are none
-    (`cause`: the import ran out of memory or called sys.exit)."""
+    """What a discovery worker finds: the targets of one file (each a dict of its `name`,
+    `kind`, `example` layouts as text or None, and `example_error`), or why there are none
+    (`cause`: the import ran out of memory or called sys.exit).
+
+    It crosses to the parent as plain data (`to_dict`), which the parent reads back with
+    `from_dict`, trusting none of it: the module was imported in the worker, and may have
+    written that data itself.
+    """
 
     found: tuple[dict[str, Any], ...] = ()
     error: str | None = None
     traceback: str = ""
     cause: Cause | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(
+            {"found": self.found, "error": self.error, "traceback": self.traceback, "cause": self.cause}
+        )
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any, name: str | None = None) -> Discovered:
+        """`to_dict`'s data read back; `name`: the one target asked for, if one was.
+
+        Raises:
+            MalformedReport: what does not fit, in one line.
+        """
+        if type(data) is not dict or set(data) != set(cls().to_dict()):
+            raise MalformedReport(f"it is {_shown(data)}, not what the worker makes")
+        error, traceback, cause, found = data["error"], data["traceback"], data["cause"], data["found"]
+        if error is not None and type(error) is not str:
+            raise MalformedReport(f"its error is {_shown(error)}, not a string")
+        if type(traceback) is not str:
+            raise MalformedReport(f"its traceback is {_shown(traceback)}, not a string")
+        if cause is not None and (type(cause) is not str or cause not in {c.value for c in Cause}):
+            raise MalformedReport(f"its cause is {_shown(cause)}")
+        if type(found) is not list:
+            raise MalformedReport(f"its targets are {_shown(found)}, not a list")
+        return cls(
+            tuple(_found(target, name) for target in found), error, traceback, None if cause is None else Cause(cause)
+        )
+
+
+_FOUND_KEYS = {"name", "kind", "example", "example_error"}
+
+
+def _found(target: Any, asked: str | None) -> dict[str, Any]:
+    """One target of a discovery worker's answer, read back (`Discovered.from_dict`)."""
+    if type(target) is not dict or set(target) != _FOUND_KEYS:
+        raise MalformedReport(f"a target is {_shown(target)}")
+    name, kind, example, problem = (target[key] for key in ("name", "kind", "example", "example_error"))
+    if type(name) is not str or not name:
+        raise MalformedReport(f"a target's name is {_shown(name)}, not a name")
+    if asked is not None and name != asked:
+        raise MalformedReport(f"it found {_shown(name)} where {asked!r} was asked for")
+    if type(kind) is not str or kind not in {k.value for k in Kind}:
+        raise MalformedReport(f"the kind of {_shown(name)} is {_shown(kind)}")
+    if problem is not None and type(problem) is not str:
+        raise MalformedReport(f"the example_layout error of {_shown(name)} is {_shown(problem)}, not a string")
+    if example is not None:
+        if type(example) is not list or any(type(text) is not str for text in example):
+            raise MalformedReport(f"the example_layout of {_shown(name)} is {_shown(example)}, not a list of layouts")
+        for text in example:
+            try:
+                parse_layout(text)
+            except UsageError as exc:
+                raise MalformedReport(
+                    f"the example_layout of {_shown(name)} is not one layercheck wrote: {exc}"
+                ) from None
+    return {"name": name, "kind": Kind(kind), "example": example, "example_error": problem}
+
+
+def _shown(value: Any) -> str:
+    """A value of a worker's answer, for a message: short, one line, whatever its type."""
+    return visible(safe_repr(value, 80))
 
 
 @dataclass(frozen=True)
@@ -138,7 +206,8 @@ class DiscoverJob:
     whole_module: bool  # a file below a folder: its layers; a module of helpers is no error
     timeout: float
 
-    def run(self, emit: Callable[[str, Any], None]) -> Discovered:
+    def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
+        """`Discovered.to_dict()`: plain data, all a worker may send (`isolation`)."""
         emit("step", f"importing {os.path.basename(self.path)}")
         # Whatever the module replaces is put back before layercheck lists its targets; the
         # check job, which imports it again, reports it.
@@ -150,17 +219,17 @@ class DiscoverJob:
                 spec = self.path if self.name is None else f"{self.path}:{self.name}"
                 found = [(t.name, t.obj) for t in load_targets(spec)]
         except (TargetError, UsageError) as exc:
-            return Discovered(error=str(exc), traceback=getattr(exc, "traceback", ""), cause=cause_of(exc))
+            return Discovered(error=str(exc), traceback=getattr(exc, "traceback", ""), cause=cause_of(exc)).to_dict()
         except BaseException as exc:  # what import_module lets through: KeyboardInterrupt
             error = f"importing {os.path.basename(self.path)} raised {exception_summary(exc)}"
-            return Discovered(error=error, traceback=user_traceback(exc), cause=cause_of(exc))
+            return Discovered(error=error, traceback=user_traceback(exc), cause=cause_of(exc)).to_dict()
         finally:
             guard.verify()
         described = []
         for name, obj in found:
             described.append(_describe(name, obj))  # reads the layer's example_layout
             guard.verify()
-        return Discovered(found=tuple(described))
+        return Discovered(found=tuple(described)).to_dict()
 
 
 def _describe(name: str, obj: Any) -> dict[str, Any]:
@@ -405,7 +474,11 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
                 duration_s=outcome.duration_s,
             )
         ]
-    result: Discovered = outcome.result
+    try:
+        result = Discovered.from_dict(outcome.result, job.name)
+    except MalformedReport as exc:
+        error = f"the discovery worker's answer is malformed: {exc}{_TAMPERED}"
+        return [TargetReport(label, error=error, duration_s=outcome.duration_s)]
     if result.error is not None:
         error = f"ran out of memory: {result.error}" if result.cause is Cause.MEMORY else result.error
         return [
@@ -521,25 +594,122 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
 
 
 def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
+    """A target's report from its worker's outcome, trusting nothing the worker sent: the layer
+    ran in that process and may have forged or changed it (`_unexpected_report`)."""
     if outcome.ok:
-        return TargetReport.from_dict(outcome.result)
-    checks = [CheckResult.from_dict(data) for kind, data in outcome.events if kind == "check"]
-    return TargetReport(
-        job.label,
-        job.kind,
-        [str(layout) for layout in job.layouts],
+        try:
+            report = TargetReport.from_dict(outcome.result)
+        except MalformedReport as exc:
+            error = f"{_MALFORMED} {exc}{_TAMPERED}"
+        else:
+            problem = _unexpected_report(job, report)
+            if problem is None:
+                return report
+            error = f"{_UNEXPECTED} {problem}{_TAMPERED}"
+        return _report_of(job, error=error, duration_s=outcome.duration_s)
+    checks, dropped = _checks_sent(job, outcome.events)
+    error = f"{outcome.failure}{_where(outcome)}{_whose_time(outcome, job.timeout)}"
+    if dropped:
+        error += (
+            f"; {len(dropped)} check result(s) it sent were dropped, not matching what was asked "
+            f"(the first: {dropped[0]}){_TAMPERED}"
+        )
+    return _report_of(
+        job,
         checks,
-        error=f"{outcome.failure}{_where(outcome)}{_whose_time(outcome, job.timeout)}",
+        error=error,
         traceback=outcome.stack or outcome.output[-2000:],
         duration_s=outcome.duration_s,
         cause=Cause.INTERRUPTED if outcome.interrupted else None,
     )
 
 
+_MALFORMED = "the worker's report is malformed:"
+_UNEXPECTED = "the worker's report does not match what was asked:"
+_TAMPERED = " (a layer that tampers with layercheck's process?)"
+
+
+def _report_of(job: CheckJob, checks: Sequence[CheckResult] = (), **fields: Any) -> TargetReport:
+    return TargetReport(job.label, job.kind, [str(layout) for layout in job.layouts], list(checks), **fields)
+
+
+def _expected_checks(job: CheckJob) -> list[str]:
+    """The checks the parent's own options select, in order (the worker's copy of the options
+    is the layer's to change)."""
+    return [check.name for check in select_checks(job.options)]
+
+
+def _unexpected_report(job: CheckJob, report: TargetReport) -> str | None:
+    """What in a worker's report does not fit what the parent asked for, in words; None if it fits.
+
+    A complete report holds each selected check once, in order, and the integrity check at
+    most once, anywhere (before the check it was found in, or after the last); a report with
+    an error (the worker stopped: out of memory, a defect) holds the first of them.
+    """
+    expected = _report_of(job)  # the target, kind and layouts, cut as reports cut them
+    if report.target != expected.target:
+        return f"it is the report of {visible(bounded(report.target, 100))}, not of {visible(expected.target)}"
+    if report.kind is not expected.kind:
+        return f"it is the report of a {report.kind}, not of a {expected.kind}"
+    if report.layouts != expected.layouts:
+        shown = visible(bounded(", ".join(report.layouts), 100))
+        return f"it was checked with the layouts {shown}, not {', '.join(expected.layouts)}"
+    return _unexpected_checks(_expected_checks(job), [c.name for c in report.checks], complete=report.error is None)
+
+
+def _unexpected_checks(expected: Sequence[str], names: Sequence[str], complete: bool) -> str | None:
+    """The first way `names` (a report's checks, in order) is not `expected` (all of them when
+    `complete`, else the first of them) with the integrity check once anywhere; None if it fits."""
+    integrity = 0
+    position = 0
+    for name in names:
+        if name == INTEGRITY_CHECK:
+            integrity += 1
+            if integrity > 1:
+                return f"{INTEGRITY_CHECK} is there twice"
+            continue
+        if position < len(expected) and name == expected[position]:
+            position += 1
+            continue
+        shown = visible(bounded(name, 100))
+        if name in expected[:position]:
+            return f"{shown} is there twice"
+        if name not in expected:
+            return f"{shown} was not asked for"
+        return f"{visible(expected[position])} is missing"  # a later check came first
+    if complete and position < len(expected):
+        return f"{', '.join(expected[position:])} {'is' if len(expected) - position == 1 else 'are'} missing"
+    return None
+
+
+def _checks_sent(job: CheckJob, events: Sequence[tuple[str, Any]]) -> tuple[list[CheckResult], list[str]]:
+    """The check results a worker that died had sent, in order, each read and checked against
+    what was asked as `_unexpected_report` checks a report; and why each of the others was dropped."""
+    expected = _expected_checks(job)
+    checks: list[CheckResult] = []
+    dropped: list[str] = []
+    for kind, data in events:
+        if kind != "check":
+            continue
+        try:
+            check = CheckResult.from_dict(data)
+        except MalformedReport as exc:
+            dropped.append(str(exc))
+            continue
+        problem = _unexpected_checks(expected, [c.name for c in checks] + [check.name], complete=False)
+        if problem is not None:
+            dropped.append(problem)
+            continue
+        checks.append(check)
+    return checks, dropped
+
+
 def _where(outcome: Outcome) -> str:
     """` in predict_does_not_error (loop.py:9 in predict)`: where a worker was when it ended."""
     where = ""
     for kind, data in reversed(outcome.events):
+        if type(data) is not str:  # not layercheck's: the layer wrote to the pipe
+            continue
         if kind == "start":
             where = f" in {data}"
             break
@@ -560,6 +730,8 @@ def _whose_time(outcome: Outcome, timeout: float) -> str:
     layercheck's own work, which a frame of the layer in `_where` must not be taken to blame."""
     if not outcome.timed_out:
         return ""
+    if outcome.clock_garbled:
+        return ": the layer overwrote the clock layercheck times its calls with, so whose time it was is not known"
     running = outcome.user_call_s
     if running is None:
         return ": layercheck's own work took the time (no code of the layer was running then)"

@@ -4,12 +4,15 @@ hook multiprocessing gives to run code in the forkserver before it forks any wor
 It makes the forkserver a subreaper that kills every process below it when it exits
 (`reaping.prepare_forkserver`, which does nothing in any other process), and takes the record
 of NumPy's and layercheck's functions that every worker is judged under
-(`integrity.prime`), once rather than in every worker.
+(`integrity.prime`), once rather than in every worker; and it gives up the controlling
+terminal, for itself and every worker (`terminal.give_up_terminal`).
 """
 
-from layercheck.running import integrity, reaping
+from layercheck.running import integrity, reaping, terminal
 
 __all__: list[str] = []
 
 reaping.prepare_forkserver()
+if reaping.in_forkserver():  # and never in a process of the user's that imports this module
+    terminal.give_up_terminal()  # no worker can write to the user's terminal through /dev/tty
 integrity.prime()

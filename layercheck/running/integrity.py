@@ -5,10 +5,21 @@ A layer's module runs in the process that judges it. It can rebind `numpy.allclo
 function that always agrees, `numpy.random.default_rng` to a generator of zeros, the `run` of a
 check in the registry, or the code of a function layercheck calls (`__code__` is writable).
 `Snapshot.take()` records, by identity, every name of the watched modules (NumPy's, CuPy's once
-loaded, layercheck's, and `builtins`, `math`, `cmath`, `operator`, `time`), the attributes of their
-mutable classes, the objects layercheck keeps in module-level dicts (the registry's checks),
-and the code, defaults and closures of every Python function among them. `changes()` lists what
-differs; `restore()` puts the originals back.
+loaded, layercheck's, `builtins`, `math`, `cmath`, `operator`, `time`, and those a worker's
+results pass through on their way to the parent: `multiprocessing.connection`,
+`multiprocessing.reduction`, `pickle`, `_pickle`, `copyreg`, `struct`, `io`), the attributes of
+their mutable classes, the objects layercheck keeps in module-level dicts (the registry's checks),
+the members of layercheck's enums (`Status.FAILED._value_`) and their lookup tables, and the
+code, defaults and closures of every Python function among them. `changes()` lists what differs;
+`restore()` puts the originals back.
+
+A layer can also change a verdict without changing any of these: a trace function
+(`sys.settrace`, `frame.f_trace`) may rewrite the local variables of layercheck's frames. Each
+`Guard` records the interpreter's hooks when it starts (trace and profile functions, threading's,
+the tools of `sys.monitoring`): one set since is tampering, taken off, and the trace functions on
+the frames under way removed. A hook there before (a debugger's, coverage's) is recorded and
+stays allowed. A recursion limit lowered by the layer is raised back silently (it cannot make a
+wrong layer pass; layercheck's own code would run out of stack).
 
 What stays allowed, because no verdict reads it: NumPy's settings (`np.seterr`,
 `np.set_printoptions`, the global RNG's state), a new name added to a module (unless it would
@@ -24,9 +35,20 @@ and remembers where the first change was found, so that no verdict computed afte
 a small layer: a change deeper than NumPy's public names (a function's code, the registry)
 that a layer makes and undoes within one check is not seen.
 
-A layer that goes looking for the snapshot itself (through the garbage collector) is beyond
-what an in-process record can stop; the snapshot holds tuples only, and the code that reads it
-is itself watched.
+NumPy modules first imported after the snapshot have no original to compare with: those that
+layercheck's own code imports on first use (`numpy.ma`, through `np.median`) are imported before
+it (`_NUMPY_LAZY`).
+
+The limit: the layer runs in the process that judges it, with the whole of its power. The
+guard defends against replacement, not against a deliberate attack on layercheck's own
+objects. A guard's snapshot swapped for one taken after a change is found (the guard holds it
+a second time, in a closure, and reports `Guard._snapshot` replaced), and the snapshot holds
+tuples only, read by code that is itself watched; but a layer that finds and rewrites both
+through the garbage collector, or that writes a forged report straight down the worker's pipe
+(its `Connection` found through `gc`) and exits, is beyond what an in-process record can stop.
+A trace function can likewise rewrite layercheck's variables in the few lines it runs before
+its hooks are looked at after the call (in `contract.calls.run`): the look after the check, in
+the runner's frame, still finds the hook, and the check's verdict is not taken.
 """
 
 from __future__ import annotations
@@ -38,6 +60,7 @@ import importlib
 import itertools
 import operator
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,8 +74,9 @@ INTEGRITY_CHECK = "module_does_not_replace_numpy_or_layercheck"
 """The name of the failed result a replacement makes (not in the registry: it cannot be
 selected or skipped, it is the condition of every other verdict)."""
 INTEGRITY_ABOUT = (
-    "the module and the layer leave the functions of NumPy, CuPy, layercheck, builtins, math, cmath, operator "
-    "and time as they were; a replacement is put back, and no verdict from then on counts"
+    "the module and the layer leave the functions of NumPy, CuPy, layercheck, builtins, math, cmath, operator, "
+    "time and of the worker's channel to its parent as they were, and set no trace or profile hook; a replacement "
+    "is put back, and no verdict from then on counts"
 )
 """What the check verifies, as `list-checks` says it."""
 
@@ -60,8 +84,16 @@ INTEGRITY_ABOUT = (
 # arithmetic goes through, and the clocks its timeouts and durations read (layercheck binds
 # its own, `layercheck.clock`, but a layer that stops the clocks is tampering with its host all
 # the same, and is told so rather than passed).
+# A worker's results reach its parent through `multiprocessing.connection` (Connection.send,
+# which pickles with `multiprocessing.reduction.ForkingPickler`, writes through `io` and frames
+# with `struct`): a layer that rebinds `Connection.send` there could drop the failed checks
+# from what the parent hears, so those modules and their Python classes are watched too.
 _PACKAGES = ("numpy", "cupy", "cupyx", "layercheck")
-_STANDARD = ("builtins", "math", "cmath", "operator", "time")
+_CHANNEL = ("multiprocessing.connection", "multiprocessing.reduction", "pickle", "_pickle", "copyreg", "struct", "io")
+_STANDARD = ("builtins", "math", "cmath", "operator", "time", *_CHANNEL)
+# The classes on that path (Connection, ForkingPickler); `pickle`'s Python classes are not on it
+# (it pickles with `_pickle`'s).
+_CHANNEL_CLASSES = ("multiprocessing.connection", "multiprocessing.reduction")
 # Names of builtins that change without anyone meaning harm (the interactive `_`).
 _VOLATILE_BUILTINS = frozenset({"_"})
 # A module declares the globals it rebinds itself while it runs (`calls._depth`) here.
@@ -75,9 +107,13 @@ _DESCRIPTIVE = frozenset(
         "__file__", "__cached__", "__loader__", "__spec__", "__package__", "__path__", "__name__",
     }
 )  # fmt: skip
-# NumPy 2 imports these on first use (`np.random`): a layer's module would be the first, and
-# could change them before they were ever recorded. Imported here, in the forkserver.
-_NUMPY_LAZY = ("numpy.random", "numpy.linalg", "numpy.fft")
+# NumPy 2 imports these on first use (`np.random`; `np.median` imports `numpy.ma`): a layer's
+# module would be the first, and could change them before they were ever recorded. Imported
+# here, in the forkserver (a few milliseconds, once). A NumPy module first imported after the
+# snapshot is not watched (there is no original to compare it with): every one that
+# layercheck's own code paths import is in this list.
+_NUMPY_PUBLIC_LAZY = ("numpy.random", "numpy.linalg", "numpy.fft")
+_NUMPY_LAZY = (*_NUMPY_PUBLIC_LAZY, "numpy.ma")
 
 
 def _import_lazy_numpy() -> None:
@@ -89,7 +125,7 @@ _import_lazy_numpy()
 # Looked at after every call of the layer (tens of microseconds): the names a layer would
 # replace first, so that a replacement undone by a later call within the same check is seen
 # too. Everything is looked at after each check.
-_HOT = frozenset({"numpy", *_NUMPY_LAZY, "cupy", "cupy.random", "cupy.linalg", "cupy.fft"})
+_HOT = frozenset({"numpy", *_NUMPY_PUBLIC_LAZY, "cupy", "cupy.random", "cupy.linalg", "cupy.fft"})
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -100,6 +136,7 @@ class ChangeKind(str, enum.Enum):
     REMOVED = "removed"
     ADDED = "added"  # to a class, an instance or a table of layercheck's
     SHADOWED = "shadowed"  # a module global added that hides the builtin of the same name
+    SET = "set"  # a hook of the interpreter's: a trace or profile function, a monitoring tool
 
 
 @dataclass(frozen=True)
@@ -446,11 +483,27 @@ class _Builder:
                 self._add(_name_of(value, label), value, value.__dict__, "none", _DESCRIPTIVE)
                 for member in list(vars(value).values()):
                     self._function(member)
+                if issubclass(value, enum.Enum) and _defined_in_own(value):
+                    self._enum(value)
             return
         if own and _is_own_instance(value) and id(value) not in self.seen:
             self.seen.add(id(value))
             self._add(label, value, vars(value), "none")
         self._function(value)
+
+    def _enum(self, cls: type[enum.Enum]) -> None:
+        """The state of an enum of layercheck's: each member's attributes (`Status.FAILED._value_`
+        set to "passed" would report a failure as a pass) and the tables that look members up
+        by name and by value."""
+        label = _name_of(cls, cls.__name__)
+        for table in ("_member_map_", "_value2member_map_"):
+            live = cls.__dict__.get(table)
+            if type(live) is dict:
+                self._add(f"{label}.{table}", live, live, "none")
+        for name, member in list(cls.__members__.items()):
+            if id(member) not in self.seen and isinstance(getattr(member, "__dict__", None), dict):
+                self.seen.add(id(member))
+                self._add(f"{label}.{name}", member, vars(member), "none")
 
     def _function(self, value: Any) -> None:
         """Every Python function reachable in one step: the value itself, the function of a
@@ -521,7 +574,12 @@ def _mutable_class(cls: type) -> bool:
 
 def _defined_in_watched(cls: type) -> bool:
     module = getattr(cls, "__module__", None)
-    return isinstance(module, str) and module.partition(".")[0] in _PACKAGES
+    return isinstance(module, str) and (module.partition(".")[0] in _PACKAGES or module in _CHANNEL_CLASSES)
+
+
+def _defined_in_own(cls: type) -> bool:
+    module = getattr(cls, "__module__", None)
+    return isinstance(module, str) and module.partition(".")[0] == "layercheck"
 
 
 def _is_own_instance(value: Any) -> bool:
@@ -564,13 +622,135 @@ def prime() -> None:
     _RECENT[:] = [Snapshot.take()]
 
 
+_MONITORING_TOOLS = range(6)  # sys.monitoring's tool ids (Python 3.12+)
+
+
+@dataclass(frozen=True)
+class _Hooks:
+    """The interpreter's hooks as they were when the guard started. A trace function set by
+    the layer (`sys.settrace`, `frame.f_trace`) can rewrite the local variables of
+    layercheck's frames, the verdict of a check among them, without changing any attribute
+    the snapshot holds: setting one is tampering. A hook set before layercheck started (a
+    debugger's, coverage's) is recorded, and stays allowed."""
+
+    trace: Any
+    profile: Any
+    thread_trace: Any
+    thread_profile: Any
+    monitoring: tuple[tuple[Any, int], ...]  # (the name of the tool, its events) for each tool id
+    recursion_limit: int
+
+    @classmethod
+    def now(cls) -> _Hooks:
+        return cls(
+            sys.gettrace(),
+            sys.getprofile(),
+            getattr(threading, "_trace_hook", None),
+            getattr(threading, "_profile_hook", None),
+            _monitoring(),
+            sys.getrecursionlimit(),
+        )
+
+    def hold(self) -> bool:
+        """Whether no hook was set since (a few microseconds: this runs after each call of the
+        layer). A lowered recursion limit is raised back here, silently: it cannot make a wrong
+        layer pass, but layercheck's own code would run out of stack (a limit raised is
+        harmless, and kept)."""
+        if sys.getrecursionlimit() < self.recursion_limit:
+            sys.setrecursionlimit(self.recursion_limit)
+        return (
+            _same_hook(sys.gettrace(), self.trace)
+            and _same_hook(sys.getprofile(), self.profile)
+            and _same_hook(getattr(threading, "_trace_hook", None), self.thread_trace)
+            and _same_hook(getattr(threading, "_profile_hook", None), self.thread_profile)
+            and _monitoring() == self.monitoring
+        )
+
+    def changes(self) -> tuple[Change, ...]:
+        if self.hold():
+            return ()
+        found = []
+        for now, then, what in (
+            (sys.gettrace(), self.trace, "a trace function (sys.settrace)"),
+            (sys.getprofile(), self.profile, "a profile function (sys.setprofile)"),
+            (getattr(threading, "_trace_hook", None), self.thread_trace, "a trace function for new threads (threading.settrace)"),
+            (getattr(threading, "_profile_hook", None), self.thread_profile, "a profile function for new threads (threading.setprofile)"),
+        ):  # fmt: skip
+            if not _same_hook(now, then):
+                found.append(Change(ChangeKind.SET, what))
+        if _monitoring() != self.monitoring:
+            found.append(Change(ChangeKind.SET, "a monitoring tool (sys.monitoring)"))
+        return tuple(found)
+
+    def restore(self) -> None:
+        """The hooks back as recorded, and the trace functions the layer put on the frames
+        under way (`frame.f_trace`, which fire again as soon as any tracer is set) taken off."""
+        frame: types.FrameType | None = sys._getframe()
+        while frame is not None:
+            if frame.f_trace is not None and not _same_hook(frame.f_trace, self.trace):
+                frame.f_trace = None
+            frame = frame.f_back
+        sys.settrace(self.trace)
+        sys.setprofile(self.profile)
+        threading.settrace(self.thread_trace)
+        threading.setprofile(self.thread_profile)
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is not None and _monitoring() != self.monitoring:
+            for tool, (name, events) in zip(_MONITORING_TOOLS, self.monitoring):
+                now = monitoring.get_tool(tool)
+                if now is not None and now != name:  # the layer's tool: silenced, then freed
+                    monitoring.set_events(tool, 0)
+                    monitoring.free_tool_id(tool)
+                    now = None
+                if name is not None:
+                    if now is None:
+                        monitoring.use_tool_id(tool, name)
+                    monitoring.set_events(tool, events)
+
+
+def _same_hook(now: Any, then: Any) -> bool:
+    """The same hook: the same object, or the same method of the same object (a debugger
+    that sets `self.trace_dispatch` again makes a new bound method each time)."""
+    if now is then:
+        return True
+    return (
+        type(now) is types.MethodType
+        and type(then) is types.MethodType
+        and now.__self__ is then.__self__
+        and now.__func__ is then.__func__
+    )
+
+
+def _monitoring() -> tuple[tuple[Any, int], ...]:
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:  # before Python 3.12
+        return ()
+    return tuple(
+        (name, monitoring.get_events(tool) if name is not None else 0)
+        for tool in _MONITORING_TOOLS
+        for name in (monitoring.get_tool(tool),)
+    )
+
+
+def _holder(snapshot: Snapshot) -> Callable[[], Snapshot]:
+    """A second place for the guard's snapshot, out of reach of a plain attribute."""
+    return lambda: snapshot
+
+
+# What a guard whose snapshot was swapped for another reports (the new one would call the
+# changes made before it "as they were").
+_SNAPSHOT_SWAPPED = Change(ChangeKind.REPLACED, "layercheck.running.integrity.Guard._snapshot")
+
+
 class Guard:
     """The snapshot a target is judged under, verified after each step of the runner. A change
     found is put back at once (whatever runs next is layercheck's own code), and the first
     `Finding` is kept."""
 
-    def __init__(self, snapshot: Snapshot):
+    def __init__(self, snapshot: Snapshot, hooks: _Hooks | None = None):
         self._snapshot = snapshot
+        self._held = _holder(snapshot)
+        self._hooks = _Hooks.now() if hooks is None else hooks
         self.where = AT_IMPORT  # the runner says where it is: the next change is found there
         self.first: Finding | None = None
 
@@ -579,11 +759,12 @@ class Guard:
         """A guard over NumPy and layercheck as they are now: take it before the user's module
         is imported. The last snapshot is taken again only when something has changed since
         (the Python API checks many layers in one process)."""
+        hooks = _Hooks.now()
         recent = _RECENT[0] if _RECENT else None
         if recent is None or recent.modules != _watched_modules() or recent.changes():
             recent = Snapshot.take()
             _RECENT[:] = [recent]
-        guard = cls(recent)
+        guard = cls(recent, hooks)
         calls.guard(guard.after_call)
         return guard
 
@@ -593,17 +774,24 @@ class Guard:
         self.verify()
 
     def after_call(self) -> None:
-        """After a call of the layer: NumPy's public names looked at, everything when one
-        changed (so that what layercheck computes next is the original's)."""
-        if not self._snapshot.hot.holds():
+        """After a call of the layer: NumPy's public names and the interpreter's hooks looked
+        at, everything when one changed (so that what layercheck computes next is the
+        original's)."""
+        if not (self._hooks.hold() and self._snapshot.hot.holds()):
             self.verify()
 
     def verify(self, where: str | None = None) -> Finding | None:
         """Changes since the snapshot, put back; the finding, when there were any."""
-        changes = self._snapshot.changes()
+        hooks = self._hooks.changes()  # first: a trace function could rewrite what follows
+        if hooks:
+            self._hooks.restore()
+        held = self._held()
+        swapped = (_SNAPSHOT_SWAPPED,) if self._snapshot is not held else ()
+        self._snapshot = held
+        changes = hooks + swapped + held.changes()
         if not changes:
             return None
-        self._snapshot.restore()
+        held.restore()
         finding = Finding(changes, self.where if where is None else where)
         if self.first is None:
             self.first = finding

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import io
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import tempfile
@@ -38,7 +40,7 @@ from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
 from layercheck.running import reaping
-from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
+from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text, safe_repr
 from layercheck.userframes import user_stack
 
 __all__ = ["Job", "Outcome", "default_memory_cap", "run_jobs", "signal_reason"]
@@ -85,6 +87,7 @@ class Outcome:
     # At a timeout: how long the call of the layer under way had run (None: none was under
     # way; layercheck's own code was running, between calls). `contract.calls`.
     user_call_s: float | None = None
+    clock_garbled: bool = False  # the layer overwrote that clock: whose time it was is unknown
 
     @property
     def ok(self) -> bool:
@@ -159,6 +162,15 @@ def run_jobs(
                     if on_done is not None:
                         on_done(index, outcome)
         except Interrupted as exc:
+            # A worker that had sent its result before the signal came has finished: its
+            # target is reported as checked, not as interrupted.
+            for worker in list(running):
+                outcome = worker.reported()
+                if outcome is not None:
+                    running.remove(worker)
+                    outcomes[worker.index] = outcome
+                    if on_done is not None:
+                        on_done(worker.index, outcome)
             _stop(running)
             started = {worker.index: worker for worker in running}
             running = []
@@ -388,6 +400,7 @@ class _Running:
         self.finished = False
         self.eof = False
         self.user_call_s: float | None = None  # read when the deadline passes
+        self.clock_garbled = False  # the shared clock held no time a call could have started at
         self.timed_out = False
 
     @classmethod
@@ -429,6 +442,15 @@ class _Running:
             return self._outcome(self._timed_out())
         return self._outcome(self._death_reason())
 
+    def reported(self) -> Outcome | None:
+        """The outcome if the worker has sent its result (whatever it does now), else None;
+        never waits."""
+        self._drain()
+        if not self.finished or self.failed is not None:
+            return None
+        self.kill()
+        return self._outcome(None)
+
     def _check_deadline(self) -> Outcome | None:
         now = monotonic()
         if now >= self.deadline and self.kill_at is None:
@@ -448,25 +470,36 @@ class _Running:
 
     def _read_clock(self, now: float) -> None:
         started = float(self.clock.value) if self.clock is not None else 0.0
-        self.user_call_s = now - started if started > 0 else None
+        # The worker writes this clock, and so can the layer in it: a start that is neither 0
+        # (no call under way) nor a moment of this worker's life (NaN, infinite, in the future)
+        # says nothing about whose time it was.
+        self.user_call_s = now - started if self.started <= started <= now else None
+        self.clock_garbled = started != 0 and self.user_call_s is None
 
     def _drain(self) -> None:
         while not self.eof and not self.finished:
             try:
                 if not self.conn.poll():
                     return
-                kind, data = self.conn.recv()
+                message = self.conn.recv_bytes()
             except (EOFError, OSError):
                 self.eof = True
                 return
             except Exception:  # a message cut short by the worker's death
                 self.eof = True
                 return
+            try:
+                kind, data = _read_message(message)
+            except _Unreadable as exc:
+                # Written by the layer (layercheck's own messages always read): no result.
+                self.failed, self.finished = f"the worker sent a message layercheck does not read ({exc})", True
+                return
             if kind == _DONE:
                 self.result, self.finished = data, True
             elif kind == _RAISED:  # the job raised: a defect of layercheck, not of the layer
-                (failed, failed_traceback), self.finished = data, True
+                failed, failed_traceback = data if _is_pair_of_text(data) else (safe_repr(data), "")
                 self.failed, self.failed_traceback = bounded(failed), bounded(failed_traceback, TRACEBACK_LIMIT)
+                self.finished = True
             else:
                 self.events.append((kind, data))
 
@@ -535,7 +568,37 @@ class _Running:
             duration_s=monotonic() - self.started,
             timed_out=self.timed_out,
             user_call_s=self.user_call_s if self.timed_out else None,
+            clock_garbled=self.clock_garbled,
         )
+
+
+class _Unreadable(Exception):
+    """A worker's message that is not plain data, or not a (kind, data) pair."""
+
+
+class _PlainData(pickle.Unpickler):
+    """Reads what a worker sends, which holds only plain data (dicts, lists, tuples, strings,
+    numbers, None: jobs return and emit nothing else). Unpickling a class or a function calls
+    it, in this process, and the layer in the worker can write the bytes: any name is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise _Unreadable(f"it names {module}.{name}; a worker sends only plain data")
+
+
+def _read_message(raw: bytes) -> tuple[str, Any]:
+    try:
+        message = _PlainData(io.BytesIO(raw)).load()
+    except _Unreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the bytes make the unpickler raise
+        raise _Unreadable(exception_text(exc)) from None
+    if type(message) is not tuple or len(message) != 2 or type(message[0]) is not str:
+        raise _Unreadable(f"{safe_repr(message, 80)} is not a (kind, data) pair")
+    return message[0], message[1]
+
+
+def _is_pair_of_text(data: Any) -> bool:
+    return type(data) is tuple and len(data) == 2 and all(type(item) is str for item in data)
 
 
 def _wait_any(running: list[_Running]) -> None:

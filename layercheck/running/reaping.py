@@ -45,6 +45,7 @@ from typing import Any
 __all__ = [
     "adopt_orphans",
     "enter_worker",
+    "in_forkserver",
     "prepare_forkserver",
     "process_state",
     "sweep",
@@ -149,7 +150,7 @@ def prepare_forkserver() -> None:
     anywhere else it does nothing: a user's process must never adopt or kill its orphans.
     """
     global _forkserver_pid
-    if not _LINUX or not _in_forkserver() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+    if not _LINUX or not in_forkserver() or not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
         return
     _forkserver_pid = os.getpid()
     # The forkserver reaps every child; those it adopted it warns about on its stderr, the
@@ -223,7 +224,7 @@ def _sweep_on_exit(pid: int) -> None:
         sweep(pid)
 
 
-def _in_forkserver() -> bool:
+def in_forkserver() -> bool:
     """Whether multiprocessing's forkserver loop is what is running (importing its preloads)."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:

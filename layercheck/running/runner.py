@@ -235,7 +235,9 @@ def _replaced(finding: Finding) -> CheckResult:
             "back, and no check from that point on was decided",
             "a layer may change NumPy's settings (np.seterr, np.set_printoptions, the random seed) "
             "and add names of its own, but not replace the functions of NumPy, CuPy, layercheck, "
-            "or the builtins, math, cmath, operator and time modules that layercheck relies on",
+            "or the builtins, math, cmath, operator and time modules that layercheck relies on, nor those "
+            "a worker reports through (multiprocessing.connection, pickle), nor set a trace or profile "
+            "function (sys.settrace, sys.setprofile) that could rewrite layercheck's variables",
         ],
     )
 

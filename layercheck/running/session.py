@@ -19,6 +19,7 @@ import dataclasses
 import enum
 import random
 import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -408,8 +409,8 @@ class Session:
 
 def _gpu_binding(session: Session) -> str | None:
     """How the layer shows that it runs on the GPU whatever its inputs (an array module chosen
-    once, at import), or None. Only possible once CuPy is imported."""
-    if "cupy" not in sys.modules:
+    once, at import), or None. Only possible where the layer's code can reach CuPy."""
+    if not _reaches_cupy(session.reference.obj):
         return None
     parameters = session.reference_parameters
     if any(arrays.is_cupy_array(v) for v in parameters.values()):
@@ -433,6 +434,41 @@ def _gpu_binding(session: Session) -> str | None:
     if any(arrays.is_cupy_array(y) for y in values):
         return f"{method} returns CuPy arrays from NumPy inputs"
     return None
+
+
+def _reaches_cupy(obj: Any) -> bool:
+    """Whether CuPy is imported and the module of the layer's code (of its class and the
+    classes it derives from, or of the function) holds CuPy or something of it.
+
+    Not merely whether CuPy is imported: layercheck imports it itself before the user's module
+    (`running.integrity` records it first), and asking a layer that never names CuPy would call
+    it while the layer is set up, where the checks should be the first to.
+    """
+    if "cupy" not in sys.modules:
+        return False
+    if isinstance(obj, types.FunctionType):
+        owners: list[Any] = [obj]
+    else:
+        owners = list((obj if isinstance(obj, type) else type(obj)).__mro__)
+    for owner in owners:
+        module = sys.modules.get(getattr(owner, "__module__", None) or "")
+        if module is None or module.__name__ in ("builtins", "abc"):
+            continue
+        if any(_of_cupy(value) for value in list(vars(module).values())):
+            return True
+    return False
+
+
+def _of_cupy(value: Any) -> bool:
+    """A CuPy module, or a function, class or object defined in one (`cp.float32`, `cp.asarray`)."""
+    try:
+        if isinstance(value, types.ModuleType):
+            name = value.__name__
+        else:
+            name = getattr(value, "__module__", None) or type(value).__module__
+    except Exception:  # noqa: BLE001 - an object of the user's whose attributes raise: not CuPy's
+        return False
+    return isinstance(name, str) and name.partition(".")[0] in ("cupy", "cupyx")
 
 
 def _first_gpu_failure(session: Session) -> CallError | None:

@@ -235,7 +235,41 @@ def _interval(value: Any, where: str) -> tuple[float | None, float | None]:
     low, high = _bound(value[0], f"{where}[0]"), _bound(value[1], f"{where}[1]")
     if low is not None and high is not None and not low < high:
         raise _Invalid(where, f"low must be below high, got {_show(value)}")
+    if low is not None and high is not None:
+        _wide_enough(low, high, where, value)
     return low, high
+
+
+# How narrow a bounded domain may be. Inputs are drawn in its middle 90%
+# (`arrays.random_array`) and the gradient engine moves them by steps relative to their size
+# (from 1e-7 at float64 and 3e-3 at float32, larger where round-off needs: `gradients.engine`),
+# never out of the domain; where no step fits, the gradient check ends undecided ("every
+# element sits at the edge of its domain"), which a declared domain must not be a way to. A
+# step of 1e-7 of the values' size fits 0.05 of the width from a width of 2e-6 of their size:
+# _RELATIVE_WIDTH leaves room for larger steps. Below _ABSOLUTE_WIDTH, a float32 step from a value
+# drawn 0.05 of the width inside (3e-3 x 0.05 x width) can be below float32's smallest normal
+# number (1.2e-38), where it keeps no precision.
+_RELATIVE_WIDTH = 1e-5
+_ABSOLUTE_WIDTH = 1e-34
+
+
+def _wide_enough(low: float, high: float, where: str, value: Any) -> None:
+    width = high - low  # inf for the widest domains: wide enough
+    if width < _ABSOLUTE_WIDTH:
+        raise _Invalid(
+            where,
+            f"is too narrow to check gradients in: {width:.3g} wide, below {_ABSOLUTE_WIDTH:g} (the gradient "
+            f"check's steps between inputs drawn in it can be below float32's smallest normal number, 1.2e-38, "
+            f"where they keep no precision), got {_show(value)}",
+        )
+    size = max(abs(low), abs(high))
+    if width < _RELATIVE_WIDTH * size:
+        raise _Invalid(
+            where,
+            f"is too narrow to check gradients in: {width:.3g} wide at values of size {size:.3g}, below "
+            f"{_RELATIVE_WIDTH:g} of their size (the gradient check's steps, from 1e-7 of the values' size at "
+            f"float64, must fit inside it: give it at least {_RELATIVE_WIDTH * size:.3g}), got {_show(value)}",
+        )
 
 
 def _is_single(value: Any) -> bool:
@@ -489,9 +523,40 @@ class Options:
         object.__setattr__(self, "tolerances", merge_tolerances(self.tolerances, DEFAULT_TOLERANCES))
 
     def tolerance(self, dtype: Any) -> tuple[float, float]:
-        """(rtol, atol) for `dtype`; an rtol or atol of 0 is kept, not taken for "unset"."""
-        tol = self.tolerances[np.dtype(dtype).name]  # merged over DEFAULT_TOLERANCES: complete
-        return float(tol["rtol"]), float(tol["atol"])
+        """(rtol, atol) for `dtype`; an rtol or atol of 0 is kept, not taken for "unset".
+
+        A dtype without a tolerance of its own (a float16, longdouble or complex256 result: a
+        layer may return any dtype, and the settings name only the tested ones) takes that of
+        the nearest precision of its kind. One coarser than all of them gets an rtol of no
+        less than `_COARSE_ULPS` of its own epsilon: its rounding is failed once, by the checks
+        of dtypes, not again as a difference.
+        """
+        dtype = np.dtype(dtype)
+        tol = self.tolerances.get(dtype.name)  # merged over DEFAULT_TOLERANCES: every tested dtype
+        if tol is not None:
+            return float(tol["rtol"]), float(tol["atol"])
+        known = ("complex64", "complex128") if dtype.kind == "c" else ("float32", "float64")
+        eps = _epsilon(dtype)
+        if eps is None:  # not a NumPy float (an extension type): the coarsest known precision
+            rtol, atol = self.tolerance(known[0])
+            return rtol, atol
+        nearest = min(known, key=lambda name: abs(math.log(eps / float(np.finfo(name).eps))))
+        rtol, atol = self.tolerance(nearest)
+        if eps > float(np.finfo(known[0]).eps):
+            rtol = max(rtol, _COARSE_ULPS * eps)
+        return rtol, atol
+
+
+# The relative tolerance, in units of its own epsilon, of a precision coarser than any tested
+# one (float16: 1.6e-2): sums of a few dozen terms, each rounded, stay within it.
+_COARSE_ULPS = 16
+
+
+def _epsilon(dtype: np.dtype[Any]) -> float | None:
+    try:
+        return float(np.finfo(dtype).eps)
+    except (ValueError, TypeError):  # an integer or extension dtype
+        return None
 
 
 def options_from(settings: Settings, inputs: Sequence[Any] | None = None) -> Options:

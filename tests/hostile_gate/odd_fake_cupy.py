@@ -1,4 +1,8 @@
-r"""Error: sys\.modules\['cupy'\] holds a module made in memory, not one imported from a file: layercheck cannot tell CuPy arrays"""
+r"""Error|Failed: sys\.modules\[.cupy.\]"""
+
+# Without CuPy installed: an error, since the module in memory is not CuPy ("sys.modules['cupy'] holds a
+# module made in memory ..."). With the real CuPy, which layercheck imports before the module:
+# a failure, "the module replaced sys.modules['cupy'] when it was imported".
 
 import sys
 import types
