@@ -26,6 +26,7 @@ from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
+from layercheck.running import reaping
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.isolation import default_memory_cap
@@ -40,6 +41,10 @@ __all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
 
 def main() -> None:
     """The console script: click's own usage errors become one line and exit status 2."""
+    # This process is layercheck's own (not a user's calling `cli` or the API): it adopts what
+    # a layer leaves behind once it has killed the forkserver, and kills that too
+    # (`reaping.sweep_adopted`).
+    reaping.adopt_orphans()
     try:
         code = cli.main(standalone_mode=False)
     except click.UsageError as exc:

@@ -26,6 +26,8 @@ import pickle
 import signal
 import sys
 import tempfile
+import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +55,14 @@ _OUTPUT_TAIL = 20_000  # characters of a worker's output kept
 _MAX_FILE_BYTES = 2**30  # a worker's files, its captured output included: a print loop cannot fill the disk
 # The last message a worker sends: its result, or the job's own exception (a defect of layercheck).
 _DONE, _RAISED = "done", "raised"
+# Starting a worker waits for the forkserver to send its pid, which multiprocessing waits for
+# without a limit: a forkserver that a layer stopped (SIGSTOP) would hang the run. Past this
+# long it is killed (a start takes milliseconds; the forkserver's first one imports NumPy and
+# layercheck, which a busy machine may take seconds for), and a new one is started.
+_START_LIMIT_S = 60.0
+_START_POLL_S = 0.05
+# Said of a target whose worker could not be started, or ended, because the forkserver did.
+_FORKSERVER_GONE = "layercheck's forkserver ended (a layer killed it?)"
 
 
 class Job(Protocol):
@@ -111,6 +121,7 @@ def run_jobs(
     outcomes: list[Outcome | None] = [None] * len(jobs)
     pending = list(range(len(jobs)))[::-1]
     running: list[_Running] = []
+    retried: set[int] = set()  # jobs whose worker died with the forkserver once: started again
     setting = _Setting(os.getcwd(), dict(os.environ), max_memory, worker_sys_path())
     with tempfile.TemporaryDirectory(prefix="layercheck-") as scratch:
         _start_forkserver(context, scratch)
@@ -118,8 +129,15 @@ def run_jobs(
             while pending or running:
                 while pending and len(running) < max(workers, 1):
                     index = pending.pop()
-                    running.append(_Running.start(context, index, jobs[index], setting, Path(scratch)))
+                    new = _start_worker(context, index, jobs[index], setting, Path(scratch))
+                    if isinstance(new, _Running):
+                        running.append(new)
+                        continue
+                    outcomes[index] = new  # none could be started: why, in one line
+                    if on_done is not None:
+                        on_done(index, new)
                 _wait_any(running)
+                _resume_forkserver()  # stopped by a layer, it would not report how workers end
                 # Every worker is polled (and its deadline enforced) before any outcome is
                 # handed on: what `on_done` does (rendering a report) never delays a timeout.
                 ended = []
@@ -127,10 +145,19 @@ def run_jobs(
                     outcome = worker.poll()
                     if outcome is not None:
                         running.remove(worker)
+                        if worker.lost_forkserver and worker.index not in retried:
+                            # Killed with the forkserver, most likely by another target's
+                            # layer: checked again in a new worker. Its own layer would kill
+                            # that forkserver too, and be told so.
+                            retried.add(worker.index)
+                            pending.append(worker.index)
+                            continue
                         outcomes[worker.index] = outcome
                         ended.append((worker.index, outcome))
                 if ended:  # what they left behind ends with them
-                    reaping.sweep_forkserver(spare=[worker.process.pid for worker in running])
+                    spare = [worker.process.pid for worker in running]
+                    reaping.sweep_forkserver(spare=spare)
+                    reaping.sweep_adopted(spare=spare)  # orphans of a forkserver a layer killed
                 for index, outcome in ended:
                     if on_done is not None:
                         on_done(index, outcome)
@@ -164,8 +191,104 @@ def run_jobs(
             raise
         finally:
             _stop(running)  # whatever else ends the run early: leave no worker behind
+            _resume_forkserver()
             reaping.sweep_forkserver()
+            reaping.sweep_adopted()
     return outcomes  # type: ignore[return-value]
+
+
+def _start_worker(context: Any, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running | Outcome:
+    """A worker running `job`, or, when none could be started, the outcome that says why.
+
+    A layer may kill or stop the forkserver (from its module, or from a `multiprocessing.util.Finalize`
+    that runs as its worker exits): the start then fails, or would wait forever. A dead or
+    hung forkserver is replaced by a new one and the start tried once more; every other
+    target is still checked.
+    """
+    failure = ""
+    for _ in range(2):
+        _replace_forkserver_if_gone(context, str(scratch))
+        begun = monotonic()
+        try:
+            return _Running.start(context, index, job, setting, scratch)
+        except (OSError, EOFError) as exc:
+            gone = context.get_start_method() == "forkserver" and not _forkserver_alive()
+            failure = _FORKSERVER_GONE if gone else exception_text(exc)
+        duration_s = monotonic() - begun
+    return Outcome(failure=f"could not start a worker: {failure}", duration_s=duration_s)
+
+
+def _current_forkserver() -> int | None:
+    """The pid of this process's forkserver, where one was started (multiprocessing's private
+    state, the same since Python 3.4)."""
+    try:
+        from multiprocessing import forkserver
+    except ImportError:  # Windows: workers are spawned
+        return None
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def _forkserver_alive(pid: int | None = None) -> bool:
+    """Whether the forkserver `pid` (by default the current one) still runs. It is this
+    process's child, reaped only by `_replace_forkserver_if_gone`: until then its pid is not
+    given to another process, and a dead one is a zombie."""
+    pid = _current_forkserver() if pid is None else pid
+    if pid is None or not sys.platform.startswith("linux"):
+        return True  # nothing to tell: where there is no /proc, a start that fails says so
+    return reaping.process_state(pid) not in (None, "Z", "X")
+
+
+def _resume_forkserver() -> None:
+    """Let a forkserver that a layer stopped (SIGSTOP) go on: a stopped one neither forks
+    workers nor reports how they ended. Those it forked run on meanwhile."""
+    pid = _current_forkserver()
+    if pid is not None and reaping.process_state(pid) == "T":
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+
+
+def _replace_forkserver_if_gone(context: Any, scratch: str) -> None:
+    """Reap a forkserver that died and start another, from the folder that holds no module
+    (`_start_forkserver`); multiprocessing would start it from the user's folder."""
+    pid = _current_forkserver()
+    if pid is None or _forkserver_alive(pid):
+        return
+    _stop_forkserver()
+    _start_forkserver(context, scratch)
+
+
+def _start_watched(process: Any) -> None:
+    """`process.start()`, with the forkserver watched meanwhile: resumed if a layer stopped
+    it, killed past `_START_LIMIT_S` (the start then fails with EOFError, as it does when a
+    layer killed the forkserver)."""
+    pid = _current_forkserver()
+    if pid is None or not sys.platform.startswith("linux"):
+        process.start()
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        limit = monotonic() + _START_LIMIT_S
+        while not done.wait(_START_POLL_S):
+            if reaping.process_state(pid) == "T":
+                _resume_forkserver()
+            elif monotonic() >= limit:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                return
+
+    watcher = threading.Thread(target=watch, name="layercheck-start-watch", daemon=True)
+    watcher.start()
+    try:
+        process.start()
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _stop(running: list[_Running]) -> None:
@@ -181,12 +304,19 @@ def _stop_forkserver() -> None:
     but an interrupted run should leave nothing behind by the time it reports)."""
     from multiprocessing import forkserver
 
-    stop = getattr(forkserver._forkserver, "_stop", None)  # private; present since Python 3.8
-    if stop is not None:
-        try:
-            stop()
-        except (OSError, ValueError, ChildProcessError):
-            pass
+    server = forkserver._forkserver
+    stop = getattr(server, "_stop", None)  # private; present since Python 3.8
+    if stop is None:
+        return
+    pid = _current_forkserver()
+    if pid is not None and reaping.process_state(pid) == "T":
+        os.kill(pid, signal.SIGKILL)  # stopped by a layer, it would never see the pipe close
+    try:
+        stop()
+    except (OSError, ValueError, ChildProcessError):
+        # Half stopped: forget it all the same, so that the next start makes a new one.
+        for name in ("_forkserver_pid", "_forkserver_alive_fd", "_forkserver_address"):
+            setattr(server, name, None)
 
 
 # -- the parent's side -------------------------------------------------------------------
@@ -257,6 +387,8 @@ class _Running:
 
     def __init__(self, index, job, process, conn, output_path, clock: Any = None):
         self.index, self.job, self.process, self.conn, self.output_path = index, job, process, conn, output_path
+        self.forkserver = _current_forkserver()  # the worker dies with it (`reaping.enter_worker`)
+        self.lost_forkserver = False
         self.clock = clock  # the shared start of the layer's call under way (0: none): contract.calls
         self.started = monotonic()
         self.deadline = self.started + job.timeout
@@ -282,7 +414,10 @@ class _Running:
             name=f"layercheck-worker-{index}",
         )
         try:
-            process.start()
+            _start_watched(process)
+        except BaseException:
+            parent_conn.close()
+            raise
         finally:
             child_conn.close()  # the parent keeps no write end, so it sees EOF when the worker dies
         return cls(index, job, process, parent_conn, output_path, clock)
@@ -376,6 +511,10 @@ class _Running:
                 pass
 
     def _death_reason(self) -> str:
+        if self._lost_forkserver():
+            # Its exit status is lost with the forkserver (multiprocessing says 255).
+            self.lost_forkserver = True
+            return "the worker process ended with layercheck's forkserver, which a layer killed (or stopped for good)"
         code = self.process.exitcode
         if code is None:
             self.kill()
@@ -384,9 +523,27 @@ class _Running:
             return signal_reason(-code)
         return f"the worker process exited with status {code} before reporting (os._exit, or exit from native code)"
 
+    def _lost_forkserver(self) -> bool:
+        """Whether the forkserver this worker came from has ended (so has the worker then)."""
+        if self.forkserver is None:
+            return False
+        if self.forkserver != _current_forkserver():
+            return True  # replaced: it had died
+        # multiprocessing says 255 when the forkserver closed the pipe it reports exits on; the
+        # forkserver may not be a zombie yet then: it is given a moment.
+        deadline = monotonic() + (_EXIT_GRACE_S if self.process.exitcode in (255, None) else 0.0)
+        while _forkserver_alive(self.forkserver):
+            if monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def kill(self) -> None:
         if self.process.is_alive():
             self.process.kill()
+            # A forkserver that a layer stopped would never report the exit: multiprocessing
+            # would wait for it in join, and again, without a limit, as this process exits.
+            _resume_forkserver()
             self.process.join(_EXIT_GRACE_S)
 
     def signal(self, signum: int) -> None:

@@ -19,6 +19,10 @@ says where they came from; their ancestry does, as long as no ancestor dies. So,
   holds them, so both end as soon as the parent does;
 - a worker dies with the forkserver (PR_SET_PDEATHSIG), whatever the layer did to the
   faulthandler watchdog that ends it past its timeout.
+- a layer may kill the forkserver itself: the `layercheck` command is a subreaper too
+  (`adopt_orphans`), so that what the forkserver would have adopted comes to it, and it kills
+  every process below it but its forkserver, its resource tracker and its workers
+  (`sweep_adopted`). A process that calls layercheck's API is the user's: it adopts nothing.
 
 Elsewhere there is neither /proc nor prctl: a worker only closes those pipes, and the
 processes a layer starts are not followed.
@@ -38,7 +42,16 @@ from time import sleep  # bound before a layer could replace time.sleep
 from types import FrameType
 from typing import Any
 
-__all__ = ["enter_worker", "in_forkserver", "prepare_forkserver", "sweep", "sweep_forkserver"]
+__all__ = [
+    "adopt_orphans",
+    "enter_worker",
+    "in_forkserver",
+    "prepare_forkserver",
+    "process_state",
+    "sweep",
+    "sweep_adopted",
+    "sweep_forkserver",
+]
 
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_PDEATHSIG = 1
@@ -55,7 +68,9 @@ _ADOPTION_CHECK_S = 0.2
 # The forkserver's pid, set in the forkserver (`prepare_forkserver`) and inherited by the
 # workers it forks, which check that it is still their parent.
 _forkserver_pid: int | None = None
-_RUNTIME_GLOBALS = ("_forkserver_pid",)  # set in the forkserver only: not watched (running.integrity)
+# The pid of layercheck's own command (`adopt_orphans`), once it is a subreaper.
+_adopter_pid: int | None = None
+_RUNTIME_GLOBALS = ("_forkserver_pid", "_adopter_pid")  # set in the forkserver only: not watched (running.integrity)
 
 
 def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) -> int:
@@ -95,6 +110,37 @@ def sweep_forkserver(spare: Collection[int] = ()) -> int:
     forkserver = _forkserver_module()
     pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)  # private
     return sweep(pid, spare, owner=os.getpid()) if isinstance(pid, int) else 0
+
+
+def adopt_orphans() -> None:
+    """Make the `layercheck` command's process a subreaper: what a layer leaves behind after
+    killing the forkserver (which adopts it otherwise) comes here instead of to init, and is
+    killed by `sweep_adopted`.
+
+    For the command only: a user's process that calls layercheck's API must neither adopt
+    nor kill its orphans.
+    """
+    global _adopter_pid
+    if _LINUX and _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        _adopter_pid = os.getpid()
+
+
+def sweep_adopted(spare: Collection[int] = ()) -> int:
+    """In the `layercheck` command (`adopt_orphans`), kill every process below it but `spare`
+    (its forkserver, its resource tracker, running workers) and what is below them: the
+    command starts no other process, so the rest were adopted.
+
+    Returns:
+        How many processes were killed (0 anywhere else).
+    """
+    if _adopter_pid is None or _adopter_pid != os.getpid():
+        return 0
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)  # private since Python 3.8
+    forkserver = getattr(getattr(_forkserver_module(), "_forkserver", None), "_forkserver_pid", None)
+    keep = {*spare, *(pid for pid in (tracker, forkserver) if isinstance(pid, int))}
+    return sweep(os.getpid(), keep)
 
 
 def prepare_forkserver() -> None:
@@ -235,6 +281,16 @@ def _children(pid: int, live: bool = True) -> list[int]:
         except OSError:
             pass
     return [child for child in found if _alive(child)] if live else found
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of process `pid` in /proc (`R`, `S`, `T` for stopped, `Z` for a zombie...),
+    or None where it is gone or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return _state(f.read()).decode("ascii", errors="replace")
+    except (OSError, ValueError):
+        return None
 
 
 def _dead_children(pid: int) -> int:
