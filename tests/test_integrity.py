@@ -12,7 +12,6 @@ import importlib
 import json
 import sys
 import threading
-import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -157,14 +156,12 @@ def test_describe_names_the_first_changes_by_kind_and_counts_the_rest():
     assert describe(changes[:1]) == "replaced numpy.allclose"
 
 
-def test_verifying_takes_about_a_millisecond(snapshot):
-    # It runs after every check: ten thousand names compared by identity in C loops.
-    timings = []
-    for _ in range(10):
-        start = time.perf_counter()
-        snapshot.changes()
-        timings.append(time.perf_counter() - start)
-    assert min(timings) < 0.005, timings
+def test_an_unchanged_record_is_confirmed_by_the_fast_path(snapshot):
+    # It runs after every check. What keeps it quick (about 1 ms with NumPy alone, several with
+    # CuPy's modules too: machines differ, so no time is asserted here) is that "nothing
+    # changed" is answered by the flattened identity comparisons, never by the slow walk.
+    assert snapshot.unchanged.holds()
+    assert snapshot.changes() == ()
 
 
 def test_a_guard_puts_back_at_once_and_keeps_the_first_finding():
