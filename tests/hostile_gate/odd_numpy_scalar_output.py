@@ -1,4 +1,4 @@
-r"""Failed: predict returned float64 np\.float64\(1\.0\) as Y; outputs and states must be NumPy or CuPy arrays"""
+r"""Failed: predict returned float64 (np\.float64\(1\.0\)|1\.0) as Y; outputs and states must be NumPy or CuPy arrays"""
 
 import numpy as np
 
