@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -15,6 +16,7 @@ import pytest
 from conftest import INTERNAL_FRAME, PACKAGE, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, IsAlive, Sleep, StartsAChild
 
+from layercheck.interrupts import Interrupted
 from layercheck.running.isolation import run_jobs, signal_reason
 from layercheck.userframes import exception_summary, user_stack
 
@@ -166,6 +168,21 @@ def test_outcomes_come_back_in_job_order_whatever_order_the_workers_end_in():
     assert [o.result for o in outcomes] == [0, 1, 2]
     assert ended == [1, 2, 0]
     assert all(o.ok and o.failure is None for o in outcomes)
+
+
+def test_a_signal_during_the_hand_on_of_a_finished_job_loses_no_outcome():
+    """The user's signal may come while `on_done` renders a finished target (CI run 15): that
+    target is handed on again, whole, and the others are handed on as interrupted."""
+    calls: list[tuple[int, bool]] = []
+
+    def on_done(index: int, outcome) -> None:
+        calls.append((index, outcome.interrupted))
+        if len(calls) == 1:  # the signal, in the middle of the first hand-on
+            raise Interrupted(signal.SIGTERM)
+
+    with pytest.raises(Interrupted):
+        run_jobs([Sleep(0.0, 0), Sleep(30, 1)], workers=2, on_done=on_done)
+    assert calls == [(0, False), (0, False), (1, True)]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes are followed through /proc")

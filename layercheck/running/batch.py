@@ -744,14 +744,15 @@ def _whose_time(outcome: Outcome, timeout: float) -> str:
 
 
 def _counter(what: str, total: int, on_progress: Progress | None):
-    done = 0
+    # Indices, not a count: a job handed on again after a signal cut its first hand-on
+    # short (`run_jobs`) is counted once.
+    done: set[int] = set()
     if on_progress is not None:
         on_progress(what, 0, total)
 
     def tick(index: int, outcome: Outcome) -> None:
-        nonlocal done
-        done += 1
+        done.add(index)
         if on_progress is not None:
-            on_progress(what, done, total)
+            on_progress(what, len(done), total)
 
     return tick

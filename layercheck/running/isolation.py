@@ -122,6 +122,14 @@ def run_jobs(
     pending = list(range(len(jobs)))[::-1]
     running: list[_Running] = []
     retried: set[int] = set()  # jobs whose worker died with the forkserver once: started again
+    handed: set[int] = set()  # jobs whose outcome `on_done` has returned from
+
+    def hand_on(index: int, outcome: Outcome) -> None:
+        outcomes[index] = outcome
+        if on_done is not None:
+            on_done(index, outcome)
+        handed.add(index)
+
     setting = _Setting(os.getcwd(), dict(os.environ), max_memory, worker_sys_path())
     with tempfile.TemporaryDirectory(prefix="layercheck-") as scratch:
         _start_forkserver(context, scratch)
@@ -133,9 +141,7 @@ def run_jobs(
                     if isinstance(new, _Running):
                         running.append(new)
                         continue
-                    outcomes[index] = new  # none could be started: why, in one line
-                    if on_done is not None:
-                        on_done(index, new)
+                    hand_on(index, new)  # none could be started: why, in one line
                 _wait_any(running)
                 _resume_forkserver()  # stopped by a layer, it would not report how workers end
                 # Every worker is polled (and its deadline enforced) before any outcome is
@@ -159,18 +165,20 @@ def run_jobs(
                     reaping.sweep_forkserver(spare=spare)
                     reaping.sweep_adopted(spare=spare)  # orphans of a forkserver a layer killed
                 for index, outcome in ended:
-                    if on_done is not None:
-                        on_done(index, outcome)
+                    hand_on(index, outcome)
         except Interrupted as exc:
+            # The signal may have come while an ended job was being handed on (or before it
+            # was): it is handed on now, whole, so that no finished target goes missing.
+            for index, outcome in enumerate(outcomes):
+                if outcome is not None and index not in handed:
+                    hand_on(index, outcome)
             # A worker that had sent its result before the signal came has finished: its
             # target is reported as checked, not as interrupted.
             for worker in list(running):
                 outcome = worker.reported()
                 if outcome is not None:
                     running.remove(worker)
-                    outcomes[worker.index] = outcome
-                    if on_done is not None:
-                        on_done(worker.index, outcome)
+                    hand_on(worker.index, outcome)
             _stop(running)
             started = {worker.index: worker for worker in running}
             running = []
@@ -185,9 +193,7 @@ def run_jobs(
                         duration_s=monotonic() - stopped.started if stopped is not None else 0.0,
                         interrupted=True,
                     )
-                    outcomes[index] = outcome
-                    if on_done is not None:
-                        on_done(index, outcome)
+                    hand_on(index, outcome)
             raise
         finally:
             _stop(running)  # whatever else ends the run early: leave no worker behind
