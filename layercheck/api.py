@@ -27,16 +27,14 @@ import numpy as np
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.contract.layout import parse_layouts
 from layercheck.contract.loading import constructor
 from layercheck.errors import UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
-from layercheck.machine import refuse_if_too_large
 from layercheck.results import TargetReport
 from layercheck.running.integrity import Guard
 from layercheck.running.runner import run_target
 from layercheck.safetext import type_name
-from layercheck.settings.options import make_options
+from layercheck.settings.options import make_options, parse_input_layouts
 
 __all__ = ["check_function", "check_layer"]
 
@@ -168,8 +166,7 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
 
 
 def _checked(layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, **options: Any) -> TargetReport:
-    layouts = parse_layouts(layout)
-    refuse_if_too_large(layouts)
+    layouts = parse_input_layouts(layout)
     opts = make_options(**options, check_names=tuple(REGISTRY))
     if opts.inputs is not None:
         shapes = [tuple(getattr(x, "shape", np.shape(x))) for x in opts.inputs]

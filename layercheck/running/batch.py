@@ -33,7 +33,6 @@ from layercheck.contract.loading import (
 )
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
-from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
@@ -41,7 +40,14 @@ from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target, select_checks, unexpected
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
 from layercheck.settings.config import Config, TargetEntry
-from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
+from layercheck.settings.options import (
+    DEFAULT_TIMEOUT,
+    Options,
+    Settings,
+    merge_settings,
+    options_from,
+    parse_input_layouts,
+)
 from layercheck.userframes import exception_summary, stack_location, user_traceback
 
 __all__ = [
@@ -545,12 +551,10 @@ def _layouts(batch: Batch, entry: TargetEntry | None, target: _Found) -> tuple[L
             f"no layout for {target.label}: pass --layout SIZES:FORMAT (once per input), give it a "
             "layout in the config file, or set the class attribute example_layout"
         )
-    layouts = tuple(parse_layout(text) for text in target.example)
     try:
-        refuse_if_too_large(list(layouts))
+        return parse_input_layouts(list(target.example))
     except UsageError as exc:
         raise TargetError(f"example_layout of {target.name}: {exc}") from None
-    return layouts
 
 
 def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> list[Any]:
