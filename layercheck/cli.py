@@ -164,6 +164,12 @@ def cli(ctx):
 @click.option(
     "--strict", is_flag=True, help="An incomplete check fails the run (exit 1): for a CI gate that must decide."
 )
+@click.option(
+    "--only-layers",
+    is_flag=True,
+    help="Pass over the files that define no layer or operation, as in a folder (for pre-commit, "
+    "which hands over every .py file a commit touches).",
+)
 def run(
     targets,
     layouts,
@@ -177,6 +183,7 @@ def run(
     quiet,
     verbose,
     strict,
+    only_layers,
     **settings,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
@@ -198,6 +205,7 @@ def run(
             jobs=jobs,
             max_memory=max_memory,
             shard=shard_text,
+            only_layers=only_layers,
         )
         check_report_paths({"--json": json_path, "--junit": junit_path})
     except UsageError as exc:
@@ -215,7 +223,7 @@ def run(
     except Interrupted as exc:  # the workers are stopped; what finished is reported
         interrupted, report = exc, exc.report or Report()
     if not report.targets and interrupted is None:
-        console.print(f"No targets in shard {shard_text}.")
+        console.print(f"No targets in shard {shard_text}." if shard_text else "No layers in the files given.")
     reporter.overall(report)
     status = 0 if report.ok else 1
     incomplete = report.summary[Status.INCOMPLETE.value]

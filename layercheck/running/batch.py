@@ -85,6 +85,9 @@ class Batch:
     jobs: int = 1
     max_memory: int | None = None  # bytes per worker; None: no cap
     shard: tuple[int, int] | None = None  # (K, N): the K-th of N shards, from 1
+    # Files are read as a folder's are: one that defines no layer is passed over, not an error
+    # (a pre-commit hook hands over every .py file a commit touches).
+    only_layers: bool = False
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -441,7 +444,8 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
                 else:
                     units.append((request, label, DiscoverJob(str(file.path), None, True, timeout)))
         else:
-            units.append((request, request.label, DiscoverJob(str(request.path), request.name, False, timeout)))
+            whole = batch.only_layers and request.name is None
+            units.append((request, request.label, DiscoverJob(str(request.path), request.name, whole, timeout)))
     jobs = [work for _, _, work in units if isinstance(work, DiscoverJob)]
     outcomes = iter(
         run_jobs(
@@ -460,7 +464,7 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
     found: list[_Found | TargetReport] = []
     for request in batch.requests:
         mine = per_request[id(request)]
-        if request.path.is_dir() and not mine:
+        if request.path.is_dir() and not mine and not batch.only_layers:
             raise UsageError(
                 f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)"
             )

@@ -45,6 +45,7 @@ def make_batch(
     jobs: Any = 1,
     max_memory: Any = None,
     shard: str | None = None,
+    only_layers: bool = False,
 ) -> Batch:
     """A validated Batch of what an entry point was given.
 
@@ -60,6 +61,8 @@ def make_batch(
         max_memory: the memory cap per worker as `4G`, `none`...; None: the default share of
             the memory available (`default_memory_cap`).
         shard: `K/N`, or None for every target.
+        only_layers: pass over the files that define no layer, as in a folder, rather than
+            reporting each as an error (for a hook that hands over every file it touches).
 
     Raises:
         UsageError: one line for the first value that is not valid, each named as the command
@@ -82,6 +85,7 @@ def make_batch(
         jobs=workers,
         max_memory=default_memory_cap(workers) if max_memory is None else parse_memory(max_memory, "--max-memory"),
         shard=None if shard is None else parse_shard(shard, "--shard"),
+        only_layers=only_layers,
     )
 
 
