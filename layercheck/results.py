@@ -293,6 +293,9 @@ class TargetReport:
             "summary": self.summary,
             "notes": list(self.notes),
             "position": self.position,
+            # The user's frames of the error (additive, issue 28): a report file read back
+            # (`layercheck merge`) gives the JUnit report the unsharded run gives.
+            "traceback": self.traceback,
         }
 
     @classmethod

@@ -124,9 +124,12 @@ def _scenario() -> Report:
     )
 
 
-# `run`, `position` and `known` are additive (issue 28: merging shards, baselines).
+# `run`, `position`, `traceback` and `known` are additive (issue 28: merging shards, baselines).
 REPORT_KEYS = ["version", "targets", "summary", "duration_s", "run"]
-TARGET_KEYS = ["target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes", "position"]
+TARGET_KEYS = [
+    *("target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"),
+    *("position", "traceback"),
+]
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped", "known"]
 GRADIENT_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "explanation"]
