@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import signal
 import sys
+from dataclasses import replace
 
 import click
+from rich.text import Text
 
+from layercheck.baseline import Baseline, write_baseline
 from layercheck.checks import REGISTRY
 from layercheck.errors import UsageError
 from layercheck.interrupts import Interrupted, exit_status, handling
+from layercheck.merging import exit_status as merged_status
+from layercheck.merging import merge_shards, read_shard
 from layercheck.numerics.arrays import DTYPES
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console, print_wrapped
-from layercheck.reporters.files import check_report_paths
+from layercheck.reporters.files import check_report_paths, to_stdout
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
@@ -30,7 +35,7 @@ from layercheck.settings.options import DEVICES
 from layercheck.templates import function_template, layer_template, names_of, write_new
 from layercheck.version import __version__
 
-__all__ = ["cli", "list_checks", "main", "new", "run", "usage_error"]
+__all__ = ["cli", "list_checks", "main", "merge", "new", "run", "usage_error"]
 
 
 def main() -> None:
@@ -78,6 +83,12 @@ Examples:
   layercheck list-checks
   layercheck new MyLayer --learnables w,b --backward
 """
+
+
+# `-` is standard output (`reporters.files`): the report alone is written there.
+_REPORT_PATH = click.Path(dir_okay=False, writable=True, allow_dash=True)
+_JSON_HELP = "Write the report as JSON (- for standard output: the report alone; the rest goes to stderr)."
+_JUNIT_HELP = "Write the report as JUnit XML (- for standard output)."
 
 
 @click.group(
@@ -155,10 +166,8 @@ def cli(ctx):
 @click.option(
     "--shard", "shard_text", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix)."
 )
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JSON.")
-@click.option(
-    "--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML."
-)
+@click.option("--json", "json_path", type=_REPORT_PATH, help=_JSON_HELP)
+@click.option("--junit", "junit_path", type=_REPORT_PATH, help=_JUNIT_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 @click.option(
@@ -169,6 +178,18 @@ def cli(ctx):
     is_flag=True,
     help="Pass over the files that define no layer or operation, as in a folder (for pre-commit, "
     "which hands over every .py file a commit touches).",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    metavar="FILE",
+    help="Accepted failures (from --update-baseline): reported as known; only the others fail the run.",
+)
+@click.option(
+    "--update-baseline",
+    "update_baseline_path",
+    metavar="FILE",
+    help="Record every failure of this run in FILE (exit 0 once written).",
 )
 def run(
     targets,
@@ -184,6 +205,8 @@ def run(
     verbose,
     strict,
     only_layers,
+    baseline_path,
+    update_baseline_path,
     **settings,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
@@ -207,23 +230,28 @@ def run(
             shard=shard_text,
             only_layers=only_layers,
         )
-        check_report_paths({"--json": json_path, "--junit": junit_path})
+        baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
+        if update_baseline_path is not None and batch.shard is not None:
+            raise UsageError("--update-baseline records every failure of a run: give it without --shard")
+        check_report_paths({"--json": json_path, "--junit": junit_path, "--update-baseline": update_baseline_path})
     except UsageError as exc:
         usage_error(exc)
 
-    console = make_console()
+    # `--json -`: standard output holds the report alone; what is printed goes to stderr.
+    console = make_console(stderr=to_stdout(json_path, junit_path, update_baseline_path))
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
     interrupted: Interrupted | None = None
     try:
         with ProgressBar(console) as bar:
-            report = run_batch(batch, on_report=reporter.target, on_progress=bar.update)
+            report = run_batch(batch, on_report=_marking(baseline, reporter.target), on_progress=bar.update)
     except UsageError as exc:  # known once modules are imported: a folder without any layer
         usage_error(exc)
     except Interrupted as exc:  # the workers are stopped; what finished is reported
         interrupted, report = exc, exc.report or Report()
     if not report.targets and interrupted is None:
         console.print(f"No targets in shard {shard_text}." if shard_text else "No layers in the files given.")
+    _record_run(report, strict, baseline, console)
     reporter.overall(report)
     status = 0 if report.ok else 1
     incomplete = report.summary[Status.INCOMPLETE.value]
@@ -238,10 +266,86 @@ def run(
             except OSError as exc:  # every report is tried; a failed run keeps its status 1
                 click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
                 status = status or 2
+    if update_baseline_path is not None and interrupted is None:
+        status = _update_baseline(update_baseline_path, report, console, status)
     if interrupted is not None:
         name = signal.Signals(interrupted.signum).name
         click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
         status = exit_status(interrupted.signum)
+    sys.exit(status)
+
+
+def _marking(baseline: Baseline | None, on_report):
+    """`on_report` of the targets with the failures `baseline` accepts marked known first."""
+    if baseline is None:
+        return on_report
+    return lambda target: on_report(baseline.apply(target))
+
+
+def _record_run(report: Report, strict: bool, baseline: Baseline | None, console) -> None:
+    """What the report records of the run beyond its plan (`runinfo`): --strict and the
+    baseline; with a baseline, every target marked (those handed on are already) and the
+    baseline's stale entries said in one line."""
+    if baseline is not None:
+        for target in report.targets:
+            baseline.apply(target)
+        line = baseline.stale_line(report)
+        if line is not None:
+            print_wrapped(console, Text(line))
+    if report.run is not None:
+        report.run = replace(report.run, strict=strict, baseline=None if baseline is None else baseline.digest)
+
+
+def _update_baseline(path: str, report: Report, console, status: int) -> int:
+    """Write the baseline of `report`'s failures; the exit status: 0 once it is written (the
+    failures are what it records: the run did what was asked), a report's error (2) kept."""
+    try:
+        entries = write_baseline(path, report)
+    except OSError as exc:
+        click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
+        return 2
+    print_wrapped(console, Text(f"--update-baseline {visible(path)}: recorded {entries} failure(s)"))
+    return 0 if status == 1 else status
+
+
+@cli.command()
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
+@click.option("--json", "json_path", type=_REPORT_PATH, help=_JSON_HELP)
+@click.option("--junit", "junit_path", type=_REPORT_PATH, help=_JUNIT_HELP)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
+def merge(reports, json_path, junit_path, quiet, verbose):
+    """Merge the --json reports of the shards of one run (run --shard K/N --json F) into the
+    report that run unsharded gives: its targets in order, its summary and its exit status.
+
+    Shards of different runs (versions, settings, --strict, --baseline), a shard missing or
+    given twice are refused (exit 2).
+    """
+    try:
+        merged = merge_shards([read_shard(path) for path in reports])
+        check_report_paths({"--json": json_path, "--junit": junit_path})
+    except UsageError as exc:
+        usage_error(exc)
+    console = make_console(stderr=to_stdout(json_path, junit_path))
+    reporter = ConsoleReporter(
+        console, Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+    )
+    for target in merged.targets:
+        reporter.target(target)
+    reporter.overall(merged)
+    strict = merged.run is not None and merged.run.strict
+    status = merged_status(merged, strict)
+    incomplete = merged.summary[Status.INCOMPLETE.value]
+    if strict and incomplete:
+        checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
+        console.print(f"--strict: {checks} the run")
+    for path, write in ((json_path, write_json), (junit_path, write_junit)):
+        if path:
+            try:
+                write(merged, path)
+            except OSError as exc:
+                click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
+                status = status or 2
     sys.exit(status)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.runinfo import RunInfo, RunInfoError, read_run
 from layercheck.safetext import (
     MESSAGE_LIMIT,
     NAME_LIMIT,
@@ -31,6 +32,7 @@ __all__ = [
     "Report",
     "SCHEMA_VERSION",
     "STATUSES",
+    "SUMMARY_STATUSES",
     "Status",
     "TargetReport",
     "cause_of",
@@ -49,6 +51,10 @@ class Status(str, Enum):
     INCOMPLETE = "incomplete"
     SKIPPED = "skipped"
     ERROR = "error"  # a target's status when it could not be checked (TargetReport.error is set)
+    # A failure (a failed check, or a target that could not be checked) that the run's
+    # `--baseline` accepts: set by the parent from the baseline file, never by a check, and
+    # never read from a worker (`from_dict(known=False)`), so that no layer can claim it.
+    KNOWN = "known"
 
     def __str__(self) -> str:
         return self.value
@@ -92,8 +98,11 @@ def cause_of(exc: BaseException | None) -> Cause | None:
     return None
 
 
-# A check's statuses, in the order of the summaries.
+# A check's statuses, in the order of the summaries: what a check can end with.
 STATUSES = (Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED)
+# The summaries' keys: a check's statuses and `known` (a failure the baseline accepts; an
+# additive key of the JSON schema, 0 in a run without --baseline).
+SUMMARY_STATUSES = (*STATUSES, Status.KNOWN)
 
 SCHEMA_VERSION = "1.0"
 
@@ -156,9 +165,10 @@ class CheckResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> CheckResult:
+    def from_dict(cls, data: Any, *, known: bool = False) -> CheckResult:
         """The inverse of `to_dict`, for data that may not be layercheck's own (a worker's
-        report, which the layer could have forged; a JSON file read back).
+        report, which the layer could have forged; a JSON file read back). `known`: the status
+        `known` is read (a report file of a run with --baseline); a worker's never holds it.
 
         Raises:
             MalformedReport: one line that says what does not fit; never another exception.
@@ -167,8 +177,9 @@ class CheckResult:
         name = _string(fields.get("name"), "a check's name")
         where = f"check {visible(bounded(name, 100))}"
         status = fields.get("status")
-        if type(status) is not str or status not in _CHECK_STATUSES:
-            raise MalformedReport(f"{where} has status {_shown(status)}, not one of {', '.join(_CHECK_STATUSES)}")
+        allowed = _FILE_STATUSES if known else _CHECK_STATUSES
+        if type(status) is not str or status not in allowed:
+            raise MalformedReport(f"{where} has status {_shown(status)}, not one of {', '.join(allowed)}")
         details = fields.get("details") or {}
         if type(details) is not dict:
             raise MalformedReport(f"{where} has details {_shown(details)}, not a mapping")
@@ -188,7 +199,7 @@ def _text(value: Any, limit: int = MESSAGE_LIMIT) -> str:
 
 def count(statuses: Iterable[Status]) -> dict[str, int]:
     """How many of each check status, keyed by the status strings (the reports' summaries)."""
-    counts = {status.value: 0 for status in STATUSES}
+    counts = {status.value: 0 for status in SUMMARY_STATUSES}
     for status in statuses:
         counts[Status(status).value] += 1
     return counts
@@ -212,6 +223,11 @@ class TargetReport:
     duration_s: float = 0.0
     cause: Cause | None = None
     notes: list[str] = field(default_factory=list)  # what was not tested, in words
+    # The target's place in the run's whole plan (before --shard), from 0: how `layercheck
+    # merge` puts shards back in order. None outside a batch run (the API).
+    position: int | None = None
+    # The error is a failure the run's --baseline accepts: the target's status is `known`.
+    error_known: bool = False
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -229,9 +245,12 @@ class TargetReport:
 
     @property
     def status(self) -> Status:
+        """error, failed, known (every failure accepted by the baseline) or passed."""
         if self.error is not None:
-            return Status.ERROR
-        return Status.FAILED if any(c.status == Status.FAILED for c in self.checks) else Status.PASSED
+            return Status.KNOWN if self.error_known else Status.ERROR
+        if any(c.status == Status.FAILED for c in self.checks):
+            return Status.FAILED
+        return Status.KNOWN if any(c.status == Status.KNOWN for c in self.checks) else Status.PASSED
 
     @property
     def summary(self) -> dict[str, int]:
@@ -239,7 +258,8 @@ class TargetReport:
 
     @property
     def ok(self) -> bool:
-        return self.status == Status.PASSED
+        """Nothing fails the run: passed, or only failures the baseline accepts."""
+        return self.status in (Status.PASSED, Status.KNOWN)
 
     def result(self, name: str) -> CheckResult:
         for check in self.checks:
@@ -272,11 +292,17 @@ class TargetReport:
             "checks": [c.to_dict() for c in self.checks],
             "summary": self.summary,
             "notes": list(self.notes),
+            "position": self.position,
+            # The user's frames of the error (additive, issue 28): a report file read back
+            # (`layercheck merge`) gives the JUnit report the unsharded run gives.
+            "traceback": self.traceback,
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> TargetReport:
-        """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read).
+    def from_dict(cls, data: Any, *, known: bool = False) -> TargetReport:
+        """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read,
+        except that with `known` (a report file read back) the status `known` of a target
+        with an error is: its error was accepted by the run's baseline).
 
         `traceback` and `cause` are not part of the public schema; they are read when present,
         which is how a worker process sends the user's frames and the cause back with its report.
@@ -293,16 +319,23 @@ class TargetReport:
         if cause is not None and (type(cause) is not str or cause not in {c.value for c in Cause}):
             raise MalformedReport(f"the report's cause is {_shown(cause)}")
         error = fields.get("error")
+        position = fields.get("position")
+        if position is not None and (type(position) is not int or position < 0):
+            raise MalformedReport(f"the report's position is {_shown(position)}, not a whole number >= 0")
         return cls(
             target=_string(fields.get("target"), "the report's target"),
             kind=Kind(kind),
             layouts=_strings(fields.get("layouts", []), "the report's layouts"),
-            checks=[CheckResult.from_dict(c) for c in _items(fields.get("checks", []), "the report's checks")],
+            checks=[
+                CheckResult.from_dict(c, known=known) for c in _items(fields.get("checks", []), "the report's checks")
+            ],
             error=None if error is None else _string(error, "the report's error"),
             traceback=_string(fields.get("traceback") or "", "the report's traceback"),
             duration_s=_duration(fields.get("duration_s", 0.0), "the report"),
             cause=None if cause is None else Cause(cause),
             notes=_strings(fields.get("notes") or [], "the report's notes"),
+            position=position,
+            error_known=known and error is not None and fields.get("status") == Status.KNOWN.value,
         )
 
 
@@ -313,9 +346,23 @@ class MalformedReport(ValueError):
 # What `from_dict` reads: the keys `to_dict` writes, and those a worker adds (traceback, cause).
 _CHECK_KEYS = frozenset({"name", "status", "message", "details", "duration_s"})
 _TARGET_KEYS = frozenset(
-    {"target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes", "traceback", "cause"}
+    {
+        "target",
+        "kind",
+        "layouts",
+        "status",
+        "error",
+        "duration_s",
+        "checks",
+        "summary",
+        "notes",
+        "position",
+        "traceback",
+        "cause",
+    }
 )
 _CHECK_STATUSES = tuple(status.value for status in STATUSES)
+_FILE_STATUSES = tuple(status.value for status in SUMMARY_STATUSES)
 # Sizes past which data read back is not a report layercheck wrote (a check's details hold
 # records of a few levels; a report's lists hold a few dozen checks, a few layouts).
 _MAX_ITEMS = 100_000
@@ -394,10 +441,11 @@ def _json_like(value: Any, what: str, depth: int = 0) -> None:
 class Report:
     targets: list[TargetReport] = field(default_factory=list)
     duration_s: float = 0.0
+    run: RunInfo | None = None  # what a batch run records to merge shards (`runinfo`)
 
     @property
     def summary(self) -> dict[str, int]:
-        totals = {status.value: 0 for status in STATUSES}
+        totals = {status.value: 0 for status in SUMMARY_STATUSES}
         for target in self.targets:
             for key, n in target.summary.items():
                 totals[key] += n
@@ -423,15 +471,23 @@ class Report:
             "targets": [t.to_dict() for t in self.targets],
             "summary": self.summary,
             "duration_s": round(self.duration_s, 6),
+            "run": None if self.run is None else self.run.to_dict(),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
-        """A report read back from `to_dict` or a `--json` file (to merge CI shards, say)."""
+        """A report read back from `to_dict` or a `--json` file (to merge CI shards, say):
+        statuses `known` (a run with --baseline) are read."""
         if type(data) is not dict:
             raise MalformedReport(f"a report is {_shown(data)}, not a mapping")
-        targets = [TargetReport.from_dict(t) for t in _items(data.get("targets", []), "the report's targets")]
-        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"))
+        targets = [
+            TargetReport.from_dict(t, known=True) for t in _items(data.get("targets", []), "the report's targets")
+        ]
+        try:
+            run = None if data.get("run") is None else read_run(data["run"])
+        except RunInfoError as exc:
+            raise MalformedReport(str(exc)) from None
+        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"), run)
 
 
 def plain(value: Any) -> Any:

@@ -124,10 +124,14 @@ def _scenario() -> Report:
     )
 
 
-REPORT_KEYS = ["version", "targets", "summary", "duration_s"]
-TARGET_KEYS = ["target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"]
+# `run`, `position`, `traceback` and `known` are additive (issue 28: merging shards, baselines).
+REPORT_KEYS = ["version", "targets", "summary", "duration_s", "run"]
+TARGET_KEYS = [
+    *("target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"),
+    *("position", "traceback"),
+]
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
-SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped"]
+SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped", "known"]
 GRADIENT_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "explanation"]
 GRADIENT_FAILED_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "findings", "explanation"]
 ARGUMENT_KEYS = ["argument", "kind", "status", "reason", "probes"]

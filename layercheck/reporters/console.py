@@ -43,6 +43,7 @@ _STYLE = {
     Status.INCOMPLETE: "yellow",
     Status.SKIPPED: "dim",
     Status.ERROR: "bold red",
+    Status.KNOWN: "magenta",  # a failure the baseline accepts: not red (it fails nothing), not green
 }
 _INDENT = 4
 HANG = 2  # how much further in a wrapped line goes on
@@ -93,14 +94,18 @@ def shows_progress(console: Console) -> bool:
 
 
 def summary_line(summary: dict[str, int], seconds: float) -> str:
+    # Known failures (--baseline) are named only where there are some: a run without a
+    # baseline keeps the line MATLAB's checkLayer prints.
+    known = summary.get(Status.KNOWN, 0)
     return (
         f"Test Summary: {summary[Status.PASSED]} passed, {summary[Status.FAILED]} failed, "
-        f"{summary[Status.INCOMPLETE]} incomplete, {summary[Status.SKIPPED]} skipped. Time elapsed: {seconds:.2f} s."
+        + (f"{known} known (baseline), " if known else "")
+        + f"{summary[Status.INCOMPLETE]} incomplete, {summary[Status.SKIPPED]} skipped. Time elapsed: {seconds:.2f} s."
     )
 
 
 def _counts(summary: dict[str, int]) -> str:
-    order = (Status.FAILED, Status.INCOMPLETE, Status.PASSED, Status.SKIPPED)
+    order = (Status.FAILED, Status.KNOWN, Status.INCOMPLETE, Status.PASSED, Status.SKIPPED)
     return ", ".join(f"{summary[s]} {s.value}" for s in order if summary[s]) or "no checks"
 
 
@@ -140,6 +145,8 @@ def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
         owner = _SYNTAX if broke else f"{blocked_by}_does_not_error"
         if check.status == Status.INCOMPLETE and isinstance(blocked_by, str) and owner in failed:
             owners[owner].blocked.append(check)
+        elif check.status == Status.KNOWN and verbosity >= Verbosity.NORMAL:
+            shown.append(_Shown(Status.KNOWN, [check]))
         elif check.status == Status.INCOMPLETE and verbosity >= Verbosity.NORMAL:
             key = f"blocked by {blocked_by}" if isinstance(blocked_by, str) else check.message
             if key not in groups:
@@ -180,14 +187,18 @@ class ConsoleReporter:
     def target(self, report: TargetReport) -> None:
         """One target, as soon as it is done."""
         if report.error is not None:
-            self._line(Text.assemble(_status(Status.ERROR), "  ", self._head(report), ": could not be checked"))
+            known = " (a known failure: baseline)" if report.error_known else ""
+            self._line(
+                Text.assemble(_status(report.status), "  ", self._head(report), f": could not be checked{known}")
+            )
             # "reason:" first: at a check's column only layercheck's words begin a line
             self._line(Text.assemble(("reason", _STYLE[Status.ERROR]), ": ", visible(report.error)), _INDENT)
-            if report.traceback:
+            # A known error (--baseline) in one line; its traceback only with -v.
+            if report.traceback and (not report.error_known or self.verbosity >= Verbosity.VERBOSE):
                 self._block(report.traceback, 2 * _INDENT)
             return
         status = report.status
-        if status == Status.PASSED and self.verbosity <= Verbosity.QUIET:
+        if status in (Status.PASSED, Status.KNOWN) and self.verbosity <= Verbosity.QUIET:
             return
         counts = _counts(report.summary)
         self._line(Text.assemble(_status(status), " ", self._head(report), f"  {counts} in {report.duration_s:.2f}s"))
@@ -201,7 +212,7 @@ class ConsoleReporter:
         first = checks[0]
         names = ", ".join(visible(c.name) for c in checks)
         label = Text.assemble(_status(status), " ", (names, "bold"))
-        if status in (Status.PASSED, Status.SKIPPED):
+        if status in (Status.PASSED, Status.SKIPPED, Status.KNOWN):
             message = f": {visible(first.message)}" if first.message else ""
             self._line(Text.assemble(label, " ", (f"{first.duration_s:.2f}s", "dim"), message), _INDENT)
             return
@@ -246,10 +257,13 @@ class ConsoleReporter:
                 self._line(Text(f"pictures: {LEGEND}"), style="dim")
         targets = len(report.targets)
         line = summary_line(report.summary, report.duration_s)
-        if targets > 1 or any(t.status == Status.ERROR for t in report.targets):
+        if targets > 1 or any(t.error is not None for t in report.targets):
             errors = sum(t.status == Status.ERROR for t in report.targets)
             failed = sum(t.status == Status.FAILED for t in report.targets)
-            line += f" Targets: {targets - errors - failed} passed, {failed} failed, {errors} could not be checked."
+            known = sum(t.status == Status.KNOWN for t in report.targets)
+            line += f" Targets: {targets - errors - failed - known} passed, {failed} failed, "
+            line += f"{known} with known failures only, " if known else ""
+            line += f"{errors} could not be checked."
         self._line(Text(line, style="bold"))
 
     @staticmethod
@@ -258,9 +272,10 @@ class ConsoleReporter:
         lines = []
         for target in targets:
             if target.error is not None:
-                lines.append(
-                    Text.assemble(_status(Status.ERROR), " ", visible(target.target), " - ", visible(target.error))
-                )
+                if not target.error_known:  # a failure the baseline accepts is no failure to recap
+                    lines.append(
+                        Text.assemble(_status(Status.ERROR), " ", visible(target.target), " - ", visible(target.error))
+                    )
                 continue
             for check in target.failures():
                 # Spaces around "::": a narrow terminal breaks there, not inside a check's name.

@@ -8,6 +8,8 @@
   the usual 022), as `open(path, "w")` would.
 - Every error is raised (`OSError`), a full disk included: it surfaces when the data is
   flushed, so every write is flushed and closed before it counts as done.
+- `-` (`STDOUT`) is standard output: the report alone is written there (the command prints
+  its console report on standard error then), so that `--json - | jq` reads one document.
 
 `check_report_paths` finds what can be known before the run (a folder, no permission, two
 reports on one file), so that a report that cannot be written does not cost a whole run.
@@ -17,12 +19,20 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Mapping
 
 from layercheck.errors import UsageError
 
-__all__ = ["check_report_paths", "write_report"]
+__all__ = ["STDOUT", "check_report_paths", "to_stdout", "write_report"]
+
+STDOUT = "-"
+
+
+def to_stdout(*paths: str | os.PathLike | None) -> bool:
+    """Whether one of the report paths is standard output (`-`)."""
+    return any(path is not None and os.fspath(path) == STDOUT for path in paths)
 
 
 def _umask() -> int:
@@ -46,6 +56,11 @@ def write_report(path: str | os.PathLike, text: str) -> None:
             file system); nothing at `path` is changed when it was a regular file.
     """
     data = text.encode("utf-8", "backslashreplace")
+    if os.fspath(path) == STDOUT:
+        sys.stdout.flush()  # whatever Python buffered goes first
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
     try:
         info: os.stat_result | None = os.stat(path)  # through symlinks
     except FileNotFoundError:
@@ -120,6 +135,11 @@ def check_report_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
     for option, path in given.items():
         if not path:
             raise UsageError(f"{option}: give a file name")
+        if path == STDOUT:
+            if STDOUT in seen:
+                raise UsageError(f"{seen[STDOUT]} and {option} both name standard output (-); give one a file")
+            seen[STDOUT] = option
+            continue
         problem = _problem(path)
         if problem is not None:
             raise UsageError(f"{option} {path}: cannot write the report: {problem}")

@@ -10,9 +10,13 @@ status (0 unless a check failed or a target could not be checked):
 - incomplete  <skipped message="incomplete: the reason"/>: JUnit has no "could not decide";
               CI shows it among the skipped tests, with the prefix, and it does not fail
               the build (nor does it fail the exit status)
+- known       <skipped message="known failure (baseline): the message"/>: a failure that the
+              run's --baseline accepts does not fail the build, as it does not fail the exit
+              status; CI lists it, with the prefix
 - a target that could not be checked (import error, crash, timeout): its suite gets one more
   <testcase name="target"> holding <error message="the reason" type="error">traceback</error>,
-  after the checks it got through, if any.
+  after the checks it got through, if any; <skipped message="known failure (baseline): the
+  reason"/> instead where the baseline accepts it.
 
 Text from a layer or the file system is written as the console shows it (`safetext.visible`):
 XML 1.0 cannot hold most control characters at all, so they, escape sequences and bidi
@@ -32,9 +36,10 @@ from layercheck.reporters.files import write_report
 from layercheck.results import CheckResult, Report, Status, TargetReport
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
-__all__ = ["ERROR_CASE", "report_junit", "suite_names", "write_junit"]
+__all__ = ["ERROR_CASE", "KNOWN_PREFIX", "report_junit", "suite_names", "write_junit"]
 
 ERROR_CASE = "target"  # name of the testcase that carries a target's error
+KNOWN_PREFIX = "known failure (baseline): "
 _LAYOUTS = "; "  # between a target's layouts: a layout holds commas (24,24,20,128:SSCB)
 _DETAILS_LIMIT = 2 * TRACEBACK_LIMIT  # the explanation and the traceback of a failure
 
@@ -72,8 +77,9 @@ def suite_names(report: Report) -> list[str]:
 
 def _testsuite(target: TargetReport, name: str) -> ET.Element:
     summary = target.summary
-    failures, skipped = summary[Status.FAILED], summary[Status.SKIPPED] + summary[Status.INCOMPLETE]
-    errors = int(target.error is not None)
+    failures = summary[Status.FAILED]
+    skipped = summary[Status.SKIPPED] + summary[Status.INCOMPLETE] + summary[Status.KNOWN] + int(target.error_known)
+    errors = int(target.status == Status.ERROR)
     suite = ET.Element(
         "testsuite",
         {
@@ -105,8 +111,13 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
             ET.SubElement(case, "skipped", {"message": _line(check.message)})
         elif check.status == Status.INCOMPLETE:
             ET.SubElement(case, "skipped", {"message": _line(f"incomplete: {check.message}")})
+        elif check.status == Status.KNOWN:
+            ET.SubElement(case, "skipped", {"message": _line(f"{KNOWN_PREFIX}{check.message}")})
     if target.error is not None:
         case = ET.SubElement(suite, "testcase", {"classname": classname, "name": ERROR_CASE, "time": "0.000"})
+        if target.error_known:
+            ET.SubElement(case, "skipped", {"message": _line(f"{KNOWN_PREFIX}{target.error}")})
+            return suite
         ET.SubElement(case, "error", {"message": _line(target.error), "type": Status.ERROR.value}).text = _text(
             target.traceback or target.error
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
+from layercheck.runinfo import RunInfo, Versions, fingerprint
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target, select_checks, unexpected
@@ -375,6 +376,7 @@ class _Item:
     label: str
     job: CheckJob | None = None
     report: TargetReport | None = None
+    position: int | None = None  # in the whole plan, before --shard (`TargetReport.position`)
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -399,14 +401,41 @@ def run_batch(
                 on_report(report)
         exc.report = Report(reports, perf_counter() - start)
         raise
+    for position, item in enumerate(items):
+        item.position = position
+    run = _run_record(batch, items)
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
     try:
         reports = _check(batch, items, on_report, on_progress)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
+        exc.report.run = run
         raise
-    return Report(reports, perf_counter() - start)
+    return Report(reports, perf_counter() - start, run)
+
+
+def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
+    """What the report records to merge shards (`runinfo`): the whole plan's size and the
+    fingerprint of what decides its verdicts, without absolute paths (CI clones differ)."""
+    plan = []
+    for item in items:
+        job = item.job
+        if job is None:
+            plan.append({"target": item.label, "planned": False})
+            continue
+        plan.append(
+            {
+                "target": job.label,
+                "name": job.name,
+                "kind": job.kind,
+                "layouts": [str(layout) for layout in job.layouts],
+                "args": job.args,
+                "options": {f.name: getattr(job.options, f.name) for f in fields(job.options)},
+                "timeout": job.timeout,
+            }
+        )
+    return RunInfo(batch.shard, len(items), fingerprint(plain(plan)), Versions.current())
 
 
 def _interrupted(label: str, exc: Interrupted) -> TargetReport:
@@ -578,6 +607,7 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
     def flush() -> None:  # hand on the reports that are ready, in target order
         nonlocal next_out
         while next_out < len(reports) and reports[next_out] is not None:
+            reports[next_out].position = items[next_out].position  # type: ignore[union-attr]
             if on_report is not None:
                 on_report(reports[next_out])
             next_out += 1

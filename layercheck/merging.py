@@ -1,0 +1,157 @@
+"""`layercheck merge A.json B.json ...`: the JSON reports of the shards of one run
+(`run --shard K/N --json F`) merged into the report that run unsharded would have given: its
+targets in the order of the whole plan, its summary, its exit status.
+
+Each report records its run (`runinfo.RunInfo`) and each target its place in the whole plan
+(`position`). Shards that do not fit together are refused with one line (UsageError): other
+versions, settings, plans, --strict or --baseline; a shard given twice, one missing; targets
+at one position twice, or positions no shard holds. Durations are summed (the shards' time,
+not the wall time of the CI matrix).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from layercheck.errors import UsageError
+from layercheck.results import SCHEMA_VERSION, MalformedReport, Report, Status, TargetReport
+from layercheck.runinfo import RunInfo
+from layercheck.safetext import bounded, visible
+
+__all__ = ["Shard", "exit_status", "merge_shards", "read_shard"]
+
+_MAX_BYTES = 512 * 1024 * 1024  # a report of many thousand targets is tens of MB
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A shard's report, read back, and the file it came from (for messages)."""
+
+    path: str
+    report: Report
+    run: RunInfo
+
+    @property
+    def name(self) -> str:
+        """`shard 2/3` (`shard 1/1` for an unsharded run's report)."""
+        k, n = self.run.shard or (1, 1)
+        return f"shard {k}/{n}"
+
+
+def read_shard(path: str) -> Shard:
+    """A `--json` report of `layercheck run`, read and validated.
+
+    Raises:
+        UsageError: one line naming the file and what is wrong with it.
+    """
+    where = visible(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(_MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{where}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    if len(raw) > _MAX_BYTES:
+        raise UsageError(f"{where}: over {_MAX_BYTES // 2**20} MB, not a report layercheck wrote")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+        raise UsageError(f"{where}: not a JSON report of layercheck ({reason})") from None
+    if type(data) is not dict or "targets" not in data or "version" not in data:
+        raise UsageError(f"{where}: not a JSON report of layercheck (no version and targets)")
+    if data["version"] != SCHEMA_VERSION:
+        shown = visible(bounded(repr(data["version"]), 40))
+        raise UsageError(f"{where}: report version {shown}; this layercheck merges version {SCHEMA_VERSION!r}")
+    try:
+        report = Report.from_dict(data)
+    except MalformedReport as exc:
+        raise UsageError(f"{where}: not a JSON report of layercheck: {exc}") from None
+    if report.run is None:
+        raise UsageError(
+            f"{where}: the report records no run to merge (written by the Python API, an older layercheck, "
+            "or a run interrupted before its targets were planned)"
+        )
+    for target in report.targets:
+        if target.position is None or target.position >= report.run.planned:
+            raise UsageError(
+                f"{where}: target {visible(bounded(target.target, 200))} has no place in the run's plan "
+                f"of {report.run.planned} targets (position {target.position})"
+            )
+    return Shard(path, report, report.run)
+
+
+def _fits(first: Shard, other: Shard) -> None:
+    """UsageError unless `other` comes from the same run as `first` (everything but the shard)."""
+    a, b = visible(first.path), visible(other.path)
+    mine, theirs = first.run, other.run
+    differences = mine.versions.differences(theirs.versions)
+    if differences:
+        raise UsageError(f"{a} and {b} were run with different versions ({'; '.join(differences)}); run them alike")
+    if mine.planned != theirs.planned or mine.settings != theirs.settings:
+        raise UsageError(
+            f"{a} and {b} were run with different settings (targets, layouts, arguments or options): "
+            "shards of different runs"
+        )
+    if mine.strict != theirs.strict:
+        strict, lax = (a, b) if mine.strict else (b, a)
+        raise UsageError(f"{strict} was run with --strict, {lax} without; run every shard alike")
+    if mine.baseline != theirs.baseline:
+        raise UsageError(f"{a} and {b} were run with different --baseline files; run every shard alike")
+    n, m = (mine.shard or (1, 1))[1], (theirs.shard or (1, 1))[1]
+    if n != m:
+        raise UsageError(f"{a} is {first.name} and {b} is {other.name}: shards of different splits")
+
+
+def merge_shards(shards: Sequence[Shard]) -> Report:
+    """The report of the whole run the shards come from.
+
+    Raises:
+        UsageError: the shards do not fit together (one line, naming the files).
+    """
+    first = shards[0]
+    for other in shards[1:]:
+        _fits(first, other)
+    n = (first.run.shard or (1, 1))[1]
+    given: dict[int, Shard] = {}
+    for shard in shards:
+        k = (shard.run.shard or (1, 1))[0]
+        if k in given:
+            raise UsageError(f"{shard.name} is given twice: {visible(given[k].path)} and {visible(shard.path)}")
+        given[k] = shard
+    missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in given]
+    if missing:
+        raise UsageError(
+            f"shard {missing[0]} is missing" if len(missing) == 1 else f"shards {', '.join(missing)} are missing"
+        )
+    placed: dict[int, tuple[Shard, TargetReport]] = {}
+    for shard in shards:
+        for target in shard.report.targets:
+            assert target.position is not None  # read_shard refuses a target without one
+            if target.position in placed:
+                earlier = placed[target.position][0]
+                raise UsageError(
+                    f"{visible(earlier.path)} and {visible(shard.path)} both hold the target at position "
+                    f"{target.position} ({visible(bounded(target.target, 200))})"
+                )
+            placed[target.position] = (shard, target)
+    absent = [i for i in range(first.run.planned) if i not in placed]
+    if absent:
+        raise UsageError(
+            f"{len(absent)} of the run's {first.run.planned} planned targets are in no shard "
+            f"(the first: position {absent[0]}); was a shard cut short?"
+        )
+    targets = [placed[i][1] for i in range(first.run.planned)]
+    run = replace(first.run, shard=None)
+    return Report(targets, sum(shard.report.duration_s for shard in shards), run)
+
+
+def exit_status(report: Report, strict: bool) -> int:
+    """1 when a target failed or could not be checked (failures the baseline accepts aside),
+    or with `strict` when a check was incomplete; else 0: as `layercheck run` exits."""
+    if not report.ok:
+        return 1
+    return 1 if strict and report.summary[Status.INCOMPLETE.value] else 0
