@@ -27,16 +27,14 @@ import numpy as np
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.contract.layout import Layout, parse_layouts
 from layercheck.contract.loading import constructor
 from layercheck.errors import UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
-from layercheck.machine import refuse_if_too_large
 from layercheck.results import TargetReport
 from layercheck.running.integrity import Guard
 from layercheck.running.runner import run_target
 from layercheck.safetext import exception_text, type_name
-from layercheck.settings.options import make_options
+from layercheck.settings.options import make_options, parse_input_layouts
 
 __all__ = ["check_function", "check_layer"]
 
@@ -170,8 +168,7 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     guard.where = "before the checks began"  # the module was imported by the caller, before
     try:
         # The example_layout may be a property: the layer's code, run with the record taken.
-        layouts = parse_layouts(_example_layout(layer) if layout is None else layout)
-        return _checked(layer, layouts, args, guard, **options)
+        return _checked(layer, _example_layout(layer) if layout is None else layout, args, guard, **options)
     except UsageError as exc:
         raise _cut(exc) from None
     finally:
@@ -191,7 +188,7 @@ def _example_layout(layer: Any) -> Any:
     try:
         example = getattr(layer, "example_layout", None)
         if example is not None:
-            return parse_layouts(example)
+            return parse_input_layouts(example)
     except UsageError as exc:
         raise UsageError(f"example_layout of {name} is invalid: {exc}") from None
     except BaseException as exc:  # the user's attribute: a property that raises, say
@@ -203,11 +200,9 @@ def _example_layout(layer: Any) -> Any:
     )
 
 
-def _checked(
-    layer: Any, layouts: list[Layout], args: Mapping[str, Any] | None, guard: Guard, **options: Any
-) -> TargetReport:
+def _checked(layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, **options: Any) -> TargetReport:
     __tracebackhide__ = True
-    refuse_if_too_large(layouts)
+    layouts = parse_input_layouts(layout)
     opts = make_options(**options, check_names=tuple(REGISTRY))
     if opts.inputs is not None:
         shapes = [tuple(getattr(x, "shape", np.shape(x))) for x in opts.inputs]

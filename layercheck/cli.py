@@ -9,30 +9,24 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Any
 
 import click
 
 from layercheck.checks import REGISTRY
-from layercheck.contract.layout import parse_layout
-from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
 from layercheck.interrupts import Interrupted, exit_status, handling
-from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.arrays import DTYPES
-from layercheck.numerics.devices import require_usable_gpu
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console, print_wrapped
 from layercheck.reporters.files import check_report_paths
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
 from layercheck.running import reaping
-from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
+from layercheck.running.batch import run_batch
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
-from layercheck.running.isolation import default_memory_cap
+from layercheck.running.plan import make_batch
 from layercheck.safetext import bounded, visible
-from layercheck.settings.config import load_config
-from layercheck.settings.options import DEVICES, parse_jobs, parse_memory, parse_settings, parse_shard
+from layercheck.settings.options import DEVICES
 from layercheck.templates import function_template, layer_template, names_of, write_new
 from layercheck.version import __version__
 
@@ -123,7 +117,7 @@ def cli(ctx):
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")
 @click.option(
     "--dtype",
-    "dtype_text",
+    "dtypes",
     metavar="NAMES",
     help="Precisions to test, comma-separated, of: " + ", ".join(DTYPES) + "  [default: float64,float32]",
 )
@@ -135,7 +129,7 @@ def cli(ctx):
 )
 @click.option(
     "--domain",
-    "domains",
+    "input_domain",
     multiple=True,
     metavar="LOW:HIGH",
     help="Input domain, once for every input or once per input; an empty side is unbounded (0:).",
@@ -170,19 +164,18 @@ def cli(ctx):
 @click.option(
     "--strict", is_flag=True, help="An incomplete check fails the run (exit 1): for a CI gate that must decide."
 )
+@click.option(
+    "--only-layers",
+    is_flag=True,
+    help="Pass over the files that define no layer or operation, as in a folder (for pre-commit, "
+    "which hands over every .py file a commit touches).",
+)
 def run(
     targets,
     layouts,
     args,
     config_path,
-    checks,
-    skip,
-    dtype_text,
-    seed,
-    device,
-    domains,
     jobs,
-    timeout,
     max_memory,
     shard_text,
     json_path,
@@ -190,6 +183,8 @@ def run(
     quiet,
     verbose,
     strict,
+    only_layers,
+    **settings,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
@@ -201,32 +196,16 @@ def run(
     # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
     click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
     try:
-        check_names = tuple(REGISTRY)
-        config = load_config(config_path, check_names=check_names) if config_path else None
-        given = {
-            "dtypes": dtype_text,
-            "seed": _number(seed),
-            "timeout": _number(timeout),
-            "device": device,
-            "checks": checks,
-            "skip": skip,
-            "input_domain": _domains(domains),
-        }
-        settings = parse_settings(given, _OPTION_NAMES, check_names=check_names)
-        if settings.device == "gpu":
-            require_usable_gpu()  # refused with the reason before any worker starts
-        cli_layouts = tuple(parse_layout(text) for text in layouts)
-        refuse_if_too_large(list(cli_layouts))
-        jobs = parse_jobs(jobs)
-        batch = Batch(
-            requests=tuple(_requests(targets, config)),
-            config=config,
-            layouts=cli_layouts,
-            args=parse_args(args),
-            settings=settings,
+        batch = make_batch(
+            targets,
+            config=config_path,
+            layouts=layouts,
+            args=args,
+            settings=settings,  # each setting's option (--dtype...) by its key (dtypes...)
             jobs=jobs,
-            max_memory=_memory_cap(max_memory, jobs),
-            shard=_shard(shard_text),
+            max_memory=max_memory,
+            shard=shard_text,
+            only_layers=only_layers,
         )
         check_report_paths({"--json": json_path, "--junit": junit_path})
     except UsageError as exc:
@@ -244,7 +223,7 @@ def run(
     except Interrupted as exc:  # the workers are stopped; what finished is reported
         interrupted, report = exc, exc.report or Report()
     if not report.targets and interrupted is None:
-        console.print(f"No targets in shard {shard_text}.")
+        console.print(f"No targets in shard {shard_text}." if shard_text else "No layers in the files given.")
     reporter.overall(report)
     status = 0 if report.ok else 1
     incomplete = report.summary[Status.INCOMPLETE.value]
@@ -264,73 +243,6 @@ def run(
         click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
         status = exit_status(interrupted.signum)
     sys.exit(status)
-
-
-def _requests(targets, config) -> list[Request]:
-    if targets:
-        return requests_from_specs(targets)
-    if config is None:
-        raise UsageError("give a TARGET (path.py, path.py:ClassName or a folder) or --config FILE")
-    if not config.targets:
-        raise UsageError(
-            f"{config.source}: targets: the config lists no targets; give them there or on the command line"
-        )
-    return requests_from_config(config)
-
-
-# The option that gives each setting, named in messages as a config names its key path.
-_OPTION_NAMES = {
-    "dtypes": "--dtype",
-    "seed": "--seed",
-    "timeout": "--timeout",
-    "device": "--device",
-    "checks": "--checks",
-    "skip": "--skip",
-    "input_domain": "--domain",
-}
-
-
-def _number(text: str | None) -> Any:
-    """The int or float an option's text spells, else the text: `parse_settings` judges it."""
-    if text is None:
-        return None
-    for number in (int, float):
-        try:
-            return number(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _domains(texts: tuple[str, ...]) -> Any:
-    """`--domain LOW:HIGH`: once, one interval for every input; repeated, one per input."""
-    if not texts:
-        return None
-    domains = tuple(_domain(text) for text in texts)
-    return domains[0] if len(domains) == 1 else domains
-
-
-def _domain(text: str) -> tuple[float | None, float | None]:
-    """`LOW:HIGH` as numbers (None for an empty side); `parse_settings` checks the interval."""
-    low_text, sep, high_text = text.partition(":")
-    try:
-        if not sep:
-            raise ValueError
-        low, high = (float(t) if t.strip() else None for t in (low_text, high_text))
-    except ValueError:
-        raise UsageError(
-            f"--domain {text!r}: give LOW:HIGH with LOW < HIGH, an empty side for unbounded (e.g. 0: or -1:1)"
-        ) from None
-    return low, high
-
-
-def _memory_cap(text: str | None, jobs: int) -> int | None:
-    """`--max-memory`, validated by `settings.options.parse_memory`; unset, the default share."""
-    return default_memory_cap(jobs) if text is None else parse_memory(text, "--max-memory")
-
-
-def _shard(text: str | None) -> tuple[int, int] | None:
-    return None if text is None else parse_shard(text, "--shard")
 
 
 @cli.command("list-checks")

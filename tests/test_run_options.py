@@ -8,7 +8,17 @@ import json
 import pytest
 from conftest import CORPUS, SAMPLES, run_cli
 
-from layercheck.cli import _domains, _memory_cap
+from layercheck.checks import REGISTRY
+from layercheck.running.plan import make_batch
+from layercheck.settings.options import settings_from_command_line
+
+
+def _domains(texts):
+    return settings_from_command_line({"input_domain": texts}, check_names=tuple(REGISTRY)).input_domain
+
+
+def _memory_cap(text, jobs):
+    return make_batch([str(SAMPLES / "prelu.py")], max_memory=text, jobs=jobs).max_memory
 
 
 def test_domain_once_is_for_every_input_and_repeated_is_per_input():

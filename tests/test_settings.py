@@ -122,3 +122,39 @@ def test_settings_import_neither_the_checks_nor_the_api(path):
     above = ("layercheck.checks", "layercheck.api", "layercheck.cli", "layercheck.running")
     upward = sorted(m for m in _imported_modules(path) if any(m == a or m.startswith(a + ".") for a in above))
     assert upward == [], f"{path.name} imports {upward}"
+
+
+def test_every_setting_is_named_once_for_every_way_in():
+    """The table of settings is the one place that names a setting: a field of Settings or
+    Options, an option of `layercheck run` or a keyword of the API without its row would be
+    a setting one way in cannot give."""
+    from dataclasses import fields
+
+    from layercheck.cli import run
+    from layercheck.settings.options import SETTINGS, Options, Settings
+
+    assert [s.key for s in SETTINGS] == [f.name for f in fields(Settings)]
+    assert {s.keyword for s in SETTINGS} == {f.name for f in fields(Options)} - {"inputs"}
+    options = {opt for param in run.params for opt in param.opts}
+    assert {s.option for s in SETTINGS if s.option} <= options
+    # Each command-line setting reaches `run` under its key, as the plan takes it.
+    assert {s.key for s in SETTINGS if s.option} <= {param.name for param in run.params}
+
+
+def test_a_bad_value_reads_the_same_from_the_command_line_a_config_and_the_api(tmp_path):
+    from layercheck.running.plan import make_batch
+
+    (tmp_path / "c.yaml").write_text("defaults:\n  seed: -1\ntargets: []\n")
+    messages = []
+    for give in (
+        lambda: make_batch(["x.py"], settings={"seed": "-1"}),
+        lambda: load_config(tmp_path / "c.yaml", check_names=CHECK_NAMES),
+        lambda: make_options(check_names=CHECK_NAMES, seed=-1),
+    ):
+        with pytest.raises(UsageError) as info:
+            give()
+        messages.append(str(info.value))
+    problems = {message.rsplit(": ", 1)[-1] for message in messages}
+    assert len(problems) == 1, messages
+    assert messages[0].startswith("--seed:") and messages[2].startswith("seed:"), messages
+    assert "defaults.seed:" in messages[1], messages

@@ -33,7 +33,6 @@ from layercheck.contract.loading import (
 )
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
-from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
@@ -41,7 +40,14 @@ from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target, select_checks, unexpected
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
 from layercheck.settings.config import Config, TargetEntry
-from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
+from layercheck.settings.options import (
+    DEFAULT_TIMEOUT,
+    Options,
+    Settings,
+    merge_settings,
+    options_from,
+    parse_input_layouts,
+)
 from layercheck.userframes import exception_summary, stack_location, user_traceback
 
 __all__ = [
@@ -80,6 +86,9 @@ class Batch:
     jobs: int = 1
     max_memory: int | None = None  # bytes per worker; None: no cap
     shard: tuple[int, int] | None = None  # (K, N): the K-th of N shards, from 1
+    # Files are read as a folder's are: one that defines no layer is passed over, not an error
+    # (a pre-commit hook hands over every .py file a commit touches).
+    only_layers: bool = False
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -436,7 +445,8 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
                 else:
                     units.append((request, label, DiscoverJob(str(file.path), None, True, timeout)))
         else:
-            units.append((request, request.label, DiscoverJob(str(request.path), request.name, False, timeout)))
+            whole = batch.only_layers and request.name is None
+            units.append((request, request.label, DiscoverJob(str(request.path), request.name, whole, timeout)))
     jobs = [work for _, _, work in units if isinstance(work, DiscoverJob)]
     outcomes = iter(
         run_jobs(
@@ -455,7 +465,7 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
     found: list[_Found | TargetReport] = []
     for request in batch.requests:
         mine = per_request[id(request)]
-        if request.path.is_dir() and not mine:
+        if request.path.is_dir() and not mine and not batch.only_layers:
             raise UsageError(
                 f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)"
             )
@@ -565,12 +575,10 @@ def _layouts(batch: Batch, entry: TargetEntry | None, target: _Found) -> tuple[L
             f"no layout for {target.label}: pass --layout SIZES:FORMAT (once per input), give it a "
             "layout in the config file, or set the class attribute example_layout"
         )
-    layouts = tuple(parse_layout(text) for text in target.example)
     try:
-        refuse_if_too_large(list(layouts))
+        return parse_input_layouts(list(target.example))
     except UsageError as exc:
         raise TargetError(f"example_layout of {target.name}: {exc}") from None
-    return layouts
 
 
 def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> list[Any]:

@@ -28,20 +28,18 @@ from typing import Any
 import yaml
 
 from layercheck.contract.entries import EntryKind, inspect_entry
-from layercheck.contract.layout import Layout, parse_layout
+from layercheck.contract.layout import Layout
 from layercheck.errors import UsageError
-from layercheck.machine import refuse_if_too_large
 from layercheck.settings.options import (
-    _SCIENTIFIC,
+    IN_TARGETS,
     SETTING_KEYS,
     TARGET_KEYS,
     TOP_KEYS,
     Settings,
-    _Invalid,
-    _keys,
-    _show,
+    parse_input_layouts,
     parse_settings,
 )
+from layercheck.settings.values import SCIENTIFIC, Invalid, check_keys, show
 
 __all__ = ["Config", "TargetEntry", "load_config", "parse_config", "parse_config_text"]
 
@@ -127,7 +125,7 @@ class _Loader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
-                    f"key {_show(key)} appears twice in one mapping (line {first.start_mark.line + 1} and line {line})",
+                    f"key {show(key)} appears twice in one mapping (line {first.start_mark.line + 1} and line {line})",
                     key_node.start_mark,
                 )
         return super().construct_mapping(node, deep=deep)
@@ -224,8 +222,8 @@ def _one_line(text: Any) -> str:
 
 def _config(data: Any, source: str, base: Path, check_names: Sequence[str]) -> Config:
     if data is None:
-        raise _Invalid("top level", "the file is empty; expected a mapping with the keys defaults and targets")
-    _keys(data, "top level", TOP_KEYS)
+        raise Invalid("top level", "the file is empty; expected a mapping with the keys defaults and targets")
+    check_keys(data, "top level", TOP_KEYS, IN_TARGETS)
     defaults = parse_settings(
         {} if data.get("defaults") is None else data["defaults"], "defaults", check_names=check_names
     )
@@ -233,7 +231,7 @@ def _config(data: Any, source: str, base: Path, check_names: Sequence[str]) -> C
     if targets is None:
         targets = []
     if not isinstance(targets, list):
-        raise _Invalid("targets", f"must be a list of targets (- target: path.py), got {_show(targets)}")
+        raise Invalid("targets", f"must be a list of targets (- target: path.py), got {show(targets)}")
     entries = tuple(_entry(item, f"targets[{i}]", base, check_names) for i, item in enumerate(targets))
     return Config(source, defaults, entries)
 
@@ -241,9 +239,9 @@ def _config(data: Any, source: str, base: Path, check_names: Sequence[str]) -> C
 def _entry(item: Any, where: str, base: Path, check_names: Sequence[str]) -> TargetEntry:
     if isinstance(item, str):  # `- path.py` is short for `- target: path.py`
         item = {"target": item}
-    _keys(item, where, TARGET_KEYS)
+    check_keys(item, where, TARGET_KEYS, IN_TARGETS)
     if "target" not in item:
-        raise _Invalid(where, "needs a 'target': path.py, path.py:ClassName or a folder")
+        raise Invalid(where, "needs a 'target': path.py, path.py:ClassName or a folder")
     spec = item["target"]
     path, name = _target_path(spec, f"{where}.target", base)
     layouts = None if item.get("layout") is None else _layouts(item["layout"], f"{where}.layout")
@@ -254,10 +252,10 @@ def _entry(item: Any, where: str, base: Path, check_names: Sequence[str]) -> Tar
 
 def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:
     if not isinstance(spec, str) or not spec.strip():
-        raise _Invalid(where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)}")
+        raise Invalid(where, f"must be a path: path.py, path.py:ClassName or a folder, got {show(spec)}")
     if "\0" in spec:
-        raise _Invalid(
-            where, f"must be a path: path.py, path.py:ClassName or a folder, got {_show(spec)} (a NUL character)"
+        raise Invalid(
+            where, f"must be a path: path.py, path.py:ClassName or a folder, got {show(spec)} (a NUL character)"
         )
     text, name = spec.strip(), None
     head, sep, tail = text.rpartition(":")
@@ -266,49 +264,35 @@ def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:
     path = base / os.path.expanduser(text)
     entry = inspect_entry(path)  # before resolve(), which a symlink loop makes raise
     if entry.kind is EntryKind.MISSING:
-        raise _Invalid(where, f"{spec!r}: no such file or folder ({path}; paths are relative to the config file)")
+        raise Invalid(where, f"{spec!r}: no such file or folder ({path}; paths are relative to the config file)")
     if entry.kind is not EntryKind.FILE and entry.kind is not EntryKind.FOLDER:
-        raise _Invalid(where, f"{spec!r} {entry.problem}")
+        raise Invalid(where, f"{spec!r} {entry.problem}")
     path = path.resolve()
     if path.is_dir() and name is not None:
-        raise _Invalid(where, f"{spec!r}: a class name follows a .py file, not a folder")
+        raise Invalid(where, f"{spec!r}: a class name follows a .py file, not a folder")
     if not path.is_dir() and path.suffix != ".py":
-        raise _Invalid(where, f"{spec!r} is not a .py file or a folder")
+        raise Invalid(where, f"{spec!r} is not a .py file or a folder")
     return path, name
 
 
 def _layouts(value: Any, where: str) -> tuple[Layout, ...]:
     """A layout (`24,24,20,128:SSCB` or {size, format}) or a list with one per input."""
     if isinstance(value, list) and any(isinstance(v, int) for v in value):
-        raise _Invalid(
+        raise Invalid(
             where,
-            f"got {_show(value)}: a flow list [...] splits a layout on its commas; "
+            f"got {show(value)}: a flow list [...] splits a layout on its commas; "
             "write the layout as a string, or one per line as a block list (- 8,8,4,2:SSCB)",
         )
-    items = value if isinstance(value, list) else [value]
-    if not items:
-        raise _Invalid(where, "needs at least one layout")
-    layouts = []
-    for i, item in enumerate(items):
-        at = f"{where}[{i}]" if isinstance(value, list) else where
-        try:
-            layouts.append(parse_layout(item))
-        except UsageError as exc:
-            raise _Invalid(at, str(exc)) from None
-    try:
-        refuse_if_too_large(layouts)
-    except UsageError as exc:
-        raise _Invalid(where, str(exc)) from None
-    return tuple(layouts)
+    return parse_input_layouts(value, where)
 
 
 def _args(value: Any, where: str) -> dict[str, Any]:
     """Constructor arguments: names are identifiers; `1e-3` strings become numbers, as --arg."""
     if not isinstance(value, dict):
-        raise _Invalid(where, f"must be a mapping of argument names to values, got {_show(value)}")
+        raise Invalid(where, f"must be a mapping of argument names to values, got {show(value)}")
     args = {}
     for key, x in value.items():
         if not (isinstance(key, str) and key.isidentifier()):
-            raise _Invalid(where, f"argument name {_show(key)} is not a Python identifier")
-        args[key] = float(x) if isinstance(x, str) and _SCIENTIFIC.match(x.strip()) else x
+            raise Invalid(where, f"argument name {show(key)} is not a Python identifier")
+        args[key] = float(x) if isinstance(x, str) and SCIENTIFIC.match(x.strip()) else x
     return args

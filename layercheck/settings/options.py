@@ -29,10 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import UsageError
+from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.arrays import DTYPES
 from layercheck.numerics.devices import require_usable_gpu
-from layercheck.safetext import safe_repr
+from layercheck.settings.values import Invalid, check_keys, number, show
 
 __all__ = [
     "BUILTIN",
@@ -54,11 +56,16 @@ __all__ = [
     "merge_tolerances",
     "options_from",
     "parse_input_domain",
+    "parse_input_layouts",
     "parse_jobs",
     "parse_memory",
     "parse_settings",
     "parse_shard",
     "settings_from",
+    "settings_from_command_line",
+    "SETTINGS",
+    "Setting",
+    "IN_TARGETS",
 ]
 
 DEVICES = ("cpu", "gpu", "auto")
@@ -73,68 +80,8 @@ DEFAULT_TOLERANCES = {
     "complex128": {"rtol": 1e-9, "atol": 1e-12},
 }
 
-# Keys that may appear under `defaults` and, as per-target overrides, in a `targets` entry.
-SETTING_KEYS = ("dtypes", "seed", "timeout", "device", "tolerances", "skip", "checks", "input_domain")
-TARGET_KEYS = ("target", "layout", "args") + SETTING_KEYS
 TOP_KEYS = ("defaults", "targets")
 TOLERANCE_KEYS = ("rtol", "atol")
-
-# YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: `1e-4`, `1E5` and
-# `1.0e5` stay strings. These are the spellings users mean as numbers.
-_SCIENTIFIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
-
-
-class _Invalid(UsageError):
-    """A bad value at a key path: `where: problem`, on one line (exit status 2).
-
-    `where` is the key path in the caller's terms: `defaults.seed` in a config (to which
-    `parse_config` adds the file name), `--seed` on the command line, `seed` in the API.
-    The public functions raise it as a plain UsageError.
-    """
-
-    def __init__(self, where: str, problem: str):
-        super().__init__(f"{where}: {' '.join(str(problem).split())}")
-        self.where, self.problem = where, problem
-
-
-# -- the values ----------------------------------------------------------------------------
-
-
-def _show(value: Any) -> str:
-    """A value in a message: short, and safe from what it holds (an int of more digits than
-    Python converts to text; YAML aliases that expand to gigabytes when printed)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return "a very large number"
-    text = safe_repr(value, 200)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _keys(data: Any, where: str, allowed: tuple[str, ...]) -> None:
-    """A mapping with string keys, all of them allowed."""
-    if not isinstance(data, Mapping):
-        raise _Invalid(where, f"must be a mapping with the keys {', '.join(allowed)}, got {_show(data)}")
-    for key in data:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            if key in TARGET_KEYS:
-                hint = " (it belongs in an entry of targets)"
-            raise _Invalid(where, f"unknown key {_show(key)}{hint}; allowed: {', '.join(allowed)}")
-
-
-def _number(value: Any, where: str = "value") -> float:
-    """An int or float, or a string that YAML 1.1 did not read as one (`1e-4`); not NaN."""
-    if isinstance(value, str) and _SCIENTIFIC.match(value.strip()):
-        value = float(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _Invalid(where, f"must be a number, got {_show(value)}")
-    try:
-        x = float(value)
-    except OverflowError:
-        raise _Invalid(where, "is too large a number") from None
-    if math.isnan(x):
-        raise _Invalid(where, "must be a number, got NaN")
-    return x
 
 
 def _in_range(value: Any, where: str, low: float, high: float, what: str, low_open: bool = False) -> float:
@@ -146,12 +93,12 @@ def _in_range(value: Any, where: str, low: float, high: float, what: str, low_op
         except OverflowError:  # an int beyond float: out of range like any other
             x = math.inf
     else:
-        x = _number(value, where)
+        x = number(value, where)
     above = x > low if low_open else x >= low
     if not (math.isfinite(x) and above and x <= high):
         lower = f"above {low:g}" if low_open else f"from {low:g}"
         upper = "and at most" if low_open else "to"
-        raise _Invalid(where, f"must be {what} {lower} {upper} {high:g}, got {_show(value)}")
+        raise Invalid(where, f"must be {what} {lower} {upper} {high:g}, got {show(value)}")
     return x
 
 
@@ -162,7 +109,7 @@ def _seconds(value: Any, where: str) -> float:
 def _seed(value: Any, where: str) -> int:
     seed = int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else -1
     if not 0 <= seed < 2**32:
-        raise _Invalid(where, f"must be an integer from 0 to 2**32 - 1, got {_show(value)}")
+        raise Invalid(where, f"must be an integer from 0 to 2**32 - 1, got {show(value)}")
     return seed
 
 
@@ -171,20 +118,20 @@ def _names(value: Any, where: str, allowed: tuple[str, ...], what: str) -> tuple
     if isinstance(value, str):
         value = [n.strip() for n in value.split(",") if n.strip()]
     if not isinstance(value, (list, tuple)) or not all(isinstance(n, str) for n in value):
-        raise _Invalid(where, f"must be a list of {what}, got {_show(value)}")
+        raise Invalid(where, f"must be a list of {what}, got {show(value)}")
     for n in value:
         if n not in allowed:
             close = difflib.get_close_matches(n, allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             listing = ", ".join(allowed) if len(allowed) <= 8 else "see `layercheck list-checks`"
-            raise _Invalid(where, f"unknown {what[:-1]} {n!r}{hint}; allowed: {listing}")
+            raise Invalid(where, f"unknown {what[:-1]} {n!r}{hint}; allowed: {listing}")
     return tuple(value)
 
 
 def _dtypes(value: Any, where: str) -> tuple[str, ...]:
     names = _names(value, where, DTYPES, "dtypes")
     if not names:
-        raise _Invalid(where, f"needs at least one dtype; allowed: {', '.join(DTYPES)}")
+        raise Invalid(where, f"needs at least one dtype; allowed: {', '.join(DTYPES)}")
     return names
 
 
@@ -196,21 +143,21 @@ def _check_names(value: Any, where: str, allowed: Sequence[str]) -> tuple[str, .
 
 def _device(value: Any, where: str) -> str:
     if value not in DEVICES:
-        raise _Invalid(where, f"must be one of {', '.join(DEVICES)}, got {_show(value)}")
+        raise Invalid(where, f"must be one of {', '.join(DEVICES)}, got {show(value)}")
     device: str = value
     return device
 
 
 def _tolerances(value: Any, where: str) -> dict[str, dict[str, float]]:
-    _keys(value, where, DTYPES)
+    check_keys(value, where, DTYPES)
     tolerances: dict[str, dict[str, float]] = {}
     for dtype, tol in value.items():
-        _keys(tol, f"{where}.{dtype}", TOLERANCE_KEYS)
+        check_keys(tol, f"{where}.{dtype}", TOLERANCE_KEYS)
         tolerances[dtype] = {}
         for key, x in tol.items():
-            t = _number(x, f"{where}.{dtype}.{key}")
+            t = number(x, f"{where}.{dtype}.{key}")
             if not 0 <= t < math.inf:
-                raise _Invalid(f"{where}.{dtype}.{key}", f"must be a number >= 0, got {_show(x)}")
+                raise Invalid(f"{where}.{dtype}.{key}", f"must be a number >= 0, got {show(x)}")
             tolerances[dtype][key] = t
     return tolerances
 
@@ -220,21 +167,21 @@ def _bound(value: Any, where: str) -> float | None:
     inputs are drawn next to a bound)."""
     if value is None:
         return None
-    x = _number(value, where)
+    x = number(value, where)
     if not math.isfinite(x):
-        raise _Invalid(
+        raise Invalid(
             where,
-            f"must be a finite number, or None (null in YAML, empty on the command line) for unbounded, got {_show(value)}",
+            f"must be a finite number, or None (null in YAML, empty on the command line) for unbounded, got {show(value)}",
         )
     return x
 
 
 def _interval(value: Any, where: str) -> tuple[float | None, float | None]:
     if not (isinstance(value, (list, tuple)) and len(value) == 2):
-        raise _Invalid(where, f"must be [low, high] (null for unbounded, e.g. [0, null]), got {_show(value)}")
+        raise Invalid(where, f"must be [low, high] (null for unbounded, e.g. [0, null]), got {show(value)}")
     low, high = _bound(value[0], f"{where}[0]"), _bound(value[1], f"{where}[1]")
     if low is not None and high is not None and not low < high:
-        raise _Invalid(where, f"low must be below high, got {_show(value)}")
+        raise Invalid(where, f"low must be below high, got {show(value)}")
     if low is not None and high is not None:
         _wide_enough(low, high, where, value)
     return low, high
@@ -256,19 +203,19 @@ _ABSOLUTE_WIDTH = 1e-34
 def _wide_enough(low: float, high: float, where: str, value: Any) -> None:
     width = high - low  # inf for the widest domains: wide enough
     if width < _ABSOLUTE_WIDTH:
-        raise _Invalid(
+        raise Invalid(
             where,
             f"is too narrow to check gradients in: {width:.3g} wide, below {_ABSOLUTE_WIDTH:g} (the gradient "
             f"check's steps between inputs drawn in it can be below float32's smallest normal number, 1.2e-38, "
-            f"where they keep no precision), got {_show(value)}",
+            f"where they keep no precision), got {show(value)}",
         )
     size = max(abs(low), abs(high))
     if width < _RELATIVE_WIDTH * size:
-        raise _Invalid(
+        raise Invalid(
             where,
             f"is too narrow to check gradients in: {width:.3g} wide at values of size {size:.3g}, below "
             f"{_RELATIVE_WIDTH:g} of their size (the gradient check's steps, from 1e-7 of the values' size at "
-            f"float64, must fit inside it: give it at least {_RELATIVE_WIDTH * size:.3g}), got {_show(value)}",
+            f"float64, must fit inside it: give it at least {_RELATIVE_WIDTH * size:.3g}), got {show(value)}",
         )
 
 
@@ -289,9 +236,7 @@ def _input_domain(value: Any, where: str) -> Any:
     if _is_single(value):
         return _interval(value, where)
     if not isinstance(value, (list, tuple)) or not value:
-        raise _Invalid(
-            where, f"must be [low, high] or a list of one [low, high] (or null) per input, got {_show(value)}"
-        )
+        raise Invalid(where, f"must be [low, high] or a list of one [low, high] (or null) per input, got {show(value)}")
     return tuple(None if d is None else _interval(d, f"{where}[{i}]") for i, d in enumerate(value))
 
 
@@ -306,15 +251,107 @@ def parse_input_domain(value: Any, where: str) -> Any:
     return _input_domain(value, where)
 
 
-# `checks` and `skip` are parsed against the check names a caller hands in (parse_settings).
-_SETTING_PARSERS: dict[str, Callable[[Any, str], Any]] = {
-    "dtypes": _dtypes,
-    "seed": _seed,
-    "timeout": _seconds,
-    "device": _device,
-    "tolerances": _tolerances,
-    "input_domain": _input_domain,
-}
+def _from_text(text: str) -> Any:
+    """A number's command-line text as YAML would give it: the int or float it spells, else
+    the text itself (`--seed x`), which the setting's parser then refuses in its words."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _domains_from_text(texts: Sequence[str]) -> Any:
+    """`--domain LOW:HIGH`: given once, one interval for every input; repeated, one per input.
+    Each is `[low, high]` as a config gives it (None for an empty side)."""
+    domains = tuple(_domain_from_text(text) for text in texts)
+    return domains[0] if len(domains) == 1 else domains
+
+
+def _domain_from_text(text: str) -> tuple[float | None, float | None]:
+    low_text, sep, high_text = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        low, high = (float(t) if t.strip() else None for t in (low_text, high_text))
+    except ValueError:
+        raise UsageError(
+            f"--domain {text!r}: give LOW:HIGH with LOW < HIGH, an empty side for unbounded (e.g. 0: or -1:1)"
+        ) from None
+    return low, high
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting, named once for every way in: its key in a config file (and `Settings`'
+    field), its option on the command line, its keyword in the Python API (and `Options`'
+    field), and its parser, shared by all three."""
+
+    key: str
+    option: str | None  # None: not on the command line (tolerances: a table, for a config)
+    keyword: str
+    parse: Callable[[Any, str], Any] | None  # None: check names, parsed against the caller's
+    from_text: Callable[[Any], Any] | None = None  # the command line's text as a config's value
+
+
+# In the order messages and `SETTING_KEYS` list them.
+SETTINGS = (
+    Setting("dtypes", "--dtype", "dtypes", _dtypes),
+    Setting("seed", "--seed", "seed", _seed, _from_text),
+    Setting("timeout", "--timeout", "timeout", _seconds, _from_text),
+    Setting("device", "--device", "device", _device),
+    Setting("tolerances", None, "tolerances", _tolerances),
+    Setting("skip", "--skip", "skip", None),
+    Setting("checks", "--checks", "checks", None),
+    Setting("input_domain", "--domain", "input_domains", _input_domain, _domains_from_text),
+)
+# Keys that may appear under `defaults` and, as per-target overrides, in a `targets` entry.
+SETTING_KEYS = tuple(setting.key for setting in SETTINGS)
+TARGET_KEYS = ("target", "layout", "args") + SETTING_KEYS
+# What a key that belongs to a target entry is told elsewhere in a config.
+IN_TARGETS = {key: "it belongs in an entry of targets" for key in TARGET_KEYS}
+
+
+# -- layouts: the inputs of a target, as every entry point gives them --------------------------
+
+
+def parse_input_layouts(value: Any, where: str | None = None) -> tuple[Layout, ...]:
+    """The layouts of one target's inputs, however an entry point gives them: a layout
+    (`"24,24,20,128:SSCB"`, a `{size, format}` mapping or a `Layout`) or a list with one per
+    input. Each is parsed, and together they are refused when their arrays would not fit in the
+    memory available (`machine.refuse_if_too_large`): the one place where both are done, for the
+    command line, config files, the API and a class's `example_layout` alike.
+
+    Args:
+        where: the key path put before a message (`targets[0].layout`); None for none (the
+            command line and the API: the message quotes the layout).
+
+    Raises:
+        UsageError: one line: the malformed layout, or the memory needed and available.
+    """
+    single = not isinstance(value, (list, tuple)) or bool(value and isinstance(value[0], int))
+    items = [value] if single else list(value)
+    try:
+        if not items:
+            raise Invalid(where or "layout", "needs at least one layout")
+        layouts = []
+        for i, item in enumerate(items):
+            try:
+                layouts.append(parse_layout(item))
+            except UsageError as exc:
+                if where is None:
+                    raise
+                raise Invalid(where if single else f"{where}[{i}]", str(exc)) from None
+        try:
+            refuse_if_too_large(layouts)
+        except UsageError as exc:
+            if where is None:
+                raise
+            raise Invalid(where, str(exc)) from None
+    except Invalid as exc:
+        raise UsageError(str(exc)) from None
+    return tuple(layouts)
 
 
 # -- how a batch runs: numbers of the command line alone --------------------------------------
@@ -334,7 +371,7 @@ def parse_memory(value: Any, where: str = "--max-memory") -> int | None:
     Raises:
         UsageError: not a size, or outside `MEMORY_RANGE` (the message gives the range).
     """
-    allowed = f"from 64M to 1024T, or none (e.g. 512M, 4G, 1.5GiB), got {_show(value)}"
+    allowed = f"from 64M to 1024T, or none (e.g. 512M, 4G, 1.5GiB), got {show(value)}"
     if isinstance(value, str):
         if value.strip().lower() == "none":
             return None
@@ -359,7 +396,7 @@ def parse_jobs(value: Any, where: str = "--jobs") -> int:
     text = value.strip() if isinstance(value, str) else value
     number = int(text) if isinstance(text, str) and re.fullmatch(r"[-+]?\d{1,30}", text) else text
     if isinstance(number, bool) or not isinstance(number, numbers.Integral) or not 1 <= int(number) <= MAX_JOBS:
-        raise UsageError(f"{where}: must be an integer from 1 to {MAX_JOBS}, got {_show(value)}")
+        raise UsageError(f"{where}: must be an integer from 1 to {MAX_JOBS}, got {show(value)}")
     return int(number)
 
 
@@ -367,7 +404,7 @@ def parse_shard(value: Any, where: str = "--shard") -> tuple[int, int]:
     """`K/N`: the K-th of N shares of the targets, 1 <= K <= N (N at most 10**6)."""
     match = re.fullmatch(r"\s*(\d{1,7})\s*/\s*(\d{1,7})\s*", value) if isinstance(value, str) else None
     if not match or not 1 <= int(match[1]) <= int(match[2]) <= 10**6:
-        raise UsageError(f"{where}: must be K/N with 1 <= K <= N <= 1000000, e.g. 1/4, got {_show(value)}")
+        raise UsageError(f"{where}: must be K/N with 1 <= K <= N <= 1000000, e.g. 1/4, got {show(value)}")
     return int(match[1]), int(match[2])
 
 
@@ -476,24 +513,42 @@ def parse_settings(
     Raises:
         UsageError: one line, `key path: problem` (a config adds its file name in front).
     """
-    parsers = dict(_SETTING_PARSERS)
-    parsers["skip"] = parsers["checks"] = functools.partial(_check_names, allowed=check_names)
+    names = functools.partial(_check_names, allowed=check_names)
+    parsers: dict[str, Callable[[Any, str], Any]] = {setting.key: setting.parse or names for setting in SETTINGS}
     try:
-        _keys(values, where if isinstance(where, str) and where else "settings", SETTING_KEYS)
+        check_keys(values, where if isinstance(where, str) and where else "settings", SETTING_KEYS, IN_TARGETS)
         given = [key for key in SETTING_KEYS if values.get(key) is not None]
         settings = Settings(**{key: parsers[key](values[key], _label(where, key)) for key in given})
         if settings.checks is not None and settings.skip is not None and not set(settings.checks) - set(settings.skip):
-            raise _Invalid(
+            raise Invalid(
                 _label(where, "skip"), f"skips every check that {_label(where, 'checks')} names: nothing would run"
             )
         return settings
-    except _Invalid as exc:
+    except Invalid as exc:
         raise UsageError(str(exc)) from None
 
 
 def settings_from(*, check_names: Sequence[str], **values: Any) -> Settings:
     """Settings given as keywords in code (None: not given), validated by `parse_settings`."""
     return parse_settings({k: v for k, v in values.items() if v is not None}, "", check_names=check_names)
+
+
+def settings_from_command_line(texts: Mapping[str, Any], *, check_names: Sequence[str]) -> Settings:
+    """The settings of a command line: `texts` maps a setting's key to what its option was given
+    (a text, the texts of a repeated option, or None / nothing when not given); each is turned
+    into the value a config would hold and validated by `parse_settings`, named by its option
+    in messages (`--seed: must be an integer ...`)."""
+    unknown = set(texts) - {setting.key for setting in SETTINGS if setting.option}
+    if unknown:  # a defect of the caller, not of the user's input
+        raise ValueError(f"not settings of the command line: {sorted(unknown)}")
+    values = {}
+    for setting in SETTINGS:
+        text = texts.get(setting.key)
+        if text is None or text == ():
+            continue
+        values[setting.key] = setting.from_text(text) if setting.from_text else text
+    options = {setting.key: setting.option for setting in SETTINGS if setting.option}
+    return parse_settings(values, options, check_names=check_names)
 
 
 # -- options: what the checks of one target read ---------------------------------------------
@@ -572,56 +627,31 @@ def options_from(settings: Settings, inputs: Sequence[Any] | None = None) -> Opt
     """
     if settings.device == "gpu":
         require_usable_gpu()
-    given = {
-        "dtypes": settings.dtypes,
-        "seed": settings.seed,
-        "tolerances": settings.tolerances,
-        "checks": settings.checks,
-        "skip": settings.skip,
-        "input_domains": settings.input_domain,
-        "device": settings.device,
-        "timeout": settings.timeout,
-    }
+    given = {setting.keyword: getattr(settings, setting.key) for setting in SETTINGS}
     inputs = tuple(inputs) if inputs is not None else None
     return Options(inputs=inputs, **{k: v for k, v in given.items() if v is not None})
 
 
-# The Python API's keyword for each setting whose key differs.
-_API_NAMES = {"input_domain": "input_domains"}
-
-
-def make_options(
-    dtypes: Sequence[str] | str | None = None,
-    seed: int | None = None,
-    tolerances: Mapping[str, Mapping[str, float]] | None = None,
-    checks: Sequence[str] | str | None = None,
-    skip: Sequence[str] | str | None = None,
-    inputs: Sequence[Any] | None = None,
-    input_domains: Any = None,
-    device: str | None = None,
-    *,
-    check_names: Sequence[str],
-) -> Options:
-    """The Options of `check_layer`'s keyword options, validated by `parse_settings`.
+def make_options(*, check_names: Sequence[str], inputs: Sequence[Any] | None = None, **keywords: Any) -> Options:
+    """The Options of the Python API's keyword options, validated by `parse_settings`.
 
     Args:
-        dtypes, seed, tolerances, checks, skip, input_domains, device: as in a config file
-            (tuples for lists); None for the built-in default.
+        check_names: the check names `checks` and `skip` accept (the registry's).
         inputs: fixed input values, one per input (their shapes are checked against the layouts
             by the caller).
-        check_names: the check names `checks` and `skip` accept (the registry's).
+        keywords: each setting by its API keyword (`Setting.keyword`: `dtypes`, `seed`,
+            `tolerances`, `checks`, `skip`, `input_domains`, `device`, `timeout`), as in a
+            config file (tuples for lists); None for the built-in default.
 
     Raises:
         UsageError: `name: problem` for a bad value, or device gpu where no GPU is usable.
+        TypeError: a keyword that is not a setting's (a defect of the caller).
     """
-    given = {
-        "dtypes": dtypes,
-        "seed": seed,
-        "tolerances": tolerances,
-        "checks": checks,
-        "skip": skip,
-        "input_domain": input_domains,
-        "device": device,
-    }
-    settings = parse_settings({k: v for k, v in given.items() if v is not None}, _API_NAMES, check_names=check_names)
+    by_keyword = {setting.keyword: setting for setting in SETTINGS}
+    unknown = set(keywords) - set(by_keyword)
+    if unknown:
+        raise TypeError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    values = {by_keyword[k].key: v for k, v in keywords.items() if v is not None}
+    names = {setting.key: setting.keyword for setting in SETTINGS}
+    settings = parse_settings(values, names, check_names=check_names)
     return options_from(merge_settings(settings), inputs=inputs)

@@ -1,0 +1,101 @@
+"""From what a user gave to a validated `Batch`: the one way in to the checks of targets in
+worker processes, for every entry point that has one (the command line, the pytest plugin).
+
+An entry point hands over what it was given, as given (option texts keyed by setting, the
+TARGETs, the config file's path) and gets a `Batch` back, or a one-line UsageError; it
+validates nothing itself. Every value goes through the validators of `settings/` (the ones
+config files and the Python API use), the layouts through `parse_input_layouts` (which refuses
+those too large for the memory), and a setting of `device: gpu` through `options_from` (which
+refuses it where no GPU is usable), so that a bad value is refused in the same words, up
+front, wherever it came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from layercheck.checks import REGISTRY
+from layercheck.contract.loading import parse_args
+from layercheck.errors import UsageError
+from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
+from layercheck.running.isolation import default_memory_cap
+from layercheck.settings.config import Config, load_config
+from layercheck.settings.options import (
+    merge_settings,
+    options_from,
+    parse_input_layouts,
+    parse_jobs,
+    parse_memory,
+    parse_shard,
+    settings_from_command_line,
+)
+
+__all__ = ["make_batch"]
+
+
+def make_batch(
+    targets: Sequence[str] = (),
+    *,
+    config: str | os.PathLike[str] | None = None,
+    layouts: Sequence[str] = (),
+    args: Sequence[str] = (),
+    settings: Mapping[str, Any] | None = None,
+    jobs: Any = 1,
+    max_memory: Any = None,
+    shard: str | None = None,
+    only_layers: bool = False,
+) -> Batch:
+    """A validated Batch of what an entry point was given.
+
+    Args:
+        targets: `path.py`, `path.py:Name` or folders; none: the config's targets.
+        config: the path of a YAML config, or None.
+        layouts: `SIZES:FORMAT` texts, one per input, for every target (over the config's).
+        args: `NAME=VALUE` texts, constructor arguments for every target (over the config's).
+        settings: each setting's command-line text by its key (`Setting.key`: `dtypes`,
+            `seed`, `timeout`, `device`, `checks`, `skip`, `input_domain` (its texts));
+            None or left out: not given.
+        jobs: targets checked in parallel, a number or its text.
+        max_memory: the memory cap per worker as `4G`, `none`...; None: the default share of
+            the memory available (`default_memory_cap`).
+        shard: `K/N`, or None for every target.
+        only_layers: pass over the files that define no layer, as in a folder, rather than
+            reporting each as an error (for a hook that hands over every file it touches).
+
+    Raises:
+        UsageError: one line for the first value that is not valid, each named as the command
+            line names it (`--seed: ...`, `c.yaml: targets[1].layout: ...`).
+    """
+    check_names = tuple(REGISTRY)
+    loaded = load_config(config, check_names=check_names) if config is not None else None
+    given = settings_from_command_line(settings or {}, check_names=check_names)
+    # Refused before any worker starts: device gpu where no GPU is usable (the command line's
+    # over the config's defaults; a config target's own is refused when it is planned).
+    options_from(merge_settings(given, *([loaded.defaults] if loaded else [])))
+    every_target = parse_input_layouts(list(layouts)) if layouts else ()
+    workers = parse_jobs(jobs)
+    return Batch(
+        requests=tuple(_requests(targets, loaded)),
+        config=loaded,
+        layouts=every_target,
+        args=parse_args(tuple(args)),
+        settings=given,
+        jobs=workers,
+        max_memory=default_memory_cap(workers) if max_memory is None else parse_memory(max_memory, "--max-memory"),
+        shard=None if shard is None else parse_shard(shard, "--shard"),
+        only_layers=only_layers,
+    )
+
+
+def _requests(targets: Sequence[str], config: Config | None) -> list[Request]:
+    if targets:
+        return requests_from_specs(targets)
+    if config is None:
+        raise UsageError("give a TARGET (path.py, path.py:ClassName or a folder) or --config FILE")
+    if not config.targets:
+        raise UsageError(
+            f"{config.source}: targets: the config lists no targets; give them there or on the command line"
+        )
+    return requests_from_config(config)
