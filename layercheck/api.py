@@ -33,7 +33,7 @@ from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.results import TargetReport
 from layercheck.running.integrity import Guard
 from layercheck.running.runner import run_target
-from layercheck.safetext import type_name
+from layercheck.safetext import exception_text, type_name
 from layercheck.settings.options import make_options, parse_input_layouts
 
 __all__ = ["check_function", "check_layer"]
@@ -41,7 +41,7 @@ __all__ = ["check_function", "check_layer"]
 
 def check_layer(
     layer: Any,
-    layout: Any,
+    layout: Any = None,
     *,
     args: Mapping[str, Any] | None = None,
     dtypes: Sequence[str] | None = None,
@@ -60,7 +60,8 @@ def check_layer(
             layer instance (deep-copied for each; never modified), or a plain function `f(X)`.
             An operation given here is checked as one (see `check_function`).
         layout: `"24,24,20,128:SSCB"`, a `Layout`, a `{"size": [...], "format": "SSCB"}`
-            mapping, or a list with one of those per input.
+            mapping, or a list with one of those per input; None: the layer's
+            `example_layout`, as on the command line.
         args: keyword arguments of the constructor.
         dtypes: the precisions tested, default `("float64", "float32")`; complex dtypes too.
         seed: seeds the inputs, the loss weights and the layer's own `numpy.random` draws.
@@ -79,11 +80,14 @@ def check_layer(
         `raise_on_failure()` for use in a test suite.
 
     Raises:
-        UsageError: a malformed layout or option, a layout too large for the memory, inputs of
-            the wrong shapes, or `device="gpu"` where no GPU is usable.
+        UsageError: no layout (none given and no `example_layout`), a malformed layout or
+            option, a layout too large for the memory, inputs of the wrong shapes, or
+            `device="gpu"` where no GPU is usable. In pytest it reads as one line under the
+            caller's test: layercheck's frames are hidden (`__tracebackhide__`).
         KeyboardInterrupt: the user pressed Ctrl-C (one the layer raises itself is reported
             as its failure instead; see the module docstring for what is contained).
     """
+    __tracebackhide__ = True  # a usage error reads as the caller's, in pytest
     return _check(
         layer,
         layout,
@@ -101,7 +105,7 @@ def check_layer(
 
 def check_function(
     fn: Any,
-    layouts: Any,
+    layouts: Any = None,
     *,
     args: Mapping[str, Any] | None = None,
     dtypes: Sequence[str] | None = None,
@@ -118,7 +122,8 @@ def check_function(
 
     Args:
         fn: the operation's class or an instance of it.
-        layouts: one layout per input of `forward`, each as `layout` of `check_layer`.
+        layouts: one layout per input of `forward`, each as `layout` of `check_layer`; None:
+            the operation's `example_layout`.
         args, dtypes, seed, tolerances, checks, skip, inputs, input_domains, device: as for
             `check_layer`.
 
@@ -128,6 +133,7 @@ def check_function(
     Raises:
         UsageError: `fn` is not an operation, or as for `check_layer`.
     """
+    __tracebackhide__ = True
     if not is_operation(fn):
         raise UsageError(
             f"{getattr(fn, '__name__', type(fn).__name__)} is not an operation (a class with forward and "
@@ -157,15 +163,45 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     imported) is what the layer is judged under: only `layercheck run`, which imports the
     module in a worker of its own, sees what a module does when it is imported.
     """
+    __tracebackhide__ = True
     guard = Guard.start()
     guard.where = "before the checks began"  # the module was imported by the caller, before
     try:
-        return _checked(layer, layout, args, guard, **options)
+        # The example_layout may be a property: the layer's code, run with the record taken.
+        return _checked(layer, _example_layout(layer) if layout is None else layout, args, guard, **options)
+    except UsageError as exc:
+        raise _cut(exc) from None
     finally:
         guard.stop()
 
 
+def _cut(exc: UsageError) -> UsageError:
+    """The error without layercheck's frames below here (where it was found in the options'
+    validator, say): the caller's mistake, one line, as the command line says it."""
+    return exc.with_traceback(None)
+
+
+def _example_layout(layer: Any) -> Any:
+    """The layer's `example_layout` (the class's, for an instance), with the command line's
+    wording when there is none or it is not a layout (`running.batch._describe`)."""
+    name = layer.__name__ if inspect.isclass(layer) or inspect.isfunction(layer) else type_name(layer)
+    try:
+        example = getattr(layer, "example_layout", None)
+        if example is not None:
+            return parse_input_layouts(example)
+    except UsageError as exc:
+        raise UsageError(f"example_layout of {name} is invalid: {exc}") from None
+    except BaseException as exc:  # the user's attribute: a property that raises, say
+        reraise_if_interrupt(exc)
+        raise UsageError(f"example_layout of {name} is invalid: {exception_text(exc)}") from None
+    raise UsageError(
+        f"no layout for {name}: pass the layout (SIZES:FORMAT, a list with one per input) or set the "
+        "class attribute example_layout"
+    )
+
+
 def _checked(layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, **options: Any) -> TargetReport:
+    __tracebackhide__ = True
     layouts = parse_input_layouts(layout)
     opts = make_options(**options, check_names=tuple(REGISTRY))
     if opts.inputs is not None:

@@ -271,14 +271,23 @@ class TargetReport:
         return [c for c in self.checks if c.status == Status.FAILED]
 
     def raise_on_failure(self) -> None:
-        if self.ok:
-            return
-        # pytest prints the message: the layer's text in it is spelled out, a line each
-        if self.error is not None:
-            raise CheckFailure(f"{visible(self.target)}: {visible(self.error)}")
-        lines = [f"{visible(self.target)}: {len(self.failures())} check(s) failed"]
-        lines += [f"  {c.name}: {visible(c.message)}" for c in self.failures()]
-        raise CheckFailure("\n".join(lines))
+        """Raise CheckFailure (an AssertionError) with the console's text for this target
+        unless it passed; in pytest the traceback ends in the caller's test, not in here."""
+        __tracebackhide__ = True  # pytest leaves this frame out of the failure's traceback
+        if not self.ok:
+            raise CheckFailure(str(self))
+
+    def __str__(self) -> str:
+        """The console's text for this target, plain (no colour), lines whole."""
+        from layercheck.reporters.text import target_text  # rich, and the console imports this module
+
+        return target_text(self)
+
+    def __repr__(self) -> str:
+        summary = self.summary  # in the console's order: what went wrong first
+        order = (Status.FAILED, Status.INCOMPLETE, Status.PASSED, Status.SKIPPED)
+        counts = ", ".join(f"{summary[s]} {s}" for s in order if summary[s]) or "no checks"
+        return f"<TargetReport {visible(bounded(self.target, 200))} {self.status}: {counts}>"
 
     def to_dict(self) -> dict[str, Any]:
         self.bound()
@@ -456,14 +465,16 @@ class Report:
         return all(t.ok for t in self.targets)
 
     def raise_on_failure(self) -> None:
-        problems = []
-        for target in self.targets:
-            try:
-                target.raise_on_failure()
-            except CheckFailure as exc:
-                problems.append(str(exc))
+        """Raise CheckFailure with the console's text for every target that did not pass."""
+        __tracebackhide__ = True
+        problems = [str(target) for target in self.targets if not target.ok]
         if problems:
             raise CheckFailure("\n".join(problems))
+
+    def __repr__(self) -> str:
+        statuses = [target.status.value for target in self.targets]
+        counts = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses)) or "no targets"
+        return f"<Report of {len(self.targets)} target(s): {counts}>"
 
     def to_dict(self) -> dict[str, Any]:
         return {

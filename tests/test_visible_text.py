@@ -280,4 +280,8 @@ def test_the_python_api_failure_spells_out_the_layers_text_for_pytest():
     report = Report([TargetReport("t.py", checks=[CheckResult("predict_does_not_error", "failed", FORGED)])])
     with pytest.raises(CheckFailure) as info:
         report.raise_on_failure()
-    assert str(info.value) == f"t.py: 1 check(s) failed\n  predict_does_not_error: {visible(FORGED)}"
+    # The console's text: the layer's message spelled out on the check's line, no line of its own.
+    assert str(info.value).splitlines() == [
+        "FAILED t.py (layer, no layout)  1 failed in 0.00s",
+        f"    FAILED predict_does_not_error: {visible(FORGED)}",
+    ]

@@ -169,6 +169,11 @@ class ConsoleReporter:
         self.verbosity = verbosity
         self._drew_pictures = False
 
+    @property
+    def drew_pictures(self) -> bool:
+        """Whether a picture of where a gradient is wrong was printed (its legend is due)."""
+        return self._drew_pictures
+
     def _line(self, body: Text, indent: int = 0, style: str | None = None) -> None:
         if style:
             body.stylize(style)
@@ -311,7 +316,7 @@ class ProgressBar:
             self.progress.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self.progress is not None:
             self.progress.stop()
 

@@ -57,6 +57,7 @@ __all__ = [
     "DiscoverJob",
     "Discovered",
     "Request",
+    "discover_files",
     "requests_from_config",
     "requests_from_specs",
     "run_batch",
@@ -498,6 +499,25 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
                 f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)"
             )
         found += mine
+    return found
+
+
+def discover_files(
+    files: Sequence[tuple[Path, str]], timeout: float, jobs: int = 1, max_memory: int | None = None
+) -> list[tuple[str, ...] | TargetReport]:
+    """The names of the layers and operations each file defines, found as `run_batch` finds
+    those of a folder's files (each imported in a worker), or the file's error report; in the
+    order of `files`, each an absolute path and its label for reports. For a caller that lists
+    targets before checking them one by one (the pytest plugin)."""
+    work = [DiscoverJob(str(path), None, True, timeout) for path, _ in files]
+    outcomes = run_jobs(work, workers=jobs, max_memory=max_memory)
+    found: list[tuple[str, ...] | TargetReport] = []
+    for (path, label), job, outcome in zip(files, work, outcomes):
+        targets = _targets_of(Request(label, path), label, job, outcome)
+        if targets and isinstance(targets[0], TargetReport):
+            found.append(targets[0])
+        else:
+            found.append(tuple(target.name for target in targets if isinstance(target, _Found)))
     return found
 
 

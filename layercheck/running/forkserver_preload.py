@@ -8,6 +8,7 @@ of NumPy's and layercheck's functions that every worker is judged under
 terminal, for itself and every worker (`terminal.give_up_terminal`).
 """
 
+import layercheck
 from layercheck.running import integrity, reaping, terminal
 
 __all__: list[str] = []
@@ -15,4 +16,7 @@ __all__: list[str] = []
 reaping.prepare_forkserver()
 if reaping.in_forkserver():  # and never in a process of the user's that imports this module
     terminal.give_up_terminal()  # no worker can write to the user's terminal through /dev/tty
+# The package's public names, which it imports when first used: loaded before the record,
+# as a user's `from layercheck import Layer` will want them.
+layercheck._import_public()
 integrity.prime()

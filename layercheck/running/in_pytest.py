@@ -1,0 +1,169 @@
+"""What the pytest plugin (`layercheck.pytest_plugin`) runs: the layercheck side of it, imported
+only once `--layercheck` is given (it pulls in NumPy and the checks).
+
+Each item is checked by `check`, alone, through `run_batch` as `layercheck run path.py:Name`
+checks it: in a worker process, with its timeout and memory cap, its layouts from the config
+or the class's `example_layout`. One target at a time rather than one batch for the session:
+pytest decides which items run and when (`-k`, `--lf`, `-x` stops at the first failure with
+nothing more checked, pytest-xdist hands each of its workers its own items), and the worker
+costs a tenth of a second per target, most of it importing the module (measured: a one-target
+`run_batch` of sample_layers/prelu.py takes 0.2-0.25 s, 0.12 s of it the checks).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum, auto
+from pathlib import Path
+
+from layercheck.checks import REGISTRY
+from layercheck.contract.entries import module_files
+from layercheck.errors import UsageError
+from layercheck.reporters.console import Verbosity
+from layercheck.reporters.text import target_text
+from layercheck.results import Status, TargetReport
+from layercheck.running.batch import Batch, Request, discover_files, run_batch
+from layercheck.running.isolation import default_memory_cap
+from layercheck.safetext import visible
+from layercheck.settings.config import Config, load_config
+from layercheck.settings.options import DEFAULT_TIMEOUT, Settings, parse_settings
+
+__all__ = ["PluginRun", "Verdict", "label_of"]
+
+# How many files are imported at once to find their layers (each in its own worker).
+_DISCOVERY_JOBS = max(1, min(4, os.cpu_count() or 1))
+
+
+class Verdict(Enum):
+    """What a target's report makes of its pytest item."""
+
+    PASSED = auto()  # every check passed or was skipped
+    INCOMPLETE = auto()  # passed, with checks that could not decide (a warning)
+    FAILED = auto()  # a check failed, the target could not be checked, or (strict) undecided
+
+
+@dataclass(frozen=True)
+class PluginRun:
+    """The plugin's settings, validated once at `pytest_configure`."""
+
+    settings: Settings = Settings()  # from the ini options (layercheck_timeout)
+    config: Config | None = None  # --layercheck-config
+    config_path: str | None = None  # as given, for the reproducing command
+    strict: bool = False  # layercheck_strict: an incomplete check fails the item
+    max_memory: int | None = None
+    discovered: dict[Path, tuple[str, ...] | TargetReport] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, config_path: str | None, timeout: str | None, strict: bool) -> PluginRun:
+        """Raises UsageError (one line) for a bad config file or ini value."""
+        names = tuple(REGISTRY)
+        config = load_config(config_path, check_names=names) if config_path else None
+        settings = parse_settings({"timeout": _number(timeout)}, {"timeout": "layercheck_timeout"}, check_names=names)
+        # pytest-xdist runs that many pytest processes, each checking one target at a time.
+        workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+        memory = default_memory_cap(int(workers) if workers.isdigit() else 1)
+        return cls(settings, config, config_path, strict, memory)
+
+    @property
+    def timeout(self) -> float:
+        """Seconds per target (and per file imported to find its layers)."""
+        for settings in (self.settings, self.config.defaults if self.config else Settings()):
+            if settings.timeout is not None:
+                return float(settings.timeout)
+        return DEFAULT_TIMEOUT
+
+    def config_targets(self) -> list[tuple[Path, tuple[str, ...] | None]]:
+        """The config's targets, by file: the names given (None: every layer the file defines)."""
+        files: dict[Path, tuple[str, ...] | None] = {}
+        for entry in self.config.targets if self.config else ():
+            paths = [m.path for m in module_files(entry.path)] if entry.path.is_dir() else [entry.path]
+            for path in paths:
+                named = files.get(path, ())
+                if entry.name is None or named is None:
+                    files[path] = None
+                elif entry.name not in named:
+                    files[path] = (*named, entry.name)
+        return list(files.items())
+
+    def discover(self, files: Sequence[Path]) -> None:
+        """Find the layers of `files` not yet looked at, each imported in a worker (in parallel)."""
+        new = [path for path in dict.fromkeys(files) if path not in self.discovered]
+        if not new:
+            return
+        found = discover_files([(path, label_of(path)) for path in new], self.timeout, _DISCOVERY_JOBS, self.max_memory)
+        self.discovered.update(zip(new, found))
+
+    def check(self, path: Path, name: str) -> TargetReport:
+        """Check one target as `layercheck run path.py:name` does: every item's run goes
+        through here (where a cache of results would answer instead)."""
+        request = Request(label_of(path, name), path.resolve(), name)
+        batch = Batch(requests=(request,), config=self.config, settings=self.settings, max_memory=self.max_memory)
+        try:
+            return run_batch(batch).targets[0]
+        except UsageError as exc:  # the settings select no check for this kind of target
+            return TargetReport(request.label, error=str(exc))
+
+    def verdict(self, report: TargetReport) -> Verdict:
+        if report.status is not Status.PASSED:
+            return Verdict.FAILED
+        if report.summary[Status.INCOMPLETE.value]:
+            return Verdict.FAILED if self.strict else Verdict.INCOMPLETE
+        return Verdict.PASSED
+
+    def command(self, report: TargetReport) -> str:
+        """The command that checks this target as the item did."""
+        words = ["layercheck", "run", report.target]
+        for layout in report.layouts:
+            words += ["--layout", layout]
+        if self.config_path:
+            words += ["--config", self.config_path]
+        if self.settings.timeout is not None:
+            words += ["--timeout", f"{self.settings.timeout:g}"]
+        if self.strict and report.summary[Status.INCOMPLETE.value]:
+            words.append("--strict")
+        return shlex.join(words)
+
+    def undecided(self, report: TargetReport) -> str:
+        """The warning of an item whose checks passed but some could not decide."""
+        names = [c.name for c in report.checks if c.status == Status.INCOMPLETE]
+        return f"{visible(report.target)}: could not decide {', '.join(visible(n) for n in names)}"
+
+    def headline(self, report: TargetReport) -> str:
+        """One line of what went wrong, for pytest's short summary: the target's error, else
+        its first failed (or, strict, undecided) check and its message, as the recap says it."""
+        if report.error is not None:
+            return visible(report.error)
+        failed = report.failures() or [c for c in report.checks if c.status == Status.INCOMPLETE]
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        return f"{visible(failed[0].name)} - {visible(failed[0].message)}{more}" if failed else ""
+
+    def failure_text(self, report: TargetReport, *, color: bool, width: int | None, verbose: bool) -> str:
+        """The reproducing command, then the console's text for the target."""
+        verbosity = Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+        lines = [self.command(report), target_text(report, color=color, width=width, verbosity=verbosity)]
+        incomplete = report.summary[Status.INCOMPLETE.value]
+        if report.status is Status.PASSED and incomplete:  # failed by strictness alone
+            lines.append(f"layercheck_strict: {incomplete} incomplete check(s) fail this item")
+        return "\n".join(lines)
+
+
+def label_of(path: Path, name: str | None = None) -> str:
+    """`path.py:Name` as the command line takes it: relative to the working folder when below it."""
+    try:
+        shown = str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(path.resolve())
+    return shown if name is None else f"{shown}:{name}"
+
+
+def _number(text: str | None) -> float | str | None:
+    """The ini option's text as a number, else as given (`parse_settings` judges it)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text

@@ -1,0 +1,334 @@
+"""The pytest plugin (`pytest --layercheck`) and the Python API inside a user's tests.
+
+Each plugin test runs pytest in a process of its own (`pytester.runpytest_subprocess`): the
+plugin starts worker processes, and pytest-xdist more. The layers here note in a file (the
+environment's LAYER_LOG) each time one is constructed, with the pid of the worker: which
+targets were checked, and by how many workers, is read from there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import INTERNAL_FRAME, PACKAGE
+
+from layercheck import UsageError, check_layer
+from layercheck.results import CheckResult, Status, TargetReport
+
+pytest_plugins = ["pytester"]
+
+_LAYER = """
+import os
+
+class {name}:
+    example_layout = "3,4:CB"
+
+    def __init__(self):
+        with open(os.environ["LAYER_LOG"], "a") as log:
+            log.write(f"{{os.getpid()}} {name}\\n")
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return {sign}2 * dLdY
+"""
+
+
+def _layer(name: str, correct: bool = True) -> str:
+    """A layer that doubles its input; a wrong one returns its gradient with the wrong sign."""
+    return _LAYER.format(name=name, sign="" if correct else "-")
+
+
+@pytest.fixture
+def log(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = pytester.path / "constructed.log"
+    monkeypatch.setenv("LAYER_LOG", str(path))
+    return path
+
+
+def _checked(log: Path) -> dict[str, set[str]]:
+    """Each layer constructed, with the pids of the workers that constructed it."""
+    checked: dict[str, set[str]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        pid, name = line.split()
+        checked.setdefault(name, set()).add(pid)
+    return checked
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, log: Path) -> pytest.Pytester:
+    """layers/: two files of layers (one of them failing), a module that cannot be imported,
+    a helper module without layers, and an ordinary test module that defines a layer."""
+    pytester.makepyfile(
+        **{
+            "layers/good.py": _layer("Good"),
+            "layers/mixed.py": _layer("Fine") + _layer("WrongSign", correct=False),
+            "layers/broken.py": "raise ImportError('no module named torch, say')\n",
+            "layers/helpers.py": "def double(x):\n    return 2 * x\n",
+            "layers/test_ordinary.py": _layer("ToyInATest") + "\ndef test_ordinary():\n    assert True\n",
+        }
+    )
+    return pytester
+
+
+def test_every_layer_is_an_item_and_a_module_that_cannot_be_imported_is_one_failing_item(project, log, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # pytest's short summary, uncut
+    collected = project.runpytest_subprocess("--layercheck", "layers", "--collect-only", "-q")
+    ids = [line for line in collected.outlines if "::" in line]
+    assert sorted(ids) == [
+        "layers/broken.py::import",
+        "layers/good.py::Good",
+        "layers/mixed.py::Fine",
+        "layers/mixed.py::WrongSign",
+        "layers/test_ordinary.py::test_ordinary",  # pytest's own test; its layer is not collected
+    ]
+    assert not log.exists()  # collecting imports the modules, in workers, and constructs nothing
+
+    result = project.runpytest_subprocess("--layercheck", "layers", "-rf")
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED layers/broken.py::import - importing broken.py raised ImportError: no module named torch, say "
+            "(broken.py:1 in <module>)",
+            "FAILED layers/mixed.py::WrongSign - gradients_are_numerically_correct - the gradient of X has the wrong sign",
+        ],
+        consecutive=False,
+    )
+    assert set(_checked(log)) == {"Good", "Fine", "WrongSign"}
+
+
+def test_a_failure_shows_the_command_that_reproduces_it_and_the_consoles_text_without_layercheck_frames(project, log):
+    result = project.runpytest_subprocess("--layercheck", "layers/mixed.py")
+    result.assert_outcomes(passed=1, failed=1)
+    command = "layercheck run layers/mixed.py:WrongSign --layout 3,4:CB"
+    result.stdout.fnmatch_lines(
+        [
+            "*_ layercheck WrongSign _*",
+            command,
+            "FAILED layers/mixed.py:WrongSign (layer, 3,4:CB)  1 failed, * passed, * skipped in *s",
+            "    FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign",
+        ]
+    )
+    assert not [line for line in result.outlines if INTERNAL_FRAME.search(line) or str(PACKAGE) in line]
+    # The header is the command: it checks the target as the item did.
+    cli = Path(sys.executable).with_name("layercheck")
+    rerun = subprocess.run(
+        command.replace("layercheck", str(cli), 1).split(), cwd=project.path, capture_output=True, text=True
+    )
+    assert rerun.returncode == 1
+    assert "FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign" in rerun.stdout
+
+
+def test_minus_k_and_minus_m_select_targets_and_only_those_are_checked(project, log):
+    result = project.runpytest_subprocess("--layercheck", "layers", "-k", "Fine or Good")
+    result.assert_outcomes(passed=2, deselected=3)
+    assert set(_checked(log)) == {"Fine", "Good"}
+
+    result = project.runpytest_subprocess("--layercheck", "layers", "-m", "not layercheck")
+    result.assert_outcomes(passed=1, deselected=4)  # test_ordinary alone
+    result = project.runpytest_subprocess("--layercheck", "layers", "-m", "layercheck")
+    result.assert_outcomes(passed=2, failed=2, deselected=1)
+
+
+def test_minus_x_checks_no_target_after_the_first_failure(pytester, log):
+    pytester.makepyfile(**{"layers/two.py": _layer("FirstWrong", correct=False) + _layer("SecondWrong", correct=False)})
+    result = pytester.runpytest_subprocess("--layercheck", "layers", "-x")
+    result.assert_outcomes(failed=1)
+    assert set(_checked(log)) == {"FirstWrong"}
+
+
+def test_last_failed_checks_again_only_the_targets_that_failed(project, log):
+    project.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=3, failed=2)
+    log.unlink()
+    result = project.runpytest_subprocess("--layercheck", "layers", "--lf")
+    result.assert_outcomes(failed=2)  # the files without a failure are not even collected
+    assert set(_checked(log)) == {"WrongSign"}
+
+
+def test_xdist_workers_check_every_target_exactly_once(pytester, log):
+    names = [f"Layer{i}" for i in range(6)]
+    pytester.makepyfile(**{f"layers/l{i}.py": _layer(name, correct=i != 3) for i, name in enumerate(names)})
+    result = pytester.runpytest_subprocess("--layercheck", "layers", "-n", "2")
+    result.assert_outcomes(passed=5, failed=1)
+    checked = _checked(log)
+    assert set(checked) == set(names)
+    # one worker process per target: each was checked once, not once per xdist worker
+    assert all(len(pids) == 1 for pids in checked.values()), checked
+
+
+def test_junitxml_has_a_testcase_per_item_with_the_failure_text(project, log):
+    project.runpytest_subprocess("--layercheck", "layers/mixed.py", "--junitxml=out.xml")
+    cases = {case.get("name"): case for case in ET.parse(project.path / "out.xml").iter("testcase")}
+    assert set(cases) == {"Fine", "WrongSign"}
+    assert cases["Fine"].find("failure") is None
+    text = cases["WrongSign"].find("failure").text
+    assert "layercheck run layers/mixed.py:WrongSign --layout 3,4:CB" in text
+    assert "FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign" in text
+    assert "\x1b[" not in text
+
+
+def test_nothing_is_collected_without_the_option_and_the_ini_option_turns_it_on(project, log):
+    result = project.runpytest_subprocess("layers")
+    result.assert_outcomes(passed=1)  # test_ordinary alone
+    project.makeini("[pytest]\nlayercheck = true\n")
+    result = project.runpytest_subprocess("layers/good.py")
+    result.assert_outcomes(passed=1)
+    assert set(_checked(log)) == {"Good"}
+
+
+def test_a_config_gives_the_targets_and_their_layouts(pytester, log):
+    pytester.makepyfile(
+        **{
+            "layers/good.py": _layer("Good"),
+            "elsewhere/other.py": _layer("Other") + _layer("NotListed"),
+        }
+    )
+    config = pytester.path / "layercheck.yaml"
+    config.write_text(
+        "defaults:\n  dtypes: [float64]\ntargets:\n  - target: elsewhere/other.py:Other\n    layout: 5,2:CB\n"
+    )
+    collected = pytester.runpytest_subprocess(
+        "--layercheck-config", "layercheck.yaml", "layers", "--collect-only", "-q"
+    )
+    assert [line for line in collected.outlines if "::" in line] == ["elsewhere/other.py::Other"]
+    result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml", "layers", "-v")
+    result.assert_outcomes(passed=1)
+    assert set(_checked(log)) == {"Other"}
+    # Failing, it says so with the config's layout, and the config in the command.
+    (pytester.path / "elsewhere/other.py").write_text(_layer("Other", correct=False))
+    result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["layercheck run elsewhere/other.py:Other --layout 5,2:CB --config layercheck.yaml"])
+
+
+def test_a_bad_config_or_ini_value_is_one_line_of_usage_error(pytester):
+    result = pytester.runpytest_subprocess("--layercheck-config", "missing.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == ["ERROR: layercheck: config 'missing.yaml': no such file"]
+    pytester.makeini("[pytest]\nlayercheck = true\nlayercheck_timeout = soon\n")
+    result = pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line]
+    assert len(errors) == 1 and errors[0].startswith("ERROR: layercheck: layercheck_timeout"), errors
+
+
+def test_the_plugin_imports_neither_numpy_nor_rich():
+    code = "import sys, layercheck.pytest_plugin; print(sorted({'numpy', 'rich'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_an_incomplete_check_passes_the_item_unless_strict():
+    from layercheck.running.in_pytest import PluginRun, Verdict
+
+    undecided = CheckResult("gradients_are_numerically_correct", Status.INCOMPLETE, "every sample on a kink")
+    report = TargetReport(
+        "k.py:Kink", layouts=["3,4:CB"], checks=[CheckResult("predict_does_not_error", "passed"), undecided]
+    )
+    assert PluginRun().verdict(report) is Verdict.INCOMPLETE
+    assert PluginRun().undecided(report) == "k.py:Kink: could not decide gradients_are_numerically_correct"
+    strict = PluginRun(strict=True)
+    assert strict.verdict(report) is Verdict.FAILED
+    text = strict.failure_text(report, color=False, width=None, verbose=False)
+    assert text.splitlines()[0] == "layercheck run k.py:Kink --layout 3,4:CB --strict"
+    assert text.splitlines()[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
+    passed = TargetReport("k.py:Kink", checks=[CheckResult("predict_does_not_error", "passed")])
+    assert PluginRun(strict=True).verdict(passed) is Verdict.PASSED
+
+
+# -- the API inside a user's tests ---------------------------------------------------------
+
+
+class Doubling:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return -2 * dLdY  # the wrong sign
+
+
+def test_check_layer_takes_the_example_layout_when_none_is_given():
+    report = check_layer(Doubling)
+    assert report.layouts == ["3,4:CB"]
+    assert report.result("gradients_are_numerically_correct").status == Status.FAILED
+
+
+def test_check_layer_without_any_layout_says_how_to_give_one():
+    class NoLayout:
+        def predict(self, X):
+            return X
+
+    with pytest.raises(UsageError) as info:
+        check_layer(NoLayout)
+    assert str(info.value) == (
+        "no layout for NoLayout: pass the layout (SIZES:FORMAT, a list with one per input) or set the class "
+        "attribute example_layout"
+    )
+    NoLayout.example_layout = "3,4:XY"  # type: ignore[attr-defined]
+    with pytest.raises(UsageError, match=r"^example_layout of NoLayout is invalid: format 'XY' has unknown label"):
+        check_layer(NoLayout)
+
+
+def test_str_of_a_report_is_the_consoles_text_and_repr_is_short():
+    report = check_layer(Doubling, dtypes=["float64"])
+    lines = str(report).splitlines()
+    assert lines[0].startswith("FAILED Doubling (layer, 3,4:CB)  1 failed, ")
+    assert lines[1] == "    FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign"
+    summary = report.summary
+    assert repr(report) == (
+        f"<TargetReport Doubling failed: 1 failed, {summary['passed']} passed, {summary['skipped']} skipped>"
+    )
+    assert "\x1b" not in str(report)
+
+
+_USER_TEST = """
+import layercheck
+
+class Doubling:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return -2 * dLdY
+
+def test_my_layer():
+    report = layercheck.check_layer(Doubling)
+    report.raise_on_failure()
+
+def test_my_layout():
+    layercheck.check_layer(Doubling, "3,4:CQ")
+"""
+
+
+def test_a_users_test_fails_with_layercheck_text_and_without_layercheck_frames(pytester):
+    pytester.makepyfile(test_user=_USER_TEST)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_my_layer _*",
+            "*def test_my_layer():*",
+            ">       report.raise_on_failure()",
+            "E       layercheck.results.CheckFailure: FAILED Doubling (layer, 3,4:CB)  1 failed, *",
+            "E           FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign",
+            "test_user.py:14: CheckFailure",
+            "*_ test_my_layout _*",
+            "*def test_my_layout():*",
+            '>       layercheck.check_layer(Doubling, "3,4:CQ")',
+            "E       layercheck.errors.UsageError: format 'CQ' has unknown label(s) 'Q'; use S (spatial), *",
+            "",
+            "test_user.py:17: UsageError",
+        ]
+    )
+    frames = [line for line in result.outlines if INTERNAL_FRAME.search(line) or f"{os.sep}layercheck{os.sep}" in line]
+    assert frames == []
