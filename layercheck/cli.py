@@ -18,6 +18,7 @@ from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.numerics.arrays import DTYPES
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console, print_wrapped
 from layercheck.reporters.files import check_report_paths
+from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
@@ -159,6 +160,12 @@ def cli(ctx):
 @click.option(
     "--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML."
 )
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report as one self-contained HTML page.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 @click.option(
@@ -180,6 +187,7 @@ def run(
     shard_text,
     json_path,
     junit_path,
+    html_path,
     quiet,
     verbose,
     strict,
@@ -207,7 +215,7 @@ def run(
             shard=shard_text,
             only_layers=only_layers,
         )
-        check_report_paths({"--json": json_path, "--junit": junit_path})
+        check_report_paths({"--json": json_path, "--junit": junit_path, "--html": html_path})
     except UsageError as exc:
         usage_error(exc)
 
@@ -231,7 +239,7 @@ def run(
         checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
         console.print(f"--strict: {checks} the run")
         status = 1
-    for path, write in ((json_path, write_json), (junit_path, write_junit)):
+    for path, write in ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)):
         if path:
             try:
                 write(report, path)

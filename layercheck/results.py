@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.environment import Environment
 from layercheck.safetext import (
     MESSAGE_LIMIT,
     NAME_LIMIT,
@@ -394,6 +395,9 @@ def _json_like(value: Any, what: str, depth: int = 0) -> None:
 class Report:
     targets: list[TargetReport] = field(default_factory=list)
     duration_s: float = 0.0
+    # Where the run was made (`environment.collect`): a top-level "environment" object of
+    # the JSON when known (a report put together by hand has none).
+    environment: Environment | None = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -418,12 +422,15 @@ class Report:
             raise CheckFailure("\n".join(problems))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "version": SCHEMA_VERSION,
             "targets": [t.to_dict() for t in self.targets],
             "summary": self.summary,
             "duration_s": round(self.duration_s, 6),
         }
+        if self.environment is not None:
+            data["environment"] = self.environment.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
@@ -431,7 +438,13 @@ class Report:
         if type(data) is not dict:
             raise MalformedReport(f"a report is {_shown(data)}, not a mapping")
         targets = [TargetReport.from_dict(t) for t in _items(data.get("targets", []), "the report's targets")]
-        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"))
+        environment = None
+        if data.get("environment") is not None:
+            try:
+                environment = Environment.from_dict(data["environment"])
+            except ValueError as exc:
+                raise MalformedReport(f"the report's environment {exc}") from None
+        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"), environment)
 
 
 def plain(value: Any) -> Any:

@@ -31,6 +31,7 @@ from layercheck.contract.loading import (
     load_targets,
     parse_target_spec,
 )
+from layercheck.environment import Environment, collect
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.numerics.devices import gpu_status
@@ -397,7 +398,7 @@ def run_batch(
         for report in reports:
             if on_report is not None:
                 on_report(report)
-        exc.report = Report(reports, perf_counter() - start)
+        exc.report = Report(reports, perf_counter() - start, _environment(batch, []))
         raise
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
@@ -405,8 +406,19 @@ def run_batch(
         reports = _check(batch, items, on_report, on_progress)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
+        exc.report.environment = _environment(batch, items)
         raise
-    return Report(reports, perf_counter() - start)
+    return Report(reports, perf_counter() - start, _environment(batch, items))
+
+
+def _environment(batch: Batch, items: Sequence[_Item]) -> Environment:
+    """The run's environment, with the seeds and devices of the targets checked (of the
+    batch's own settings when none was planned)."""
+    options = [item.job.options for item in items if item.job is not None]
+    if not options:
+        settings = _settings(batch, None)
+        return collect([settings.seed or 0], [settings.device or "auto"])
+    return collect([o.seed for o in options], [o.device for o in options])
 
 
 def _interrupted(label: str, exc: Interrupted) -> TargetReport:
