@@ -114,7 +114,7 @@ class Environment:
                 continue  # the dataclass's default: a report of an older layercheck lacks it
             value = data[name]
             if type(value) is not str and not (value is None and name in _OPTIONAL_TEXT):
-                raise ValueError(f"field {name} is {'null' if value is None else 'not'} a string")
+                raise ValueError(f"field {name} is {'null' if value is None else type(value).__name__}, not a string")
             text[name] = _bounded(value)
         devices = data.get("devices", [])
         if type(devices) is not list or len(devices) > _MAX_SEEDS or any(type(d) is not str for d in devices):
