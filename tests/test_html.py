@@ -199,7 +199,12 @@ def test_a_usable_gpu_gives_cuda_versions_and_its_name(monkeypatch):
     monkeypatch.setattr(environment, "_cupy_importable", lambda: True)
     monkeypatch.setattr(environment, "gpu_status", lambda: GpuStatus(True, "NVIDIA H100, CuPy 14.2.0", cupy))
     env = collect([1, 0, 1], ["auto"])
-    assert (env.gpu, env.cuda_runtime, env.cuda_driver, env.seeds) == ("NVIDIA H100, CuPy 14.2.0", "12.8", "12.9", (0, 1))
+    assert (env.gpu, env.cuda_runtime, env.cuda_driver, env.seeds) == (
+        "NVIDIA H100, CuPy 14.2.0",
+        "12.8",
+        "12.9",
+        (0, 1),
+    )
     shown = dict(env.items())
     assert shown["gpu"] == "NVIDIA H100, CuPy 14.2.0" and shown["cuda_runtime"] == "12.8" and shown["seed"] == "0, 1"
 

@@ -20,6 +20,10 @@ overrides are spelled out (`\x1b`, `\u202e`); attributes are one line (a newline
 `\n`), the text of <failure> and <error> keeps its lines. Every text is bounded: a label at
 `NAME_LIMIT`, a message at 500 characters, details at a few KB. A target's layouts are
 joined with "; " (a layout holds commas).
+
+Each testsuite's <properties> hold, besides the target's kind, layouts and status, the run's
+environment where the report records one (`environment.python`, `environment.CUPY_TF32`...:
+`Environment.items`), so that a CI system shows where a failure was found.
 """
 
 from __future__ import annotations
