@@ -140,16 +140,19 @@ def _bounded(value: str | None) -> str | None:
     return None if value is None else encodable(bounded(value, NAME_LIMIT))
 
 
-def collect(seeds: Iterable[int] = (), devices: Iterable[str] = ()) -> Environment:
+def collect(seeds: Iterable[int] = (), devices: Iterable[str] = (), *, probe_gpu: bool = True) -> Environment:
     """This process's environment, for a run of targets with these seeds and --device settings.
 
     The GPU is asked about (CuPy imported, the device probed, once per process) only when a
-    device setting is not `cpu` and CuPy is installed.
+    device setting is not `cpu`, CuPy is installed and `probe_gpu` (False for a run that was
+    interrupted: it stops now, not after importing CuPy).
     """
     devices = tuple(sorted(set(devices)))
     gpu = cuda_runtime = cuda_driver = None
     if devices and all(device == "cpu" for device in devices):
         reason = "not asked for (--device cpu)"
+    elif not probe_gpu:
+        reason = "not read (the run was interrupted)"
     elif not _cupy_importable():
         reason = "CuPy is not installed"
     else:

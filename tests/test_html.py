@@ -24,7 +24,7 @@ from layercheck.numerics.devices import GpuStatus
 from layercheck.reporters.html import report_html, write_html
 from layercheck.reporters.json_report import report_json
 from layercheck.reporters.junit import report_junit
-from layercheck.results import MalformedReport, Report
+from layercheck.results import CheckResult, MalformedReport, Report, TargetReport
 from layercheck.safetext import visible
 
 
@@ -216,6 +216,9 @@ def test_a_cpu_run_never_asks_the_gpu_and_no_cupy_says_not_installed(monkeypatch
     monkeypatch.setattr(environment, "gpu_status", refuse)
     env = collect([0], ["cpu"])
     assert env.gpu is None and "not read (no GPU used)" == dict(env.items())["cuda_runtime"]
+    monkeypatch.setattr(environment, "_cupy_importable", lambda: True)
+    interrupted = collect([0], ["auto"], probe_gpu=False)  # a run stopped by SIGINT stops now
+    assert interrupted.gpu is None and interrupted.gpu_reason == "not read (the run was interrupted)"
     monkeypatch.setattr(environment, "_cupy_importable", lambda: False)
     shown = dict(collect([0], ["auto"]).items())
     assert shown["cupy"] == "not installed" and shown["gpu"] == "none (CuPy is not installed)"
@@ -234,3 +237,21 @@ def test_html_and_json_on_one_file_are_refused(tmp_path):
     assert proc.returncode == 2 and "--json and --html name the same file" in proc.stderr
     proc = run_cli("run", str(CORRECT), "--html", str(tmp_path))
     assert proc.returncode == 2 and "'--html'" in proc.stderr and "is a directory" in proc.stderr
+
+
+def test_odd_blocks_read_back_are_drawn_without_raising():
+    """Details read back from a file may hold anything JSON holds: a negative or missing error,
+    a block that is not a mapping, an unknown verdict."""
+    blocks = [
+        {"block": "0", "verdict": "wrong", "rel_error": -1.0},
+        {"block": "1", "verdict": "right"},
+        "not a block",
+        {"block": "2", "verdict": "maybe", "rel_error": "NaN"},
+    ]
+    record = {"argument": "X", "kind": "input", "status": "failed"}
+    record["diagnosis"] = {"regions": [{"unit": "channel"}], "blocks": {"channel": blocks}}
+    check = CheckResult(GRADIENTS, "failed", "wrong", {"arguments": [record, "junk"]})
+    page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["4,4,3,2:SSCB"])]))
+    assert "<title>channel 0: wrong, relative error -1</title>" in page
+    assert "<title>channel 1: right, no error recorded</title>" in page
+    assert "<title>channel 2: undecided, no error recorded</title>" in page

@@ -65,7 +65,9 @@ class Cell:
     def shade(self) -> int:
         """The index in SHADE_BOUNDS of a wrong block's error (0 where it is not a number)."""
         error = self.rel_error if self.rel_error is not None and not math.isnan(self.rel_error) else math.inf
-        return next(i for i, bound in enumerate(SHADE_BOUNDS) if error >= bound)
+        # a negative error (not one the diagnosis writes, but a report read back may hold
+        # anything) takes the last shade rather than none
+        return next((i for i, bound in enumerate(SHADE_BOUNDS) if error >= bound), len(SHADE_BOUNDS) - 1)
 
 
 @dataclass(frozen=True)

@@ -398,7 +398,7 @@ def run_batch(
         for report in reports:
             if on_report is not None:
                 on_report(report)
-        exc.report = Report(reports, perf_counter() - start, _environment(batch, []))
+        exc.report = Report(reports, perf_counter() - start, _environment(batch, [], probe_gpu=False))
         raise
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
@@ -406,19 +406,19 @@ def run_batch(
         reports = _check(batch, items, on_report, on_progress)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
-        exc.report.environment = _environment(batch, items)
+        exc.report.environment = _environment(batch, items, probe_gpu=False)
         raise
     return Report(reports, perf_counter() - start, _environment(batch, items))
 
 
-def _environment(batch: Batch, items: Sequence[_Item]) -> Environment:
+def _environment(batch: Batch, items: Sequence[_Item], probe_gpu: bool = True) -> Environment:
     """The run's environment, with the seeds and devices of the targets checked (of the
     batch's own settings when none was planned)."""
     options = [item.job.options for item in items if item.job is not None]
     if not options:
         settings = _settings(batch, None)
-        return collect([settings.seed or 0], [settings.device or "auto"])
-    return collect([o.seed for o in options], [o.device for o in options])
+        return collect([settings.seed or 0], [settings.device or "auto"], probe_gpu=probe_gpu)
+    return collect([o.seed for o in options], [o.device for o in options], probe_gpu=probe_gpu)
 
 
 def _interrupted(label: str, exc: Interrupted) -> TargetReport:
