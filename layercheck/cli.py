@@ -23,6 +23,7 @@ from layercheck.merging import merge_shards, read_shard
 from layercheck.numerics.arrays import DTYPES
 from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console, print_wrapped
 from layercheck.reporters.files import check_report_paths, to_stdout
+from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
@@ -168,6 +169,12 @@ def cli(ctx):
 )
 @click.option("--json", "json_path", type=_REPORT_PATH, help=_JSON_HELP)
 @click.option("--junit", "junit_path", type=_REPORT_PATH, help=_JUNIT_HELP)
+@click.option(
+    "--html",
+    "html_path",
+    type=_REPORT_PATH,
+    help="Write the report as one self-contained HTML page.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 @click.option(
@@ -201,6 +208,7 @@ def run(
     shard_text,
     json_path,
     junit_path,
+    html_path,
     quiet,
     verbose,
     strict,
@@ -233,7 +241,14 @@ def run(
         baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
         if update_baseline_path is not None and batch.shard is not None:
             raise UsageError("--update-baseline records every failure of a run: give it without --shard")
-        check_report_paths({"--json": json_path, "--junit": junit_path, "--update-baseline": update_baseline_path})
+        check_report_paths(
+            {
+                "--json": json_path,
+                "--junit": junit_path,
+                "--html": html_path,
+                "--update-baseline": update_baseline_path,
+            }
+        )
     except UsageError as exc:
         usage_error(exc)
 
@@ -259,7 +274,7 @@ def run(
         checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
         console.print(f"--strict: {checks} the run")
         status = 1
-    for path, write in ((json_path, write_json), (junit_path, write_junit)):
+    for path, write in ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)):
         if path:
             try:
                 write(report, path)
@@ -312,9 +327,10 @@ def _update_baseline(path: str, report: Report, console, status: int) -> int:
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
 @click.option("--json", "json_path", type=_REPORT_PATH, help=_JSON_HELP)
 @click.option("--junit", "junit_path", type=_REPORT_PATH, help=_JUNIT_HELP)
+@click.option("--html", "html_path", type=_REPORT_PATH, help="Write the report as one self-contained HTML page.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
-def merge(reports, json_path, junit_path, quiet, verbose):
+def merge(reports, json_path, junit_path, html_path, quiet, verbose):
     """Merge the --json reports of the shards of one run (run --shard K/N --json F) into the
     report that run unsharded gives: its targets in order, its summary and its exit status.
 
@@ -323,7 +339,7 @@ def merge(reports, json_path, junit_path, quiet, verbose):
     """
     try:
         merged = merge_shards([read_shard(path) for path in reports])
-        check_report_paths({"--json": json_path, "--junit": junit_path})
+        check_report_paths({"--json": json_path, "--junit": junit_path, "--html": html_path})
     except UsageError as exc:
         usage_error(exc)
     console = make_console(stderr=to_stdout(json_path, junit_path))
@@ -339,7 +355,7 @@ def merge(reports, json_path, junit_path, quiet, verbose):
     if strict and incomplete:
         checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
         console.print(f"--strict: {checks} the run")
-    for path, write in ((json_path, write_json), (junit_path, write_junit)):
+    for path, write in ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)):
         if path:
             try:
                 write(merged, path)

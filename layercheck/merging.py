@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
+from layercheck.environment import Environment
 from layercheck.errors import UsageError
 from layercheck.results import SCHEMA_VERSION, MalformedReport, Report, Status, TargetReport
 from layercheck.runinfo import RunInfo
 from layercheck.safetext import bounded, visible
 
-__all__ = ["Shard", "exit_status", "merge_shards", "read_shard"]
+__all__ = ["Shard", "exit_status", "merge_shards", "merged_environment", "read_shard"]
 
 _MAX_BYTES = 512 * 1024 * 1024  # a report of many thousand targets is tens of MB
 
@@ -146,7 +147,35 @@ def merge_shards(shards: Sequence[Shard]) -> Report:
         )
     targets = [placed[i][1] for i in range(first.run.planned)]
     run = replace(first.run, shard=None)
-    return Report(targets, sum(shard.report.duration_s for shard in shards), run)
+    duration = sum(shard.report.duration_s for shard in shards)
+    return Report(targets, duration, run, merged_environment([shard.report.environment for shard in shards]))
+
+
+def merged_environment(environments: Sequence[Environment | None]) -> Environment | None:
+    """The environment of shards run on several machines: the seeds and devices of all, and
+    each other field's value where the shards agree; where they differ (one shard had a GPU),
+    every value, in shard order, joined with " | ", so that none is claimed for all."""
+    known = [environment for environment in environments if environment is not None]
+    if not known:
+        return None
+    merged: dict[str, object] = {}
+    for f in fields(Environment):
+        values = [getattr(environment, f.name) for environment in known]
+        if f.name in ("seeds", "devices"):
+            merged[f.name] = tuple(dict.fromkeys(v for value in values for v in value))
+        elif f.name == "variables":
+            names = dict.fromkeys(name for value in values for name in value)
+            merged[f.name] = {name: _agreed([value.get(name) for value in values]) for name in names}
+        else:
+            merged[f.name] = _agreed(values)
+    return Environment(**merged)  # type: ignore[arg-type]
+
+
+def _agreed(values: Sequence[str | None]) -> str | None:
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) == 1:
+        return distinct[0]
+    return " | ".join("none" if value is None else value for value in distinct)
 
 
 def exit_status(report: Report, strict: bool) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.environment import Environment
 from layercheck.runinfo import RunInfo, RunInfoError, read_run
 from layercheck.safetext import (
     MESSAGE_LIMIT,
@@ -451,6 +452,9 @@ class Report:
     targets: list[TargetReport] = field(default_factory=list)
     duration_s: float = 0.0
     run: RunInfo | None = None  # what a batch run records to merge shards (`runinfo`)
+    # Where the run was made (`environment.collect`): a top-level "environment" object of
+    # the JSON when known (a report put together by hand has none).
+    environment: Environment | None = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -477,13 +481,16 @@ class Report:
         return f"<Report of {len(self.targets)} target(s): {counts}>"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "version": SCHEMA_VERSION,
             "targets": [t.to_dict() for t in self.targets],
             "summary": self.summary,
             "duration_s": round(self.duration_s, 6),
             "run": None if self.run is None else self.run.to_dict(),
         }
+        if self.environment is not None:
+            data["environment"] = self.environment.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
@@ -498,7 +505,13 @@ class Report:
             run = None if data.get("run") is None else read_run(data["run"])
         except RunInfoError as exc:
             raise MalformedReport(str(exc)) from None
-        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"), run)
+        environment = None
+        if data.get("environment") is not None:
+            try:
+                environment = Environment.from_dict(data["environment"])
+            except ValueError as exc:
+                raise MalformedReport(f"the report's environment {exc}") from None
+        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"), run, environment)
 
 
 def plain(value: Any) -> Any:

@@ -231,3 +231,22 @@ def test_junit_dash_writes_junit_alone_and_only_one_report_takes_stdout(runs):
     assert proc.returncode == 0 and ET.fromstring(proc.stdout).tag == "testsuites", proc.stdout
     both = run_cli("run", "layers/srelu.py", "--json", "-", "--junit", "-", cwd=root)
     one_line_usage_error(both, "--json and --junit both name standard output (-); give one a file")
+
+
+def test_the_environment_of_shards_says_where_they_differ_and_claims_nothing_for_all():
+    from layercheck.environment import Environment
+    from layercheck.merging import merged_environment
+
+    laptop = Environment(
+        python="3.11.7", numpy="2.1.0", gpu=None, seeds=(0,), devices=("auto",), variables={"CUPY_TF32": None}
+    )
+    gpu_box = Environment(
+        python="3.11.7", numpy="2.1.0", gpu="NVIDIA H100", seeds=(1,), devices=("auto",), variables={"CUPY_TF32": "1"}
+    )
+    merged = merged_environment([laptop, gpu_box])
+    assert merged.python == "3.11.7" and merged.numpy == "2.1.0"  # agreed: said once
+    assert merged.gpu == "none | NVIDIA H100"
+    assert merged.variables == {"CUPY_TF32": "none | 1"}
+    assert merged.seeds == (0, 1) and merged.devices == ("auto",)
+    assert merged_environment([laptop, laptop]) == laptop
+    assert merged_environment([None, None]) is None

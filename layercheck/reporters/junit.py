@@ -24,6 +24,10 @@ overrides are spelled out (`\x1b`, `\u202e`); attributes are one line (a newline
 `\n`), the text of <failure> and <error> keeps its lines. Every text is bounded: a label at
 `NAME_LIMIT`, a message at 500 characters, details at a few KB. A target's layouts are
 joined with "; " (a layout holds commas).
+
+Each testsuite's <properties> hold, besides the target's kind, layouts and status, the run's
+environment where the report records one (`environment.python`, `environment.CUPY_TF32`...:
+`Environment.items`), so that a CI system shows where a failure was found.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import os
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from layercheck.environment import Environment
 from layercheck.reporters.files import write_report
 from layercheck.results import CheckResult, Report, Status, TargetReport
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
@@ -75,7 +80,7 @@ def suite_names(report: Report) -> list[str]:
     ]
 
 
-def _testsuite(target: TargetReport, name: str) -> ET.Element:
+def _testsuite(target: TargetReport, name: str, environment: Environment | None = None) -> ET.Element:
     summary = target.summary
     failures = summary[Status.FAILED]
     skipped = summary[Status.SKIPPED] + summary[Status.INCOMPLETE] + summary[Status.KNOWN] + int(target.error_known)
@@ -99,6 +104,10 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
         ("status", target.status.value),
     ):
         ET.SubElement(properties, "property", {"name": key, "value": _line(value, 2 * NAME_LIMIT)})
+    # Where the run was made (DESIGN.md section 10), in every suite: CI systems show a suite's
+    # properties, and a suite is what a merged or single-target view keeps.
+    for key, value in environment.items() if environment is not None else ():
+        ET.SubElement(properties, "property", {"name": f"environment.{key}", "value": _line(value, 2 * NAME_LIMIT)})
     for check in target.checks:
         case = ET.SubElement(
             suite, "testcase", {"classname": classname, "name": _line(check.name), "time": _seconds(check.duration_s)}
@@ -125,7 +134,7 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
 
 
 def report_junit(report: Report) -> str:
-    suites = [_testsuite(target, name) for target, name in zip(report.targets, suite_names(report))]
+    suites = [_testsuite(target, name, report.environment) for target, name in zip(report.targets, suite_names(report))]
     root = ET.Element(
         "testsuites",
         {

@@ -31,6 +31,7 @@ from layercheck.contract.loading import (
     load_targets,
     parse_target_spec,
 )
+from layercheck.environment import Environment, collect
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.numerics.devices import gpu_status
@@ -400,7 +401,7 @@ def run_batch(
         for report in reports:
             if on_report is not None:
                 on_report(report)
-        exc.report = Report(reports, perf_counter() - start)
+        exc.report = Report(reports, perf_counter() - start, environment=_environment(batch, [], probe_gpu=False))
         raise
     for position, item in enumerate(items):
         item.position = position
@@ -412,8 +413,9 @@ def run_batch(
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
         exc.report.run = run
+        exc.report.environment = _environment(batch, items, probe_gpu=False)
         raise
-    return Report(reports, perf_counter() - start, run)
+    return Report(reports, perf_counter() - start, run, _environment(batch, items))
 
 
 def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
@@ -437,6 +439,16 @@ def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
             }
         )
     return RunInfo(batch.shard, len(items), fingerprint(plain(plan)), Versions.current())
+
+
+def _environment(batch: Batch, items: Sequence[_Item], probe_gpu: bool = True) -> Environment:
+    """The run's environment, with the seeds and devices of the targets checked (of the
+    batch's own settings when none was planned)."""
+    options = [item.job.options for item in items if item.job is not None]
+    if not options:
+        settings = _settings(batch, None)
+        return collect([settings.seed or 0], [settings.device or "auto"], probe_gpu=probe_gpu)
+    return collect([o.seed for o in options], [o.device for o in options], probe_gpu=probe_gpu)
 
 
 def _interrupted(label: str, exc: Interrupted) -> TargetReport:

@@ -1,0 +1,67 @@
+"""Reports for the HTML report's tests (tests/test_html.py, tests/test_html_browser.py): real
+checks of a per-channel gradient bug, a layer whose backward raises and a correct layer, with
+a target whose every text is hostile and one that could not be checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import layercheck
+from layercheck.contract.loading import discover, import_module
+from layercheck.environment import collect
+from layercheck.results import CheckResult, Report, TargetReport
+
+REPO = Path(__file__).resolve().parents[1]
+CHANNEL_BUG = REPO / "tests" / "corpus_verdicts" / "channel_scale_bias_one_channel.py"
+MISSING_DX = REPO / "sample_layers" / "buggy" / "srelu_missing_dx.py"
+CORRECT = REPO / "sample_layers" / "prelu.py"
+GRADIENTS = "gradients_are_numerically_correct"
+
+# What a layer may put in a name or a message: markup that would run if it were not escaped
+# (it sets window.__pwned), an attribute break-out, a terminal escape and a bidi override.
+SCRIPT = "<script>window.__pwned = 1</script>"
+BREAKOUT = '"><img src=x onerror="window.__pwned = 2">'
+HOSTILE_NAME = f"evil{SCRIPT}.py:Layer{BREAKOUT}\x1b[31m\u202e"
+HOSTILE_MESSAGE = f"predict raised ValueError: {SCRIPT} {BREAKOUT} \x1b[2J\u202egnp.exe\x00 </pre></li>"
+HUGE = 1_000_000
+
+
+def checked(path: Path, **options) -> TargetReport:
+    name, layer = discover(import_module(path))[0]
+    report = layercheck.check_layer(layer, layer.example_layout, **options)
+    report.target = f"{path.relative_to(REPO).as_posix()}:{name}"  # labelled as `layercheck run` labels it
+    return report
+
+
+def hostile_target() -> TargetReport:
+    return TargetReport(
+        HOSTILE_NAME,
+        layouts=[f"4,3:CB{SCRIPT}"],
+        checks=[
+            CheckResult(
+                "predict_does_not_error",
+                "failed",
+                HOSTILE_MESSAGE,
+                {"explanation": [SCRIPT], "traceback": f'File "{SCRIPT}.py", line 1\n    {BREAKOUT}', "value": SCRIPT},
+            ),
+            CheckResult("outputs_are_finite", "failed", "x" * HUGE),
+            CheckResult("predict_is_deterministic", "passed", duration_s=0.01),
+        ],
+        notes=[f"note {SCRIPT}"],
+    )
+
+
+def error_target() -> TargetReport:
+    return TargetReport("broken/layer.py", error=f"import failed: {SCRIPT}", traceback=f"Traceback {BREAKOUT}")
+
+
+def sample_report() -> Report:
+    """Failures among passes, in an order that is not failures first (the correct layer first)."""
+    targets = [
+        checked(CORRECT),
+        checked(CHANNEL_BUG, checks=[GRADIENTS, "predict_does_not_error"]),
+        checked(MISSING_DX),
+        hostile_target(),
+        error_target(),
+    ]
+    return Report(targets, 1.5, collect([0], ["cpu"]))

@@ -1,0 +1,257 @@
+"""`--html FILE` (DESIGN.md section 10) without a browser: what the page holds and in which
+order, that it fetches nothing, that a layer's text stays text, and the environment every
+report records (JSON, JUnit, HTML). tests/test_html_browser.py opens the page in Chromium."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import platform
+import re
+import types
+import xml.etree.ElementTree as ET
+from html import escape
+
+import numpy as np
+import pytest
+from conftest import run_cli
+from html_reports import CHANNEL_BUG, CORRECT, GRADIENTS, HUGE, SCRIPT, checked, sample_report
+
+from layercheck import environment
+from layercheck.environment import Environment, collect
+from layercheck.numerics.devices import GpuStatus
+from layercheck.reporters.html import report_html, write_html
+from layercheck.reporters.json_report import report_json
+from layercheck.reporters.junit import report_junit
+from layercheck.results import CheckResult, MalformedReport, Report, TargetReport
+from layercheck.safetext import visible
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return sample_report()
+
+
+@pytest.fixture(scope="module")
+def page(report) -> str:
+    return report_html(report)
+
+
+def _sections(page: str) -> list[str]:
+    return re.findall(r'<section class="target[^"]*"[^>]*>.*?</section>', page, re.S)
+
+
+def test_every_target_and_check_is_on_the_page(report, page):
+    sections = _sections(page)
+    assert len(sections) == len(report.targets)
+    for target in report.targets:
+        (section,) = [s for s in sections if f'data-name="{escape(visible(target.target), quote=True)}"' in s]
+        names = re.findall(r'<li class="check[^"]*" data-status="(\w+)" data-name="([^"]*)"', section)
+        assert sorted(names) == sorted((c.status.value, c.name) for c in target.checks)
+
+
+def test_failures_come_first_targets_and_checks(report, page):
+    statuses = [re.search(r'data-status="(\w+)"', s).group(1) for s in _sections(page)]
+    assert statuses == ["failed", "failed", "failed", "error", "passed"], statuses
+    missing_dx = next(s for s in _sections(page) if "srelu_missing_dx" in s)
+    order = re.findall(r'<li class="check st-(\w+)"', missing_dx)
+    rank = {"failed": 0, "incomplete": 1, "passed": 2, "skipped": 3}
+    assert order == sorted(order, key=rank.get) and order[0] == "failed" and "passed" in order
+
+
+def test_the_page_fetches_nothing_and_runs_only_its_own_script(page):
+    assert not re.search(r"https?:|//[a-z]", page, re.I), "a URL in a self-contained page"
+    for attribute in re.findall(r'\b(?:src|href)="([^"]*)"', page):
+        assert attribute.startswith("data:"), attribute
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
+    assert "default-src 'none'" in policy and "unsafe-inline" not in policy
+    for tag in ("script", "style"):
+        (body,) = re.findall(rf"<{tag}>(.*?)</{tag}>", page, re.S)
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"{tag}-src 'sha256-{digest}'" in policy
+    assert page.count("<script") == 1 and page.count("<style") == 1
+
+
+def test_a_per_channel_bug_is_drawn_cell_by_cell_with_its_numbers(report, page):
+    target = next(t for t in report.targets if "channel_scale_bias_one_channel.py" in t.target)
+    blocks = next(a for a in target.result(GRADIENTS).details["arguments"] if a["argument"] == "X")["diagnosis"]
+    channels = blocks["blocks"]["channel"]
+    section = next(s for s in _sections(page) if "channel_scale_bias_one_channel" in s)
+    (svg,) = re.findall(r'<svg class="picture".*?</svg>', section, re.S)
+    cells = re.findall(r'<rect class="(c-[a-z0-9]+)"[^>]*><title>channel (\d+): ([^<]*)</title>', svg)
+    assert [(int(n), css) for css, n, _ in cells] == [(0, "c-ok"), (1, "c-s0"), (2, "c-ok"), (3, "c-ok")]
+    assert cells[1][2] == f"wrong, relative error {channels[1]['rel_error']:.3g}"
+    assert cells[0][2] == f"right, relative error {channels[0]['rel_error']:.3g}"
+    assert 'class="legend"' in section and "wrong, relative error ≥ 10%" in section
+    # the numbers without hovering: a table of the same blocks
+    table = re.search(r'<details class="numbers">.*?</details>', section, re.S).group()
+    assert re.findall(r"<tr><td>(\d)</td><td>(\w+)</td>", table) == [
+        (str(k), channel["verdict"]) for k, channel in enumerate(channels)
+    ]
+
+
+def test_a_map_of_the_plane_has_its_row_and_column_numbers():
+    target = checked(CHANNEL_BUG.parent / "border_pool_divides_by_nine.py", checks=[GRADIENTS])
+    page = report_html(Report([target]))
+    (svg,) = re.findall(r'<svg class="picture".*?</svg>', page, re.S)
+    assert len(re.findall(r'text-anchor="end">(\d+)</text>', svg)) == 6  # rows 0-5
+    assert len(re.findall(r'text-anchor="middle">(\d+)</text>', svg)) == 6  # columns 0-5
+    assert "row 0, column 0 (distance from the edge 0): wrong" in svg
+    assert re.search(r"row 2, column 2 \(distance from the edge 2\+?\): right", svg)
+
+
+def test_no_picture_and_no_legend_where_nothing_was_localized():
+    target = checked(CHANNEL_BUG.parent / "factor_scale_bias_x2.py", checks=[GRADIENTS])
+    assert target.result(GRADIENTS).status == "failed"
+    page = report_html(Report([target]))
+    assert "<svg" not in page and 'class="legend"' not in page
+
+
+def test_a_layers_text_is_escaped_visible_and_bounded(page):
+    assert SCRIPT not in page and "<img" not in page and "window.__pwned = 1</script>" not in page
+    assert escape(SCRIPT, quote=True) in page
+    assert "\x1b" not in page and "\u202e" not in page and "\x00" not in page
+    assert "\\x1b[31m" in page and "\\u202e" in page and "\\x00" in page
+    assert len(page) < HUGE // 4, "a megabyte message is cut as every report cuts it"
+    assert "characters cut" in page
+
+
+def test_a_target_that_could_not_be_checked_says_why_with_its_traceback(page):
+    section = next(s for s in _sections(page) if 'data-status="error"' in s)
+    assert "could not be checked: import failed: &lt;script&gt;" in section and "Traceback" in section
+    passed = next(s for s in _sections(page) if "prelu" in s)
+    assert "could not be checked" not in passed and "<details open>" not in passed
+
+
+def test_write_html_writes_the_page(tmp_path, report):
+    path = tmp_path / "sub" / "report.html"
+    write_html(report, path)
+    assert path.read_text(encoding="utf-8") == report_html(report)
+
+
+# -- the environment -----------------------------------------------------------------------
+
+
+def test_the_cli_records_the_environment_in_json_junit_and_html(tmp_path):
+    files = {kind: tmp_path / f"report.{kind}" for kind in ("json", "xml", "html")}
+    proc = run_cli(
+        "run",
+        str(CORRECT),
+        "--seed",
+        "3",
+        "--device",
+        "cpu",
+        "--json",
+        str(files["json"]),
+        "--junit",
+        str(files["xml"]),
+        "--html",
+        str(files["html"]),
+        env={"CUPY_TF32": "1", "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": ""},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(files["json"].read_text())
+    env = data["environment"]
+    assert env["python"].startswith(platform.python_version()) and env["numpy"] == np.__version__
+    assert env["seeds"] == [3] and env["devices"] == ["cpu"]
+    assert env["gpu"] is None and env["cuda_runtime"] is None and env["gpu_reason"] == "not asked for (--device cpu)"
+    assert env["variables"]["CUPY_TF32"] == "1" and env["variables"]["OMP_NUM_THREADS"] == "2"
+    assert env["variables"]["OPENBLAS_NUM_THREADS"] == "" and env["variables"]["MKL_NUM_THREADS"] is None
+    assert Report.from_dict(data).environment == Environment.from_dict(env)
+    suite = ET.parse(files["xml"]).getroot().find("testsuite")
+    properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert properties["environment.CUPY_TF32"] == "1" and properties["environment.seed"] == "3"
+    assert properties["environment.MKL_NUM_THREADS"] == "unset" and properties["environment.device"] == "cpu"
+    html = files["html"].read_text()
+    assert "<dt>CUPY_TF32</dt><dd>1</dd>" in html and f"<dt>numpy</dt><dd>{np.__version__}</dd>" in html
+
+
+def test_a_report_without_an_environment_says_so_and_writes_none():
+    report = Report([checked(CORRECT, checks=["predict_does_not_error"])])
+    assert "environment" not in json.loads(report_json(report))
+    assert "environment." not in report_junit(report)
+    assert "Environment: not recorded in this report." in report_html(report)
+    assert "not recorded" not in report_html(Report(report.targets, 0.0, collect([0], ["cpu"])))
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"seeds": ["0"]}, "field seeds is not a list of integers"),
+        ({"python": 3}, "field python is int, not a string"),
+        ({"python": None}, "field python is null, not a string"),
+        ({"variables": {"CUPY_TF32": 1}}, "field variables does not map names to strings"),
+        ({"shell": "bash"}, "has unknown field(s) shell"),
+    ],
+)
+def test_an_environment_read_back_is_validated(change, words):
+    data = json.loads(report_json(Report([], 0.0, collect([0], ["cpu"]))))
+    data["environment"].update(change)
+    with pytest.raises(MalformedReport, match=re.escape(f"the report's environment {words}")):
+        Report.from_dict(data)
+
+
+def test_a_usable_gpu_gives_cuda_versions_and_its_name(monkeypatch):
+    runtime = types.SimpleNamespace(runtimeGetVersion=lambda: 12080, driverGetVersion=lambda: 12090)
+    cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
+    monkeypatch.setattr(environment, "_cupy_importable", lambda: True)
+    monkeypatch.setattr(environment, "gpu_status", lambda: GpuStatus(True, "NVIDIA H100, CuPy 14.2.0", cupy))
+    env = collect([1, 0, 1], ["auto"])
+    assert (env.gpu, env.cuda_runtime, env.cuda_driver, env.seeds) == (
+        "NVIDIA H100, CuPy 14.2.0",
+        "12.8",
+        "12.9",
+        (0, 1),
+    )
+    shown = dict(env.items())
+    assert shown["gpu"] == "NVIDIA H100, CuPy 14.2.0" and shown["cuda_runtime"] == "12.8" and shown["seed"] == "0, 1"
+
+
+def test_a_cpu_run_never_asks_the_gpu_and_no_cupy_says_not_installed(monkeypatch):
+    def refuse():
+        raise AssertionError("the GPU was asked about on a CPU-only run")
+
+    monkeypatch.setattr(environment, "gpu_status", refuse)
+    env = collect([0], ["cpu"])
+    assert env.gpu is None and "not read (no GPU used)" == dict(env.items())["cuda_runtime"]
+    monkeypatch.setattr(environment, "_cupy_importable", lambda: True)
+    interrupted = collect([0], ["auto"], probe_gpu=False)  # a run stopped by SIGINT stops now
+    assert interrupted.gpu is None and interrupted.gpu_reason == "not read (the run was interrupted)"
+    monkeypatch.setattr(environment, "_cupy_importable", lambda: False)
+    shown = dict(collect([0], ["auto"]).items())
+    assert shown["cupy"] == "not installed" and shown["gpu"] == "none (CuPy is not installed)"
+
+
+def test_cupy_on_the_path_without_a_distribution_gives_its_own_version(monkeypatch):
+    fake = types.ModuleType("cupy")
+    fake.__version__ = "13.9.9"
+    monkeypatch.setitem(__import__("sys").modules, "cupy", fake)  # no __spec__: find_spec raises
+    assert environment._cupy_version() == "13.9.9"
+
+
+def test_html_and_json_on_one_file_are_refused(tmp_path):
+    path = tmp_path / "r.out"
+    proc = run_cli("run", str(CORRECT), "--json", str(path), "--html", str(path))
+    assert proc.returncode == 2 and "--json and --html name the same file" in proc.stderr
+    proc = run_cli("run", str(CORRECT), "--html", str(tmp_path))
+    assert proc.returncode == 2 and "'--html'" in proc.stderr and "is a directory" in proc.stderr
+
+
+def test_odd_blocks_read_back_are_drawn_without_raising():
+    """Details read back from a file may hold anything JSON holds: a negative or missing error,
+    a block that is not a mapping, an unknown verdict."""
+    blocks = [
+        {"block": "0", "verdict": "wrong", "rel_error": -1.0},
+        {"block": "1", "verdict": "right"},
+        "not a block",
+        {"block": "2", "verdict": "maybe", "rel_error": "NaN"},
+    ]
+    record = {"argument": "X", "kind": "input", "status": "failed"}
+    record["diagnosis"] = {"regions": [{"unit": "channel"}], "blocks": {"channel": blocks}}
+    check = CheckResult(GRADIENTS, "failed", "wrong", {"arguments": [record, "junk"]})
+    page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["4,4,3,2:SSCB"])]))
+    assert "<title>channel 0: wrong, relative error -1</title>" in page
+    assert "<title>channel 1: right, no error recorded</title>" in page
+    assert "<title>channel 2: undecided, no error recorded</title>" in page
