@@ -148,7 +148,7 @@ def merge_shards(shards: Sequence[Shard]) -> Report:
     targets = [placed[i][1] for i in range(first.run.planned)]
     run = replace(first.run, shard=None)
     duration = sum(shard.report.duration_s for shard in shards)
-    return Report(targets, duration, run, merged_environment([shard.report.environment for shard in shards]))
+    return Report(targets, duration, run=run, environment=merged_environment([s.report.environment for s in shards]))
 
 
 def merged_environment(environments: Sequence[Environment | None]) -> Environment | None:

@@ -451,10 +451,10 @@ def _json_like(value: Any, what: str, depth: int = 0) -> None:
 class Report:
     targets: list[TargetReport] = field(default_factory=list)
     duration_s: float = 0.0
-    run: RunInfo | None = None  # what a batch run records to merge shards (`runinfo`)
+    run: RunInfo | None = field(default=None, kw_only=True)  # what a batch run records to merge shards (`runinfo`)
     # Where the run was made (`environment.collect`): a top-level "environment" object of
     # the JSON when known (a report put together by hand has none).
-    environment: Environment | None = None
+    environment: Environment | None = field(default=None, kw_only=True)
 
     @property
     def summary(self) -> dict[str, int]:
@@ -511,7 +511,7 @@ class Report:
                 environment = Environment.from_dict(data["environment"])
             except ValueError as exc:
                 raise MalformedReport(f"the report's environment {exc}") from None
-        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"), run, environment)
+        return cls(targets, _duration(data.get("duration_s", 0.0), "the report"), run=run, environment=environment)
 
 
 def plain(value: Any) -> Any:

@@ -173,7 +173,7 @@ def test_a_report_without_an_environment_says_so_and_writes_none():
     assert "environment" not in json.loads(report_json(report))
     assert "environment." not in report_junit(report)
     assert "Environment: not recorded in this report." in report_html(report)
-    assert "not recorded" not in report_html(Report(report.targets, 0.0, collect([0], ["cpu"])))
+    assert "not recorded" not in report_html(Report(report.targets, 0.0, environment=collect([0], ["cpu"])))
 
 
 @pytest.mark.parametrize(
@@ -187,7 +187,7 @@ def test_a_report_without_an_environment_says_so_and_writes_none():
     ],
 )
 def test_an_environment_read_back_is_validated(change, words):
-    data = json.loads(report_json(Report([], 0.0, collect([0], ["cpu"]))))
+    data = json.loads(report_json(Report([], 0.0, environment=collect([0], ["cpu"]))))
     data["environment"].update(change)
     with pytest.raises(MalformedReport, match=re.escape(f"the report's environment {words}")):
         Report.from_dict(data)

@@ -415,7 +415,7 @@ def run_batch(
         exc.report.run = run
         exc.report.environment = _environment(batch, items, probe_gpu=False)
         raise
-    return Report(reports, perf_counter() - start, run, _environment(batch, items))
+    return Report(reports, perf_counter() - start, run=run, environment=_environment(batch, items))
 
 
 def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
