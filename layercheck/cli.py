@@ -159,6 +159,13 @@ def cli(ctx):
 @click.option(
     "--junit", "junit_path", type=click.Path(dir_okay=False, writable=True), help="Write the report as JUnit XML."
 )
+@click.option(
+    "--repro",
+    "repro_dir",
+    metavar="DIR",
+    help="Write a reproducer (DIR/<target>__<check>.py and its .npz, NumPy alone) for every failed "
+    "check that a computation decided: a regression test that exits 1 until the layer is fixed.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 @click.option(
@@ -180,6 +187,7 @@ def run(
     shard_text,
     json_path,
     junit_path,
+    repro_dir,
     quiet,
     verbose,
     strict,
@@ -206,6 +214,7 @@ def run(
             max_memory=max_memory,
             shard=shard_text,
             only_layers=only_layers,
+            repro=repro_dir,
         )
         check_report_paths({"--json": json_path, "--junit": junit_path})
     except UsageError as exc:
