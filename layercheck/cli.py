@@ -175,6 +175,13 @@ def cli(ctx):
     type=_REPORT_PATH,
     help="Write the report as one self-contained HTML page.",
 )
+@click.option(
+    "--repro",
+    "repro_dir",
+    metavar="DIR",
+    help="Write a reproducer (DIR/<target>__<check>.py and its .npz, NumPy alone) for every failed "
+    "check that a computation decided: a regression test that exits 1 until the layer is fixed.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 @click.option(
@@ -209,6 +216,7 @@ def run(
     json_path,
     junit_path,
     html_path,
+    repro_dir,
     quiet,
     verbose,
     strict,
@@ -237,6 +245,7 @@ def run(
             max_memory=max_memory,
             shard=shard_text,
             only_layers=only_layers,
+            repro=repro_dir,
         )
         baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
         if update_baseline_path is not None and batch.shard is not None:

@@ -131,6 +131,9 @@ class CheckResult:
     problems: list[str] = field(default_factory=list)
     traceback: str = ""
     cause: Cause | None = None
+    # The reproducer script of a failed check (`--repro DIR`: "DIR/<target>__<check>.py"), set
+    # by the parent once it verified the file; an additive key of the JSON when set.
+    repro: str | None = None
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -147,6 +150,7 @@ class CheckResult:
         self.explanation = [_text(line) for line in self.explanation]
         self.problems = [_text(p) for p in self.problems]
         self.details = bounded_data(self.details)
+        self.repro = None if self.repro is None else _text(self.repro, NAME_LIMIT)
 
     def to_dict(self) -> dict[str, Any]:
         # The typed fields go where today's JSON has them: the traceback first, the
@@ -157,13 +161,16 @@ class CheckResult:
             details["explanation"] = list(self.explanation)
         if self.problems:
             details["problems"] = list(self.problems)
-        return {
+        data = {
             "name": self.name,
             "status": self.status.value,
             "message": self.message,
             "details": details,
             "duration_s": round(self.duration_s, 6),
         }
+        if self.repro is not None:
+            data["repro"] = self.repro
+        return data
 
     @classmethod
     def from_dict(cls, data: Any, *, known: bool = False) -> CheckResult:
@@ -185,12 +192,14 @@ class CheckResult:
         if type(details) is not dict:
             raise MalformedReport(f"{where} has details {_shown(details)}, not a mapping")
         _json_like(details, f"the details of {where}")
+        repro = fields.get("repro")
         return cls(
             name,
             Status(status),
             _string(fields.get("message", ""), f"the message of {where}"),
             details,
             _duration(fields.get("duration_s", 0.0), where),
+            repro=None if repro is None else _string(repro, f"the reproducer of {where}"),
         )
 
 
@@ -354,7 +363,7 @@ class MalformedReport(ValueError):
 
 
 # What `from_dict` reads: the keys `to_dict` writes, and those a worker adds (traceback, cause).
-_CHECK_KEYS = frozenset({"name", "status", "message", "details", "duration_s"})
+_CHECK_KEYS = frozenset({"name", "status", "message", "details", "duration_s", "repro"})
 _TARGET_KEYS = frozenset(
     {
         "target",

@@ -117,6 +117,9 @@ class CheckOptions(Protocol):
     @property
     def timeout(self) -> float | None: ...
 
+    @property
+    def seed(self) -> int: ...  # of every random draw, the layer's initialization included
+
     def tolerance(self, dtype: Any) -> tuple[float, float]: ...
 
 

@@ -39,6 +39,8 @@ from layercheck.numerics.gradients.engine import (
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
 from layercheck.numerics.gradients.localization import numbers_of
+from layercheck.reproducers.evidence import Evidence
+from layercheck.reproducers.gradient import gradient_evidence
 from layercheck.results import Kind, Status, cause_of
 from layercheck.safetext import exception_text
 
@@ -490,7 +492,11 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     explanation = _explanation(records, fallback, evaluated)
     if diagnoses:
         details["findings"] = [f.to_dict() for f in group([d.finding for d in diagnoses.values()])]
-        return failed(_headline(diagnoses), explanation=explanation, **details)
+
+        def evidence() -> Evidence:  # for --repro: the data of each failing probe
+            return gradient_evidence(session, problem, baseline, tol, dtype, verdicts, diagnoses, evaluated)
+
+        return failed(_headline(diagnoses), explanation=explanation, evidence=evidence, **details)
     incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
         names = ", ".join(f"{r.argument} ({_undecided_reason(r)})" for r in incomplete)

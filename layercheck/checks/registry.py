@@ -10,6 +10,7 @@ from typing import Any
 
 from layercheck.checks.context import CheckContext
 from layercheck.checks.stops import Incomplete, Skip
+from layercheck.reproducers.evidence import LazyEvidence
 from layercheck.results import Cause, Kind, Status
 
 __all__ = [
@@ -39,6 +40,8 @@ class Outcome:
     problems: tuple[str, ...] = ()
     traceback: str = ""
     cause: Cause | None = None
+    # What recomputes a failure that a computation decided (`--repro`), built only when asked.
+    evidence: LazyEvidence | None = None
 
 
 def passed(message: str = "", *, explanation: Sequence[str] = (), **details: Any) -> Outcome:
@@ -52,9 +55,10 @@ def failed(
     problems: Sequence[str] = (),
     traceback: str = "",
     cause: Cause | None = None,
+    evidence: LazyEvidence | None = None,
     **details: Any,
 ) -> Outcome:
-    return Outcome(Status.FAILED, message, details, tuple(explanation), tuple(problems), traceback, cause)
+    return Outcome(Status.FAILED, message, details, tuple(explanation), tuple(problems), traceback, cause, evidence)
 
 
 CheckFunction = Callable[[CheckContext], Outcome]

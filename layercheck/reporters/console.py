@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from layercheck.reporters.pictures import LEGEND, pictures_of
+from layercheck.reproducers import repro_command
 from layercheck.results import CheckResult, Report, Status, TargetReport
 from layercheck.safetext import visible
 
@@ -248,6 +249,9 @@ class ConsoleReporter:
                 for row in picture.lines:
                     self._line(Text(visible(row)), 3 * _INDENT, style="red")
                 self._drew_pictures = True
+        for check in checks:
+            if check.repro is not None:  # --repro: the script that recomputes this failure
+                self._line(Text(visible(f"reproduce: {repro_command(check.repro)}")), 2 * _INDENT)
         if first.traceback:
             self._block(first.traceback, 2 * _INDENT)
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from layercheck.environment import Environment
 from layercheck.reporters.files import write_report
+from layercheck.reproducers import repro_command
 from layercheck.results import CheckResult, Report, Status, TargetReport
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
@@ -66,6 +67,8 @@ def _seconds(value: float) -> str:
 def _details(check: CheckResult) -> str:
     """The explanation, a line each (a newline in one is spelled out), then the traceback."""
     lines = [_line(line, MESSAGE_LIMIT) for line in check.explanation]
+    if check.repro is not None:
+        lines.append(_line(f"reproduce: {repro_command(check.repro)}", MESSAGE_LIMIT))
     if check.traceback:
         lines.append(_text(check.traceback))
     return bounded("\n".join(lines), _DETAILS_LIMIT)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ from layercheck.environment import Environment, collect
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.numerics.devices import gpu_status
+from layercheck.reproducers.files import ReproDir, ReproRun, evidence_writer
 from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
 from layercheck.runinfo import RunInfo, Versions, fingerprint
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
@@ -91,6 +93,7 @@ class Batch:
     # Files are read as a folder's are: one that defines no layer is passed over, not an error
     # (a pre-commit hook hands over every .py file a commit touches).
     only_layers: bool = False
+    repro: ReproDir | None = None  # --repro DIR: reproducers of the failed checks written there
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -270,6 +273,9 @@ class CheckJob:
     args: Mapping[str, Any]
     options: Options
     timeout: float
+    # --repro: the folder the parent made for this target, where the worker writes each
+    # failed check's evidence as `<check>.npz` (`reproducers.files`); None: none asked for.
+    repro_folder: str | None = None
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
@@ -310,6 +316,7 @@ class CheckJob:
                 on_check=on_check,
                 on_start=on_start,
                 guard=guard,
+                on_evidence=None if self.repro_folder is None else evidence_writer(self.repro_folder),
             )
         except _OutOfMemory as exc:
             error = f"ran out of memory in {exc.result.name}: {exc.result.message}"
@@ -631,9 +638,17 @@ def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> li
 
 
 def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[TargetReport]:
-    reports: list[TargetReport | None] = [item.report for item in items]
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]
+    if batch.repro is None:
+        return _check_jobs(batch, items, runs, jobs, on_report, on_progress, None)
+    with ReproRun(batch.repro, [(j.label, j.path, j.name, j.args) for j in jobs]) as repro:
+        jobs = [dataclasses.replace(job, repro_folder=repro.folder(i)) for i, job in enumerate(jobs)]
+        return _check_jobs(batch, items, runs, jobs, on_report, on_progress, repro)
+
+
+def _check_jobs(batch, items, runs, jobs, on_report, on_progress, repro: ReproRun | None) -> list[TargetReport]:
+    reports: list[TargetReport | None] = [item.report for item in items]
     next_out = 0
 
     def flush() -> None:  # hand on the reports that are ready, in target order
@@ -647,7 +662,10 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
     count = _counter("checking targets", len(runs), on_progress)
 
     def done(index: int, outcome: Outcome) -> None:
-        reports[runs[index]] = _checked(jobs[index], outcome)
+        report = _checked(jobs[index], outcome)
+        for check in report.checks:  # a worker's claim of a reproducer is never taken
+            check.repro = None
+        reports[runs[index]] = report if repro is None else repro.attach(index, report)
         count(index, outcome)
         flush()
 

@@ -19,6 +19,7 @@ from typing import Any
 from layercheck.checks import REGISTRY
 from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
+from layercheck.reproducers.files import check_repro_dir
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
 from layercheck.running.isolation import default_memory_cap
 from layercheck.settings.config import Config, load_config
@@ -46,6 +47,7 @@ def make_batch(
     max_memory: Any = None,
     shard: str | None = None,
     only_layers: bool = False,
+    repro: str | os.PathLike[str] | None = None,
 ) -> Batch:
     """A validated Batch of what an entry point was given.
 
@@ -63,6 +65,7 @@ def make_batch(
         shard: `K/N`, or None for every target.
         only_layers: pass over the files that define no layer, as in a folder, rather than
             reporting each as an error (for a hook that hands over every file it touches).
+        repro: the folder of the failed checks' reproducers (`--repro DIR`), or None.
 
     Raises:
         UsageError: one line for the first value that is not valid, each named as the command
@@ -86,6 +89,7 @@ def make_batch(
         max_memory=default_memory_cap(workers) if max_memory is None else parse_memory(max_memory, "--max-memory"),
         shard=None if shard is None else parse_shard(shard, "--shard"),
         only_layers=only_layers,
+        repro=None if repro is None else check_repro_dir(os.fspath(repro)),
     )
 
 

@@ -11,6 +11,7 @@ from layercheck.clock import perf_counter
 from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
+from layercheck.reproducers.evidence import LazyEvidence
 from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
 from layercheck.running.integrity import INTEGRITY_CHECK, Finding, Guard
 from layercheck.running.session import Session, notes
@@ -33,13 +34,19 @@ def select_checks(options: Options) -> list[Check]:
     return selected
 
 
-def run_check(check: Check, session: Session) -> CheckResult:
+def run_check(
+    check: Check, session: Session, on_evidence: Callable[[str, LazyEvidence], None] | None = None
+) -> CheckResult:
+    """Run one check; `on_evidence(name, evidence)` gets what recomputes a failure a
+    computation decided (`--repro`), before the result is made."""
     start = perf_counter()
     try:
         not_applicable = check.applies_to(session.reference.kind)
         if not_applicable:
             raise Skip(not_applicable)
         outcome = check.run(session)
+        if on_evidence is not None and outcome.status is Status.FAILED and outcome.evidence is not None:
+            on_evidence(check.name, outcome.evidence)
         result = CheckResult(
             check.name,
             outcome.status,
@@ -131,6 +138,7 @@ def run_target(
     on_check: Callable[[CheckResult], None] | None = None,
     on_start: Callable[[Check], None] | None = None,
     guard: Guard | None = None,
+    on_evidence: Callable[[str, LazyEvidence], None] | None = None,
 ) -> TargetReport:
     """Check one layer; construction errors become the report's `error`.
 
@@ -146,10 +154,10 @@ def run_target(
     if guard is None:
         guard = Guard.start()
         try:
-            return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard)
+            return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard, on_evidence)
         finally:
             guard.stop()
-    return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard)
+    return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard, on_evidence)
 
 
 def _run_target(
@@ -161,6 +169,7 @@ def _run_target(
     on_check: Callable[[CheckResult], None] | None,
     on_start: Callable[[Check], None] | None,
     guard: Guard,
+    on_evidence: Callable[[str, LazyEvidence], None] | None = None,
 ) -> TargetReport:
     start = perf_counter()
     report = TargetReport(label, kind, [str(layout) for layout in layouts])
@@ -197,7 +206,7 @@ def _run_target(
             if on_start is not None:
                 on_start(check)
             guard.where = f"during {check.name}"
-            result = run_check(check, session)
+            result = run_check(check, session, on_evidence)
             guard.verify()
             if guard.first is not None:  # found in this check: its verdict came from replaced code
                 record(_replaced(guard.first))

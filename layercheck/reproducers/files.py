@@ -1,0 +1,271 @@
+"""The parent's side of `--repro DIR`, and the worker's writer.
+
+- `check_repro_dir`: DIR validated up front (a folder, or one that can be made; writable), a
+  one-line UsageError otherwise. Nothing is created before the run starts.
+- `ReproRun`: for one run, a staging folder inside DIR (same file system: a rename moves a
+  file) with one folder per target; each target's worker writes `<check>.npz` there
+  (`evidence_writer`). When a target's report comes back, `attach` keeps only what it
+  expects: for each failed check that has a reproducer script, a regular file (no link) of
+  bounded size that reads as an `.npz` of that check's evidence. It then writes the script
+  itself (layercheck's own code under a header of values the parent knows: the module's path,
+  the class name, the constructor arguments), moves the `.npz` beside it and names the script
+  in the check's `repro`. A worker's own claim of a reproducer is never taken. The staging
+  folder is removed when the run ends, however it ends.
+- File names: `<target>__<check>.py`, the target made safe (ASCII letters, digits and `_`,
+  bounded, never starting with a digit: an importable module name for pytest) and unique in
+  the run (a short hash of the label where two would meet, case-insensitively).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from layercheck.errors import UsageError
+from layercheck.interrupts import reraise_if_interrupt
+from layercheck.reporters.files import write_report
+from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, LazyEvidence, ReproKind
+from layercheck.results import CheckResult, Status, TargetReport
+from layercheck.safetext import exception_text
+
+__all__ = [
+    "SCRIPTS",
+    "ReproDir",
+    "ReproRun",
+    "check_repro_dir",
+    "evidence_writer",
+    "safe_stems",
+    "script_text",
+]
+
+# The checks that have a reproducer, and the evidence each one's script reads.
+SCRIPTS: Mapping[str, ReproKind] = {"gradients_are_numerically_correct": ReproKind.GRADIENT}
+_TEMPLATES = {ReproKind.GRADIENT: "gradient_script.py"}
+
+STEM_LIMIT = 60  # characters of a target's part of a file name
+_MAX_NPZ = 4 << 30  # bytes: past this an .npz is not evidence layercheck wrote (arrays of a few layouts)
+_MAX_META = 1 << 20  # bytes of the JSON metadata inside it
+_ARRAY_NAME = re.compile(r"[xwv][0-9]{1,6}\.npy")
+_HEADER = re.compile(r"# >>> the target \(written by layercheck\)\n.*?# <<< the target\n", re.S)
+
+
+@dataclass(frozen=True)
+class ReproDir:
+    """DIR as the user gave it (the reports name the scripts below it so) and its absolute path."""
+
+    given: str
+    path: str
+
+
+def check_repro_dir(given: str) -> ReproDir:
+    """DIR, refused (UsageError, one line) when it is a file or cannot be written into."""
+    if not given:
+        raise UsageError("--repro: give a folder")
+    path = os.path.abspath(given)
+    existing = path
+    while not os.path.lexists(existing):  # the nearest folder that exists: DIR is made there
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        what = "is not a folder" if existing == path else f"cannot be made: {existing} is not a folder"
+        raise UsageError(f"--repro {given}: {what}")
+    try:
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".layercheck-repro-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"--repro {given}: cannot write there: {exc.strerror or exc}") from None
+    return ReproDir(given, path)
+
+
+def safe_stems(labels: Sequence[str]) -> dict[str, str]:
+    """Each label's part of its reproducers' file names: safe, bounded, unique in the run."""
+    readable = {label: _readable(label) for label in labels}
+    counts: dict[str, int] = {}
+    for stem in readable.values():
+        counts[stem.lower()] = counts.get(stem.lower(), 0) + 1
+    stems = {}
+    for label, stem in readable.items():
+        if counts[stem.lower()] > 1:
+            digest = hashlib.sha1(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+            stem = f"{stem}_{digest}"
+        stems[label] = stem
+    return stems
+
+
+def _readable(label: str) -> str:
+    """`sample_layers/prelu.py:PReLU` -> `prelu_PReLU`: the file's name and the class's, in
+    ASCII letters, digits and single underscores."""
+    tail = label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    tail = re.sub(r"\.py(?=:|$)", "", tail)
+    stem = re.sub(r"_+", "_", "".join(c if c.isascii() and c.isalnum() else "_" for c in tail)).strip("_")
+    stem = stem[:STEM_LIMIT].rstrip("_")
+    if not stem or stem[0].isdigit():
+        stem = f"target_{stem}".rstrip("_")
+    return stem
+
+
+def evidence_writer(folder: str) -> Callable[[str, LazyEvidence], None]:
+    """The worker's `on_evidence`: writes `<folder>/<check>.npz`. Nothing it fails at changes
+    a verdict: the parent then finds no file and names no reproducer."""
+
+    def write(check: str, evidence: LazyEvidence) -> None:
+        if check not in SCRIPTS:
+            return
+        try:
+            built = evidence()
+            if built.kind is SCRIPTS[check]:
+                built.write(os.path.join(folder, f"{check}.npz"))
+        except BaseException as exc:  # the layer's code may run (a property of an array it returned)
+            reraise_if_interrupt(exc)
+
+    return write
+
+
+def script_text(kind: ReproKind, module: Path, folder: Path, name: str, args: Mapping[str, Any], label: str) -> str:
+    """The reproducer of `kind`: layercheck's script under a header naming the target.
+
+    The module's path is written relative to the script's folder where there is one (the two
+    can move together), else absolute; every text is written by `ascii()`, a Python literal
+    that no label or path can break out of."""
+    template = (Path(__file__).with_name(_TEMPLATES[kind])).read_text(encoding="utf-8")
+    try:
+        path, relative = os.path.relpath(module, folder), True
+    except ValueError:  # another drive (Windows): no relative path
+        path, relative = str(module), False
+    where = (
+        "relative to this script's folder: move the two together, or edit it"
+        if relative
+        else "absolute: there is no path from this script's folder to it"
+    )
+    header = (
+        "# >>> the target (written by layercheck)\n"
+        f"# The layer's module, {where}.\n"
+        f"MODULE_PATH = {ascii(path)}\n"
+        f"MODULE_PATH_IS_RELATIVE = {relative}\n"
+        f"TARGET_NAME = {ascii(name)}\n"
+        "# The constructor's arguments (JSON), as layercheck gave them.\n"
+        f"CONSTRUCTOR_ARGS = {ascii(json.dumps(args, allow_nan=True))}\n"
+        f"TARGET_LABEL = {ascii(label)}\n"
+        "# <<< the target\n"
+    )
+    text, replaced = _HEADER.subn(lambda _: header, template, count=1)
+    if replaced != 1:
+        raise RuntimeError(f"layercheck's {_TEMPLATES[kind]} has no target header")
+    return text
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What the parent knows of one target's reproducers."""
+
+    label: str
+    module: Path
+    name: str
+    args: Mapping[str, Any]
+    stem: str
+    folder: str  # its staging folder
+
+
+class ReproRun:
+    """The staging of one run's reproducers (see the module docstring); a context manager
+    that removes the staging folder when the run ends."""
+
+    def __init__(self, where: ReproDir, targets: Sequence[tuple[str, str, str, Mapping[str, Any]]]):
+        """`targets`: (label, module path, class or function name, constructor arguments) per job."""
+        self.where = where
+        try:
+            os.makedirs(where.path, exist_ok=True)
+            self.staging = tempfile.mkdtemp(dir=where.path, prefix=".layercheck-repro-")
+        except OSError as exc:
+            raise UsageError(f"--repro {where.given}: cannot write there: {exc.strerror or exc}") from None
+        stems = safe_stems([label for label, *_ in targets])
+        self.targets = []
+        for index, (label, module, name, args) in enumerate(targets):
+            folder = os.path.join(self.staging, str(index))
+            os.mkdir(folder)
+            self.targets.append(_Target(label, Path(module), name, dict(args), stems[label], folder))
+
+    def __enter__(self) -> ReproRun:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)  # links in it are removed, never followed
+
+    def folder(self, index: int) -> str:
+        return self.targets[index].folder
+
+    def attach(self, index: int, report: TargetReport) -> TargetReport:
+        """Keep the reproducers of target `index`'s failed checks and name them in `report`."""
+        target = self.targets[index]
+        for check in report.checks:
+            check.repro = None  # the worker's word is never taken
+        for check in report.checks:
+            kind = SCRIPTS.get(check.name)
+            if check.status is not Status.FAILED or kind is None:
+                continue
+            evidence = os.path.join(target.folder, f"{check.name}.npz")
+            if not _is_evidence(evidence, check.name, kind):
+                continue
+            try:
+                self._keep(target, check, kind, evidence)
+            except OSError as exc:
+                report.notes.append(
+                    f"--repro: the reproducer of {check.name} could not be written: {exception_text(exc)}"
+                )
+        return report
+
+    def _keep(self, target: _Target, check: CheckResult, kind: ReproKind, evidence: str) -> None:
+        base = f"{target.stem}__{check.name}"
+        script = os.path.join(self.where.path, base + ".py")
+        data = os.path.join(self.where.path, base + ".npz")
+        os.replace(evidence, data)
+        try:
+            write_report(
+                script, script_text(kind, target.module, Path(self.where.path), target.name, target.args, target.label)
+            )
+        except OSError:
+            os.unlink(data)
+            raise
+        check.repro = os.path.join(self.where.given, base + ".py")
+
+
+def _is_evidence(path: str, check: str, kind: ReproKind) -> bool:
+    """A regular file (not a link) of bounded size holding the arrays and the metadata of
+    `check`'s evidence, as `Evidence.write` writes it; read without running any of it."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_NPZ:
+            return False
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            names = {m.filename for m in members}
+            meta = f"{META_KEY}.npy"
+            if meta not in names or any(n != meta and not _ARRAY_NAME.fullmatch(n) for n in names):
+                return False
+            if archive.getinfo(meta).file_size > _MAX_META:
+                return False
+        with np.load(path, allow_pickle=False) as loaded:
+            data = json.loads(str(loaded[META_KEY]))
+    except Exception:  # noqa: BLE001 - not an archive, not JSON, unreadable: not evidence
+        return False
+    return (
+        type(data) is dict
+        and data.get("format") == EVIDENCE_FORMAT
+        and data.get("kind") == kind.value
+        and data.get("check") == check
+    )

@@ -1,0 +1,143 @@
+"""The evidence of a failed `gradients_are_numerically_correct`: what its reproducer
+(`gradient_script`) needs to recompute each failing directional derivative.
+
+For every argument whose gradient failed: the direction v and step t of its worst failing
+probe (the one whose numbers the report states), so that the script computes the same
+analytic side <dL/dA, v> (backward with dL/dY = W) and the same central difference
+<W, Y(A + t v) - Y(A - t v)> / 2t at the same point; and a few elements to show, the wrong
+ones the diagnosis measured first. With them: every argument at the compute precision and
+the dtype the layer was given it in, the loss weights W, the seed, the layouts, and the
+tolerance with where it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from layercheck.contract.adapter import OperationAdapter
+from layercheck.numerics import arrays
+from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
+from layercheck.numerics.gradients.evidence import worst_failing
+from layercheck.numerics.gradients.findings import Diagnosis
+from layercheck.reproducers.evidence import Evidence, ReproKind
+from layercheck.results import Status
+from layercheck.settings.options import DEFAULT_TOLERANCES
+
+if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
+    from layercheck.checks.context import CheckContext
+
+__all__ = ["ELEMENTS_SHOWN", "gradient_evidence"]
+
+ELEMENTS_SHOWN = 3  # elements a reproducer measures one by one, to show where it is wrong
+CHECK = "gradients_are_numerically_correct"
+
+
+def tolerance_source(rtol: float, atol: float, precision: np.dtype[Any], dtype: str) -> str:
+    """Why the tolerance is what it is, in words (the numbers are printed beside it)."""
+    name = str(precision)
+    defaults = DEFAULT_TOLERANCES.get(name) or DEFAULT_TOLERANCES.get(_complex_name(name), {})
+    source = (
+        f"layercheck's defaults for {name}"
+        if defaults and (rtol, atol) == (defaults["rtol"], defaults["atol"])
+        else f"the tolerances configured for {name}"
+    )
+    if precision != arrays.precision_of(dtype):
+        source += f"; judged at {name} because the layer computes below {arrays.precision_of(dtype)} inside"
+    return source
+
+
+def _complex_name(name: str) -> str:
+    return {"float64": "complex128", "float32": "complex64"}.get(name, name)
+
+
+def gradient_evidence(
+    session: CheckContext,
+    problem: GradientProblem,
+    baseline: Baseline,
+    tol: Tolerances,
+    dtype: str,
+    verdicts: Sequence[ArgumentVerdict],
+    diagnoses: Mapping[int, Diagnosis],
+    evaluated: str,
+) -> Evidence:
+    """The evidence of the failing arguments of `verdicts`: see the module docstring."""
+    layer = session.reference
+    n_in = layer.num_inputs
+    arg_dtypes = [np.dtype(x.dtype).name for x in session.inputs(dtype, shared=True)]
+    held = session.parameters(dtype)
+    arg_dtypes += [np.dtype(held[name].dtype).name for name in layer.parameter_names]
+    data: dict[str, Any] = {f"x{i}": value for i, value in enumerate(problem.values)}
+    data.update({f"w{j}": weight for j, weight in enumerate(baseline.weights)})
+    failures = []
+    rng = session.rng("repro elements")
+    for verdict in verdicts:
+        probe = worst_failing(verdict) if verdict.status is Status.FAILED else None
+        if probe is None or probe.argument != verdict.index:
+            continue
+        i = verdict.index
+        data[f"v{i}"] = probe.direction
+        eps = float(np.finfo(problem.coarse.get(i, tol.precision)).eps)
+        failures.append(
+            {
+                "index": i,
+                "step": probe.step,
+                "analytic": probe.analytic,
+                "numeric": probe.numeric,
+                "tolerance": probe.tolerance,
+                "masked": probe.masked,
+                "terms_eps": max(eps, tol.eps),
+                "elements": _elements(diagnoses.get(i), problem.values[i], rng),
+            }
+        )
+    operation = layer if isinstance(layer, OperationAdapter) else None
+    meta = {
+        "target_kind": layer.kind.value,
+        "evaluated": evaluated,
+        "seed": int(session.options.seed),
+        "device": "gpu" if arrays.on_gpu(session.home_module()) else "cpu",
+        "dtype": dtype,
+        "precision": str(tol.precision),
+        "arg_dtypes": arg_dtypes,
+        "names": list(problem.names),
+        "kinds": list(problem.kinds),
+        "output_names": list(problem.outputs),
+        "n_inputs": n_in,
+        "n_outputs": layer.num_outputs,
+        "learnables": list(layer.learnables),
+        "state": list(layer.state),
+        "num_memory_values": 0 if operation is None else operation.num_memory_values,
+        "save_inputs": False if operation is None else operation.save_inputs,
+        "save_outputs": False if operation is None else operation.save_outputs,
+        "differentiable": [not integer for integer in session.integer_inputs],
+        "layouts": [
+            {"size": list(layout.size), "format": layout.format, "integer": layout.integer}
+            for layout in session.layouts
+        ],
+        "rtol": tol.rtol,
+        "atol": tol.atol,
+        "tolerance_source": tolerance_source(tol.rtol, tol.atol, tol.precision, dtype),
+        "eps": tol.eps,
+        "step_relative": tol.step,
+        "resolution": tol.resolution[0],
+        "rho": max(1e-3, 30 * tol.step),  # the engine's kink threshold (`_run_moves`)
+        "spread": tol.measured_roundoff if tol.measured_roundoff > 16 * tol.eps else 0.0,
+        "failures": failures,
+    }
+    return Evidence(ReproKind.GRADIENT, CHECK, meta, data)
+
+
+def _elements(diagnosis: Diagnosis | None, value: Any, rng: np.random.Generator) -> list[list[int]]:
+    """Elements to measure one by one: those the diagnosis found wrong (the worst first), else
+    those it measured, else a few drawn at random."""
+    examples = [] if diagnosis is None else list(diagnosis.examples)
+    wrong = [e for e in examples if e.wrong]
+    chosen = (wrong or examples)[:ELEMENTS_SHOWN]
+    if chosen:
+        return [list(e.index) for e in chosen]
+    shape = tuple(int(n) for n in value.shape)
+    size = int(np.prod(shape)) if shape else 1
+    flat = rng.choice(size, size=min(ELEMENTS_SHOWN, size), replace=False)
+    return [[int(i) for i in np.unravel_index(int(k), shape)] for k in flat]
