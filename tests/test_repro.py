@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from conftest import CORPUS, GRADIENTS, SAMPLES
 
+from layercheck.reporters.html import report_html
 from layercheck.reporters.junit import report_junit
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.reproducers.files import ReproDir, ReproRun, check_repro_dir, safe_stems, script_text
@@ -281,6 +282,9 @@ def test_repro_round_trips_through_the_json_and_shows_in_junit():
     assert "repro" not in CheckResult(GRADIENTS, Status.PASSED).to_dict()
     xml = report_junit(Report([TargetReport("x.py", checks=[check])]))
     assert "reproduce: python reps/x__g.py" in xml
+    page = report_html(Report([TargetReport("x.py", checks=[check])]))
+    assert "Reproduce: <code>python reps/x__g.py</code>" in page
+    assert "Reproduce:" not in report_html(Report([TargetReport("x.py", checks=[_failed()])]))
 
 
 def test_an_evidence_file_is_never_written_through_a_link(tmp_path):

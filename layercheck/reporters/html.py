@@ -33,6 +33,7 @@ from layercheck.reporters.files import write_report
 from layercheck.reporters.html_assets import SCRIPT, STYLE
 from layercheck.reporters.pictures import figures_of
 from layercheck.reporters.svg import figure_html, legend_html
+from layercheck.reproducers import repro_command
 from layercheck.results import CheckResult, Report, Status, TargetReport, plain
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, visible
 
@@ -100,6 +101,8 @@ def _failure(check: CheckResult, target: TargetReport) -> str:
         figures = figures_of(check.details, target.layouts)
         if figures:
             parts.append("".join(figure_html(figure) for figure in figures) + legend_html())
+    if check.repro is not None:  # --repro: the script that recomputes this failure
+        parts.append(f'<p class="repro">Reproduce: <code>{_t(repro_command(check.repro))}</code></p>')
     if check.traceback:
         parts.append(_pre(check.traceback, "Traceback (your code's frames)"))
     return "".join(parts)
