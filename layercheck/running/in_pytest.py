@@ -29,7 +29,7 @@ from layercheck.running.batch import Batch, Request, discover_files, run_batch
 from layercheck.running.isolation import default_memory_cap
 from layercheck.safetext import visible
 from layercheck.settings.config import Config, load_config
-from layercheck.settings.options import DEFAULT_TIMEOUT, Settings, parse_settings
+from layercheck.settings.options import DEFAULT_TIMEOUT, Settings, settings_from_command_line
 
 __all__ = ["PluginRun", "Verdict", "label_of"]
 
@@ -61,7 +61,8 @@ class PluginRun:
         """Raises UsageError (one line) for a bad config file or ini value."""
         names = tuple(REGISTRY)
         config = load_config(config_path, check_names=names) if config_path else None
-        settings = parse_settings({"timeout": _number(timeout)}, {"timeout": "layercheck_timeout"}, check_names=names)
+        given = {"timeout": timeout.strip() if timeout and timeout.strip() else None}
+        settings = settings_from_command_line(given, check_names=names, names={"timeout": "layercheck_timeout"})
         # pytest-xdist runs that many pytest processes, each checking one target at a time.
         workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
         memory = default_memory_cap(int(workers) if workers.isdigit() else 1)
@@ -158,12 +159,3 @@ def label_of(path: Path, name: str | None = None) -> str:
         shown = str(path.resolve())
     return shown if name is None else f"{shown}:{name}"
 
-
-def _number(text: str | None) -> float | str | None:
-    """The ini option's text as a number, else as given (`parse_settings` judges it)."""
-    if text is None or not text.strip():
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return text

@@ -533,11 +533,14 @@ def settings_from(*, check_names: Sequence[str], **values: Any) -> Settings:
     return parse_settings({k: v for k, v in values.items() if v is not None}, "", check_names=check_names)
 
 
-def settings_from_command_line(texts: Mapping[str, Any], *, check_names: Sequence[str]) -> Settings:
+def settings_from_command_line(
+    texts: Mapping[str, Any], *, check_names: Sequence[str], names: Mapping[str, str] | None = None
+) -> Settings:
     """The settings of a command line: `texts` maps a setting's key to what its option was given
     (a text, the texts of a repeated option, or None / nothing when not given); each is turned
     into the value a config would hold and validated by `parse_settings`, named by its option
-    in messages (`--seed: must be an integer ...`)."""
+    in messages (`--seed: must be an integer ...`), or by `names` where the text came from
+    elsewhere (pytest's ini option `layercheck_timeout`)."""
     unknown = set(texts) - {setting.key for setting in SETTINGS if setting.option}
     if unknown:  # a defect of the caller, not of the user's input
         raise ValueError(f"not settings of the command line: {sorted(unknown)}")
@@ -548,7 +551,7 @@ def settings_from_command_line(texts: Mapping[str, Any], *, check_names: Sequenc
             continue
         values[setting.key] = setting.from_text(text) if setting.from_text else text
     options = {setting.key: setting.option for setting in SETTINGS if setting.option}
-    return parse_settings(values, options, check_names=check_names)
+    return parse_settings(values, {**options, **(names or {})}, check_names=check_names)
 
 
 # -- options: what the checks of one target read ---------------------------------------------
