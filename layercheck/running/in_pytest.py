@@ -158,4 +158,3 @@ def label_of(path: Path, name: str | None = None) -> str:
     except ValueError:
         shown = str(path.resolve())
     return shown if name is None else f"{shown}:{name}"
-
