@@ -13,6 +13,8 @@ status (0 unless a check failed or a target could not be checked):
 - a target that could not be checked (import error, crash, timeout): its suite gets one more
   <testcase name="target"> holding <error message="the reason" type="error">traceback</error>,
   after the checks it got through, if any.
+- a target that -x / --maxfail left unchecked: that testcase holds <skipped message="not
+  checked: the run stopped after 1 failed target (-x)"/>: it is no failure of its layer.
 
 Text from a layer or the file system is written as the console shows it (`safetext.visible`):
 XML 1.0 cannot hold most control characters at all, so they, escape sequences and bidi
@@ -29,7 +31,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from layercheck.reporters.files import write_report
-from layercheck.results import CheckResult, Report, Status, TargetReport
+from layercheck.results import Cause, CheckResult, Report, Status, TargetReport
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
 __all__ = ["ERROR_CASE", "report_junit", "suite_names", "write_junit"]
@@ -73,12 +75,14 @@ def suite_names(report: Report) -> list[str]:
 def _testsuite(target: TargetReport, name: str) -> ET.Element:
     summary = target.summary
     failures, skipped = summary[Status.FAILED], summary[Status.SKIPPED] + summary[Status.INCOMPLETE]
-    errors = int(target.error is not None)
+    not_run = int(target.cause is Cause.NOT_RUN)
+    errors = int(target.error is not None) - not_run
+    skipped += not_run
     suite = ET.Element(
         "testsuite",
         {
             "name": _line(name, 2 * NAME_LIMIT),
-            "tests": str(len(target.checks) + errors),
+            "tests": str(len(target.checks) + errors + not_run),
             "failures": str(failures),
             "errors": str(errors),
             "skipped": str(skipped),
@@ -107,6 +111,9 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
             ET.SubElement(case, "skipped", {"message": _line(f"incomplete: {check.message}")})
     if target.error is not None:
         case = ET.SubElement(suite, "testcase", {"classname": classname, "name": ERROR_CASE, "time": "0.000"})
+        if not_run:
+            ET.SubElement(case, "skipped", {"message": _line(target.error)})
+            return suite
         ET.SubElement(case, "error", {"message": _line(target.error), "type": Status.ERROR.value}).text = _text(
             target.traceback or target.error
         )
