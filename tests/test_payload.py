@@ -166,6 +166,10 @@ def test_a_report_with_an_error_may_hold_the_first_checks_only():
         ({"target": "other.py:Good"}, "it is the report of other.py:Good, not of layer.py:Triple"),
         ({"kind": "function"}, "it is the report of a function, not of a layer"),
         ({"layouts": ["2,2:CB"]}, "it was checked with the layouts 2,2:CB, not 4,3:CB"),
+        # Only the parent knows a run was stopped (-x) or interrupted: a worker cannot say so,
+        # which would keep its target out of the failures and the recap.
+        ({"error": "not checked", "cause": "not_run"}, "it says the target was not run"),
+        ({"error": "interrupted", "cause": "interrupted"}, "it says the target was interrupted"),
     ],
 )
 def test_a_report_of_another_target_is_the_targets_error(change, problem):
