@@ -21,7 +21,15 @@ from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.merging import exit_status as merged_status
 from layercheck.merging import merge_shards, read_shard
 from layercheck.numerics.arrays import DTYPES
-from layercheck.reporters.console import ConsoleReporter, ProgressBar, Verbosity, make_console, print_wrapped
+from layercheck.reporters.ci import StoppedCommands, in_github_actions, print_annotations, still_running
+from layercheck.reporters.console import (
+    ConsoleReporter,
+    ProgressBar,
+    Verbosity,
+    make_console,
+    print_wrapped,
+    shows_progress,
+)
 from layercheck.reporters.files import check_report_paths, to_stdout
 from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
@@ -31,6 +39,8 @@ from layercheck.running import reaping
 from layercheck.running.batch import run_batch
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.plan import make_batch
+from layercheck.running.stopping import stopped_line
+from layercheck.running.watching import StillRunning, still_running_every_s
 from layercheck.safetext import bounded, visible
 from layercheck.settings.options import DEVICES
 from layercheck.templates import function_template, layer_template, names_of, write_new
@@ -182,7 +192,29 @@ def cli(ctx):
     help="Write a reproducer (DIR/<target>__<check>.py and its .npz, NumPy alone) for every failed "
     "check that a computation decided: a regression test that exits 1 until the layer is fixed.",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
+@click.option(
+    "-k",
+    "keyword",
+    metavar="EXPR",
+    help="Check only the targets and checks EXPR selects: a word is true of a check of a target when it "
+    "is part of the target's label or of the check's name (case-insensitive); and, or, not and "
+    "parentheses combine words (-k 'prelu and not gradients'). A target is checked when EXPR "
+    "selects any of its checks, and then only those.",
+)
+@click.option("-x", "--exitfirst", "exitfirst", is_flag=True, help="Stop after the first failed target (--maxfail 1).")
+@click.option(
+    "--maxfail",
+    metavar="N",
+    help="Stop after N failed targets (a check failed, or it could not be checked); the others are "
+    "reported as not checked.",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only the targets that failed (and notes on what was not tested), one line per failure, "
+    "and the summary.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
 @click.option(
     "--strict", is_flag=True, help="An incomplete check fails the run (exit 1): for a CI gate that must decide."
@@ -217,6 +249,9 @@ def run(
     junit_path,
     html_path,
     repro_dir,
+    keyword,
+    exitfirst,
+    maxfail,
     quiet,
     verbose,
     strict,
@@ -229,8 +264,12 @@ def run(
 
     Exit status: 0 when every check passed, was skipped or was incomplete (with --strict:
     passed or skipped); 1 when a check failed or a target could not be checked (with --strict:
-    or a check was incomplete); 2 for a usage error; 130 / 143 when interrupted by SIGINT /
-    SIGTERM.
+    or a check was incomplete); 2 for a usage error (a -k that selects nothing included); 130 /
+    143 when interrupted by SIGINT / SIGTERM.
+
+    Off a terminal (a CI log), each target's lines are printed as it finishes, and a target
+    still running after 30 s says which check it is in, again every 30 s (with -q too). With
+    GITHUB_ACTIONS=true each failure is also a GitHub annotation on the layer's line.
     """
     # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
     click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
@@ -246,10 +285,15 @@ def run(
             shard=shard_text,
             only_layers=only_layers,
             repro=repro_dir,
+            keyword=keyword,
+            exitfirst=exitfirst,
+            maxfail=maxfail,
+            strict=strict,
         )
         baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
         if update_baseline_path is not None and batch.shard is not None:
             raise UsageError("--update-baseline records every failure of a run: give it without --shard")
+        every_s = still_running_every_s()
         check_report_paths(
             {
                 "--json": json_path,
@@ -263,12 +307,25 @@ def run(
 
     # `--json -`: standard output holds the report alone; what is printed goes to stderr.
     console = make_console(stderr=to_stdout(json_path, junit_path, update_baseline_path))
+    commands = StoppedCommands(console)
+    if in_github_actions():  # no line of the report is read as a workflow command (`reporters.ci`)
+        click.get_current_context().call_on_close(commands.resume)
+        commands.stop()
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
     interrupted: Interrupted | None = None
+    # Where no progress bar shows (a CI log, a pipe), each target's lines come as it finishes,
+    # and a target that runs long says so: nothing else shows the run is alive.
+    log = not shows_progress(console)
     try:
         with ProgressBar(console) as bar:
-            report = run_batch(batch, on_report=_marking(baseline, reporter.target), on_progress=bar.update)
+            report = run_batch(
+                batch,
+                on_report=_marking(baseline, reporter.target),
+                on_progress=bar.update,
+                as_finished=log,
+                still_running=StillRunning(still_running(console), every_s) if log else None,
+            )
     except UsageError as exc:  # known once modules are imported: a folder without any layer
         usage_error(exc)
     except Interrupted as exc:  # the workers are stopped; what finished is reported
@@ -283,6 +340,12 @@ def run(
         checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
         console.print(f"--strict: {checks} the run")
         status = 1
+    stopped = stopped_line(report, batch.maxfail)
+    if stopped is not None:
+        console.print(stopped)
+    if in_github_actions():
+        commands.resume()
+        print_annotations(console, report)
     for path, write in ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)):
         if path:
             try:

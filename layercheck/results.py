@@ -34,6 +34,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STATUSES",
     "SUMMARY_STATUSES",
+    "Source",
     "Status",
     "TargetReport",
     "cause_of",
@@ -80,6 +81,7 @@ class Cause(str, Enum):
     EXIT = "exit"  # SystemExit (sys.exit)
     INTERNAL = "internal"  # a defect of layercheck: the target is an error, never a pass
     INTERRUPTED = "interrupted"  # the user stopped the run before the target was done
+    NOT_RUN = "not_run"  # -x / --maxfail stopped the run before the target was done
 
     def __str__(self) -> str:
         return self.value
@@ -219,6 +221,16 @@ class CheckFailure(AssertionError):
     """Raised by `raise_on_failure` so that pytest shows the failing checks."""
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a target is defined: its file (absolute) and the line its definition starts on
+    (None where it is not known: a module that could not be imported, a class whose source
+    cannot be found). For CI annotations; not part of the JSON schema."""
+
+    path: str
+    line: int | None = None
+
+
 @dataclass
 class TargetReport:
     """One target's checks, or its error. `traceback` and `cause` (why it could not be
@@ -238,6 +250,7 @@ class TargetReport:
     position: int | None = None
     # The error is a failure the run's --baseline accepts: the target's status is `known`.
     error_known: bool = False
+    source: Source | None = None  # set by the parent from discovery, never read from a worker
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)

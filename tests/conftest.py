@@ -138,3 +138,12 @@ def _unhurried_diagnosis(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     if request.node.get_closest_marker("real_diagnosis_budget"):
         return
     monkeypatch.setattr(gradients, "DIAGNOSIS_FLOOR_S", 60.0)
+
+
+@pytest.fixture(autouse=True)
+def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With GITHUB_ACTIONS=true layercheck adds workflow commands to its output (annotations,
+    stop-commands): the tests that read that output expect a plain run's wherever they run,
+    on GitHub's runners too. The tests of those commands set it themselves."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)

@@ -98,3 +98,21 @@ class IsAlive:
         except OSError:
             return False
         return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+@dataclass(frozen=True)
+class WaitFor:
+    """Says it started, then waits for `path` to exist (at most `limit` seconds): a test
+    releases it once it has seen what it waits for, so that nothing hangs on timing."""
+
+    path: str
+    value: int
+    limit: float = 60
+    timeout: float = 120
+
+    def run(self, emit):
+        emit("start", f"waiting for {os.path.basename(self.path)}")
+        deadline = time.monotonic() + self.limit
+        while not os.path.exists(self.path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.value

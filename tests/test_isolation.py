@@ -303,14 +303,15 @@ def three_layers(folder, first_delay):
     return folder
 
 
-def test_parallel_output_is_in_target_order(tmp_path):
+def test_parallel_report_is_in_target_order(tmp_path):
+    # The report keeps target order; off a terminal each target's line comes as it finishes
+    # (tests/test_ci_logs.py), on a terminal in target order too.
     out = tmp_path / "r.json"
     proc = run_cli("run", three_layers(tmp_path / "layers", 1.5), "--jobs", "3", "--json", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     labels = [t["target"] for t in json.loads(out.read_text())["targets"]]
     assert [file_of(label) for label in labels] == ["a_slow.py", "b_fast.py", "c_fast.py"]
-    positions = [proc.stdout.index(f"{name}.py:") for name in ("a_slow", "b_fast", "c_fast")]
-    assert positions == sorted(positions)
+    assert all(proc.stdout.count(f"{name}.py:") == 1 for name in ("a_slow", "b_fast", "c_fast"))
 
 
 def test_shards_split_the_targets_without_overlap(tmp_path):

@@ -166,6 +166,10 @@ def test_a_report_with_an_error_may_hold_the_first_checks_only():
         ({"target": "other.py:Good"}, "it is the report of other.py:Good, not of layer.py:Triple"),
         ({"kind": "function"}, "it is the report of a function, not of a layer"),
         ({"layouts": ["2,2:CB"]}, "it was checked with the layouts 2,2:CB, not 4,3:CB"),
+        # Only the parent knows a run was stopped (-x) or interrupted: a worker cannot say so,
+        # which would keep its target out of the failures and the recap.
+        ({"error": "not checked", "cause": "not_run"}, "it says the target was not run"),
+        ({"error": "interrupted", "cause": "interrupted"}, "it says the target was interrupted"),
     ],
 )
 def test_a_report_of_another_target_is_the_targets_error(change, problem):
@@ -201,15 +205,17 @@ def test_a_dead_workers_check_events_are_kept_only_where_they_fit():
 
 
 def test_a_discovery_answer_reads_back_as_it_was_sent():
-    found = {"name": "T", "kind": Kind.FUNCTION, "example": ["4,3:CB"], "example_error": None}
+    found = {"name": "T", "kind": Kind.FUNCTION, "example": ["4,3:CB"], "example_error": None, "line": 7}
     again = Discovered.from_dict(Discovered(found=(found,)).to_dict(), "T")
-    assert again.found == ({"name": "T", "kind": Kind.FUNCTION, "example": ["4,3:CB"], "example_error": None},)
+    assert again.found == (
+        {"name": "T", "kind": Kind.FUNCTION, "example": ["4,3:CB"], "example_error": None, "line": 7},
+    )
     failed = Discovered.from_dict(Discovered(error="no", cause=Cause.EXIT).to_dict())
     assert (failed.error, failed.cause) == ("no", Cause.EXIT)
 
 
 def _answer(**target) -> dict:
-    found = {"name": "T", "kind": "layer", "example": None, "example_error": None, **target}
+    found = {"name": "T", "kind": "layer", "example": None, "example_error": None, "line": None, **target}
     return {"found": [found], "error": None, "traceback": "", "cause": None}
 
 
@@ -227,6 +233,10 @@ def _answer(**target) -> dict:
         (_answer(example="4,3:CB"), None, "is '4,3:CB', not a list of layouts"),
         (_answer(example=["4,3:QQ"]), None, "the example_layout of 'T' is not one layercheck wrote"),
         (_answer(example_error=1), None, "the example_layout error of 'T' is 1, not a string"),
+        (_answer(line="3"), None, "the line of 'T' is '3', not a line number"),
+        (_answer(line=0), None, "the line of 'T' is 0, not a line number"),
+        (_answer(line=True), None, "the line of 'T' is True, not a line number"),
+        (_answer(line=10**9), None, "the line of 'T' is 1000000000, not a line number"),
     ],
 )
 def test_a_malformed_discovery_answer_is_refused_in_one_line(answer, asked, problem):

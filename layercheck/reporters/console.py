@@ -33,7 +33,7 @@ from rich.text import Text
 
 from layercheck.reporters.pictures import LEGEND, pictures_of
 from layercheck.reproducers import repro_command
-from layercheck.results import CheckResult, Report, Status, TargetReport
+from layercheck.results import Cause, CheckResult, Report, Status, TargetReport
 from layercheck.safetext import visible
 
 __all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "print_wrapped", "summary_line"]
@@ -54,7 +54,7 @@ _SYNTAX = "function_syntaxes_are_correct"
 
 
 class Verbosity(IntEnum):
-    QUIET = -1  # failing targets and the summary
+    QUIET = -1  # the line of each failing target (and its notes), the recap, the summary
     NORMAL = 0  # a line per passing target, the causes of a failing one
     VERBOSE = 1  # every check of every target
 
@@ -191,12 +191,18 @@ class ConsoleReporter:
         return Text.assemble(visible(report.target), (f" ({report.kind}, {visible(layouts)})", "dim"))
 
     def target(self, report: TargetReport) -> None:
-        """One target, as soon as it is done."""
+        """One target, as soon as it is done. Quiet, a target's line alone (and its notes,
+        which say what was not tested, even when it passed): the recap has each failure's."""
+        if report.cause is Cause.NOT_RUN:
+            return  # -x stopped the run before it: the line of `stopping.stopped_line` counts it
+        quiet = self.verbosity <= Verbosity.QUIET
         if report.error is not None:
             known = " (a known failure: baseline)" if report.error_known else ""
             self._line(
                 Text.assemble(_status(report.status), "  ", self._head(report), f": could not be checked{known}")
             )
+            if quiet:
+                return
             # "reason:" first: at a check's column only layercheck's words begin a line
             self._line(Text.assemble(("reason", _STYLE[Status.ERROR]), ": ", visible(report.error)), _INDENT)
             # A known error (--baseline) in one line; its traceback only with -v.
@@ -204,12 +210,14 @@ class ConsoleReporter:
                 self._block(report.traceback, 2 * _INDENT)
             return
         status = report.status
-        if status in (Status.PASSED, Status.KNOWN) and self.verbosity <= Verbosity.QUIET:
+        if status in (Status.PASSED, Status.KNOWN) and quiet and not report.notes:
             return
         counts = _counts(report.summary)
         self._line(Text.assemble(_status(status), " ", self._head(report), f"  {counts} in {report.duration_s:.2f}s"))
         for note in report.notes:
             self._line(Text.assemble(("note", "yellow"), ": ", visible(note)), _INDENT)
+        if quiet:
+            return
         for shown in _causes(report, self.verbosity):
             self._check(report, shown)
 
@@ -267,12 +275,14 @@ class ConsoleReporter:
         targets = len(report.targets)
         line = summary_line(report.summary, report.duration_s)
         if targets > 1 or any(t.error is not None for t in report.targets):
-            errors = sum(t.status == Status.ERROR for t in report.targets)
+            not_run = sum(t.cause is Cause.NOT_RUN for t in report.targets)
+            errors = sum(t.status == Status.ERROR for t in report.targets) - not_run
             failed = sum(t.status == Status.FAILED for t in report.targets)
             known = sum(t.status == Status.KNOWN for t in report.targets)
-            line += f" Targets: {targets - errors - failed - known} passed, {failed} failed, "
+            line += f" Targets: {targets - errors - failed - known - not_run} passed, {failed} failed, "
             line += f"{known} with known failures only, " if known else ""
-            line += f"{errors} could not be checked."
+            line += f"{errors} could not be checked"
+            line += f", {not_run} not checked." if not_run else "."
         self._line(Text(line, style="bold"))
 
     @staticmethod
@@ -280,6 +290,8 @@ class ConsoleReporter:
         """One line per failure: the whole message on it, a newline in it shown as `\\n`."""
         lines = []
         for target in targets:
+            if target.cause is Cause.NOT_RUN:  # not a failure: -x stopped the run before it
+                continue
             if target.error is not None:
                 if not target.error_known:  # a failure the baseline accepts is no failure to recap
                     lines.append(

@@ -17,6 +17,8 @@ status (0 unless a check failed or a target could not be checked):
   <testcase name="target"> holding <error message="the reason" type="error">traceback</error>,
   after the checks it got through, if any; <skipped message="known failure (baseline): the
   reason"/> instead where the baseline accepts it.
+- a target that -x / --maxfail left unchecked: that testcase holds <skipped message="not
+  checked: the run stopped after 1 failed target (-x)"/>: it is no failure of its layer.
 
 Text from a layer or the file system is written as the console shows it (`safetext.visible`):
 XML 1.0 cannot hold most control characters at all, so they, escape sequences and bidi
@@ -39,7 +41,7 @@ from typing import Any
 from layercheck.environment import Environment
 from layercheck.reporters.files import write_report
 from layercheck.reproducers import repro_command
-from layercheck.results import CheckResult, Report, Status, TargetReport
+from layercheck.results import Cause, CheckResult, Report, Status, TargetReport
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
 __all__ = ["ERROR_CASE", "KNOWN_PREFIX", "report_junit", "suite_names", "write_junit"]
@@ -86,13 +88,17 @@ def suite_names(report: Report) -> list[str]:
 def _testsuite(target: TargetReport, name: str, environment: Environment | None = None) -> ET.Element:
     summary = target.summary
     failures = summary[Status.FAILED]
-    skipped = summary[Status.SKIPPED] + summary[Status.INCOMPLETE] + summary[Status.KNOWN] + int(target.error_known)
-    errors = int(target.status == Status.ERROR)
+    # A target's error is one more testcase: an error, or skipped when the baseline accepts it
+    # or -x left the target unchecked (no failure of its layer).
+    error_case = target.error is not None
+    error_skipped = error_case and (target.error_known or target.cause is Cause.NOT_RUN)
+    skipped = summary[Status.SKIPPED] + summary[Status.INCOMPLETE] + summary[Status.KNOWN] + int(error_skipped)
+    errors = int(error_case and not error_skipped)
     suite = ET.Element(
         "testsuite",
         {
             "name": _line(name, 2 * NAME_LIMIT),
-            "tests": str(len(target.checks) + errors),
+            "tests": str(len(target.checks) + int(error_case)),
             "failures": str(failures),
             "errors": str(errors),
             "skipped": str(skipped),
@@ -129,6 +135,9 @@ def _testsuite(target: TargetReport, name: str, environment: Environment | None 
         case = ET.SubElement(suite, "testcase", {"classname": classname, "name": ERROR_CASE, "time": "0.000"})
         if target.error_known:
             ET.SubElement(case, "skipped", {"message": _line(f"{KNOWN_PREFIX}{target.error}")})
+            return suite
+        if target.cause is Cause.NOT_RUN:
+            ET.SubElement(case, "skipped", {"message": _line(target.error)})
             return suite
         ET.SubElement(case, "error", {"message": _line(target.error), "type": Status.ERROR.value}).text = _text(
             target.traceback or target.error

@@ -8,12 +8,16 @@
    a target without a usable layout is reported with how to give one;
 3. shard: keep the targets of shard K of N (round robin over the sorted labels);
 4. check: each target in its own worker, `jobs` at a time; the reports come back in target
-   order whatever the order in which the workers finish.
+   order whatever the order in which the workers finish (or, asked, as each finishes).
+
+`-k` leaves out targets and checks while planning (`keywords`); `-x` / `--maxfail` stops the
+checking (`stopping`); a target that runs long is said to (`watching`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -37,11 +41,24 @@ from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.numerics.devices import gpu_status
 from layercheck.reproducers.files import ReproDir, ReproRun, evidence_writer
-from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
+from layercheck.results import (
+    Cause,
+    CheckResult,
+    Kind,
+    MalformedReport,
+    Report,
+    Source,
+    TargetReport,
+    cause_of,
+    plain,
+)
 from layercheck.runinfo import RunInfo, Versions, fingerprint
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
+from layercheck.running.keywords import Keyword
 from layercheck.running.runner import run_target, select_checks, unexpected
+from layercheck.running.stopping import MaxFail
+from layercheck.running.watching import StillRunning, watch_of
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import (
@@ -94,6 +111,8 @@ class Batch:
     # (a pre-commit hook hands over every .py file a commit touches).
     only_layers: bool = False
     repro: ReproDir | None = None  # --repro DIR: reproducers of the failed checks written there
+    keyword: Keyword | None = None  # -k: the targets and checks it selects (`keywords`)
+    maxfail: MaxFail | None = None  # -x / --maxfail N
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -178,7 +197,9 @@ class Discovered:
         )
 
 
-_FOUND_KEYS = {"name", "kind", "example", "example_error"}
+_FOUND_KEYS = {"name", "kind", "example", "example_error", "line"}
+# A line number past this is not one of a source file layercheck imported.
+_MAX_LINE = 10**8
 
 
 def _found(target: Any, asked: str | None) -> dict[str, Any]:
@@ -192,6 +213,9 @@ def _found(target: Any, asked: str | None) -> dict[str, Any]:
         raise MalformedReport(f"it found {_shown(name)} where {asked!r} was asked for")
     if type(kind) is not str or kind not in {k.value for k in Kind}:
         raise MalformedReport(f"the kind of {_shown(name)} is {_shown(kind)}")
+    line = target["line"]
+    if line is not None and (type(line) is not int or not 1 <= line <= _MAX_LINE):
+        raise MalformedReport(f"the line of {_shown(name)} is {_shown(line)}, not a line number")
     if problem is not None and type(problem) is not str:
         raise MalformedReport(f"the example_layout error of {_shown(name)} is {_shown(problem)}, not a string")
     if example is not None:
@@ -204,7 +228,7 @@ def _found(target: Any, asked: str | None) -> dict[str, Any]:
                 raise MalformedReport(
                     f"the example_layout of {_shown(name)} is not one layercheck wrote: {exc}"
                 ) from None
-    return {"name": name, "kind": Kind(kind), "example": example, "example_error": problem}
+    return {"name": name, "kind": Kind(kind), "example": example, "example_error": problem, "line": line}
 
 
 def _shown(value: Any) -> str:
@@ -242,9 +266,22 @@ class DiscoverJob:
             guard.verify()
         described = []
         for name, obj in found:
-            described.append(_describe(name, obj))  # reads the layer's example_layout
+            described.append({**_describe(name, obj), "line": _line_in(obj, self.path)})  # the layer's code runs
             guard.verify()
         return Discovered(found=tuple(described)).to_dict()
+
+
+def _line_in(obj: Any, path: str) -> int | None:
+    """The line of `path` that `obj`'s definition starts on (its first decorator's, if any);
+    None where it is not known, or `obj` is defined in another file (imported into `path`)."""
+    try:
+        source = inspect.getsourcefile(obj)
+        if source is None or not os.path.samefile(source, path):
+            return None
+        line = inspect.getsourcelines(obj)[1]
+    except BaseException:  # noqa: BLE001 - no source, or a metaclass of the layer's that raises
+        return None
+    return line if type(line) is int and line >= 1 else None
 
 
 def _describe(name: str, obj: Any) -> dict[str, Any]:
@@ -376,6 +413,11 @@ class _Found:
     kind: Kind
     example: tuple[str, ...] | None
     example_error: str | None
+    line: int | None = None  # of its definition in `path`
+
+    @property
+    def source(self) -> Source:
+        return Source(str(self.path), self.line)
 
 
 @dataclass
@@ -386,6 +428,7 @@ class _Item:
     job: CheckJob | None = None
     report: TargetReport | None = None
     position: int | None = None  # in the whole plan, before --shard (`TargetReport.position`)
+    source: Source | None = None  # where it is defined, for its report
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -395,14 +438,21 @@ def run_batch(
     batch: Batch,
     on_report: Callable[[TargetReport], None] | None = None,
     on_progress: Progress | None = None,
+    as_finished: bool = False,
+    still_running: StillRunning | None = None,
 ) -> Report:
-    """Discover, plan, shard and check; `on_report` gets each target's report in order.
+    """Discover, plan, shard and check; `on_report` gets each target's report in order, or,
+    `as_finished`, as each target finishes (the reports known without checking, first). The
+    report returned holds them in target order either way. `still_running` is told of the
+    workers that run long.
 
-    Raises UsageError (before anything is checked) for a folder without any target.
+    Raises UsageError (before anything is checked) for a folder without any target, or a -k
+    that selects none.
     """
     start = perf_counter()
     try:
-        items = _plan(batch, _discover(batch, on_progress))
+        found = _discover(batch, on_progress, still_running)
+        items = _plan(batch, found)
     except Interrupted as exc:  # while importing: no target is known yet, only the requests
         reports = [_interrupted(request.label, exc) for request in batch.requests]
         for report in reports:
@@ -410,13 +460,18 @@ def run_batch(
                 on_report(report)
         exc.report = Report(reports, perf_counter() - start, environment=_environment(batch, [], probe_gpu=False))
         raise
+    if batch.keyword is not None and not items:
+        targets = sum(isinstance(target, _Found) for target in found)
+        raise UsageError(
+            f"-k {visible(bounded(batch.keyword.text, 200))!r} selects none of the {targets} target(s) found"
+        )
     for position, item in enumerate(items):
         item.position = position
     run = _run_record(batch, items)
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
     try:
-        reports = _check(batch, items, on_report, on_progress)
+        reports = _check(batch, items, on_report, on_progress, as_finished, still_running)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
         exc.report.run = run
@@ -479,7 +534,9 @@ def _timeout(settings: Settings) -> float:
     return DEFAULT_TIMEOUT if settings.timeout is None else float(settings.timeout)
 
 
-def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | TargetReport]:
+def _discover(
+    batch: Batch, on_progress: Progress | None, still_running: StillRunning | None = None
+) -> list[_Found | TargetReport]:
     """Every target of every request, in order; a file that cannot be imported is a report."""
     # (request, file label, the job that imports it, or its report when it cannot be imported)
     units: list[tuple[Request, str, DiscoverJob | TargetReport]] = []
@@ -489,19 +546,22 @@ def _discover(batch: Batch, on_progress: Progress | None) -> list[_Found | Targe
             for file in module_files(request.path):
                 label = str(Path(request.label) / file.path.relative_to(request.path))
                 if file.problem is not None:  # reported at once, in one line: importing it would fail
-                    units.append((request, label, TargetReport(label, error=f"{file.path.name} {file.problem}")))
+                    error = f"{file.path.name} {file.problem}"
+                    units.append((request, label, TargetReport(label, error=error, source=Source(str(file.path)))))
                 else:
                     units.append((request, label, DiscoverJob(str(file.path), None, True, timeout)))
         else:
             whole = batch.only_layers and request.name is None
             units.append((request, request.label, DiscoverJob(str(request.path), request.name, whole, timeout)))
     jobs = [work for _, _, work in units if isinstance(work, DiscoverJob)]
+    labels = [label for _, label, work in units if isinstance(work, DiscoverJob)]
     outcomes = iter(
         run_jobs(
             jobs,
             workers=batch.jobs,
             max_memory=batch.max_memory,
             on_done=_counter("discovering targets", len(jobs), on_progress),
+            watch=None if still_running is None else watch_of(labels, still_running),
         )
     )
     per_request: dict[int, list[_Found | TargetReport]] = {id(r): [] for r in batch.requests}
@@ -542,6 +602,7 @@ def discover_files(
 
 def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome) -> list[_Found | TargetReport]:
     """The targets one discovery worker found, or the file's error report."""
+    source = Source(job.path)
     if not outcome.ok:
         where = _where(outcome)
         return [
@@ -550,18 +611,24 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
                 error=f"{outcome.failure}{where}",
                 traceback=outcome.stack or outcome.output[-2000:],
                 duration_s=outcome.duration_s,
+                source=source,
             )
         ]
     try:
         result = Discovered.from_dict(outcome.result, job.name)
     except MalformedReport as exc:
         error = f"the discovery worker's answer is malformed: {exc}{_TAMPERED}"
-        return [TargetReport(label, error=error, duration_s=outcome.duration_s)]
+        return [TargetReport(label, error=error, duration_s=outcome.duration_s, source=source)]
     if result.error is not None:
         error = f"ran out of memory: {result.error}" if result.cause is Cause.MEMORY else result.error
         return [
             TargetReport(
-                label, error=error, traceback=result.traceback, duration_s=outcome.duration_s, cause=result.cause
+                label,
+                error=error,
+                traceback=result.traceback,
+                duration_s=outcome.duration_s,
+                cause=result.cause,
+                source=source,
             )
         ]
     targets = result.found
@@ -575,6 +642,7 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
             t["kind"],
             None if t["example"] is None else tuple(t["example"]),
             t["example_error"],
+            t["line"],
         )
         for t in targets
     ]
@@ -590,10 +658,18 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
         if entry is None and batch.config is not None:
             entry = batch.config.entry_for(target.path, target.name)
         settings = _settings(batch, entry)
+        options = options_from(settings)
+        select_checks(options)  # UsageError when the command line and config leave none
+        if batch.keyword is not None:
+            narrowed = batch.keyword.narrow(target.label, options)
+            if narrowed is None:  # -k selects none of its checks: left out, as --checks leaves checks out
+                continue
+            options = narrowed
         try:
             layouts = _layouts(batch, entry, target)
         except TargetError as exc:
-            items.append(_Item(target.label, report=TargetReport(target.label, target.kind, error=str(exc))))
+            report = TargetReport(target.label, target.kind, error=str(exc), source=target.source)
+            items.append(_Item(target.label, report=report))
             continue
         job = CheckJob(
             target.label,
@@ -602,11 +678,10 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             target.kind,
             layouts,
             {**(entry.args if entry else {}), **batch.args},
-            options_from(settings),
+            options,
             _timeout(settings),
         )
-        select_checks(job.options)  # UsageError when the command line and config leave none
-        items.append(_Item(target.label, job=job))
+        items.append(_Item(target.label, job=job, source=target.source))
     return items
 
 
@@ -637,53 +712,112 @@ def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> li
     return [item for i, item in enumerate(items) if i in chosen]
 
 
-def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[TargetReport]:
+def _check(
+    batch: Batch,
+    items: list[_Item],
+    on_report,
+    on_progress,
+    as_finished: bool = False,
+    still_running: StillRunning | None = None,
+) -> list[TargetReport]:
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]
+    how = (on_report, on_progress, as_finished, still_running)
     if batch.repro is None:
-        return _check_jobs(batch, items, runs, jobs, on_report, on_progress, None)
+        return _check_jobs(batch, items, runs, jobs, None, *how)
     with ReproRun(batch.repro, [(j.label, j.path, j.name, j.args) for j in jobs]) as repro:
         jobs = [dataclasses.replace(job, repro_folder=repro.folder(i)) for i, job in enumerate(jobs)]
-        return _check_jobs(batch, items, runs, jobs, on_report, on_progress, repro)
+        return _check_jobs(batch, items, runs, jobs, repro, *how)
 
 
-def _check_jobs(batch, items, runs, jobs, on_report, on_progress, repro: ReproRun | None) -> list[TargetReport]:
+def _check_jobs(
+    batch: Batch,
+    items: list[_Item],
+    runs: list[int],
+    jobs: list[CheckJob],
+    repro: ReproRun | None,
+    on_report,
+    on_progress,
+    as_finished: bool,
+    still_running: StillRunning | None,
+) -> list[TargetReport]:
     reports: list[TargetReport | None] = [item.report for item in items]
+    for report, item in zip(reports, items):  # known without checking: placed in the plan too
+        if report is not None:
+            report.position = item.position
     next_out = 0
+    handed: set[int] = set()  # as_finished: the reports on_report has returned from
+    failed = sum(batch.maxfail.fails(report) for report in reports if report is not None) if batch.maxfail else 0
 
     def flush() -> None:  # hand on the reports that are ready, in target order
         nonlocal next_out
         while next_out < len(reports) and reports[next_out] is not None:
-            reports[next_out].position = items[next_out].position  # type: ignore[union-attr]
             if on_report is not None:
                 on_report(reports[next_out])
             next_out += 1
 
+    def hand(index: int) -> None:  # as_finished: once each, a report cut short again whole
+        if index not in handed and on_report is not None:
+            on_report(reports[index])
+        handed.add(index)
+
     count = _counter("checking targets", len(runs), on_progress)
 
     def done(index: int, outcome: Outcome) -> None:
-        report = _checked(jobs[index], outcome)
+        nonlocal failed
+        report = _checked(jobs[index], outcome, batch.maxfail)
         for check in report.checks:  # a worker's claim of a reproducer is never taken
             check.repro = None
-        reports[runs[index]] = report if repro is None else repro.attach(index, report)
+        if repro is not None:
+            report = repro.attach(index, report)
+        report.source = items[runs[index]].source
+        report.position = items[runs[index]].position
+        reports[runs[index]] = report
+        if batch.maxfail is not None and batch.maxfail.fails(report):
+            failed += 1
         count(index, outcome)
-        flush()
+        if as_finished:
+            hand(runs[index])
+        else:
+            flush()
 
-    flush()
+    def hand_all() -> None:
+        if not as_finished:
+            flush()
+            return
+        for index, report in enumerate(reports):
+            if report is not None:
+                hand(index)
+
+    def stop() -> bool:
+        return batch.maxfail is not None and failed >= batch.maxfail.limit
+
+    hand_all()
+    labels = [job.label for job in jobs]
     try:
-        run_jobs(jobs, workers=batch.jobs, max_memory=batch.max_memory, on_done=done)
+        run_jobs(
+            jobs,
+            workers=batch.jobs,
+            max_memory=batch.max_memory,
+            on_done=done,
+            stop=stop,
+            watch=None if still_running is None else watch_of(labels, still_running),
+        )
     except Interrupted as exc:
         # run_jobs handed on an interrupted outcome for every job it did not finish.
-        flush()
+        hand_all()
         exc.report = Report([report for report in reports if report is not None])
         raise
-    flush()
+    hand_all()
     return reports  # type: ignore[return-value]
 
 
-def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
+def _checked(job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None) -> TargetReport:
     """A target's report from its worker's outcome, trusting nothing the worker sent: the layer
     ran in that process and may have forged or changed it (`_unexpected_report`)."""
+    if outcome.stopped_early:  # by -x / --maxfail: what it got through is dropped, unfinished
+        reason = maxfail.reason if maxfail is not None else "the run stopped early"
+        return _report_of(job, error=f"not checked: {reason}", duration_s=outcome.duration_s, cause=Cause.NOT_RUN)
     if outcome.ok:
         try:
             report = TargetReport.from_dict(outcome.result)
@@ -735,6 +869,8 @@ def _unexpected_report(job: CheckJob, report: TargetReport) -> str | None:
     an error (the worker stopped: out of memory, a defect) holds the first of them.
     """
     expected = _report_of(job)  # the target, kind and layouts, cut as reports cut them
+    if report.cause in (Cause.INTERRUPTED, Cause.NOT_RUN):  # the parent's to say, never a worker's
+        return f"it says the target was {report.cause.value.replace('_', ' ')}"
     if report.target != expected.target:
         return f"it is the report of {visible(bounded(report.target, 100))}, not of {visible(expected.target)}"
     if report.kind is not expected.kind:

@@ -43,7 +43,7 @@ from layercheck.running import reaping
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text, safe_repr
 from layercheck.userframes import user_stack
 
-__all__ = ["Job", "Outcome", "default_memory_cap", "run_jobs", "signal_reason"]
+__all__ = ["Job", "Outcome", "Watch", "default_memory_cap", "run_jobs", "signal_reason"]
 
 _DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung worker
@@ -83,6 +83,7 @@ class Outcome:
     output: str = ""  # the tail of the worker's stdout and stderr
     duration_s: float = 0.0
     interrupted: bool = False  # the user stopped the run (SIGINT, SIGTERM) before the job ended
+    stopped_early: bool = False  # `run_jobs`' `stop` ended the run before the job ended (-x)
     timed_out: bool = False
     # At a timeout: how long the call of the layer under way had run (None: none was under
     # way; layercheck's own code was running, between calls). `contract.calls`.
@@ -92,6 +93,16 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+
+@dataclass(frozen=True)
+class Watch:
+    """`call(index, seconds, events)` for each job still running after `every_s` seconds, and
+    again every `every_s` seconds while it runs: `seconds` is that multiple of `every_s` (it
+    has run at least so long), `events` what it has emitted so far."""
+
+    every_s: float
+    call: Callable[[int, float, Sequence[tuple[str, Any]]], None]
 
 
 def default_memory_cap(workers: int) -> int | None:
@@ -106,11 +117,17 @@ def run_jobs(
     workers: int = 1,
     max_memory: int | None = None,
     on_done: Callable[[int, Outcome], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+    watch: Watch | None = None,
 ) -> list[Outcome]:
     """Run every job in its own worker process, at most `workers` at a time.
 
     Returns the outcomes in the order of `jobs`; `on_done(index, outcome)` is called as each
     one ends (in completion order). Never raises for what a job does.
+
+    `stop()` is asked after outcomes are handed on: once true, no job is started, the workers
+    still running are stopped (one that had sent its result keeps it), and each job that did
+    not end gets an outcome that says `stopped_early`. `watch` is told of jobs that run long.
 
     Raises:
         Interrupted: the user's SIGINT or SIGTERM (`layercheck.interrupts.handling`): every
@@ -130,19 +147,28 @@ def run_jobs(
             on_done(index, outcome)
         handed.add(index)
 
+    def stopping() -> bool:
+        return stop is not None and stop()
+
     setting = _Setting(os.getcwd(), dict(os.environ), max_memory, worker_sys_path())
     with tempfile.TemporaryDirectory(prefix="layercheck-") as scratch:
         _start_forkserver(context, scratch)
         try:
             while pending or running:
-                while pending and len(running) < max(workers, 1):
+                if stopping():
+                    _stop_early(running, pending, hand_on)
+                    running, pending = [], []
+                    break
+                while pending and len(running) < max(workers, 1) and not stopping():
                     index = pending.pop()
                     new = _start_worker(context, index, jobs[index], setting, Path(scratch))
                     if isinstance(new, _Running):
                         running.append(new)
                         continue
                     hand_on(index, new)  # none could be started: why, in one line
-                _wait_any(running)
+                if stopping():
+                    continue
+                _wait_any(running, watch)
                 _resume_forkserver()  # stopped by a layer, it would not report how workers end
                 # Every worker is polled (and its deadline enforced) before any outcome is
                 # handed on: what `on_done` does (rendering a report) never delays a timeout.
@@ -166,6 +192,8 @@ def run_jobs(
                     reaping.sweep_adopted(spare=spare)  # orphans of a forkserver a layer killed
                 for index, outcome in ended:
                     hand_on(index, outcome)
+                if watch is not None:  # after the deadlines, as handing on: it prints
+                    _tell_watch(running, watch)
         except Interrupted as exc:
             # The signal may have come while an ended job was being handed on (or before it
             # was): it is handed on now, whole, so that no finished target goes missing.
@@ -201,6 +229,42 @@ def run_jobs(
             reaping.sweep_forkserver()
             reaping.sweep_adopted()
     return outcomes  # type: ignore[return-value]
+
+
+def _stop_early(running: list[_Running], pending: list[int], hand_on: Callable[[int, Outcome], None]) -> None:
+    """`run_jobs`' `stop` came true: a worker that had sent its result has finished (its
+    outcome is handed on as it is); the others are stopped, and they and the jobs never
+    started are handed on as `stopped_early`."""
+    for worker in list(running):
+        outcome = worker.reported()
+        if outcome is not None:
+            running.remove(worker)
+            hand_on(worker.index, outcome)
+    _stop(running)
+    for worker in running:
+        hand_on(
+            worker.index,
+            Outcome(
+                events=worker.events,
+                failure="stopped before it finished",
+                duration_s=monotonic() - worker.started,
+                stopped_early=True,
+            ),
+        )
+    for index in sorted(pending):
+        hand_on(index, Outcome(failure="not started", stopped_early=True))
+
+
+def _tell_watch(running: list[_Running], watch: Watch) -> None:
+    """Tell `watch` of each worker that has run past its next multiple of `watch.every_s`
+    (not of one past its deadline: it is being stopped, and will say so)."""
+    now = monotonic()
+    for worker in running:
+        told = worker.watched
+        while worker.started + (worker.watched + 1) * watch.every_s <= now:
+            worker.watched += 1
+        if worker.watched > told and worker.kill_at is None:
+            watch.call(worker.index, worker.watched * watch.every_s, list(worker.events))
 
 
 def _start_worker(context: Any, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running | Outcome:
@@ -408,6 +472,7 @@ class _Running:
         self.user_call_s: float | None = None  # read when the deadline passes
         self.clock_garbled = False  # the shared clock held no time a call could have started at
         self.timed_out = False
+        self.watched = 0  # how many multiples of `Watch.every_s` it has been told of
 
     @classmethod
     def start(cls, context, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running:
@@ -607,11 +672,15 @@ def _is_pair_of_text(data: Any) -> bool:
     return type(data) is tuple and len(data) == 2 and all(type(item) is str for item in data)
 
 
-def _wait_any(running: list[_Running]) -> None:
-    """Sleep until a worker sends something, ends, or reaches a deadline."""
+def _wait_any(running: list[_Running], watch: Watch | None = None) -> None:
+    """Sleep until a worker sends something, ends, or reaches a deadline (or the next time
+    `watch` is to be told of it)."""
     if not running:
         return
-    timeout = max(0.0, min(w.wake_at() for w in running) - monotonic())
+    wake = [w.wake_at() for w in running]
+    if watch is not None:
+        wake += [w.started + (w.watched + 1) * watch.every_s for w in running]
+    timeout = max(0.0, min(wake) - monotonic())
     handles = [w.conn for w in running if not w.eof] + [w.process.sentinel for w in running]
     wait(handles, timeout=timeout)
 

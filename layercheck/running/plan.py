@@ -22,6 +22,8 @@ from layercheck.errors import UsageError
 from layercheck.reproducers.files import check_repro_dir
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
 from layercheck.running.isolation import default_memory_cap
+from layercheck.running.keywords import parse_keyword
+from layercheck.running.stopping import parse_maxfail
 from layercheck.settings.config import Config, load_config
 from layercheck.settings.options import (
     merge_settings,
@@ -48,6 +50,10 @@ def make_batch(
     shard: str | None = None,
     only_layers: bool = False,
     repro: str | os.PathLike[str] | None = None,
+    keyword: str | None = None,
+    exitfirst: bool = False,
+    maxfail: Any = None,
+    strict: bool = False,
 ) -> Batch:
     """A validated Batch of what an entry point was given.
 
@@ -66,6 +72,9 @@ def make_batch(
         only_layers: pass over the files that define no layer, as in a folder, rather than
             reporting each as an error (for a hook that hands over every file it touches).
         repro: the folder of the failed checks' reproducers (`--repro DIR`), or None.
+        keyword: `-k EXPR`: the targets and checks it selects (`running.keywords`), or None.
+        exitfirst, maxfail: `-x`, `--maxfail N` (its text): stop after that many failed
+            targets; `strict`: an incomplete check counts as a failure there too.
 
     Raises:
         UsageError: one line for the first value that is not valid, each named as the command
@@ -90,6 +99,8 @@ def make_batch(
         shard=None if shard is None else parse_shard(shard, "--shard"),
         only_layers=only_layers,
         repro=None if repro is None else check_repro_dir(os.fspath(repro)),
+        keyword=None if keyword is None else parse_keyword(keyword),
+        maxfail=parse_maxfail(exitfirst, maxfail, strict),
     )
 
 

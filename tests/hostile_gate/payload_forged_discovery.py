@@ -15,7 +15,13 @@ def _forge():
         frame = frame.f_back
     if frame is None:  # imported in its check
         return
-    found = {"name": "PayloadForgedDiscovery", "kind": "layer\x1b[2J", "example": ["4,3:CB"], "example_error": None}
+    found = {
+        "name": "PayloadForgedDiscovery",
+        "kind": "layer\x1b[2J",
+        "example": ["4,3:CB"],
+        "example_error": None,
+        "line": 1,
+    }
     answer = {"found": [found], "error": None, "traceback": "", "cause": None}
     for obj in gc.get_objects():
         if isinstance(obj, Connection) and obj.writable:
