@@ -216,7 +216,10 @@ class ConsoleReporter:
         self._line(Text.assemble(_status(status), " ", self._head(report), f"  {counts} in {report.duration_s:.2f}s"))
         for note in report.notes:
             self._line(Text.assemble(("note", "yellow"), ": ", visible(note)), _INDENT)
-        if quiet:
+        if quiet:  # the recap says each failure; where to reproduce it is said here alone
+            for check in report.failures():
+                if check.repro is not None:
+                    self._repro(check)
             return
         for shown in _causes(report, self.verbosity):
             self._check(report, shown)
@@ -258,10 +261,15 @@ class ConsoleReporter:
                     self._line(Text(visible(row)), 3 * _INDENT, style="red")
                 self._drew_pictures = True
         for check in checks:
-            if check.repro is not None:  # --repro: the script that recomputes this failure
-                self._line(Text(visible(f"reproduce: {repro_command(check.repro)}")), 2 * _INDENT)
+            if check.repro is not None:
+                self._repro(check)
         if first.traceback:
             self._block(first.traceback, 2 * _INDENT)
+
+    def _repro(self, check: CheckResult) -> None:
+        """--repro: the script that recomputes this failure, under the check."""
+        assert check.repro is not None
+        self._line(Text(visible(f"reproduce: {repro_command(check.repro)}")), 2 * _INDENT)
 
     def overall(self, report: Report) -> None:
         """The recap of every failed or errored target and check, then the summary line."""
