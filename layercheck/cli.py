@@ -28,6 +28,7 @@ from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
 from layercheck.running import reaping
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs, run_batch
+from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV, cache_folder
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.isolation import default_memory_cap
 from layercheck.safetext import bounded, visible
@@ -170,6 +171,12 @@ def cli(ctx):
 @click.option(
     "--strict", is_flag=True, help="An incomplete check fails the run (exit 1): for a CI gate that must decide."
 )
+@click.option("--no-cache", is_flag=True, help="Check every target, and store nothing in the result cache.")
+@click.option(
+    "--cache-dir",
+    metavar="DIR",
+    help=f"Folder of the result cache  [default: ${CACHE_DIR_ENV}, else {CACHE_DIR} of the working folder]",
+)
 def run(
     targets,
     layouts,
@@ -190,6 +197,8 @@ def run(
     quiet,
     verbose,
     strict,
+    no_cache,
+    cache_dir,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
@@ -227,6 +236,7 @@ def run(
             jobs=jobs,
             max_memory=_memory_cap(max_memory, jobs),
             shard=_shard(shard_text),
+            cache=cache_folder(no_cache, cache_dir),
         )
         check_report_paths({"--json": json_path, "--junit": junit_path})
     except UsageError as exc:

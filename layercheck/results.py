@@ -212,6 +212,7 @@ class TargetReport:
     duration_s: float = 0.0
     cause: Cause | None = None
     notes: list[str] = field(default_factory=list)  # what was not tested, in words
+    cached: bool = False  # the result of an earlier run, from the result cache (`running.cache`)
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -272,6 +273,7 @@ class TargetReport:
             "checks": [c.to_dict() for c in self.checks],
             "summary": self.summary,
             "notes": list(self.notes),
+            "cached": self.cached,
         }
 
     @classmethod
@@ -293,6 +295,9 @@ class TargetReport:
         if cause is not None and (type(cause) is not str or cause not in {c.value for c in Cause}):
             raise MalformedReport(f"the report's cause is {_shown(cause)}")
         error = fields.get("error")
+        cached = fields.get("cached", False)
+        if type(cached) is not bool:
+            raise MalformedReport(f"the report's cached is {_shown(cached)}, not true or false")
         return cls(
             target=_string(fields.get("target"), "the report's target"),
             kind=Kind(kind),
@@ -303,6 +308,7 @@ class TargetReport:
             duration_s=_duration(fields.get("duration_s", 0.0), "the report"),
             cause=None if cause is None else Cause(cause),
             notes=_strings(fields.get("notes") or [], "the report's notes"),
+            cached=cached,
         )
 
 
@@ -313,7 +319,20 @@ class MalformedReport(ValueError):
 # What `from_dict` reads: the keys `to_dict` writes, and those a worker adds (traceback, cause).
 _CHECK_KEYS = frozenset({"name", "status", "message", "details", "duration_s"})
 _TARGET_KEYS = frozenset(
-    {"target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes", "traceback", "cause"}
+    {
+        "target",
+        "kind",
+        "layouts",
+        "status",
+        "error",
+        "duration_s",
+        "checks",
+        "summary",
+        "notes",
+        "cached",
+        "traceback",
+        "cause",
+    }
 )
 _CHECK_STATUSES = tuple(status.value for status in STATUSES)
 # Sizes past which data read back is not a report layercheck wrote (a check's details hold

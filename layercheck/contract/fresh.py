@@ -25,6 +25,7 @@ caller already imported and installs nothing.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.machinery
 import os
 import site
@@ -38,7 +39,7 @@ from typing import Any
 
 from layercheck.contract.entries import EntryKind, inspect_entry
 
-__all__ = ["SourceOnlyLoader", "UserSourceFinder", "install", "is_user_file"]
+__all__ = ["SourceOnlyLoader", "UserSourceFinder", "compiled_digests", "install", "is_user_file"]
 
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
@@ -47,7 +48,11 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
-        return self.source_to_code(self.get_data(path), path)
+        data = self.get_data(path)
+        # The result cache keys a verdict on the bytes that ran, not on the file as it is
+        # once the checks are done (it may have been edited meanwhile): `running.sources`.
+        _COMPILED[path] = hashlib.sha256(data).hexdigest()
+        return self.source_to_code(data, path)
 
     def get_data(self, path: str) -> bytes:
         """The file's bytes; a named pipe or device is refused before it is opened (reading a
@@ -81,6 +86,15 @@ class UserSourceFinder:
     @classmethod
     def invalidate_caches(cls) -> None:
         """PathFinder's caches are PathFinder's own: it is asked for them in its own turn."""
+
+
+# path (as the loader was given it) -> SHA-256 of the source last compiled from it, this process.
+_COMPILED: dict[str, str] = {}
+
+
+def compiled_digests() -> dict[str, str]:
+    """The SHA-256 (hex) of the source each user module was compiled from, by its path."""
+    return dict(_COMPILED)
 
 
 def install() -> None:

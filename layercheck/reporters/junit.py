@@ -10,6 +10,8 @@ status (0 unless a check failed or a target could not be checked):
 - incomplete  <skipped message="incomplete: the reason"/>: JUnit has no "could not decide";
               CI shows it among the skipped tests, with the prefix, and it does not fail
               the build (nor does it fail the exit status)
+- a target served from the result cache: its suite's property `cached` is `true` (`false`
+  for one checked in this run); its times are those of the run that checked it
 - a target that could not be checked (import error, crash, timeout): its suite gets one more
   <testcase name="target"> holding <error message="the reason" type="error">traceback</error>,
   after the checks it got through, if any.
@@ -91,6 +93,7 @@ def _testsuite(target: TargetReport, name: str) -> ET.Element:
         ("kind", target.kind.value),
         ("layouts", _LAYOUTS.join(target.layouts)),
         ("status", target.status.value),
+        ("cached", "true" if target.cached else "false"),  # the time is the run's that checked it
     ):
         ET.SubElement(properties, "property", {"name": key, "value": _line(value, 2 * NAME_LIMIT)})
     for check in target.checks:

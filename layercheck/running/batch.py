@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -36,9 +37,11 @@ from layercheck.interrupts import Interrupted
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, TargetReport, cause_of, plain
+from layercheck.running.cache import ResultCache, cache_key
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.runner import run_target, select_checks, unexpected
+from layercheck.running.sources import SOURCES, Sources, imported_sources, loaded_modules, split_sources
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import DEFAULT_TIMEOUT, Options, Settings, merge_settings, options_from
@@ -79,6 +82,7 @@ class Batch:
     jobs: int = 1
     max_memory: int | None = None  # bytes per worker; None: no cap
     shard: tuple[int, int] | None = None  # (K, N): the K-th of N shards, from 1
+    cache: Path | None = None  # the result cache's folder (`running.cache`); None: no cache
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -258,9 +262,11 @@ class CheckJob:
     args: Mapping[str, Any]
     options: Options
     timeout: float
+    record_sources: bool = False  # send the files the verdict depends on (`running.sources`)
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
+        before = loaded_modules() if self.record_sources else None
         emit("step", f"importing {os.path.basename(self.path)}")
         if self.options.device != "cpu":
             gpu_status()  # CuPy, if there is one, is then watched from before the module runs
@@ -273,6 +279,9 @@ class CheckJob:
             factory = Target(self.label, Path(self.path), self.name, obj).factory(self.args)
         except TargetError as exc:
             return _payload(self._report(error=str(exc), traceback=exc.traceback, cause=cause_of(exc)))
+        # At import and again after the checks: a module imported at import may leave
+        # sys.modules, and one imported inside predict appears only then.
+        at_import = [] if before is None else imported_sources(before)
         emit("step", "constructing and initializing the layer")
         done: list[CheckResult] = []
         current = ["setting up the layer"]
@@ -309,7 +318,10 @@ class CheckJob:
                 error += f"; {failure.explanation[0]}"
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
-            return _payload(_process_errors(report))
+            payload = _payload(_process_errors(report))
+            if before is not None:
+                payload[SOURCES] = [list(source) for source in sorted({*at_import, *imported_sources(before)})]
+            return payload
         report.duration_s = perf_counter() - started
         return _payload(report)
 
@@ -393,7 +405,9 @@ def run_batch(
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
     try:
-        reports = _check(batch, items, on_report, on_progress)
+        reports = _check(
+            batch, items, on_report, on_progress, None if batch.cache is None else ResultCache(batch.cache)
+        )
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
         raise
@@ -561,7 +575,8 @@ def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> li
     return [item for i, item in enumerate(items) if i in chosen]
 
 
-def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[TargetReport]:
+def _check(batch: Batch, items: list[_Item], on_report, on_progress, cache: ResultCache | None) -> list[TargetReport]:
+    keys = {} if cache is None else _from_cache(batch, items, cache)
     reports: list[TargetReport | None] = [item.report for item in items]
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]
@@ -577,7 +592,11 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
     count = _counter("checking targets", len(runs), on_progress)
 
     def done(index: int, outcome: Outcome) -> None:
-        reports[runs[index]] = _checked(jobs[index], outcome)
+        report, sources = _checked_with_sources(jobs[index], outcome)
+        reports[runs[index]] = report
+        key = keys.get(runs[index])
+        if cache is not None and key is not None and sources is not None:
+            _store(cache, key, jobs[index], report, sources)
         count(index, outcome)
         flush()
 
@@ -591,6 +610,63 @@ def _check(batch: Batch, items: list[_Item], on_report, on_progress) -> list[Tar
         raise
     flush()
     return reports  # type: ignore[return-value]
+
+
+def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[int, str]:
+    """Serve each target whose entry is found (`ResultCache.lookup`) from the cache: its item
+    gets the report and loses its job. The others' keys, by item, to store what they find;
+    their jobs now record their sources."""
+    keys = {}
+    for index, item in enumerate(items):
+        job = item.job
+        if job is None:
+            continue
+        key = _cache_key(batch, job)
+        if key is None:
+            continue
+        report = cache.lookup(key)
+        # An entry is data on disk: it must fit what is asked as a worker's report must.
+        if report is not None and _unexpected_report(job, report, cached=True) is None:
+            item.job, item.report = None, report
+            continue
+        keys[index] = key
+        item.job = dataclasses.replace(job, record_sources=True)
+    return keys
+
+
+def _cache_key(batch: Batch, job: CheckJob) -> str | None:
+    """What a target's verdict depends on, besides its sources (`running.cache.cache_key`)."""
+    target = {
+        "target": job.label,
+        "path": job.path,
+        "name": job.name,
+        "kind": job.kind,
+        "layouts": [str(layout) for layout in job.layouts],
+        "args": dict(job.args),
+        "options": dataclasses.asdict(job.options),
+        "timeout": job.timeout,
+    }
+    return cache_key(target, job.options.device, None if batch.config is None else batch.config.source)
+
+
+def _store(cache: ResultCache, key: str, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+    """Store a freshly checked target's report, when its worker recorded the layer's own
+    module among its sources (every worker that imported it does: one that did not is not
+    believed)."""
+    module = os.path.realpath(job.path)
+    if any(os.path.realpath(path) == module for path, _ in sources):
+        cache.store(key, report, sources)
+
+
+def _checked_with_sources(job: CheckJob, outcome: Outcome) -> tuple[TargetReport, Sources | None]:
+    """`_checked`, and the sources the worker sent with its report (`running.sources`)."""
+    if not (job.record_sources and outcome.ok):
+        return _checked(job, outcome), None
+    try:
+        result, sources = split_sources(outcome.result)
+    except MalformedReport as exc:
+        return _report_of(job, error=f"{_MALFORMED} {exc}{_TAMPERED}", duration_s=outcome.duration_s), None
+    return _checked(job, dataclasses.replace(outcome, result=result)), sources
 
 
 def _checked(job: CheckJob, outcome: Outcome) -> TargetReport:
@@ -639,7 +715,7 @@ def _expected_checks(job: CheckJob) -> list[str]:
     return [check.name for check in select_checks(job.options)]
 
 
-def _unexpected_report(job: CheckJob, report: TargetReport) -> str | None:
+def _unexpected_report(job: CheckJob, report: TargetReport, cached: bool = False) -> str | None:
     """What in a worker's report does not fit what the parent asked for, in words; None if it fits.
 
     A complete report holds each selected check once, in order, and the integrity check at
@@ -647,6 +723,8 @@ def _unexpected_report(job: CheckJob, report: TargetReport) -> str | None:
     an error (the worker stopped: out of memory, a defect) holds the first of them.
     """
     expected = _report_of(job)  # the target, kind and layouts, cut as reports cut them
+    if report.cached is not cached:
+        return "it says it came from the result cache" if report.cached else "it is not from the result cache"
     if report.target != expected.target:
         return f"it is the report of {visible(bounded(report.target, 100))}, not of {visible(expected.target)}"
     if report.kind is not expected.kind:
