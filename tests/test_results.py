@@ -125,7 +125,7 @@ def _scenario() -> Report:
 
 
 REPORT_KEYS = ["version", "targets", "summary", "duration_s"]
-TARGET_KEYS = ["target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"]
+TARGET_KEYS = ["target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes", "cached"]
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped"]
 GRADIENT_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "explanation"]

@@ -165,9 +165,13 @@ def _gpu() -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1)
 def _layercheck_digest() -> str:
-    """SHA-256 over layercheck's package files (names and contents): a development checkout
-    whose source changed checks again, with the same version number."""
-    package = Path(__file__).resolve().parents[1]
+    """A digest of layercheck's package: a development checkout whose source changed checks
+    again, with the same version number."""
+    return _tree_digest(Path(__file__).resolve().parents[1])
+
+
+def _tree_digest(package: Path) -> str:
+    """SHA-256 over the files below `package` (names and contents), bytecode left out."""
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*")):
         if "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo") or not path.is_file():
