@@ -446,3 +446,24 @@ def test_a_source_changed_since_the_worker_saw_it_is_not_stored(tmp_path):
     source.write_text(RIGHT, encoding="utf-8")
     assert cache.store("k" * 64, TargetReport("a.py"), seen)
     assert cache.lookup("k" * 64) is not None
+
+
+def test_the_worker_records_the_digest_of_the_source_that_ran(tmp_path):
+    """Edited after its import, a module's recorded digest is still that of the text that ran,
+    which the parent then finds changed (above); a file of the standard library is no source."""
+    import hashlib
+
+    from layercheck.contract.loading import import_module
+    from layercheck.running.sources import imported_sources, loaded_modules
+
+    module = tmp_path / "ran.py"
+    module.write_text("import colorsys\nimport helper_ran\n", encoding="utf-8")
+    (tmp_path / "helper_ran.py").write_text(RIGHT, encoding="utf-8")
+    before = loaded_modules() - {"colorsys"}
+    import_module(module)
+    module.write_text("X = 2\n", encoding="utf-8")
+    recorded = dict(imported_sources(before))
+    ran = hashlib.sha256(b"import colorsys\nimport helper_ran\n").hexdigest()
+    assert recorded[str(module)] == ran
+    assert recorded[str(tmp_path / "helper_ran.py")] == hashlib.sha256(RIGHT.encode()).hexdigest()
+    assert not [path for path in recorded if path.endswith("colorsys.py")]

@@ -320,7 +320,9 @@ class CheckJob:
         else:
             payload = _payload(_process_errors(report))
             if before is not None:
-                payload[SOURCES] = [list(source) for source in sorted({*at_import, *imported_sources(before)})]
+                sources = dict(at_import)
+                sources.update(imported_sources(before, known=sources))
+                payload[SOURCES] = [list(source) for source in sorted(sources.items())]
             return payload
         report.duration_s = perf_counter() - started
         return _payload(report)
@@ -576,7 +578,14 @@ def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> li
 
 
 def _check(batch: Batch, items: list[_Item], on_report, on_progress, cache: ResultCache | None) -> list[TargetReport]:
-    keys = {} if cache is None else _from_cache(batch, items, cache)
+    try:
+        keys = {} if cache is None else _from_cache(batch, items, cache)
+    except Interrupted as exc:  # while looking up: every target not found yet is interrupted
+        exc.report = Report([item.report or _interrupted(item.label, exc) for item in items])
+        for report in exc.report.targets:
+            if on_report is not None:
+                on_report(report)
+        raise
     reports: list[TargetReport | None] = [item.report for item in items]
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]

@@ -28,7 +28,7 @@ import stat
 import sys
 import sysconfig
 import types
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from layercheck.contract import fresh
@@ -85,24 +85,28 @@ def loaded_modules() -> frozenset[str]:
     return frozenset(sys.modules)
 
 
-def imported_sources(before: Collection[str]) -> list[tuple[str, str]]:
+def imported_sources(before: Collection[str], known: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """Each source file of a module imported since `before` (`loaded_modules`) that the verdict
-    may depend on, with its digest (see the module's docstring); a file that cannot be read
-    gets an empty digest, which the parent never finds again (the target is then not cached).
-    At most MAX_SOURCES + 1 of them: one more tells the parent that there were too many."""
+    may depend on, with its digest (see the module's docstring; `known`: digests already taken,
+    by path); a file that cannot be read gets an empty digest, which the parent never finds
+    again (the target is then not cached). At most MAX_SOURCES + 1 of them: one more tells the
+    parent that there were too many."""
     compiled = fresh.compiled_digests()
+    known = {} if known is None else known
     found: dict[str, str] = {}
-    for name, path in _module_files(before):
+    for name, raw in _module_files(before):
+        path = os.path.abspath(raw)
         if path in found or not _counts(name, path):
             continue
-        found[path] = compiled.get(path) or digest_file(path) or ""
+        # The loader's path is the module's __file__ as it was given, before abspath tidied it.
+        found[path] = compiled.get(raw) or compiled.get(path) or known.get(path) or digest_file(path) or ""
         if len(found) > MAX_SOURCES:
             break
     return sorted(found.items())
 
 
 def _module_files(before: Collection[str]) -> Iterator[tuple[str, str]]:
-    """(module name, absolute path of its file) of the modules in `sys.modules` not in `before`.
+    """(module name, its `__file__`) of the modules in `sys.modules` not in `before`.
 
     `sys.modules` is the layer's to fill: a value that is not a module, or one whose `__dict__`
     cannot be read, is passed over (such a layer only makes its own verdict re-checked)."""
@@ -114,7 +118,7 @@ def _module_files(before: Collection[str]) -> Iterator[tuple[str, str]]:
         except Exception:  # noqa: BLE001 - a module type of the layer's: see above
             continue
         if type(path) is str and path and "\0" not in path:
-            yield name, os.path.abspath(path)
+            yield name, path
 
 
 def _counts(name: str, path: str) -> bool:
