@@ -318,7 +318,23 @@ class Broken:
 """
 
 
-@pytest.mark.parametrize(("source", "args"), [(SLOW, ("--timeout", "1")), (BROKEN, ())], ids=["timeout", "error"])
+EXITS = """\
+import sys
+
+
+class Exits:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "args"),
+    [(SLOW, ("--timeout", "1")), (BROKEN, ()), (EXITS, ())],
+    ids=["timeout", "error", "sys.exit after the import"],
+)
 def test_a_target_that_could_not_be_checked_is_not_cached(tmp_path, source, args):
     (tmp_path / "scale.py").write_text(source, encoding="utf-8")
     for _ in range(2):
@@ -467,3 +483,17 @@ def test_the_worker_records_the_digest_of_the_source_that_ran(tmp_path):
     assert recorded[str(module)] == ran
     assert recorded[str(tmp_path / "helper_ran.py")] == hashlib.sha256(RIGHT.encode()).hexdigest()
     assert not [path for path in recorded if path.endswith("colorsys.py")]
+
+
+def test_only_complete_verdicts_are_cacheable():
+    from layercheck.results import Cause, CheckResult
+    from layercheck.running.cache import cacheable
+    from layercheck.running.integrity import INTEGRITY_CHECK
+
+    passed = [CheckResult("predict_does_not_error", Status.PASSED)]
+    assert cacheable(TargetReport("a.py", checks=passed))
+    assert cacheable(TargetReport("a.py", checks=[CheckResult("predict_does_not_error", Status.FAILED)]))
+    assert not cacheable(TargetReport("a.py", checks=passed, error="timed out"))
+    assert not cacheable(TargetReport("a.py", checks=passed, cause=Cause.EXIT))
+    assert not cacheable(TargetReport("a.py", checks=[*passed, CheckResult(INTEGRITY_CHECK, Status.FAILED)]))
+    assert not cacheable(TargetReport("a.py", checks=passed, cached=True))
