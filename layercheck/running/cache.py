@@ -27,6 +27,15 @@ checkout) is said once, and the run goes on uncached.
 
 A cached report keeps the durations of the run that checked it (they say what checking it
 costs; the summary's elapsed time is this run's) and says `cached` in every report.
+
+For an entry point (the batch runner, the pytest plugin):
+
+    cache = ResultCache(cache_folder(no_cache, cache_dir))      # once per run
+    key = cache_key({...what is checked and how...}, device, config_path)
+    report = cache.lookup(key) if key else None                 # a TargetReport, cached=True
+    # else check it in a worker that records its sources (`running.sources.imported_sources`),
+    # read them back with `split_sources`, then:
+    cache.store(key, report, sources)                           # stores complete verdicts only
 """
 
 from __future__ import annotations
