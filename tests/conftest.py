@@ -152,6 +152,14 @@ def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path_factory.mktemp("layercheck_cache")))
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _own_module_result_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The same for the module-scoped fixtures that run the CLI (a module's hostile gate run)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_ENV, str(tmp_path_factory.mktemp("layercheck_cache")))
+        yield
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_cache_in_the_checkout():
     """No test may leave a `.layercheck_cache` in the checkout (the .gitignore would hide it)."""

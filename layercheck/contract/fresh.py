@@ -39,19 +39,24 @@ from typing import Any
 
 from layercheck.contract.entries import EntryKind, inspect_entry
 
-__all__ = ["SourceOnlyLoader", "UserSourceFinder", "compiled_digests", "install", "is_user_file"]
+__all__ = ["SourceOnlyLoader", "UserSourceFinder", "install", "is_user_file"]
 
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     """Python's source loader without its bytecode cache: `get_code` compiles the file as it
-    is now, whatever a `__pycache__` holds, and writes nothing."""
+    is now, whatever a `__pycache__` holds, and writes nothing. `source_digest`: the SHA-256
+    (hex) of the source it compiled, once it has."""
+
+    source_digest: str | None = None
 
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
         data = self.get_data(path)
         # The result cache keys a verdict on the bytes that ran, not on the file as it is
         # once the checks are done (it may have been edited meanwhile): `running.sources`.
-        _COMPILED[path] = hashlib.sha256(data).hexdigest()
+        # Kept on this loader (one per module), not in a dict of layercheck's, which the
+        # integrity guard would see change while the layer's imports run.
+        self.source_digest = hashlib.sha256(data).hexdigest()
         return self.source_to_code(data, path)
 
     def get_data(self, path: str) -> bytes:
@@ -86,15 +91,6 @@ class UserSourceFinder:
     @classmethod
     def invalidate_caches(cls) -> None:
         """PathFinder's caches are PathFinder's own: it is asked for them in its own turn."""
-
-
-# path (as the loader was given it) -> SHA-256 of the source last compiled from it, this process.
-_COMPILED: dict[str, str] = {}
-
-
-def compiled_digests() -> dict[str, str]:
-    """The SHA-256 (hex) of the source each user module was compiled from, by its path."""
-    return dict(_COMPILED)
 
 
 def install() -> None:

@@ -29,6 +29,7 @@ import sys
 import sysconfig
 import types
 from collections.abc import Collection, Iterator, Mapping
+from importlib.machinery import ModuleSpec
 from typing import Any
 
 from layercheck.contract import fresh
@@ -91,34 +92,37 @@ def imported_sources(before: Collection[str], known: Mapping[str, str] | None = 
     by path); a file that cannot be read gets an empty digest, which the parent never finds
     again (the target is then not cached). At most MAX_SOURCES + 1 of them: one more tells the
     parent that there were too many."""
-    compiled = fresh.compiled_digests()
     known = {} if known is None else known
     found: dict[str, str] = {}
-    for name, raw in _module_files(before):
-        path = os.path.abspath(raw)
+    for name, path, compiled in _module_files(before):
         if path in found or not _counts(name, path):
             continue
-        # The loader's path is the module's __file__ as it was given, before abspath tidied it.
-        found[path] = compiled.get(raw) or compiled.get(path) or known.get(path) or digest_file(path) or ""
+        found[path] = compiled or known.get(path) or digest_file(path) or ""
         if len(found) > MAX_SOURCES:
             break
     return sorted(found.items())
 
 
-def _module_files(before: Collection[str]) -> Iterator[tuple[str, str]]:
-    """(module name, its `__file__`) of the modules in `sys.modules` not in `before`.
+def _module_files(before: Collection[str]) -> Iterator[tuple[str, str, str | None]]:
+    """(module name, the absolute path of its `__file__`, the digest of the source its loader
+    compiled, if `contract.fresh` compiled it) of the modules in `sys.modules` not in `before`.
 
     `sys.modules` is the layer's to fill: a value that is not a module, or one whose `__dict__`
-    cannot be read, is passed over (such a layer only makes its own verdict re-checked)."""
+    cannot be read, is passed over (such a layer only makes its own verdict re-checked). Only
+    layercheck's own types are asked for more than their `__dict__`: no code of the layer runs."""
     for name, module in list(sys.modules.items()):
         if name in before or not isinstance(module, types.ModuleType):
             continue
         try:
-            path = object.__getattribute__(module, "__dict__").get("__file__")
+            namespace = object.__getattribute__(module, "__dict__")
+            path, spec = namespace.get("__file__"), namespace.get("__spec__")
         except Exception:  # noqa: BLE001 - a module type of the layer's: see above
             continue
-        if type(path) is str and path and "\0" not in path:
-            yield name, path
+        if type(path) is not str or not path or "\0" in path:
+            continue
+        loader = spec.loader if type(spec) is ModuleSpec else None
+        compiled = loader.source_digest if type(loader) is fresh.SourceOnlyLoader else None
+        yield name, os.path.abspath(path), compiled
 
 
 def _counts(name: str, path: str) -> bool:
