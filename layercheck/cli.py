@@ -37,6 +37,7 @@ from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status
 from layercheck.running import reaping
 from layercheck.running.batch import run_batch
+from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.plan import make_batch
 from layercheck.running.stopping import stopped_line
@@ -237,6 +238,12 @@ def cli(ctx):
     metavar="FILE",
     help="Record every failure of this run in FILE (exit 0 once written).",
 )
+@click.option("--no-cache", is_flag=True, help="Check every target, and store nothing in the result cache.")
+@click.option(
+    "--cache-dir",
+    metavar="DIR",
+    help=f"Folder of the result cache  [default: ${CACHE_DIR_ENV}, else {CACHE_DIR} of the working folder]",
+)
 def run(
     targets,
     layouts,
@@ -258,6 +265,8 @@ def run(
     only_layers,
     baseline_path,
     update_baseline_path,
+    no_cache,
+    cache_dir,
     **settings,
 ):
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
@@ -289,6 +298,8 @@ def run(
             exitfirst=exitfirst,
             maxfail=maxfail,
             strict=strict,
+            no_cache=no_cache,
+            cache_dir=cache_dir,
         )
         baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
         if update_baseline_path is not None and batch.shard is not None:

@@ -251,6 +251,7 @@ class TargetReport:
     # The error is a failure the run's --baseline accepts: the target's status is `known`.
     error_known: bool = False
     source: Source | None = None  # set by the parent from discovery, never read from a worker
+    cached: bool = False  # the result of an earlier run, from the result cache (`running.cache`)
 
     def __post_init__(self) -> None:
         self.kind = Kind(self.kind)
@@ -328,6 +329,7 @@ class TargetReport:
             # The user's frames of the error (additive, issue 28): a report file read back
             # (`layercheck merge`) gives the JUnit report the unsharded run gives.
             "traceback": self.traceback,
+            "cached": self.cached,
         }
 
     @classmethod
@@ -354,6 +356,9 @@ class TargetReport:
         position = fields.get("position")
         if position is not None and (type(position) is not int or position < 0):
             raise MalformedReport(f"the report's position is {_shown(position)}, not a whole number >= 0")
+        cached = fields.get("cached", False)
+        if type(cached) is not bool:
+            raise MalformedReport(f"the report's cached is {_shown(cached)}, not true or false")
         return cls(
             target=_string(fields.get("target"), "the report's target"),
             kind=Kind(kind),
@@ -368,6 +373,7 @@ class TargetReport:
             notes=_strings(fields.get("notes") or [], "the report's notes"),
             position=position,
             error_known=known and error is not None and fields.get("status") == Status.KNOWN.value,
+            cached=cached,
         )
 
 
@@ -389,6 +395,7 @@ _TARGET_KEYS = frozenset(
         "summary",
         "notes",
         "position",
+        "cached",
         "traceback",
         "cause",
     }

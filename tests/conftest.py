@@ -26,6 +26,7 @@ import pytest
 import layercheck
 from layercheck.checks import REGISTRY
 from layercheck.contract.loading import discover, import_module
+from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
@@ -110,10 +111,13 @@ def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: floa
     """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes). The
     environment is os.environ's, given explicitly: a COLUMNS that a library set in the C
     environment (curses does) and os.environ does not show would otherwise wrap the output."""
+    env = dict(os.environ) if env is None else env
+    if CACHE_DIR_ENV in os.environ:  # an environment made from scratch keeps the test's cache too
+        env = {CACHE_DIR_ENV: os.environ[CACHE_DIR_ENV], **env}
     return subprocess.run(
         [sys.executable, "-m", "layercheck", *map(str, args)],
         cwd=cwd,
-        env=dict(os.environ) if env is None else env,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -147,3 +151,28 @@ def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     on GitHub's runners too. The tests of those commands set it themselves."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has a result cache of its own, empty (`layercheck run` caches by default): a
+    target it checks is checked, whatever the tests before it checked, and no cache is left in
+    the checkout (run_cli's working folder). The cache's own tests run it twice on purpose."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path_factory.mktemp("layercheck_cache")))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _own_module_result_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The same for the module-scoped fixtures that run the CLI (a module's hostile gate run)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_ENV, str(tmp_path_factory.mktemp("layercheck_cache")))
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_cache_in_the_checkout():
+    """No test may leave a `.layercheck_cache` in the checkout (the .gitignore would hide it)."""
+    folder = REPO / CACHE_DIR
+    there = folder.exists()
+    yield
+    assert there or not folder.exists(), f"a test left {folder}"

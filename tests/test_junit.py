@@ -53,7 +53,7 @@ def test_statuses_map_to_junit_elements():
     assert cases["backward_does_not_error"].find("skipped").get("message") == "no backward defined"
     assert cases["outputs_are_finite"].find("skipped").get("message") == "incomplete: every sample hit a kink"
     properties = {p.get("name"): p.get("value") for p in checked.find("properties")}
-    assert properties == {"kind": "layer", "layouts": "3,2:CB", "status": "failed"}
+    assert properties == {"kind": "layer", "layouts": "3,2:CB", "status": "failed", "cached": "false"}
     (error_case,) = broken.findall("testcase")
     assert error_case.get("name") == "target"
     error = error_case.find("error")

@@ -124,11 +124,12 @@ def _scenario() -> Report:
     )
 
 
-# `run`, `position`, `traceback` and `known` are additive (issue 28: merging shards, baselines).
+# `run`, `position`, `traceback`, `cached` and `known` are additive (issue 28: merging shards,
+# baselines, the result cache).
 REPORT_KEYS = ["version", "targets", "summary", "duration_s", "run"]
 TARGET_KEYS = [
     *("target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"),
-    *("position", "traceback"),
+    *("position", "traceback", "cached"),
 ]
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped", "known"]

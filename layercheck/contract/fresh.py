@@ -25,6 +25,7 @@ caller already imported and installs nothing.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.machinery
 import os
 import site
@@ -43,11 +44,20 @@ __all__ = ["SourceOnlyLoader", "UserSourceFinder", "install", "is_user_file"]
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     """Python's source loader without its bytecode cache: `get_code` compiles the file as it
-    is now, whatever a `__pycache__` holds, and writes nothing."""
+    is now, whatever a `__pycache__` holds, and writes nothing. `source_digest`: the SHA-256
+    (hex) of the source it compiled, once it has."""
+
+    source_digest: str | None = None
 
     def get_code(self, fullname: str) -> CodeType:
         path = self.get_filename(fullname)
-        return self.source_to_code(self.get_data(path), path)
+        data = self.get_data(path)
+        # The result cache keys a verdict on the bytes that ran, not on the file as it is
+        # once the checks are done (it may have been edited meanwhile): `running.sources`.
+        # Kept on this loader (one per module), not in a dict of layercheck's, which the
+        # integrity guard would see change while the layer's imports run.
+        self.source_digest = hashlib.sha256(data).hexdigest()
+        return self.source_to_code(data, path)
 
     def get_data(self, path: str) -> bytes:
         """The file's bytes; a named pipe or device is refused before it is opened (reading a

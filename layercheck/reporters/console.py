@@ -213,7 +213,9 @@ class ConsoleReporter:
         if status in (Status.PASSED, Status.KNOWN) and quiet and not report.notes:
             return
         counts = _counts(report.summary)
-        self._line(Text.assemble(_status(status), " ", self._head(report), f"  {counts} in {report.duration_s:.2f}s"))
+        # A cached verdict keeps the time its check took when it ran: said so beside it.
+        took = f"{counts} in {report.duration_s:.2f}s" + (" (cached)" if report.cached else "")
+        self._line(Text.assemble(_status(status), " ", self._head(report), f"  {took}"))
         for note in report.notes:
             self._line(Text.assemble(("note", "yellow"), ": ", visible(note)), _INDENT)
         if quiet:  # the recap says each failure; where to reproduce it is said here alone

@@ -13,6 +13,8 @@ status (0 unless a check failed or a target could not be checked):
 - known       <skipped message="known failure (baseline): the message"/>: a failure that the
               run's --baseline accepts does not fail the build, as it does not fail the exit
               status; CI lists it, with the prefix
+- a target served from the result cache: its suite's property `cached` is `true` (`false`
+  for one checked in this run); its times are those of the run that checked it
 - a target that could not be checked (import error, crash, timeout): its suite gets one more
   <testcase name="target"> holding <error message="the reason" type="error">traceback</error>,
   after the checks it got through, if any; <skipped message="known failure (baseline): the
@@ -111,6 +113,7 @@ def _testsuite(target: TargetReport, name: str, environment: Environment | None 
         ("kind", target.kind.value),
         ("layouts", _LAYOUTS.join(target.layouts)),
         ("status", target.status.value),
+        ("cached", "true" if target.cached else "false"),  # the time is the run's that checked it
     ):
         ET.SubElement(properties, "property", {"name": key, "value": _line(value, 2 * NAME_LIMIT)})
     # Where the run was made (DESIGN.md section 10), in every suite: CI systems show a suite's

@@ -53,10 +53,12 @@ from layercheck.results import (
     plain,
 )
 from layercheck.runinfo import RunInfo, Versions, fingerprint
+from layercheck.running.cache import ResultCache, cache_key
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.keywords import Keyword
 from layercheck.running.runner import run_target, select_checks, unexpected
+from layercheck.running.sources import SOURCES, Sources, imported_sources, loaded_modules, split_sources
 from layercheck.running.stopping import MaxFail
 from layercheck.running.watching import StillRunning, watch_of
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
@@ -113,6 +115,7 @@ class Batch:
     repro: ReproDir | None = None  # --repro DIR: reproducers of the failed checks written there
     keyword: Keyword | None = None  # -k: the targets and checks it selects (`keywords`)
     maxfail: MaxFail | None = None  # -x / --maxfail N
+    cache: Path | None = None  # the result cache's folder (`running.cache`); None: no cache
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -313,9 +316,11 @@ class CheckJob:
     # --repro: the folder the parent made for this target, where the worker writes each
     # failed check's evidence as `<check>.npz` (`reproducers.files`); None: none asked for.
     repro_folder: str | None = None
+    record_sources: bool = False  # send the files the verdict depends on (`running.sources`)
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
+        before = loaded_modules() if self.record_sources else None
         emit("step", f"importing {os.path.basename(self.path)}")
         if self.options.device != "cpu":
             gpu_status()  # CuPy, if there is one, is then watched from before the module runs
@@ -328,6 +333,9 @@ class CheckJob:
             factory = Target(self.label, Path(self.path), self.name, obj).factory(self.args)
         except TargetError as exc:
             return _payload(self._report(error=str(exc), traceback=exc.traceback, cause=cause_of(exc)))
+        # At import and again after the checks: a module imported at import may leave
+        # sys.modules, and one imported inside predict appears only then.
+        at_import = [] if before is None else imported_sources(before)
         emit("step", "constructing and initializing the layer")
         done: list[CheckResult] = []
         current = ["setting up the layer"]
@@ -365,7 +373,12 @@ class CheckJob:
                 error += f"; {failure.explanation[0]}"
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
-            return _payload(_process_errors(report))
+            payload = _payload(_process_errors(report))
+            if before is not None:
+                sources = dict(at_import)
+                sources.update(imported_sources(before, known=sources))
+                payload[SOURCES] = [list(source) for source in sorted(sources.items())]
+            return payload
         report.duration_s = perf_counter() - started
         return _payload(report)
 
@@ -720,9 +733,25 @@ def _check(
     as_finished: bool = False,
     still_running: StillRunning | None = None,
 ) -> list[TargetReport]:
+    # With --repro every target is checked: a verdict from the cache has no reproducer.
+    cache = None if batch.cache is None or batch.repro is not None else ResultCache(batch.cache)
+    try:
+        keys = {} if cache is None else _from_cache(batch, items, cache)
+    except Interrupted as exc:  # while looking up: every target not found yet is interrupted
+        exc.report = Report([item.report or _interrupted(item.label, exc) for item in items])
+        for report in exc.report.targets:
+            if on_report is not None:
+                on_report(report)
+        raise
+
+    def keep(item: int, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+        key = keys.get(item)
+        if cache is not None and key is not None:
+            _store(cache, key, job, report, sources)
+
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]
-    how = (on_report, on_progress, as_finished, still_running)
+    how = (keep, on_report, on_progress, as_finished, still_running)
     if batch.repro is None:
         return _check_jobs(batch, items, runs, jobs, None, *how)
     with ReproRun(batch.repro, [(j.label, j.path, j.name, j.args) for j in jobs]) as repro:
@@ -736,15 +765,16 @@ def _check_jobs(
     runs: list[int],
     jobs: list[CheckJob],
     repro: ReproRun | None,
+    keep: Callable[[int, CheckJob, TargetReport, Sources], None],
     on_report,
     on_progress,
     as_finished: bool,
     still_running: StillRunning | None,
 ) -> list[TargetReport]:
     reports: list[TargetReport | None] = [item.report for item in items]
-    for report, item in zip(reports, items):  # known without checking: placed in the plan too
+    for report, item in zip(reports, items):  # known without checking (cached): placed too
         if report is not None:
-            report.position = item.position
+            report.position, report.source = item.position, item.source
     next_out = 0
     handed: set[int] = set()  # as_finished: the reports on_report has returned from
     failed = sum(batch.maxfail.fails(report) for report in reports if report is not None) if batch.maxfail else 0
@@ -765,9 +795,11 @@ def _check_jobs(
 
     def done(index: int, outcome: Outcome) -> None:
         nonlocal failed
-        report = _checked(jobs[index], outcome, batch.maxfail)
+        report, sources = _checked_with_sources(jobs[index], outcome, batch.maxfail)
         for check in report.checks:  # a worker's claim of a reproducer is never taken
             check.repro = None
+        if sources is not None:  # the verdict as the worker made it, before this run's marks
+            keep(runs[index], jobs[index], report, sources)
         if repro is not None:
             report = repro.attach(index, report)
         report.source = items[runs[index]].source
@@ -810,6 +842,65 @@ def _check_jobs(
         raise
     hand_all()
     return reports  # type: ignore[return-value]
+
+
+def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[int, str]:
+    """Serve each target whose entry is found (`ResultCache.lookup`) from the cache: its item
+    gets the report and loses its job. The others' keys, by item, to store what they find;
+    their jobs now record their sources."""
+    keys = {}
+    for index, item in enumerate(items):
+        job = item.job
+        if job is None:
+            continue
+        key = _cache_key(batch, job)
+        if key is None:
+            continue
+        report = cache.lookup(key)
+        # An entry is data on disk: it must fit what is asked as a worker's report must.
+        if report is not None and _unexpected_report(job, report, cached=True) is None:
+            item.job, item.report = None, report
+            continue
+        keys[index] = key
+        item.job = dataclasses.replace(job, record_sources=True)
+    return keys
+
+
+def _cache_key(batch: Batch, job: CheckJob) -> str | None:
+    """What a target's verdict depends on, besides its sources (`running.cache.cache_key`)."""
+    target = {
+        "target": job.label,
+        "path": job.path,
+        "name": job.name,
+        "kind": job.kind,
+        "layouts": [str(layout) for layout in job.layouts],
+        "args": dict(job.args),
+        "options": dataclasses.asdict(job.options),
+        "timeout": job.timeout,
+    }
+    return cache_key(target, job.options.device, None if batch.config is None else batch.config.source)
+
+
+def _store(cache: ResultCache, key: str, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+    """Store a freshly checked target's report, when its worker recorded the layer's own
+    module among its sources (every worker that imported it does: one that did not is not
+    believed)."""
+    module = os.path.realpath(job.path)
+    if any(os.path.realpath(path) == module for path, _ in sources):
+        cache.store(key, report, sources)
+
+
+def _checked_with_sources(
+    job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None
+) -> tuple[TargetReport, Sources | None]:
+    """`_checked`, and the sources the worker sent with its report (`running.sources`)."""
+    if not (job.record_sources and outcome.ok):
+        return _checked(job, outcome, maxfail), None
+    try:
+        result, sources = split_sources(outcome.result)
+    except MalformedReport as exc:
+        return _report_of(job, error=f"{_MALFORMED} {exc}{_TAMPERED}", duration_s=outcome.duration_s), None
+    return _checked(job, dataclasses.replace(outcome, result=result), maxfail), sources
 
 
 def _checked(job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None) -> TargetReport:
@@ -861,7 +952,7 @@ def _expected_checks(job: CheckJob) -> list[str]:
     return [check.name for check in select_checks(job.options)]
 
 
-def _unexpected_report(job: CheckJob, report: TargetReport) -> str | None:
+def _unexpected_report(job: CheckJob, report: TargetReport, cached: bool = False) -> str | None:
     """What in a worker's report does not fit what the parent asked for, in words; None if it fits.
 
     A complete report holds each selected check once, in order, and the integrity check at
@@ -871,6 +962,8 @@ def _unexpected_report(job: CheckJob, report: TargetReport) -> str | None:
     expected = _report_of(job)  # the target, kind and layouts, cut as reports cut them
     if report.cause in (Cause.INTERRUPTED, Cause.NOT_RUN):  # the parent's to say, never a worker's
         return f"it says the target was {report.cause.value.replace('_', ' ')}"
+    if report.cached is not cached:
+        return "it says it came from the result cache" if report.cached else "it is not from the result cache"
     if report.target != expected.target:
         return f"it is the report of {visible(bounded(report.target, 100))}, not of {visible(expected.target)}"
     if report.kind is not expected.kind:

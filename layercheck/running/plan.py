@@ -21,6 +21,7 @@ from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
 from layercheck.reproducers.files import check_repro_dir
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
+from layercheck.running.cache import cache_folder
 from layercheck.running.isolation import default_memory_cap
 from layercheck.running.keywords import parse_keyword
 from layercheck.running.stopping import parse_maxfail
@@ -54,6 +55,8 @@ def make_batch(
     exitfirst: bool = False,
     maxfail: Any = None,
     strict: bool = False,
+    no_cache: bool = False,
+    cache_dir: str | None = None,
 ) -> Batch:
     """A validated Batch of what an entry point was given.
 
@@ -75,6 +78,7 @@ def make_batch(
         keyword: `-k EXPR`: the targets and checks it selects (`running.keywords`), or None.
         exitfirst, maxfail: `-x`, `--maxfail N` (its text): stop after that many failed
             targets; `strict`: an incomplete check counts as a failure there too.
+        no_cache, cache_dir: `--no-cache`, `--cache-dir DIR` (`running.cache.cache_folder`).
 
     Raises:
         UsageError: one line for the first value that is not valid, each named as the command
@@ -101,6 +105,7 @@ def make_batch(
         repro=None if repro is None else check_repro_dir(os.fspath(repro)),
         keyword=None if keyword is None else parse_keyword(keyword),
         maxfail=parse_maxfail(exitfirst, maxfail, strict),
+        cache=cache_folder(no_cache, cache_dir),
     )
 
 

@@ -1,0 +1,499 @@
+"""The result cache (DESIGN.md section 9): a target whose inputs did not change is served from
+`.layercheck_cache/`, says so in every report, and any change it depends on checks it again.
+
+Every test runs the real CLI (`run_cli`) in a folder of its own, with the cache in a folder of
+its own (`conftest._own_result_cache`), and reads what the reports say. Whether the layer really
+ran is read from a file its `predict` appends to: a cached target's layer does not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from layercheck.results import Kind, Status, TargetReport
+from layercheck.running import cache as cache_module
+from layercheck.running.batch import Batch, CheckJob, Request, _unexpected_report, run_batch
+from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV, ResultCache, cache_key
+from layercheck.running.sources import MAX_SOURCES, split_sources
+from layercheck.settings.options import Options
+
+# A layer whose backward multiplies by FACTOR, from wherever `{import}` takes it: right with
+# FACTOR = 1.0, wrong (the gradient check fails) with 2.0, an edit that keeps the file's size.
+# Its predict appends a line to runs.log beside it: the layer ran.
+LAYER = """\
+import os
+{top}
+
+def _ran():
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "runs.log"), "a") as log:
+        log.write("ran\\n")
+
+
+class Scale:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        _ran()
+        return 3.0 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        {inner}
+        return FACTOR * 3.0 * dLdY
+"""
+RIGHT, WRONG = "FACTOR = 1.0\n", "FACTOR = 2.0\n"
+GRADIENTS = "gradients_are_numerically_correct"
+
+# Where FACTOR comes from: (the layer's import at the top, its import inside backward, the
+# file that defines FACTOR, relative to the folder).
+WHERE = {
+    "the layer's module": (RIGHT, "pass", "scale.py"),
+    "a sibling module": ("from helper import FACTOR", "pass", "helper.py"),
+    "a module of a package": ("from pkg.sub import FACTOR", "pass", "pkg/sub.py"),
+    "a module imported inside backward": ("", "from lazy import FACTOR", "lazy.py"),
+}
+
+
+def _write_layer(folder: Path, where: str) -> Path:
+    """The layer with FACTOR where `where` says, right; the file that holds FACTOR."""
+    top, inner, factor_file = WHERE[where]
+    (folder / "pkg").mkdir(parents=True, exist_ok=True)
+    (folder / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    for name in ("helper.py", "pkg/sub.py", "lazy.py"):
+        (folder / name).write_text(RIGHT, encoding="utf-8")
+    (folder / "scale.py").write_text(LAYER.format(top=top, inner=inner), encoding="utf-8")
+    return folder / factor_file
+
+
+def _runs(folder: Path) -> int:
+    log = folder / "runs.log"
+    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+
+
+def _check(folder: Path, *args: str, env: dict | None = None):
+    """`layercheck run scale.py ARGS --json --junit` in `folder`: (process, the JSON target,
+    the JUnit suite's properties, whether the layer ran)."""
+    before = _runs(folder)
+    proc = run_cli("run", "scale.py", *args, "--json", "r.json", "--junit", "r.xml", cwd=folder, env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    [target] = json.loads((folder / "r.json").read_text(encoding="utf-8"))["targets"]
+    suite = ET.parse(folder / "r.xml").getroot().find("testsuite")
+    assert suite is not None
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    return proc, target, properties, _runs(folder) > before
+
+
+def _says_cached(proc, target, properties) -> bool:
+    """Whether all three reports say "cached", checking that they agree."""
+    console = "(cached)" in proc.stdout
+    assert console is target["cached"] is (properties["cached"] == "true"), (proc.stdout, target, properties)
+    return console
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted((folder / "results").glob("*.json")) if (folder / "results").exists() else []
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ[CACHE_DIR_ENV])
+
+
+# -- served from the cache -----------------------------------------------------------------
+
+
+def test_a_second_run_is_served_from_the_cache_and_every_report_says_so(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    first = _check(tmp_path)
+    assert first[-1] and not _says_cached(*first[:3])
+    second = _check(tmp_path)
+    assert not second[-1], "the layer ran again"
+    assert _says_cached(*second[:3])
+    assert second[0].returncode == first[0].returncode == 0
+    same = ("target", "kind", "layouts", "status", "error", "checks", "summary", "notes")
+    assert {k: second[1][k] for k in same} == {k: first[1][k] for k in same}
+    # The time is the run's that checked it, said beside "cached".
+    assert second[1]["duration_s"] == first[1]["duration_s"]
+    assert f"in {first[1]['duration_s']:.2f}s (cached)" in second[0].stdout
+
+
+def test_the_cache_folder_is_ignored_by_git_and_tagged_for_backup_tools(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    _check(tmp_path)
+    folder = _cache_dir()
+    assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert (
+        (folder / "CACHEDIR.TAG").read_text(encoding="utf-8").startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
+    assert len(_entries(folder)) == 1
+    assert not [p for p in (folder / "results").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_without_the_variable_the_cache_is_in_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    _write_layer(tmp_path, "a sibling module")
+    assert not _says_cached(*_check(tmp_path)[:3])
+    assert len(_entries(tmp_path / CACHE_DIR)) == 1
+    assert _says_cached(*_check(tmp_path)[:3])
+
+
+def test_cache_dir_puts_it_there(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    _check(tmp_path, "--cache-dir", "elsewhere")
+    assert len(_entries(tmp_path / "elsewhere")) == 1 and not _entries(_cache_dir())
+    assert _says_cached(*_check(tmp_path, "--cache-dir", "elsewhere")[:3])
+    assert not _says_cached(*_check(tmp_path)[:3])  # the default folder has no entry
+
+
+def test_an_empty_cache_dir_is_refused_in_one_line(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    proc = run_cli("run", "scale.py", "--cache-dir", " ", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("Error: --cache-dir: give a folder") and proc.stderr.count("\n") == 1
+
+
+def test_no_cache_checks_again_and_stores_nothing(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    for _ in range(2):
+        proc, target, properties, ran = _check(tmp_path, "--no-cache")
+        assert ran and not _says_cached(proc, target, properties)
+    assert not _entries(_cache_dir())
+    _check(tmp_path)  # stored now: --no-cache does not read it either
+    proc, target, properties, ran = _check(tmp_path, "--no-cache")
+    assert ran and not _says_cached(proc, target, properties)
+
+
+# -- what the key covers: any change checks again --------------------------------------------
+
+
+@pytest.mark.parametrize("where", list(WHERE))
+def test_an_edit_of_any_source_checks_again_even_with_its_size_and_time(tmp_path, where):
+    """FACTOR edited from 1.0 to 2.0 (same size, the modification time put back): a stale
+    verdict would be a pass; the layer is checked again and fails, and that verdict is cached."""
+    factor_file = _write_layer(tmp_path, where)
+    assert _check(tmp_path)[1]["status"] == "passed"
+    assert _says_cached(*_check(tmp_path)[:3])
+    times = os.stat(factor_file)
+    text = factor_file.read_text(encoding="utf-8")
+    factor_file.write_text(text.replace(RIGHT, WRONG), encoding="utf-8")
+    os.utime(factor_file, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert os.stat(factor_file).st_size == times.st_size
+    proc, target, properties, ran = _check(tmp_path)
+    assert ran and not _says_cached(proc, target, properties)
+    assert target["status"] == "failed" and proc.returncode == 1
+    assert {c["name"]: c["status"] for c in target["checks"]}[GRADIENTS] == "failed"
+    proc, target, properties, ran = _check(tmp_path)  # a failed verdict is a verdict: cached
+    assert not ran and _says_cached(proc, target, properties) and target["status"] == "failed"
+    assert proc.returncode == 1
+
+
+def test_a_sibling_the_layer_does_not_import_is_not_a_source(tmp_path):
+    """The sources are what the worker imported: an edit of another file of the folder does not
+    check the layer again (this also shows the edits above are seen through imports)."""
+    _write_layer(tmp_path, "the layer's module")
+    _check(tmp_path)
+    (tmp_path / "helper.py").write_text(WRONG, encoding="utf-8")
+    assert _says_cached(*_check(tmp_path)[:3])
+
+
+def test_a_setting_changed_checks_again_and_each_setting_keeps_its_entry(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    _check(tmp_path, "--seed", "0")
+    assert _says_cached(*_check(tmp_path, "--seed", "0")[:3])
+    for args in (("--seed", "1"), ("--dtype", "float64"), ("--timeout", "60"), ("--skip", GRADIENTS)):
+        proc, target, properties, ran = _check(tmp_path, *args)
+        assert ran and not _says_cached(proc, target, properties), args
+    assert _says_cached(*_check(tmp_path, "--seed", "0")[:3])
+    assert _says_cached(*_check(tmp_path, "--seed", "1")[:3])
+
+
+def test_an_edit_of_the_config_checks_again(tmp_path):
+    _write_layer(tmp_path, "a sibling module")
+    config = tmp_path / "ci.yaml"
+    config.write_text("defaults:\n  seed: 0\n", encoding="utf-8")
+    _check(tmp_path, "--config", "ci.yaml")
+    assert _says_cached(*_check(tmp_path, "--config", "ci.yaml")[:3])
+    config.write_text("defaults:\n  seed: 0  # reviewed\n", encoding="utf-8")
+    proc, target, properties, ran = _check(tmp_path, "--config", "ci.yaml")
+    assert ran and not _says_cached(proc, target, properties)
+    config.write_text("defaults:\n  seed: 0\n  tolerances: {float64: {rtol: 1e-3}}\n", encoding="utf-8")
+    proc, target, properties, ran = _check(tmp_path, "--config", "ci.yaml")
+    assert ran and not _says_cached(proc, target, properties)
+    assert _says_cached(*_check(tmp_path, "--config", "ci.yaml")[:3])
+
+
+def _batch(folder: Path, cache: Path) -> Batch:
+    return Batch(requests=(Request("scale.py", (folder / "scale.py").resolve()),), cache=cache)
+
+
+def _clear_environment(monkeypatch) -> None:
+    """The environment computed at each key, not once per process as layercheck does."""
+    unwrapped = getattr(cache_module._environment, "__wrapped__", cache_module._environment)
+    monkeypatch.setattr(cache_module, "_environment", unwrapped)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["numpy", "python", "layercheck", "layercheck's source", "a numeric variable"],
+)
+def test_a_version_change_checks_again(tmp_path, monkeypatch, change):
+    """The parent's key, in this process (`run_batch`): what a new version would change in it."""
+    _write_layer(tmp_path, "a sibling module")
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    assert not run_batch(_batch(tmp_path, cache)).targets[0].cached
+    assert run_batch(_batch(tmp_path, cache)).targets[0].cached
+    _clear_environment(monkeypatch)
+    if change == "numpy":
+        monkeypatch.setattr(np, "__version__", np.__version__ + ".post1")
+    elif change == "python":
+        monkeypatch.setattr(sys, "version", sys.version + " (patched)")
+    elif change == "layercheck":
+        monkeypatch.setattr(cache_module, "__version__", cache_module.__version__ + ".dev1")
+    elif change == "layercheck's source":
+        monkeypatch.setattr(cache_module, "_layercheck_digest", lambda: "0" * 64)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    report = run_batch(_batch(tmp_path, cache)).targets[0]
+    assert not report.cached and report.status == Status.PASSED
+    assert run_batch(_batch(tmp_path, cache)).targets[0].cached
+
+
+def test_layercheck_s_source_digest_changes_with_any_file_of_its_package(tmp_path):
+    package = tmp_path / "layercheck"
+    (package / "checks").mkdir(parents=True)
+    (package / "checks" / "a.py").write_text("X = 1\n", encoding="utf-8")
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"1")
+    first = cache_module._tree_digest(package)
+    (package / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"2")  # bytecode is not source
+    assert cache_module._tree_digest(package) == first
+    (package / "checks" / "a.py").write_text("X = 2\n", encoding="utf-8")
+    assert cache_module._tree_digest(package) != first
+
+
+def test_the_gpu_is_asked_about_only_when_the_device_is_not_cpu(monkeypatch):
+    asked = []
+    monkeypatch.setattr(cache_module, "_gpu", lambda: asked.append(1) or {"usable": False})
+    _clear_environment(monkeypatch)
+    cpu = cache_key({"target": "a"}, "cpu")
+    assert not asked
+    auto = cache_key({"target": "a"}, "auto")
+    assert asked and auto != cpu
+    monkeypatch.setattr(cache_module, "_gpu", lambda: {"usable": True, "reason": "a GPU"})
+    _clear_environment(monkeypatch)
+    assert cache_key({"target": "a"}, "auto") != auto  # a GPU now usable: other checks run
+
+
+# -- only complete verdicts ----------------------------------------------------------------
+
+SLOW = """\
+import time
+
+
+class Slow:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        time.sleep(30)
+        return X
+"""
+
+BROKEN = """\
+class Broken:
+    example_layout = "3,4:CB"
+
+    def __init__(self):
+        raise RuntimeError("no")
+
+    def predict(self, X):
+        return X
+"""
+
+
+EXITS = """\
+import sys
+
+
+class Exits:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "args"),
+    [(SLOW, ("--timeout", "1")), (BROKEN, ()), (EXITS, ())],
+    ids=["timeout", "error", "sys.exit after the import"],
+)
+def test_a_target_that_could_not_be_checked_is_not_cached(tmp_path, source, args):
+    (tmp_path / "scale.py").write_text(source, encoding="utf-8")
+    for _ in range(2):
+        proc, target, properties, _ = _check(tmp_path, *args)
+        assert target["status"] == "error" and not _says_cached(proc, target, properties)
+    assert not _entries(_cache_dir())
+
+
+def test_a_cache_folder_that_cannot_be_made_is_said_once_and_the_run_goes_on(tmp_path):
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(LAYER.format(top=RIGHT, inner="pass"), encoding="utf-8")
+    (tmp_path / "file").write_text("", encoding="utf-8")  # a folder under a file: even root cannot
+    for _ in range(2):
+        proc = run_cli("run", ".", "--cache-dir", "file/cache", "--json", "r.json", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.count("cannot write the result cache file/cache") == 1, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "results are not cached" in proc.stderr
+        targets = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["targets"]
+        assert len(targets) == 2 and not any(t["cached"] for t in targets)
+
+
+def _entry(tmp_path: Path) -> Path:
+    _write_layer(tmp_path, "a sibling module")
+    _check(tmp_path)
+    [entry] = _entries(_cache_dir())
+    return entry
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "truncated", "a list", "another format", "another key", "a folder", "a report of another target"],
+)
+def test_a_damaged_or_foreign_entry_is_a_miss(tmp_path, damage):
+    entry = _entry(tmp_path)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    if damage == "garbage":
+        entry.write_bytes(b"\x00\xff not json")
+    elif damage == "truncated":
+        entry.write_text(entry.read_text(encoding="utf-8")[: entry.stat().st_size // 2], encoding="utf-8")
+    elif damage == "a list":
+        entry.write_text("[]", encoding="utf-8")
+    elif damage == "another format":
+        entry.write_text(json.dumps({**data, "format": 99}), encoding="utf-8")
+    elif damage == "another key":
+        entry.write_text(json.dumps({**data, "key": "0" * 64}), encoding="utf-8")
+    elif damage == "a folder":
+        entry.unlink()
+        entry.mkdir()
+    else:
+        data["report"]["target"] = "other.py"
+        entry.write_text(json.dumps(data), encoding="utf-8")
+    proc, target, properties, ran = _check(tmp_path)
+    assert ran and not _says_cached(proc, target, properties) and target["status"] == "passed"
+    if damage != "a folder":
+        assert _says_cached(*_check(tmp_path)[:3])  # stored again over it
+
+
+def test_runs_with_jobs_and_at_once_share_one_cache(tmp_path):
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(LAYER.format(top=RIGHT, inner="pass"), encoding="utf-8")
+    command = [sys.executable, "-m", "layercheck", "run", ".", "--jobs", "2"]
+    both = [
+        subprocess.Popen([*command, "--json", f"{n}.json"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+        for n in range(2)
+    ]
+    for proc in both:
+        proc.communicate(timeout=300)
+        assert proc.returncode == 0
+    assert len(_entries(_cache_dir())) == 3
+    assert not [p for p in (_cache_dir() / "results").iterdir() if p.name.startswith(".tmp-")]
+    proc = run_cli("run", ".", "--jobs", "2", "--json", "r.json", cwd=tmp_path)
+    targets = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["targets"]
+    assert [t["cached"] for t in targets] == [True, True, True] and proc.stdout.count("(cached)") == 3
+
+
+# -- what the parent believes of a worker ------------------------------------------------------
+
+
+def _job(tmp_path: Path) -> CheckJob:
+    return CheckJob("scale.py", str(tmp_path / "scale.py"), "Scale", Kind.LAYER, (), {}, Options(), 60.0)
+
+
+def test_a_worker_s_report_that_says_it_was_cached_is_refused(tmp_path):
+    job = _job(tmp_path)
+    # A report of a worker that stopped (an error) may hold no check: it fits, but for "cached".
+    assert _unexpected_report(job, TargetReport("scale.py", error="stopped")) is None
+    forged = TargetReport("scale.py", error="stopped", cached=True)
+    assert _unexpected_report(job, forged) == "it says it came from the result cache"
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [
+        "x",
+        ["/a.py"],
+        [["a.py", "0" * 64]],
+        [["/a.py", "xyz"]],
+        [["/a.py", 3]],
+        [["/a.py", "0" * 64]] * (MAX_SOURCES + 2),
+    ],
+    ids=["not a list", "no digest", "relative", "not hex", "not text", "too many"],
+)
+def test_sources_a_worker_sends_are_read_strictly(sources):
+    from layercheck.results import MalformedReport
+
+    with pytest.raises(MalformedReport):
+        split_sources({"target": "a.py", "sources": sources})
+
+
+def test_sources_read_back():
+    data = {"target": "a.py", "sources": [["/b.py", "1" * 64], ["/a.py", ""]]}
+    assert split_sources(data) == ({"target": "a.py"}, (("/a.py", ""), ("/b.py", "1" * 64)))
+    assert split_sources({"target": "a.py"}) == ({"target": "a.py"}, None)
+
+
+def test_a_source_changed_since_the_worker_saw_it_is_not_stored(tmp_path):
+    """The worker's digest is of the bytes it ran; a file edited while the checks ran must not
+    get the old verdict under its new text."""
+    source = tmp_path / "a.py"
+    source.write_text(RIGHT, encoding="utf-8")
+    cache = ResultCache(tmp_path / "cache")
+    seen = ((str(source), cache_module.digest_file(str(source)) or ""),)
+    source.write_text(WRONG, encoding="utf-8")
+    assert not cache.store("k" * 64, TargetReport("a.py"), seen)
+    source.write_text(RIGHT, encoding="utf-8")
+    assert cache.store("k" * 64, TargetReport("a.py"), seen)
+    assert cache.lookup("k" * 64) is not None
+
+
+def test_the_worker_records_the_digest_of_the_source_that_ran(tmp_path):
+    """Edited after its import, a module's recorded digest is still that of the text that ran,
+    which the parent then finds changed (above); a file of the standard library is no source."""
+    import hashlib
+
+    from layercheck.contract.loading import import_module
+    from layercheck.running.sources import imported_sources, loaded_modules
+
+    module = tmp_path / "ran.py"
+    module.write_text("import colorsys\nimport helper_ran\n", encoding="utf-8")
+    (tmp_path / "helper_ran.py").write_text(RIGHT, encoding="utf-8")
+    before = loaded_modules() - {"colorsys"}
+    import_module(module)
+    module.write_text("X = 2\n", encoding="utf-8")
+    recorded = dict(imported_sources(before))
+    ran = hashlib.sha256(b"import colorsys\nimport helper_ran\n").hexdigest()
+    assert recorded[str(module)] == ran
+    assert recorded[str(tmp_path / "helper_ran.py")] == hashlib.sha256(RIGHT.encode()).hexdigest()
+    assert not [path for path in recorded if path.endswith("colorsys.py")]
+
+
+def test_only_complete_verdicts_are_cacheable():
+    from layercheck.results import Cause, CheckResult
+    from layercheck.running.cache import cacheable
+    from layercheck.running.integrity import INTEGRITY_CHECK
+
+    passed = [CheckResult("predict_does_not_error", Status.PASSED)]
+    assert cacheable(TargetReport("a.py", checks=passed))
+    assert cacheable(TargetReport("a.py", checks=[CheckResult("predict_does_not_error", Status.FAILED)]))
+    assert not cacheable(TargetReport("a.py", checks=passed, error="timed out"))
+    assert not cacheable(TargetReport("a.py", checks=passed, cause=Cause.EXIT))
+    assert not cacheable(TargetReport("a.py", checks=[*passed, CheckResult(INTEGRITY_CHECK, Status.FAILED)]))
+    assert not cacheable(TargetReport("a.py", checks=passed, cached=True))
