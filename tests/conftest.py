@@ -107,10 +107,12 @@ def mentions(text: str, word: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text) is not None
 
 
-def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes). The
     environment is os.environ's, given explicitly: a COLUMNS that a library set in the C
-    environment (curses does) and os.environ does not show would otherwise wrap the output."""
+    environment (curses does) and os.environ does not show would otherwise wrap the output.
+    The timeout is a guard against a hung run, not a measure: a loaded CI machine (room 3, CuPy
+    imported in every worker) took over 120 s for a folder of the corpus."""
     env = dict(os.environ) if env is None else env
     if CACHE_DIR_ENV in os.environ:  # an environment made from scratch keeps the test's cache too
         env = {CACHE_DIR_ENV: os.environ[CACHE_DIR_ENV], **env}
