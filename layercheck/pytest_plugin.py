@@ -58,6 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="layercheck's YAML config: its settings, and its targets (collected instead of the .py files "
         "when it lists any). Implies --layercheck.",
     )
+    group.addoption(
+        "--layercheck-no-cache",
+        action="store_true",
+        help="Check every target, and store nothing in layercheck's result cache (.layercheck_cache, "
+        "or $LAYERCHECK_CACHE_DIR).",
+    )
     parser.addini("layercheck", type="bool", default=False, help="Enable --layercheck.")
     parser.addini("layercheck_timeout", default="", help="layercheck: seconds per target (default 120).")
     parser.addini(
@@ -74,7 +80,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from layercheck.running.in_pytest import PluginRun
 
     try:
-        run = PluginRun.load(config_path, config.getini("layercheck_timeout"), config.getini("layercheck_strict"))
+        run = PluginRun.load(
+            config_path,
+            config.getini("layercheck_timeout"),
+            config.getini("layercheck_strict"),
+            no_cache=config.getoption("layercheck_no_cache"),
+        )
     except UsageError as exc:
         raise pytest.UsageError(f"layercheck: {exc}") from None
     config.stash[_RUN] = run

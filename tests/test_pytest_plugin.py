@@ -146,9 +146,36 @@ def test_minus_x_checks_no_target_after_the_first_failure(pytester, log):
 def test_last_failed_checks_again_only_the_targets_that_failed(project, log):
     project.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=3, failed=2)
     log.unlink()
-    result = project.runpytest_subprocess("--layercheck", "layers", "--lf")
+    result = project.runpytest_subprocess("--layercheck", "layers", "--lf", "--layercheck-no-cache")
     result.assert_outcomes(failed=2)  # the files without a failure are not even collected
     assert set(_checked(log)) == {"WrongSign"}
+
+
+def test_a_second_run_is_served_from_the_cache_and_an_edit_of_an_imported_helper_checks_again(pytester, log):
+    """The result cache of `layercheck run`: nothing changed, nothing is checked again (the
+    failure too is served, and says so); an edit of a helper module the layer imports from the
+    user's tree checks that layer again, and only it."""
+    helper = "def scale():\n    return {}\n"
+    uses_helper = "from helper import scale\n" + _layer("UsesHelper").replace("2 * ", "scale() * ")
+    pytester.makepyfile(
+        **{
+            "layers/helper.py": helper.format(2),
+            "layers/uses_helper.py": uses_helper,
+            "layers/other.py": _layer("Other") + _layer("OtherWrong", correct=False),
+        }
+    )
+    pytester.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=2, failed=1)
+    log.unlink()
+    again = pytester.runpytest_subprocess("--layercheck", "layers")
+    again.assert_outcomes(passed=2, failed=1)
+    assert _checked(log) == {}, "nothing changed: every target is served from the cache"
+    assert "(cached)" in again.stdout.str()
+    (pytester.path / "layers" / "helper.py").write_text(helper.format(3))  # same size: a stat cannot tell
+    pytester.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=2, failed=1)
+    assert set(_checked(log)) == {"UsesHelper"}
+    log.unlink()
+    pytester.runpytest_subprocess("--layercheck", "layers", "--layercheck-no-cache").assert_outcomes(passed=2, failed=1)
+    assert set(_checked(log)) == {"UsesHelper", "Other", "OtherWrong"}
 
 
 def test_xdist_workers_check_every_target_exactly_once(pytester, log):

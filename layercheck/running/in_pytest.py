@@ -26,6 +26,7 @@ from layercheck.reporters.console import Verbosity
 from layercheck.reporters.text import target_text
 from layercheck.results import Status, TargetReport
 from layercheck.running.batch import Batch, Request, discover_files, run_batch
+from layercheck.running.cache import cache_folder
 from layercheck.running.isolation import default_memory_cap
 from layercheck.safetext import visible
 from layercheck.settings.config import Config, load_config
@@ -54,10 +55,11 @@ class PluginRun:
     config_path: str | None = None  # as given, for the reproducing command
     strict: bool = False  # layercheck_strict: an incomplete check fails the item
     max_memory: int | None = None
+    cache: Path | None = None  # the result cache's folder (`running.cache`); None: none
     discovered: dict[Path, tuple[str, ...] | TargetReport] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, config_path: str | None, timeout: str | None, strict: bool) -> PluginRun:
+    def load(cls, config_path: str | None, timeout: str | None, strict: bool, no_cache: bool = False) -> PluginRun:
         """Raises UsageError (one line) for a bad config file or ini value."""
         names = tuple(REGISTRY)
         config = load_config(config_path, check_names=names) if config_path else None
@@ -66,7 +68,9 @@ class PluginRun:
         # pytest-xdist runs that many pytest processes, each checking one target at a time.
         workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
         memory = default_memory_cap(int(workers) if workers.isdigit() else 1)
-        return cls(settings, config, config_path, strict, memory)
+        # The result cache `layercheck run` keeps (its entries are written atomically, one file
+        # each: pytest-xdist's workers share it safely).
+        return cls(settings, config, config_path, strict, memory, cache_folder(no_cache, None))
 
     @property
     def timeout(self) -> float:
@@ -101,7 +105,13 @@ class PluginRun:
         """Check one target as `layercheck run path.py:name` does: every item's run goes
         through here (where a cache of results would answer instead)."""
         request = Request(label_of(path, name), path.resolve(), name)
-        batch = Batch(requests=(request,), config=self.config, settings=self.settings, max_memory=self.max_memory)
+        batch = Batch(
+            requests=(request,),
+            config=self.config,
+            settings=self.settings,
+            max_memory=self.max_memory,
+            cache=self.cache,
+        )
         try:
             return run_batch(batch).targets[0]
         except UsageError as exc:  # the settings select no check for this kind of target
