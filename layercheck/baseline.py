@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from layercheck.errors import UsageError
-from layercheck.reporters.files import write_report
+from layercheck.reporters.files import read_json_file, write_report
 from layercheck.reporters.junit import ERROR_CASE
 from layercheck.results import Report, Status, TargetReport
 from layercheck.runinfo import fingerprint
@@ -128,21 +128,8 @@ class Baseline:
             UsageError: one line naming the file and what is wrong with it.
         """
         where = f"--baseline {path}"
-        try:
-            with open(path, "rb") as f:
-                raw = f.read(_MAX_BYTES + 1)
-        except FileNotFoundError:
-            raise UsageError(f"{where}: no such file (record one with --update-baseline {path})") from None
-        except OSError as exc:
-            raise UsageError(f"{where}: cannot read it: {exc.strerror or exc}") from None
-        if len(raw) > _MAX_BYTES:
-            raise UsageError(f"{where}: over {_MAX_BYTES // 2**20} MB, not a baseline layercheck wrote")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise UsageError(f"{where}: not UTF-8 text") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        missing = f" (record one with --update-baseline {path})"
+        data = read_json_file(path, where, "a baseline layercheck wrote", _MAX_BYTES, missing)
         return cls(frozenset(_entries(data, where, frozenset(check_names) | {TARGET_ERROR})), path)
 
     def apply(self, target: TargetReport) -> TargetReport:

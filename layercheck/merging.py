@@ -11,12 +11,12 @@ not the wall time of the CI matrix).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
 from layercheck.environment import Environment
 from layercheck.errors import UsageError
+from layercheck.reporters.files import read_json_file
 from layercheck.results import SCHEMA_VERSION, MalformedReport, Report, Status, TargetReport
 from layercheck.runinfo import RunInfo
 from layercheck.safetext import bounded, visible
@@ -48,20 +48,7 @@ def read_shard(path: str) -> Shard:
         UsageError: one line naming the file and what is wrong with it.
     """
     where = visible(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(_MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise UsageError(f"{where}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{where}: cannot read it: {exc.strerror or exc}") from None
-    if len(raw) > _MAX_BYTES:
-        raise UsageError(f"{where}: over {_MAX_BYTES // 2**20} MB, not a report layercheck wrote")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        reason = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-        raise UsageError(f"{where}: not a JSON report of layercheck ({reason})") from None
+    data = read_json_file(path, where, "a JSON report of layercheck", _MAX_BYTES)
     if type(data) is not dict or "targets" not in data or "version" not in data:
         raise UsageError(f"{where}: not a JSON report of layercheck (no version and targets)")
     if data["version"] != SCHEMA_VERSION:

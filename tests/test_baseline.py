@@ -157,7 +157,7 @@ def test_a_baseline_recorded_with_absolute_paths_holds_in_a_clone_elsewhere(proj
 @pytest.mark.parametrize(
     "content, needles",
     [
-        ("{not json", ["not JSON (line 1, column 2"]),
+        ("{not json", ["not a baseline layercheck wrote (not JSON: line 1, column 2"]),
         ("[]", ["not a baseline"]),
         ('{"version": 2, "failures": {}}', ["version 2; this layercheck reads baselines of version 1"]),
         ('{"failures": {}}', ["version None"]),

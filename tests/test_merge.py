@@ -157,7 +157,7 @@ def test_targets_at_one_position_twice_are_refused(runs, tmp_path):
 @pytest.mark.parametrize(
     "content, needle",
     [
-        ("{", "not a JSON report of layercheck (line 1:"),
+        ("{", "not a JSON report of layercheck (not JSON: line 1, column 2:"),
         ("[1]", "not a JSON report of layercheck (no version and targets)"),
         ('{"version": "9", "targets": []}', "report version '9'; this layercheck merges version '1.0'"),
         ('{"version": "1.0", "targets": []}', "the report records no run to merge"),

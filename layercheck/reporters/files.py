@@ -17,11 +17,13 @@ reports on one file), so that a report that cannot be written does not cost a wh
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
 import tempfile
 from collections.abc import Mapping
+from typing import Any
 
 from layercheck.errors import UsageError
 
@@ -147,3 +149,30 @@ def check_report_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
         if real in seen and real != os.devnull:
             raise UsageError(f"{seen[real]} and {option} name the same file ({path}); give each report its own")
         seen[real] = option
+
+
+def read_json_file(path: str | os.PathLike, where: str, what: str, max_bytes: int, missing: str = "") -> Any:
+    """A JSON file layercheck wrote (a report read back, a baseline), read within `max_bytes`.
+
+    Raises:
+        UsageError: one line, `where: ...`: no such file (then `missing`, a hint), unreadable,
+            over the size, not UTF-8, not JSON (with the line and column), each saying it is
+            not `what` ("a JSON report of layercheck").
+    """
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UsageError(f"{where}: no such file{missing}") from None
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise UsageError(f"{where}: over {max_bytes // 2**20} MB, not {what}")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: not {what} (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where}: not {what} (not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise UsageError(f"{where}: not {what} (nested too deeply)") from None
