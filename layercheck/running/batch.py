@@ -774,7 +774,9 @@ def _check_jobs(
     reports: list[TargetReport | None] = [item.report for item in items]
     for report, item in zip(reports, items):  # known without checking (cached): placed too
         if report is not None:
-            report.position, report.source = item.position, item.source
+            report.position = item.position
+            if item.source is not None:  # a file that could not be imported has its own
+                report.source = item.source
     next_out = 0
     handed: set[int] = set()  # as_finished: the reports on_report has returned from
     failed = sum(batch.maxfail.fails(report) for report in reports if report is not None) if batch.maxfail else 0
