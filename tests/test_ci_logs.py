@@ -314,6 +314,19 @@ def test_with_github_actions_each_failure_is_an_annotation_on_the_layer_line(tmp
     ]
 
 
+def test_a_failure_served_from_the_result_cache_is_annotated_on_its_line_too(tmp_path):
+    bad = _bad(tmp_path, "bad.py")
+    runs = [
+        run_cli("run", "bad.py", "--checks", BACKWARD, cwd=tmp_path, env=_env(GITHUB_ACTIONS="true")) for _ in range(2)
+    ]
+    assert "(cached)" not in runs[0].stdout and "(cached)" in runs[1].stdout, runs[1].stdout
+    line = _class_line(bad, "Bad")
+    for proc in runs:
+        assert proc.returncode == 1
+        (annotation,) = _after_resume(proc.stdout)
+        assert annotation.startswith(f"::error file=bad.py,line={line},title=bad.py%3A {BACKWARD}::"), annotation
+
+
 @pytest.mark.parametrize("environ", [{}, {"GITHUB_ACTIONS": "false"}, {"GITHUB_ACTIONS": "1"}])
 def test_without_github_actions_there_is_no_workflow_command(environ, tmp_path):
     _bad(tmp_path, "bad.py")
