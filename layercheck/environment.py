@@ -9,8 +9,9 @@ it and inherit its environment).
 
 CuPy's version comes from the installed distribution's metadata, which imports nothing, so a
 CPU-only run never imports CuPy; CUDA's versions and the GPU's name are read where a run may
-use the GPU (`--device gpu` or `auto`) through `numerics.devices.gpu_status`, the probe the
-workers use, once per process.
+use the GPU (`--device gpu` or `auto`) through the probe the caller hands in (the batch runner
+hands in `numerics.devices.gpu_status`, the probe the workers use, once per process): this
+module sits below the numerics, which the reports it is part of describe.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import importlib.util
 import os
 import platform
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.devices import gpu_status
 from layercheck.safetext import NAME_LIMIT, bounded, encodable
 from layercheck.version import __version__
 
@@ -140,23 +140,25 @@ def _bounded(value: str | None) -> str | None:
     return None if value is None else encodable(bounded(value, NAME_LIMIT))
 
 
-def collect(seeds: Iterable[int] = (), devices: Iterable[str] = (), *, probe_gpu: bool = True) -> Environment:
+def collect(
+    seeds: Iterable[int] = (), devices: Iterable[str] = (), *, gpu_probe: Callable[[], Any] | None
+) -> Environment:
     """This process's environment, for a run of targets with these seeds and --device settings.
 
-    The GPU is asked about (CuPy imported, the device probed, once per process) only when a
-    device setting is not `cpu`, CuPy is installed and `probe_gpu` (False for a run that was
-    interrupted: it stops now, not after importing CuPy).
+    The GPU is asked about (`gpu_probe()`, a `numerics.devices.GpuStatus`: CuPy imported, the
+    device probed) only when a device setting is not `cpu` and CuPy is installed; None for a
+    run that was interrupted: it stops now, not after importing CuPy.
     """
     devices = tuple(sorted(set(devices)))
     gpu = cuda_runtime = cuda_driver = None
     if devices and all(device == "cpu" for device in devices):
         reason = "not asked for (--device cpu)"
-    elif not probe_gpu:
+    elif gpu_probe is None:
         reason = "not read (the run was interrupted)"
     elif not _cupy_importable():
         reason = "CuPy is not installed"
     else:
-        status = gpu_status()
+        status = gpu_probe()
         if status.usable:
             gpu, reason = status.reason, ""
             cuda_runtime, cuda_driver = _cuda_versions(status.module)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -25,6 +26,7 @@ from layercheck.safetext import (
 )
 
 __all__ = [
+    "repro_command",
     "Cause",
     "CheckFailure",
     "CheckResult",
@@ -41,6 +43,12 @@ __all__ = [
     "count",
     "plain",
 ]
+
+
+def repro_command(script: str) -> str:
+    """The command that runs a reproducer (`CheckResult.repro`), as every report prints it
+    (quoted for a shell)."""
+    return f"python {shlex.quote(script)}"
 
 
 class Status(str, Enum):

@@ -64,4 +64,4 @@ def sample_report() -> Report:
         hostile_target(),
         error_target(),
     ]
-    return Report(targets, 1.5, environment=collect([0], ["cpu"]))
+    return Report(targets, 1.5, environment=collect([0], ["cpu"], gpu_probe=None))

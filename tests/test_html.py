@@ -173,7 +173,9 @@ def test_a_report_without_an_environment_says_so_and_writes_none():
     assert "environment" not in json.loads(report_json(report))
     assert "environment." not in report_junit(report)
     assert "Environment: not recorded in this report." in report_html(report)
-    assert "not recorded" not in report_html(Report(report.targets, 0.0, environment=collect([0], ["cpu"])))
+    assert "not recorded" not in report_html(
+        Report(report.targets, 0.0, environment=collect([0], ["cpu"], gpu_probe=None))
+    )
 
 
 @pytest.mark.parametrize(
@@ -187,7 +189,7 @@ def test_a_report_without_an_environment_says_so_and_writes_none():
     ],
 )
 def test_an_environment_read_back_is_validated(change, words):
-    data = json.loads(report_json(Report([], 0.0, environment=collect([0], ["cpu"]))))
+    data = json.loads(report_json(Report([], 0.0, environment=collect([0], ["cpu"], gpu_probe=None))))
     data["environment"].update(change)
     with pytest.raises(MalformedReport, match=re.escape(f"the report's environment {words}")):
         Report.from_dict(data)
@@ -197,8 +199,7 @@ def test_a_usable_gpu_gives_cuda_versions_and_its_name(monkeypatch):
     runtime = types.SimpleNamespace(runtimeGetVersion=lambda: 12080, driverGetVersion=lambda: 12090)
     cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
     monkeypatch.setattr(environment, "_cupy_importable", lambda: True)
-    monkeypatch.setattr(environment, "gpu_status", lambda: GpuStatus(True, "NVIDIA H100, CuPy 14.2.0", cupy))
-    env = collect([1, 0, 1], ["auto"])
+    env = collect([1, 0, 1], ["auto"], gpu_probe=lambda: GpuStatus(True, "NVIDIA H100, CuPy 14.2.0", cupy))
     assert (env.gpu, env.cuda_runtime, env.cuda_driver, env.seeds) == (
         "NVIDIA H100, CuPy 14.2.0",
         "12.8",
@@ -213,14 +214,13 @@ def test_a_cpu_run_never_asks_the_gpu_and_no_cupy_says_not_installed(monkeypatch
     def refuse():
         raise AssertionError("the GPU was asked about on a CPU-only run")
 
-    monkeypatch.setattr(environment, "gpu_status", refuse)
-    env = collect([0], ["cpu"])
+    env = collect([0], ["cpu"], gpu_probe=refuse)
     assert env.gpu is None and "not read (no GPU used)" == dict(env.items())["cuda_runtime"]
     monkeypatch.setattr(environment, "_cupy_importable", lambda: True)
-    interrupted = collect([0], ["auto"], probe_gpu=False)  # a run stopped by SIGINT stops now
+    interrupted = collect([0], ["auto"], gpu_probe=None)  # a run stopped by SIGINT stops now
     assert interrupted.gpu is None and interrupted.gpu_reason == "not read (the run was interrupted)"
     monkeypatch.setattr(environment, "_cupy_importable", lambda: False)
-    shown = dict(collect([0], ["auto"]).items())
+    shown = dict(collect([0], ["auto"], gpu_probe=refuse).items())
     assert shown["cupy"] == "not installed" and shown["gpu"] == "none (CuPy is not installed)"
 
 

@@ -32,8 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from layercheck.reporters.pictures import LEGEND, pictures_of
-from layercheck.reproducers import repro_command
-from layercheck.results import Cause, CheckResult, Report, Status, TargetReport
+from layercheck.results import Cause, CheckResult, Report, Status, TargetReport, repro_command
 from layercheck.safetext import visible
 
 __all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "print_wrapped", "summary_line"]

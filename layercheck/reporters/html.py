@@ -33,8 +33,7 @@ from layercheck.reporters.files import write_report
 from layercheck.reporters.html_assets import SCRIPT, STYLE
 from layercheck.reporters.pictures import figures_of
 from layercheck.reporters.svg import figure_html, legend_html
-from layercheck.reproducers import repro_command
-from layercheck.results import CheckResult, Report, Status, TargetReport, plain
+from layercheck.results import CheckResult, Report, Status, TargetReport, plain, repro_command
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, visible
 
 __all__ = ["report_html", "write_html"]

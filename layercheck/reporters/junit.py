@@ -42,8 +42,7 @@ from typing import Any
 
 from layercheck.environment import Environment
 from layercheck.reporters.files import write_report
-from layercheck.reproducers import repro_command
-from layercheck.results import Cause, CheckResult, Report, Status, TargetReport
+from layercheck.results import Cause, CheckResult, Report, Status, TargetReport, repro_command
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
 __all__ = ["ERROR_CASE", "KNOWN_PREFIX", "report_junit", "suite_names", "write_junit"]

@@ -14,13 +14,7 @@ a script of plain Python and NumPy and the data it recomputes the failure from.
 
 from __future__ import annotations
 
-import shlex
-
 from layercheck.reproducers.evidence import EVIDENCE_FORMAT, Evidence, LazyEvidence, ReproKind
+from layercheck.results import repro_command  # where the reports, below this package, find it
 
 __all__ = ["EVIDENCE_FORMAT", "Evidence", "LazyEvidence", "ReproKind", "repro_command"]
-
-
-def repro_command(script: str) -> str:
-    """The command that runs a reproducer, as the reports print it (quoted for a shell)."""
-    return f"python {shlex.quote(script)}"

@@ -519,11 +519,12 @@ def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
 def _environment(batch: Batch, items: Sequence[_Item], probe_gpu: bool = True) -> Environment:
     """The run's environment, with the seeds and devices of the targets checked (of the
     batch's own settings when none was planned)."""
+    probe = gpu_status if probe_gpu else None
     options = [item.job.options for item in items if item.job is not None]
     if not options:
         settings = _settings(batch, None)
-        return collect([settings.seed or 0], [settings.device or "auto"], probe_gpu=probe_gpu)
-    return collect([o.seed for o in options], [o.device for o in options], probe_gpu=probe_gpu)
+        return collect([settings.seed or 0], [settings.device or "auto"], gpu_probe=probe)
+    return collect([o.seed for o in options], [o.device for o in options], gpu_probe=probe)
 
 
 def _interrupted(label: str, exc: Interrupted) -> TargetReport:
