@@ -228,6 +228,8 @@ def test_cupy_on_the_path_without_a_distribution_gives_its_own_version(monkeypat
     fake = types.ModuleType("cupy")
     fake.__version__ = "13.9.9"
     monkeypatch.setitem(__import__("sys").modules, "cupy", fake)  # no __spec__: find_spec raises
+    # No distribution installs it, wherever the test runs (room 3 of CI has cupy-cuda12x).
+    monkeypatch.setattr(environment.importlib.metadata, "packages_distributions", lambda: {})
     assert environment._cupy_version() == "13.9.9"
 
 
