@@ -178,3 +178,13 @@ def _no_cache_in_the_checkout():
     there = folder.exists()
     yield
     assert there or not folder.exists(), f"a test left {folder}"
+
+
+def one_line_usage_error(proc, *needles: str) -> None:
+    """A usage error: exit status 2, one line on stderr naming each of `needles`, nothing else."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error:"), proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr and proc.stdout == ""
+    for needle in needles:
+        assert needle in lines[0], lines[0]

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import CLI_LAYERS, GRADIENTS, SAMPLES, run_cli
+from conftest import CLI_LAYERS, GRADIENTS, SAMPLES, one_line_usage_error, run_cli
 
 from layercheck.baseline import TARGET_ERROR
 from layercheck.checks import REGISTRY
@@ -33,15 +33,6 @@ def project(tmp_path_factory) -> Path:
 def write_baseline(path: Path, failures: dict, version: object = 1) -> Path:
     path.write_text(json.dumps({"version": version, "failures": failures}))
     return path
-
-
-def one_line_usage_error(proc, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error:"), proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr and proc.stdout == ""
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def test_update_baseline_records_every_failure_sorted_and_exits_0(project, tmp_path):

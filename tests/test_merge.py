@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CLI_LAYERS, SAMPLES, run_cli
+from conftest import CLI_LAYERS, SAMPLES, one_line_usage_error, run_cli
 from test_cli import _UNDECIDABLE
 
 LAYERS = {
@@ -53,15 +53,6 @@ def junit_shape(path: Path) -> list[tuple[str, dict[str, str], str | None]]:
         (e.tag, {k: v for k, v in e.attrib.items() if k != "time"}, (e.text or "").strip() or None)
         for e in ET.parse(path).getroot().iter()
     ]
-
-
-def one_line_usage_error(proc, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error:"), proc.stderr
-    assert "Traceback" not in proc.stdout + proc.stderr and proc.stdout == ""
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def edited(runs, tmp_path: Path, name: str, edit) -> Path:

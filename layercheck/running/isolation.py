@@ -202,11 +202,7 @@ def run_jobs(
                     hand_on(index, outcome)
             # A worker that had sent its result before the signal came has finished: its
             # target is reported as checked, not as interrupted.
-            for worker in list(running):
-                outcome = worker.reported()
-                if outcome is not None:
-                    running.remove(worker)
-                    hand_on(worker.index, outcome)
+            _hand_on_reported(running, hand_on)
             _stop(running)
             started = {worker.index: worker for worker in running}
             running = []
@@ -231,15 +227,21 @@ def run_jobs(
     return outcomes  # type: ignore[return-value]
 
 
-def _stop_early(running: list[_Running], pending: list[int], hand_on: Callable[[int, Outcome], None]) -> None:
-    """`run_jobs`' `stop` came true: a worker that had sent its result has finished (its
-    outcome is handed on as it is); the others are stopped, and they and the jobs never
-    started are handed on as `stopped_early`."""
+def _hand_on_reported(running: list[_Running], hand_on: Callable[[int, Outcome], None]) -> None:
+    """Hand on the outcome of each worker that had sent its result (it has finished, whatever
+    stops the run now), and take it out of `running`."""
     for worker in list(running):
         outcome = worker.reported()
         if outcome is not None:
             running.remove(worker)
             hand_on(worker.index, outcome)
+
+
+def _stop_early(running: list[_Running], pending: list[int], hand_on: Callable[[int, Outcome], None]) -> None:
+    """`run_jobs`' `stop` came true: a worker that had sent its result has finished (its
+    outcome is handed on as it is); the others are stopped, and they and the jobs never
+    started are handed on as `stopped_early`."""
+    _hand_on_reported(running, hand_on)
     _stop(running)
     for worker in running:
         hand_on(
