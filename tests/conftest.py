@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import cupy_rooms
+import numpy as np
 import pytest
 
 import layercheck
@@ -188,3 +189,35 @@ def one_line_usage_error(proc, *needles: str) -> None:
     assert "Traceback" not in proc.stdout + proc.stderr and proc.stdout == ""
     for needle in needles:
         assert needle in lines[0], lines[0]
+
+
+# -- reproducers: run where NumPy alone is importable -----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def numpy_alone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding NumPy and nothing else: the scripts run with it as their only
+    import path (`python -I -S`), where layercheck cannot be imported."""
+    root = tmp_path_factory.mktemp("numpy_alone")
+    site = Path(np.__file__).resolve().parent.parent
+    for name in ("numpy", "numpy.libs"):
+        if (site / name).exists():
+            (root / name).symlink_to(site / name)
+    probe = run_isolated(root, "-c", "import numpy, importlib.util as u; print(u.find_spec('layercheck') is None)")
+    assert probe.stdout.strip() == "True", probe.stderr
+    return root
+
+
+def run_isolated(numpy_root: Path, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -I -S` with `numpy_root` alone on sys.path, running a script or `-c` code."""
+    if argv[0] == "-c":
+        code = f"import sys; sys.path.insert(0, {str(numpy_root)!r}); exec({argv[1]!r})"
+    else:
+        code = (
+            f"import sys, runpy; sys.path.insert(0, {str(numpy_root)!r}); sys.argv = [{argv[0]!r}]; "
+            f"runpy.run_path({argv[0]!r}, run_name='__main__')"
+        )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )

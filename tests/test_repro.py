@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CORPUS, GRADIENTS, SAMPLES
+from conftest import CORPUS, GRADIENTS, SAMPLES, run_isolated
 
 from layercheck.reporters.html import report_html
 from layercheck.reporters.junit import report_junit
@@ -22,35 +22,6 @@ from layercheck.reproducers.files import ReproDir, ReproRun, check_repro_dir, sa
 from layercheck.results import CheckResult, Report, Status, TargetReport
 
 SCRIPT = f"layer__{GRADIENTS}.py"
-
-
-@pytest.fixture(scope="session")
-def numpy_alone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding NumPy and nothing else: the scripts run with it as their only
-    import path (`python -I -S`), where layercheck cannot be imported."""
-    root = tmp_path_factory.mktemp("numpy_alone")
-    site = Path(np.__file__).resolve().parent.parent
-    for name in ("numpy", "numpy.libs"):
-        if (site / name).exists():
-            (root / name).symlink_to(site / name)
-    probe = _isolated(root, "-c", "import numpy, importlib.util as u; print(u.find_spec('layercheck') is None)")
-    assert probe.stdout.strip() == "True", probe.stderr
-    return root
-
-
-def _isolated(numpy_root: Path, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -I -S` with `numpy_root` alone on sys.path, running a script or `-c` code."""
-    if argv[0] == "-c":
-        code = f"import sys; sys.path.insert(0, {str(numpy_root)!r}); exec({argv[1]!r})"
-    else:
-        code = (
-            f"import sys, runpy; sys.path.insert(0, {str(numpy_root)!r}); sys.argv = [{argv[0]!r}]; "
-            f"runpy.run_path({argv[0]!r}, run_name='__main__')"
-        )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    return subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
-    )
 
 
 def _layercheck(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -133,7 +104,7 @@ def test_reproducer_fails_with_the_reports_numbers_and_passes_once_fixed(
         assert sorted(failing) == sorted(arguments)
 
     script = work / "reps" / SCRIPT
-    buggy_run = _isolated(numpy_alone, str(script), cwd=tmp_path)
+    buggy_run = run_isolated(numpy_alone, str(script), cwd=tmp_path)
     assert buggy_run.returncode == 1, buggy_run.stdout + buggy_run.stderr
     assert "FAILED: the gradient of" in buggy_run.stdout
     for argument in failing:
@@ -145,7 +116,7 @@ def test_reproducer_fails_with_the_reports_numbers_and_passes_once_fixed(
 
     fixed_source = (SAMPLES / fixed).read_text()
     (work / "layer.py").write_text(fixed_source + f"\n\n{buggy_class} = {fixed_class}\n")
-    fixed_run = _isolated(numpy_alone, str(script), cwd=tmp_path)
+    fixed_run = run_isolated(numpy_alone, str(script), cwd=tmp_path)
     assert fixed_run.returncode == 0, fixed_run.stdout + fixed_run.stderr
     assert "PASSED" in fixed_run.stdout
     assert not (work / "__pycache__").exists()  # the script writes nothing beside the user's files
@@ -162,7 +133,7 @@ def test_per_channel_bug_reproduced_and_runs_under_pytest(tmp_path, numpy_alone)
     assert run.returncode == 1, run.stdout + run.stderr
     script = work / "reps" / SCRIPT
     assert f"reproduce: python {script}" in run.stdout
-    result = _isolated(numpy_alone, str(script), cwd=tmp_path)
+    result = run_isolated(numpy_alone, str(script), cwd=tmp_path)
     assert result.returncode == 1
     assert re.search(r"worst of \d+ element\(s\) measured: X\[\d+, \d+, 2, \d+\]: .*WRONG", result.stdout)
 
@@ -182,7 +153,7 @@ def test_per_channel_bug_reproduced_and_runs_under_pytest(tmp_path, numpy_alone)
     (work / "layer.py").write_text(fixed)
     passing = under_pytest()
     assert passing.returncode == 0 and "1 passed" in passing.stdout, passing.stdout
-    assert _isolated(numpy_alone, str(script), cwd=tmp_path).returncode == 0
+    assert run_isolated(numpy_alone, str(script), cwd=tmp_path).returncode == 0
 
 
 def test_nothing_is_written_for_a_passing_layer(tmp_path):

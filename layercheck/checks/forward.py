@@ -16,6 +16,8 @@ from layercheck.checks.common import (
 from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Kind
 
 __all__ = [
@@ -109,6 +111,9 @@ def _nonfinite(session: CheckContext, method: str) -> Outcome | None:
                 )
                 return failed(
                     message,
+                    evidence=functools.partial(
+                        call_evidence, session, ReproKind.FINITE, "outputs_are_finite", method, dtype
+                    ),
                     method=method,
                     output=name,
                     nan=n_nan,

@@ -13,6 +13,8 @@ from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Kind, cause_of
 from layercheck.userframes import exception_summary
 
@@ -49,10 +51,25 @@ def _left_modified(session: CheckContext, method: str, names: list[str]) -> str 
     return _modified(list(zip(names, seen.before)), list(zip(names, seen.after)))
 
 
+def _mutation_evidence(session: CheckContext, method: str) -> LazyEvidence:
+    """For --repro: the arguments the call was given (for backward, dL/dY and dL/dS_out too)."""
+
+    def build() -> Evidence:
+        layer, dtype = session.reference, primary_dtype(session)
+        given = session.call_arguments(method, dtype).before
+        n = layer.num_inputs + len(layer.parameter_names)
+        loss = given[n + layer.num_outputs :] if method == "backward" else ()
+        return call_evidence(
+            session, ReproKind.MUTATION, f"{method}_does_not_modify_inputs", method, dtype, given[:n], loss
+        )
+
+    return build
+
+
 def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     problem = _left_modified(session, method, _argument_names(session.reference))
     if problem:
-        return failed(f"{method} modifies its arguments: {problem}")
+        return failed(f"{method} modifies its arguments: {problem}", evidence=_mutation_evidence(session, method))
     return passed()
 
 
@@ -85,7 +102,7 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     names += [f"dLd{n}" for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
     problem = _left_modified(session, "backward", names)
     if problem:
-        return failed(f"backward modifies its arguments: {problem}")
+        return failed(f"backward modifies its arguments: {problem}", evidence=_mutation_evidence(session, "backward"))
     return passed()
 
 
@@ -112,6 +129,7 @@ def predict_is_deterministic(session: CheckContext) -> Outcome:
         if diff is not None:
             return failed(
                 "predict is not deterministic: " + diff.describe(f"{name} of the second call"),
+                evidence=lambda: call_evidence(session, ReproKind.REPEAT, "predict_is_deterministic", "predict", dtype),
                 output=name,
                 mismatch=diff.to_dict(),
             )
@@ -168,6 +186,14 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
             return failed(
                 f"the second forward+backward on the same layer gives another gradient of {name} "
                 "(a value cached or accumulated between calls?): " + diff.detail(),
+                evidence=lambda: call_evidence(
+                    session,
+                    ReproKind.REPEAT,
+                    "backward_is_repeatable",
+                    "backward",
+                    dtype,
+                    loss=sum(session.training_output_gradients(first_step.outputs, dtype), ()),
+                ),
                 argument=name,
                 mismatch=diff.to_dict(),
             )

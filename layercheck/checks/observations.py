@@ -30,6 +30,8 @@ from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
+from layercheck.reproducers.calls import call_evidence, tolerance_words
+from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary
 
@@ -211,10 +213,40 @@ def _replace_others(session: CheckContext, keep: int, values: Sequence[Any], axe
     return xp_values
 
 
+def _observations_evidence(
+    session: CheckContext, method: str, split: Split, indices: list[int], loss: Sequence[Any] = (), **meta: Any
+) -> LazyEvidence:
+    """For --repro: the arguments of the whole batch, the observations checked and the batch
+    axes (for backward: the batch's dL/dY and dL/dS_out, and each gradient's axis and tolerance)."""
+
+    def build() -> Evidence:
+        rtol, atol = session.tolerance(split.dtype)
+        return call_evidence(
+            session,
+            ReproKind.OBSERVATIONS,
+            f"{method}_is_consistent_across_observations",
+            method,
+            split.dtype,
+            loss=loss,
+            observations=list(indices),
+            input_axes=split.inputs,
+            result_axes=split.results,
+            state_axes=list(split.states.values()),
+            rtol=rtol,
+            atol=atol,
+            tolerance_source=tolerance_words(session, split.dtype),
+            **meta,
+        )
+
+    return build
+
+
 def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, dict[str, Any]]:
-    """A message when the batch and its observations run one at a time disagree, else None.
-    Raises _Raised when the layer raised."""
+    """A message when the batch and its observations run one at a time disagree, else None;
+    the details name the reproducer's evidence under `evidence`. Raises _Raised when the layer
+    raised."""
     split, indices = _split(session, method)
+    evidence = _observations_evidence(session, method, split, indices)
     names = [
         name
         for name, _ in named_outputs(
@@ -239,12 +271,13 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
                 name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
             )
             if isinstance(problem, str):
-                return problem, {}
+                return problem, {"evidence": evidence}
             if problem is not None:
                 differ.setdefault(i, []).append((name, problem))
-    details = {"observations_checked": indices, "differing_observations": sorted(differ)}
+    details: dict[str, Any] = {"observations_checked": indices, "differing_observations": sorted(differ)}
     if not differ:
         return None, details
+    details["evidence"] = evidence
     k = indices.index(min(differ))
     xs = _subset_inputs(session, split, indices)
     others = _replace_others(session, k, xs, split.inputs)
@@ -290,8 +323,9 @@ def _outcome(
     session: CheckContext, message: str | None, details: dict[str, Any], cause: Cause | None = None
 ) -> Outcome:
     details = {**details, **widened(session, [primary_dtype(session)])}
+    evidence = details.pop("evidence", None)
     if message:
-        return failed(message, cause=cause, **details)
+        return failed(message, cause=cause, evidence=evidence, **details)
     return passed(f"{len(details['observations_checked'])} observations checked", **details)
 
 
@@ -390,6 +424,15 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             )
     axes = split.inputs + [None] * len(layer.learnables) + list(split.states.values())
     tolerances, coarse = _gradient_tolerances(session, split.dtype, batch)
+    evidence = _observations_evidence(
+        session,
+        "backward",
+        split,
+        indices,
+        loss=[*dLdY, *dLdS],
+        gradient_axes=axes,
+        gradient_tolerances=[list(t) for t in tolerances],
+    )
     sums: list[Any] = [0.0] * len(names)
     magnitudes: list[Any] = [0.0] * len(names)
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
@@ -410,7 +453,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             if not arrays.is_array(single) or single.shape != expected.shape:
                 return (
                     f"backward of {who} returns dLd{name} as {arrays.describe(single)}; expected {arrays.describe(expected)}",
-                    {},
+                    {"evidence": evidence},
                 )
             if axis is None:
                 sums[j] = sums[j] + single
@@ -425,7 +468,10 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     if differ:
         k = indices.index(min(differ))
         cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
-        return _differences_message("input gradients", differ, len(indices), cross_talk), details
+        return _differences_message("input gradients", differ, len(indices), cross_talk), {
+            **details,
+            "evidence": evidence,
+        }
     for name, together, total, magnitude, axis, skip, (rtol, atol) in zip(
         names, batch, sums, magnitudes, axes, integer, tolerances
     ):
@@ -436,7 +482,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             return (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
                 "observations run alone; " + diff.describe(f"dLd{name}")
-            ), details
+            ), {**details, "evidence": evidence}
     return None, details
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,8 @@ from layercheck.checks.common import dtype_name, named_outputs, require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Kind
 
 __all__ = [
@@ -64,7 +67,21 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
             expected = expected_dtype(dtype, allowed, y) if arrays.is_array(y) else None
             problem = type_problem(f"{method} output {name}", y, expected, dtype, session.home_module())
             if problem:
-                return failed(problem, method=method, output=name, dtype=dtype_name(dtype))
+                return failed(
+                    problem,
+                    evidence=functools.partial(
+                        call_evidence,
+                        session,
+                        ReproKind.TYPES,
+                        f"{method}_is_consistent_in_type",
+                        method,
+                        dtype,
+                        complex_allowed=allowed,
+                    ),
+                    method=method,
+                    output=name,
+                    dtype=dtype_name(dtype),
+                )
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", {"blocked_by": method})
     if method == ("predict" if layer.kind == Kind.LAYER else "forward"):
@@ -123,7 +140,20 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
                 continue  # reported by backward_is_consistent_in_size
             problem = type_problem(f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg))
             if problem:
-                return failed(problem, argument=name, dtype=dtype_name(dtype))
+                return failed(
+                    problem,
+                    evidence=functools.partial(
+                        call_evidence,
+                        session,
+                        ReproKind.TYPES,
+                        "backward_is_consistent_in_type",
+                        "backward",
+                        dtype,
+                        loss=sum(session.training_output_gradients(result.outputs, dtype), ()),
+                    ),
+                    argument=name,
+                    dtype=dtype_name(dtype),
+                )
     if not ran:
         raise Incomplete("not checked: backward failed at every tested dtype", {"blocked_by": "backward"})
     return passed()

@@ -32,7 +32,12 @@ META_KEY = "meta"
 class ReproKind(str, enum.Enum):
     """Which reproducer script recomputes the evidence (the parent picks the script by it)."""
 
-    GRADIENT = "gradient"
+    GRADIENT = "gradient"  # a wrong backward, against finite differences
+    MUTATION = "mutation"  # a call that modifies its arguments
+    REPEAT = "repeat"  # two calls with the same arguments that disagree
+    TYPES = "types"  # a result of another dtype or array type
+    OBSERVATIONS = "observations"  # an observation that gives alone another result than in the batch
+    FINITE = "finite"  # NaN or infinite outputs on inputs in the layer's domain
 
     def __str__(self) -> str:
         return self.value

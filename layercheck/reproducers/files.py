@@ -51,14 +51,31 @@ __all__ = [
 ]
 
 # The checks that have a reproducer, and the evidence each one's script reads.
-SCRIPTS: Mapping[str, ReproKind] = {"gradients_are_numerically_correct": ReproKind.GRADIENT}
-_TEMPLATES = {ReproKind.GRADIENT: "gradient_script.py"}
+SCRIPTS: Mapping[str, ReproKind] = {
+    "gradients_are_numerically_correct": ReproKind.GRADIENT,
+    "predict_does_not_modify_inputs": ReproKind.MUTATION,
+    "forward_does_not_modify_inputs": ReproKind.MUTATION,
+    "backward_does_not_modify_inputs": ReproKind.MUTATION,
+    "predict_is_deterministic": ReproKind.REPEAT,
+    "backward_is_repeatable": ReproKind.REPEAT,
+    "predict_is_consistent_in_type": ReproKind.TYPES,
+    "forward_is_consistent_in_type": ReproKind.TYPES,
+    "backward_is_consistent_in_type": ReproKind.TYPES,
+    "predict_is_consistent_across_observations": ReproKind.OBSERVATIONS,
+    "forward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
+    "backward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
+    "outputs_are_finite": ReproKind.FINITE,
+}
+_TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 
 STEM_LIMIT = 60  # characters of a target's part of a file name
 _MAX_NPZ = 4 << 30  # bytes: past this an .npz is not evidence layercheck wrote (arrays of a few layouts)
 _MAX_META = 1 << 20  # bytes of the JSON metadata inside it
 _ARRAY_NAME = re.compile(r"[xwv][0-9]{1,6}\.npy")
 _HEADER = re.compile(r"# >>> the target \(written by layercheck\)\n.*?# <<< the target\n", re.S)
+# A script's import of the harness, replaced by the harness's code: no reproducer imports layercheck.
+_HARNESS = re.compile(r"# >>> the harness \(written by layercheck\)\n.*?# <<< the harness\n", re.S)
+_HARNESS_START = "# >>> the harness (layercheck writes what follows into every reproducer)\n"
 
 
 @dataclass(frozen=True)
@@ -163,7 +180,18 @@ def script_text(kind: ReproKind, module: Path, folder: Path, name: str, args: Ma
     text, replaced = _HEADER.subn(lambda _: header, template, count=1)
     if replaced != 1:
         raise RuntimeError(f"layercheck's {_TEMPLATES[kind]} has no target header")
-    return text
+    return _HARNESS.sub(lambda _: _harness_code(), text, count=1)
+
+
+def _harness_code() -> str:
+    """The code every reproducer shares (`harness_script`), from its marker on."""
+    text = Path(__file__).with_name("harness_script.py").read_text(encoding="utf-8")
+    start = text.index(_HARNESS_START)
+    return (
+        "# >>> the harness (written by layercheck: the same in every reproducer)\n"
+        + text[start + len(_HARNESS_START) :]
+        + "# <<< the harness\n"
+    )
 
 
 @dataclass(frozen=True)

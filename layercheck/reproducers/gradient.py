@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from layercheck.contract.adapter import OperationAdapter
 from layercheck.numerics import arrays
 from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis
+from layercheck.reproducers.calls import target_meta
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Status
 from layercheck.settings.options import DEFAULT_TOLERANCES
@@ -65,10 +65,8 @@ def gradient_evidence(
 ) -> Evidence:
     """The evidence of the failing arguments of `verdicts`: see the module docstring."""
     layer = session.reference
-    n_in = layer.num_inputs
-    arg_dtypes = [np.dtype(x.dtype).name for x in session.inputs(dtype, shared=True)]
     held = session.parameters(dtype)
-    arg_dtypes += [np.dtype(held[name].dtype).name for name in layer.parameter_names]
+    arguments = [*session.inputs(dtype, shared=True), *(held[name] for name in layer.parameter_names)]
     data: dict[str, Any] = {f"x{i}": value for i, value in enumerate(problem.values)}
     data.update({f"w{j}": weight for j, weight in enumerate(baseline.weights)})
     failures = []
@@ -92,30 +90,13 @@ def gradient_evidence(
                 "elements": _elements(diagnoses.get(i), problem.values[i], rng),
             }
         )
-    operation = layer if isinstance(layer, OperationAdapter) else None
     meta = {
-        "target_kind": layer.kind.value,
+        **target_meta(session, dtype, arguments),
         "evaluated": evaluated,
-        "seed": int(session.options.seed),
-        "device": "gpu" if arrays.on_gpu(session.home_module()) else "cpu",
-        "dtype": dtype,
         "precision": str(tol.precision),
-        "arg_dtypes": arg_dtypes,
-        "names": list(problem.names),
+        "arguments": list(problem.names),
         "kinds": list(problem.kinds),
         "output_names": list(problem.outputs),
-        "n_inputs": n_in,
-        "n_outputs": layer.num_outputs,
-        "learnables": list(layer.learnables),
-        "state": list(layer.state),
-        "num_memory_values": 0 if operation is None else operation.num_memory_values,
-        "save_inputs": False if operation is None else operation.save_inputs,
-        "save_outputs": False if operation is None else operation.save_outputs,
-        "differentiable": [not integer for integer in session.integer_inputs],
-        "layouts": [
-            {"size": list(layout.size), "format": layout.format, "integer": layout.integer}
-            for layout in session.layouts
-        ],
         "rtol": tol.rtol,
         "atol": tol.atol,
         "tolerance_source": tolerance_source(tol.rtol, tol.atol, tol.precision, dtype),

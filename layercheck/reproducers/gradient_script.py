@@ -23,11 +23,7 @@ of the loss, as layercheck leaves them out. It then measures a few elements of A
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import math
-import os
-import random
 import sys
 from typing import Any
 
@@ -41,97 +37,29 @@ CONSTRUCTOR_ARGS = "{}"
 TARGET_LABEL = "layer.py"
 # <<< the target
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.splitext(os.path.abspath(__file__))[0] + ".npz"
-FORMAT = 1
+# >>> the harness (written by layercheck)
+from layercheck.reproducers.harness_script import Saved  # noqa: E402 - replaced by the code
+
+# <<< the harness
+
 ELEMENT_SLACK = 10.0
-
-
-class Layout:
-    """What `initialize` is given for each input, as layercheck gives it: size, format, ndim,
-    find(label)."""
-
-    def __init__(self, size: list[int], format: str, integer: list[int] | None = None):
-        self.size, self.format = tuple(size), format
-        self.integer = None if integer is None else tuple(integer)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.size)
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.size)
-
-    def find(self, label: str) -> int | None:
-        index = self.format.find(label)
-        return None if index < 0 else index
-
-    def __str__(self) -> str:
-        return ",".join(map(str, self.size)) + ":" + self.format
-
-
-def load_target() -> Any:
-    """The layer's class (or operation, or function) from its module; the module's folder is
-    put on sys.path so that it imports its siblings as it does when layercheck imports it."""
-    path = os.path.normpath(os.path.join(HERE, MODULE_PATH)) if MODULE_PATH_IS_RELATIVE else MODULE_PATH
-    folder = os.path.dirname(path)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    sys.dont_write_bytecode = True  # nothing written beside the user's files
-    stem = os.path.splitext(os.path.basename(path))[0]
-    name = "_reproduced_" + "".join(c if c.isalnum() else "_" for c in stem)
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return getattr(module, TARGET_NAME)
 
 
 class Problem:
     """The layer's training pass and backward at the saved point, as layercheck ran them."""
 
     def __init__(self) -> None:
-        with np.load(DATA, allow_pickle=False) as data:
-            self.data = {key: data[key] for key in data.files}
-        self.meta = json.loads(str(self.data.pop("meta")))
-        if self.meta.get("format") != FORMAT:
-            raise SystemExit(f"{DATA} was written by another version of layercheck: run layercheck --repro again")
-        meta = self.meta
-        if meta["device"] == "gpu":
-            import cupy  # the check ran on the GPU: so does its reproducer
-
-            self.xp: Any = cupy
-        else:
-            self.xp = np
-        self.target = load_target()
-        self.args = json.loads(CONSTRUCTOR_ARGS)
+        self.saved = Saved(__file__, MODULE_PATH, MODULE_PATH_IS_RELATIVE, TARGET_NAME, CONSTRUCTOR_ARGS)
+        saved, meta = self.saved, self.saved.meta
+        self.meta, self.data, self.xp = meta, saved.data, saved.xp
         self.precision = np.dtype(meta["precision"])
         self.eps = float(meta["eps"])
-        self.n_in, self.n_out = meta["n_inputs"], meta["n_outputs"]
-        self.parameters = meta["learnables"] + meta["state"]
-        self.dtypes = [np.dtype(d) for d in meta["arg_dtypes"]]
-        self.values = [self.xp.asarray(self.data[f"x{i}"]) for i in range(len(meta["names"]))]
+        self.n_in, self.n_out = saved.n_in, saved.n_out
+        self.dtypes = saved.dtypes
+        self.values = [self.xp.asarray(self.data[f"x{i}"]) for i in range(len(meta["arguments"]))]
         self.weights = [self.xp.asarray(self.data[f"w{j}"]) for j in range(len(meta["output_names"]))]
-        self.layouts = [Layout(**layout) for layout in meta["layouts"]]
 
     # -- the layer ------------------------------------------------------------------------
-
-    def fresh(self) -> Any:
-        """The layer constructed and initialized as layercheck does (the global RNGs seeded
-        before each); its learnables and state are set from the saved ones at every pass."""
-        seed = self.meta["seed"]
-        np.random.seed(seed % 2**32)
-        random.seed(seed)
-        obj = self.target(**self.args) if isinstance(self.target, type) else self.target
-        initialize = getattr(obj, "initialize", None)
-        if callable(initialize):
-            np.random.seed(seed % 2**32)
-            random.seed(seed)
-            initialize(*self.layouts)
-        return obj
 
     def _compute(self, y: Any) -> Any:
         kind = np.result_type(self.precision, np.complex64) if y.dtype.kind == "c" else self.precision
@@ -139,19 +67,11 @@ class Problem:
 
     def run(self, obj: Any, values: list[Any]) -> tuple[list[Any], list[Any], list[Any], Any]:
         """The training pass at `values`: the inputs given, the outputs, states and memory."""
-        meta, n = self.meta, self.n_in
-        for name, value, dtype in zip(self.parameters, values[n:], self.dtypes[n:]):
-            setattr(obj, name, value.astype(dtype, copy=True))
+        n = self.n_in
+        self.saved.set_parameters(obj, [value.astype(dtype) for value, dtype in zip(values[n:], self.dtypes[n:])])
         xs = [value.astype(dtype, copy=True) for value, dtype in zip(values[:n], self.dtypes[:n])]
-        n_state = len(meta["state"])
-        if meta["target_kind"] == "function":
-            got = _unpack(obj.forward(*xs), self.n_out + meta["num_memory_values"])
-            return xs, list(got[: self.n_out]), [], got[self.n_out :]
-        if meta["evaluated"] == "forward":
-            got = _unpack(obj.forward(*xs), self.n_out + n_state + 1)
-            return xs, list(got[: self.n_out]), list(got[self.n_out : self.n_out + n_state]), got[-1]
-        got = _unpack(obj.predict(*xs), self.n_out + n_state)
-        return xs, list(got[: self.n_out]), list(got[self.n_out :]), None
+        ys, states, memory = self.saved.forward(obj, xs)
+        return xs, ys, states, memory
 
     def outputs(self, values: list[Any]) -> list[Any]:
         """Every output and updated state at `values`, at the compute precision."""
@@ -161,23 +81,14 @@ class Problem:
     def gradients(self, weights: list[Any]) -> list[Any]:
         """backward at the saved point with dL/dY = `weights`, on a fresh layer right after
         its training pass (layers keep on self what forward saw)."""
-        meta = self.meta
-        obj = self.fresh()
+        obj = self.saved.fresh()
         xs, ys, states, memory = self.run(obj, self.values)
         loss = [w.astype(y.dtype) for w, y in zip(weights, ys + states)]
-        if meta["target_kind"] == "function":
-            args = [*loss[: self.n_out], tuple(meta["differentiable"])]
-            args += xs if meta["save_inputs"] else []
-            args += ys if meta["save_outputs"] else []
-            args += list(memory)
-            grads = _unpack(obj.backward(*args), self.n_in)
-        else:
-            args = [*xs, *ys, *loss[: self.n_out], *(loss[self.n_out :] if meta["state"] else []), memory]
-            grads = _unpack(obj.backward(*args), self.n_in + len(self.parameters))
+        grads = self.saved.backward(obj, xs, ys, loss[: self.n_out], loss[self.n_out :], memory)
         return [None if g is None else self._compute(g) for g in grads]
 
     def start(self) -> None:
-        self.layer_for_passes = self.fresh()
+        self.layer_for_passes = self.saved.fresh()
         self.base_outputs = self.outputs(self.values)
         self.base_gradients = self.gradients(self.weights)
 
@@ -274,11 +185,6 @@ class Problem:
         }
 
 
-def _unpack(result: Any, n: int) -> tuple[Any, ...]:
-    """A method's values: a bare value when there is one, else a tuple (layercheck's contract)."""
-    return (result,) if n == 1 else tuple(result)
-
-
 def _dot(a: Any, b: Any) -> float:
     """sum(Re(conj(a) * b))."""
     return float((a.conj() * b).real.sum()) if a.dtype.kind == "c" else float((a * b.real).sum())
@@ -318,7 +224,7 @@ def reproduce(out: Any = None) -> int:
     wrong = []
     for failure in meta["failures"]:
         index = failure["index"]
-        name, kind = meta["names"][index], meta["kinds"][index]
+        name, kind = meta["arguments"][index], meta["kinds"][index]
         direction = problem.xp.asarray(problem.data[f"v{index}"])
         got = problem.compare(index, direction, failure["step"], failure["terms_eps"])
         print(f"{name} ({kind}): along the saved random direction v, step t = {failure['step']:.6g}", file=out)

@@ -10,7 +10,7 @@ class CentreOverBatch:
     example_layout = "4,3,5,6:SSCB"
 
     def predict(self, X):
-        return X - X.mean(axis=3, keepdims=True)
+        return X - X.mean(axis=3, keepdims=True)  # BUG: a mean over the observations
 
     def forward(self, X):
         return self.predict(X), None

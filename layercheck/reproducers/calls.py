@@ -1,0 +1,99 @@
+"""The evidence of the failed checks that a few calls of the layer decide (every one but the
+gradient check): what the layer was given, so that its reproducer calls it the same way.
+
+Every such evidence holds the arguments of the call at the dtype the check ran (`x0`, `x1`...:
+the inputs, then the learnables and state), for backward the loss gradients (`w0`...: dL/dY
+then dL/dS_out), and `target_meta`: how to build and call the layer. The checks call these
+builders only when a reproducer is asked for (`LazyEvidence`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from layercheck.contract.adapter import LayerAdapter, OperationAdapter
+from layercheck.numerics import arrays
+from layercheck.reproducers.evidence import Evidence, ReproKind
+from layercheck.settings.options import DEFAULT_TOLERANCES
+
+if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
+    from layercheck.checks.context import CheckContext
+
+__all__ = ["call_evidence", "target_meta", "tolerance_words"]
+
+
+def target_meta(session: CheckContext, dtype: str, arguments: Sequence[Any]) -> dict[str, Any]:
+    """How a reproducer builds the layer and calls it as layercheck did: its kind, methods,
+    names, layouts and seed, and the dtype of each argument it was given."""
+    layer = session.reference
+    operation = layer if isinstance(layer, OperationAdapter) else None
+    plain = isinstance(layer, LayerAdapter) and layer.is_plain_function
+    return {
+        "target_kind": layer.kind.value,
+        "plain_function": plain,
+        "has_forward": layer.has_forward,
+        "has_backward": layer.has_backward,
+        "seed": int(session.options.seed),
+        "device": "gpu" if arrays.on_gpu(session.home_module()) else "cpu",
+        "dtype": dtype,
+        "precision": str(arrays.precision_of(dtype)),
+        "arg_dtypes": [np.dtype(value.dtype).name for value in arguments],
+        "names": list(layer.input_names),
+        "outputs": list(layer.output_names),
+        "gradient_names": list(layer.gradient_names()),
+        "n_inputs": layer.num_inputs,
+        "n_outputs": layer.num_outputs,
+        "learnables": list(layer.learnables),
+        "state": list(layer.state),
+        "num_memory_values": 0 if operation is None else operation.num_memory_values,
+        "save_inputs": False if operation is None else operation.save_inputs,
+        "save_outputs": False if operation is None else operation.save_outputs,
+        "differentiable": [not integer for integer in session.integer_inputs],
+        "integer_arguments": list(session.integer_arguments),
+        "layouts": [
+            {"size": list(layout.size), "format": layout.format, "integer": layout.integer}
+            for layout in session.layouts
+        ],
+    }
+
+
+def call_evidence(
+    session: CheckContext,
+    kind: ReproKind,
+    check: str,
+    method: str,
+    dtype: str,
+    arguments: Sequence[Any] | None = None,
+    loss: Sequence[Any] = (),
+    **meta: Any,
+) -> Evidence:
+    """The evidence of `check`, which called `method` at `dtype` with `arguments` (default:
+    the session's inputs, learnables and state at `dtype`) and, for backward, the loss
+    gradients `loss`; `meta` adds what the kind's script reads besides."""
+    if arguments is None:
+        held = session.parameters(dtype)
+        arguments = [*session.inputs(dtype, shared=True), *(held[name] for name in session.reference.parameter_names)]
+    data = {f"x{i}": value for i, value in enumerate(arguments)}
+    data.update({f"w{j}": value for j, value in enumerate(loss)})
+    described = {**target_meta(session, dtype, arguments), "method": method, **meta}
+    return Evidence(kind, check, described, data)
+
+
+def tolerance_words(session: CheckContext, dtype: str) -> str:
+    """Where the tolerance `session.tolerance(dtype)` comes from, in words."""
+    judged = np.dtype(dtype).name
+    lost = session.precision(dtype).lost
+    if lost:  # the layer computes below `dtype` inside: judged as what it computes in
+        judged = "complex64" if np.dtype(dtype).kind == "c" else "float32"
+    defaults = DEFAULT_TOLERANCES.get(judged, {})
+    rtol, atol = session.tolerance(dtype)
+    if defaults and (rtol, atol) == (defaults.get("rtol"), defaults.get("atol")):
+        words = f"layercheck's defaults for {judged}"
+    else:
+        words = f"the tolerances configured for {judged}"
+    if lost:
+        words += f"; judged at {judged} because the layer computes below {np.dtype(dtype).name} inside"
+    return words

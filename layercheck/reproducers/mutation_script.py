@@ -1,0 +1,90 @@
+"""A layer that modifies its arguments, reproduced: written by `layercheck run --repro` for
+one failed predict_does_not_modify_inputs, forward_does_not_modify_inputs or
+backward_does_not_modify_inputs. A regression test to keep.
+
+    python THIS_FILE.py    exit status 1 while the call modifies what it is given, 0 once not
+    pytest THIS_FILE.py    the same, as the test `test_reproduce`
+
+It needs NumPy (CuPy for a check that ran on the GPU) and the layer's module, nothing of
+layercheck. The data is THIS_FILE.npz beside it: every input, learnable and state as layercheck
+gave them, and for backward the loss gradients dL/dY and dL/dS_out.
+
+What it does: builds the layer as layercheck does, sets its learnables and state, keeps a copy
+of every argument, calls the method (for backward: forward first, then backward with forward's
+outputs), and compares every argument afterwards with its copy, exactly (NaN equals NaN). A
+learnable or state the layer replaced by a new array of the same values is not a modification.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+# >>> the target (written by layercheck)
+MODULE_PATH = "layer.py"
+MODULE_PATH_IS_RELATIVE = True
+TARGET_NAME = "Layer"
+CONSTRUCTOR_ARGS = "{}"
+TARGET_LABEL = "layer.py"
+# <<< the target
+
+# >>> the harness (written by layercheck)
+from layercheck.reproducers.harness_script import Saved, differs, finish, index_text, names_of_arguments, number  # noqa: E402 - replaced by the code
+
+# <<< the harness
+
+
+def reproduce(out: Any = None) -> int:
+    """Call the method once and name every argument it left changed: 1 while one is, else 0."""
+    out = out or sys.stdout
+    saved = Saved(__file__, MODULE_PATH, MODULE_PATH_IS_RELATIVE, TARGET_NAME, CONSTRUCTOR_ARGS)
+    meta, method = saved.meta, saved.meta["method"]
+    print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
+    print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}", file=out)
+    obj = saved.fresh()
+    arguments = saved.arguments()
+    saved.set_parameters(obj, arguments[saved.n_in :])
+    xs = arguments[: saved.n_in]
+    names = names_of_arguments(meta)
+    if method == "backward":
+        dLdY = [saved.array(f"w{j}") for j in range(saved.n_out)]
+        dLdS = [saved.array(f"w{saved.n_out + j}") for j in range(len(meta["state"]))]
+        ys, _, memory = saved.forward(obj, xs)
+        given = [*xs, *saved.held(obj), *ys, *dLdY, *dLdS]
+        names += [f"output {n}" for n in meta["outputs"]]
+        names += [f"dLd{n}" for n in meta["outputs"]] + [f"dLd{s}_out" for s in meta["state"]]
+        copies = [value.copy() for value in given]
+        saved.backward(obj, xs, ys, dLdY, dLdS, memory)
+        after = [*xs, *saved.held(obj), *ys, *dLdY, *dLdS]
+    else:
+        given = [*xs, *saved.held(obj)]
+        copies = [value.copy() for value in given]
+        getattr(saved, method)(obj, xs)
+        after = [*xs, *saved.held(obj)]
+    wrong = []
+    for name, before, now in zip(names, copies, after):
+        if not hasattr(now, "shape") or now.shape != before.shape:
+            wrong.append(f"{name} was replaced by {type(now).__name__} {getattr(now, 'shape', '')}")
+            continue
+        found = differs(now, before, 0.0, 0.0)
+        if found is not None:
+            at = index_text(found["index"])
+            wrong.append(
+                f"{name} was modified in place: {found['count']} of {found['size']} elements changed, "
+                f"the largest change at {at}: {number(found['expected'])} became {number(found['actual'])}"
+            )
+    for line in wrong:
+        print(f"  {line}", file=out)
+    return finish(wrong, f"{method} modifies its arguments", f"{method} leaves every argument as it was given", out)
+
+
+def test_reproduce() -> None:
+    """For pytest: fails while the method modifies its arguments."""
+    import io
+
+    out = io.StringIO()
+    assert reproduce(out) == 0, out.getvalue()
+
+
+if __name__ == "__main__":
+    sys.exit(reproduce())

@@ -1,0 +1,195 @@
+"""Reproducers of the checks a few calls decide (every one but the gradient check): for each
+kind, a buggy layer's reproducer run where NumPy alone is importable fails with the numbers the
+report gave, and passes once the bug is fixed; the script imports nothing of layercheck."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, FUNCTIONS, run_isolated
+
+from layercheck.reproducers.evidence import ReproKind
+from layercheck.reproducers.files import SCRIPTS
+
+
+@dataclass(frozen=True)
+class Case:
+    source: Path
+    check: str
+    bug: str  # code found once in the source, replaced by `fix` to fix the layer
+    fix: str
+    printed: tuple[str, ...]  # what the reproducer must print while the bug is there
+    options: tuple[str, ...] = ()
+
+
+CASES = [
+    Case(
+        CORPUS / "modifies_input.py",
+        "predict_does_not_modify_inputs",
+        "X *= 2  # BUG",
+        "X = X * 2  # fixed",
+        ("X was modified in place",),
+    ),
+    Case(
+        CORPUS / "forward_modifies_input.py",
+        "forward_does_not_modify_inputs",
+        "X[X < 0] = 0  # BUG",
+        "X = X * (X > 0)  # fixed",
+        ("X was modified in place: 179 of 360 elements changed",),
+    ),
+    Case(
+        CORPUS / "backward_modifies_dLdY.py",
+        "backward_does_not_modify_inputs",
+        "dLdY *= (X > 0).astype(dLdY.dtype)  # BUG",
+        "dLdY = dLdY * (X > 0).astype(dLdY.dtype)  # fixed",
+        ("dLdY was modified in place: 179 of 360 elements changed",),
+    ),
+    Case(
+        FUNCTIONS / "backward_scales_dLdY_in_place.py",
+        "backward_does_not_modify_inputs",
+        "dLdY *= 1 - Y * Y  # BUG",
+        "dLdY = dLdY * (1 - Y * Y)  # fixed",
+        ("dLdY was modified in place",),
+    ),
+    Case(
+        CORPUS / "noisy_predict.py",
+        "predict_is_deterministic",
+        "noise = xp.random.standard_normal(X.shape).astype(X.dtype)  # BUG",
+        "noise = xp.zeros(X.shape, X.dtype)  # fixed",
+        ("Y differs at 360 of 360 elements", "16 ulps of the largest value"),
+    ),
+    Case(
+        CORPUS / "accumulates_gradients.py",
+        "backward_is_repeatable",
+        "self.grad_w = grad if self.grad_w is None else self.grad_w + grad  # BUG",
+        "self.grad_w = grad  # fixed",
+        ("dLdw differs at 5 of 5 elements",),
+    ),
+    Case(
+        CORPUS / "float64_leak.py",
+        "predict_is_consistent_in_type",
+        "half = xp.full((1,) * X.ndim, 0.5)  # BUG",
+        "half = xp.full((1,) * X.ndim, 0.5, dtype=X.dtype)  # fixed",
+        ("predict output Y is float64, expected float32",),
+    ),
+    Case(
+        CORPUS / "forward_type_leak.py",
+        "forward_is_consistent_in_type",
+        "slope = xp.where(X > 0, 1.0, 0.01)  # BUG",
+        "slope = xp.where(X > 0, 1.0, 0.01).astype(X.dtype)  # fixed",
+        ("forward output Y is float64, expected float32",),
+    ),
+    Case(
+        CORPUS / "backward_float64_leak.py",
+        "backward_is_consistent_in_type",
+        "mask = xp.where(X > 0, 1.0, 0.0)  # BUG",
+        "mask = xp.where(X > 0, 1.0, 0.0).astype(X.dtype)  # fixed",
+        ("gradient dLdX is float64, expected float32",),
+    ),
+    Case(
+        CORPUS / "batch_mixing_forward.py",
+        "predict_is_consistent_across_observations",
+        "return X - X.mean(axis=3, keepdims=True)  # BUG",
+        "return X - X.mean(axis=2, keepdims=True)  # fixed",
+        ("observation 0: Y[", "alone and", "in the batch"),
+    ),
+    Case(
+        CORPUS / "batch_mixing_forward.py",
+        "forward_is_consistent_across_observations",
+        "return X - X.mean(axis=3, keepdims=True)  # BUG",
+        "return X - X.mean(axis=2, keepdims=True)  # fixed",
+        ("observation 5: Y[",),
+    ),
+    Case(
+        CORPUS / "grad_mean_not_sum.py",
+        "backward_is_consistent_across_observations",
+        "dLdalpha = xp.mean(dLdalpha, axis=self.batch_axis, keepdims=True)  # BUG",
+        "dLdalpha = xp.sum(dLdalpha, axis=self.batch_axis, keepdims=True)  # fixed",
+        ("dLdalpha[0, 0, 4, 0] is -1.283997733 for the batch and -7.703986397 summed over its observations alone",),
+    ),
+    Case(
+        CORPUS / "batch_normalization_over_batch.py",
+        "backward_is_consistent_across_observations",
+        "self.axes = tuple(i for i in range(layout.ndim) if i != channel_axis)",
+        "self.axes = tuple(i for i in range(layout.ndim) if i not in (channel_axis, layout.find('B')))",
+        ("observation 4: dLdX[0, 0, 4, 4] is -2.578022332 alone and -1.153810679 in the batch",),
+    ),
+    Case(
+        CORPUS / "nan_output.py",
+        "outputs_are_finite",
+        "return xp.log(X)  # BUG",
+        "return xp.log(xp.abs(X) + 1)  # fixed",
+        ("output Y has 179 NaN and 0 infinite value(s) of 360", "(where X["),
+    ),
+]
+
+
+def test_every_kind_has_a_case_and_a_script():
+    assert {SCRIPTS[case.check] for case in CASES} == set(ReproKind) - {ReproKind.GRADIENT}
+    assert {case.check for case in CASES} == {c for c, kind in SCRIPTS.items() if kind is not ReproKind.GRADIENT}
+
+
+def _layercheck(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "layercheck", "run", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.source.stem}-{c.check}" for c in CASES])
+def test_reproducer_fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone, case):
+    work = tmp_path / "project"
+    work.mkdir()
+    source = case.source.read_text()
+    assert source.count(case.bug) == 1
+    (work / "layer.py").write_text(source)
+    run = _layercheck(work, "layer.py", "--repro", "reps", "--json", "r.json", *case.options)
+    assert run.returncode == 1, run.stdout + run.stderr
+    (target,) = json.loads((work / "r.json").read_text())["targets"]
+    check = next(c for c in target["checks"] if c["name"] == case.check)
+    assert check["status"] == "failed"
+    script = work / check["repro"]
+    assert script.name.endswith(f"__{case.check}.py") and script.with_suffix(".npz").is_file()
+    assert f"reproduce: python {check['repro']}" in run.stdout
+    text = script.read_text()
+    assert "import layercheck" not in text and "from layercheck" not in text
+
+    buggy = run_isolated(numpy_alone, str(script), cwd=tmp_path)
+    assert buggy.returncode == 1, buggy.stdout + buggy.stderr
+    assert f"reproducing {case.check} of layer.py" in buggy.stdout
+    for words in case.printed:
+        assert words in buggy.stdout, buggy.stdout
+    assert "FAILED:" in buggy.stdout
+
+    (work / "layer.py").write_text(source.replace(case.bug, case.fix))
+    fixed = run_isolated(numpy_alone, str(script), cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "PASSED:" in fixed.stdout
+    assert not (work / "__pycache__").exists()
+    # The fixed layer passes the check itself: the reproducer agrees with layercheck.
+    _layercheck(work, "layer.py", "--json", "r2.json", *case.options)
+    (target,) = json.loads((work / "r2.json").read_text())["targets"]
+    assert next(c for c in target["checks"] if c["name"] == case.check)["status"] == "passed"
+
+
+def test_the_reports_numbers_are_the_reproducers(tmp_path, numpy_alone):
+    """The worst element the report names for a mutation is the one the reproducer prints."""
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "layer.py").write_text((CORPUS / "backward_modifies_dLdY.py").read_text())
+    run = _layercheck(work, "layer.py", "--repro", "reps", "--json", "r.json")
+    (target,) = json.loads((work / "r.json").read_text())["targets"]
+    check = next(c for c in target["checks"] if c["name"] == "backward_does_not_modify_inputs")
+    assert "the worst, at index (0, 2, 1, 5)" in check["message"], check["message"]
+    printed = run_isolated(numpy_alone, str(work / check["repro"]), cwd=tmp_path).stdout
+    assert "the largest change at [0, 2, 1, 5]" in printed, printed + run.stdout
