@@ -208,13 +208,17 @@ def numpy_alone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run_isolated(numpy_root: Path, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -I -S` with `numpy_root` alone on sys.path, running a script or `-c` code."""
+def run_isolated(
+    numpy_root: Path, *argv: str, cwd: Path | None = None, also: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -I -S` with `numpy_root` alone on sys.path (and `also`, before it: the stand-in
+    CuPy's folder for a GPU reproducer), running a script or `-c` code."""
+    paths = [str(numpy_root)] + ([str(also)] if also is not None else [])
     if argv[0] == "-c":
-        code = f"import sys; sys.path.insert(0, {str(numpy_root)!r}); exec({argv[1]!r})"
+        code = f"import sys; sys.path[:0] = {paths!r}; exec({argv[1]!r})"
     else:
         code = (
-            f"import sys, runpy; sys.path.insert(0, {str(numpy_root)!r}); sys.argv = [{argv[0]!r}]; "
+            f"import sys, runpy; sys.path[:0] = {paths!r}; sys.argv = [{argv[0]!r}]; "
             f"runpy.run_path({argv[0]!r}, run_name='__main__')"
         )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}

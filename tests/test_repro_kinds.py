@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FUNCTIONS, run_isolated
+from conftest import CORPUS, FUNCTIONS, TESTS, run_isolated
+from cupy_rooms import ROOM, STAND_IN, Room
 
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.reproducers.files import SCRIPTS
@@ -130,9 +131,37 @@ CASES = [
 ]
 
 
+CORPUS_GPU = TESTS / "corpus_gpu"
+# On the GPU (the stand-in CuPy: the script imports it as it would the real one).
+GPU_CASES = [
+    Case(
+        CORPUS_GPU / "gpu_wrong_channel.py",
+        "predict_is_consistent_on_gpu",
+        "alpha = xp.roll(self.alpha, 1, axis=2) if xp is not np else self.alpha",
+        "alpha = self.alpha",
+        ("on the GPU and", "on the CPU (|difference|", "145 of 300 elements differ"),
+    ),
+    Case(
+        CORPUS_GPU / "gpu_backward_branch_wrong.py",
+        "backward_is_consistent_on_gpu",
+        "return dLdY * X  # the GPU-only path: wrong",
+        "return dLdY / (1 + xp.exp(-X))",
+        ("dLdX[3, 1, 0] is -2.709054832 on the GPU and 0.1722747003 on the CPU",),
+    ),
+    Case(
+        CORPUS_GPU / "gpu_host_round_trip.py",
+        "outputs_stay_on_device",
+        "return np.tanh(host)",
+        "return get_array_module(X).tanh(X)",
+        ("predict output Y is a numpy.ndarray but the inputs were cupy arrays",),
+    ),
+]
+
+
 def test_every_kind_has_a_case_and_a_script():
-    assert {SCRIPTS[case.check] for case in CASES} == set(ReproKind) - {ReproKind.GRADIENT}
-    assert {case.check for case in CASES} == {c for c, kind in SCRIPTS.items() if kind is not ReproKind.GRADIENT}
+    cases = CASES + GPU_CASES
+    assert {SCRIPTS[case.check] for case in cases} == set(ReproKind) - {ReproKind.GRADIENT}
+    assert {case.check for case in cases} == {c for c, kind in SCRIPTS.items() if kind is not ReproKind.GRADIENT}
 
 
 def _layercheck(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -148,6 +177,19 @@ def _layercheck(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.source.stem}-{c.check}" for c in CASES])
 def test_reproducer_fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone, case):
+    _fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone, case)
+
+
+@pytest.mark.stand_in
+@pytest.mark.parametrize("case", GPU_CASES, ids=[f"{c.source.stem}-{c.check}" for c in GPU_CASES])
+def test_gpu_reproducer_fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone, case):
+    assert ROOM is Room.STAND_IN, f"a stand_in test ran where cupy is {ROOM.value}"
+    _fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone, case, also=STAND_IN)
+
+
+def _fails_on_the_bug_and_passes_once_fixed(
+    tmp_path: Path, numpy_alone: Path, case: Case, also: Path | None = None
+) -> None:
     work = tmp_path / "project"
     work.mkdir()
     source = case.source.read_text()
@@ -164,7 +206,7 @@ def test_reproducer_fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone
     text = script.read_text()
     assert "import layercheck" not in text and "from layercheck" not in text
 
-    buggy = run_isolated(numpy_alone, str(script), cwd=tmp_path)
+    buggy = run_isolated(numpy_alone, str(script), cwd=tmp_path, also=also)
     assert buggy.returncode == 1, buggy.stdout + buggy.stderr
     assert f"reproducing {case.check} of layer.py" in buggy.stdout
     for words in case.printed:
@@ -172,7 +214,7 @@ def test_reproducer_fails_on_the_bug_and_passes_once_fixed(tmp_path, numpy_alone
     assert "FAILED:" in buggy.stdout
 
     (work / "layer.py").write_text(source.replace(case.bug, case.fix))
-    fixed = run_isolated(numpy_alone, str(script), cwd=tmp_path)
+    fixed = run_isolated(numpy_alone, str(script), cwd=tmp_path, also=also)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "PASSED:" in fixed.stdout
     assert not (work / "__pycache__").exists()

@@ -20,6 +20,8 @@ from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.numerics.devices import GpuStatus
 from layercheck.portability import IDIOM
+from layercheck.reproducers.calls import call_evidence, tolerance_words
+from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Kind
 
 __all__ = ["backward_is_consistent_on_gpu", "outputs_stay_on_device", "predict_is_consistent_on_gpu", "require_gpu"]
@@ -79,6 +81,28 @@ def _parity(session: CheckContext, name: str, cpu: Any, gpu: Any, dtype: str) ->
     return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: {diff.detail()}", diff.abs_diff
 
 
+def _parity_evidence(session: CheckContext, check: str, method: str, dtype: str, loss: Any = ()) -> LazyEvidence:
+    """For --repro: the arguments (and dL/dY) both devices were given, and the tolerance."""
+
+    def build() -> Evidence:
+        rtol, atol = session.tolerance(dtype)
+        words = tolerance_words(session, dtype)
+        return call_evidence(
+            session,
+            ReproKind.PARITY,
+            check,
+            method,
+            dtype,
+            loss=loss,
+            device="gpu",
+            rtol=rtol,
+            atol=atol,
+            tolerance_source=words,
+        )
+
+    return build
+
+
 @check(
     "predict_is_consistent_on_gpu",
     "predict (forward for an operation) on CuPy arrays agrees with the CPU within the dtype's tolerance",
@@ -97,7 +121,10 @@ def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
             problem, difference = _parity(session, f"{method} output {name}", c, g, dtype)
             if problem:
-                return failed(problem, output=name, dtype=dtype_name(dtype), **widened(session, [dtype]))
+                evidence = _parity_evidence(session, "predict_is_consistent_on_gpu", method, dtype)
+                return failed(
+                    problem, evidence=evidence, output=name, dtype=dtype_name(dtype), **widened(session, [dtype])
+                )
             worst = max(worst, difference)
     return passed(f"largest difference {worst:.2g}", **widened(session, session.options.dtypes))
 
@@ -124,7 +151,11 @@ def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
                 raise Incomplete(f"not checked: the CPU gradient of {name} is {arrays.describe(c)}")
             problem, _ = _parity(session, f"gradient dLd{name}", c, g, dtype)
             if problem:
-                return failed(problem, argument=name, dtype=dtype_name(dtype), **widened(session, [dtype]))
+                loss = sum(session.training_output_gradients(cpu.outputs, dtype), ())
+                evidence = _parity_evidence(session, "backward_is_consistent_on_gpu", "backward", dtype, loss)
+                return failed(
+                    problem, evidence=evidence, argument=name, dtype=dtype_name(dtype), **widened(session, [dtype])
+                )
     return passed(**widened(session, session.options.dtypes))
 
 
@@ -170,15 +201,41 @@ def outputs_stay_on_device(session: CheckContext) -> Outcome:
         return exc.outcome
 
 
+def _device_evidence(session: CheckContext, what: str, dtype: str, allowed: bool) -> LazyEvidence:
+    """For --repro: the call that returned `what` ("predict output", "forward output" or
+    "gradient"), made on the GPU; for a gradient, its array module alone is checked."""
+    method = {"predict output": "predict", "forward output": "forward"}.get(what, "backward")
+
+    def build() -> Evidence:
+        loss: tuple[Any, ...] = ()
+        if method == "backward":
+            loss = sum(session.training_output_gradients(session.backward(dtype).require().outputs, dtype), ())
+        return call_evidence(
+            session,
+            ReproKind.TYPES,
+            "outputs_stay_on_device",
+            method,
+            dtype,
+            loss=loss,
+            device="gpu",
+            complex_allowed=allowed,
+            check_dtypes=method != "backward",
+        )
+
+    return build
+
+
 def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
     cupy = status.module
     for dtype in session.options.dtypes:
         allowed = complex_allowed(session, dtype)
         for what, name, value in _returned(session, dtype):
+            evidence = _device_evidence(session, what, dtype, allowed)
             if arrays.is_array(value) and not arrays.is_cupy_array(value):
                 return failed(
                     f"{what} {name} is a NumPy array from CuPy inputs ({dtype_name(dtype)}): the layer moved it to the "
                     f"host (cupy.asnumpy or .get()); {IDIOM}",
+                    evidence=evidence,
                     output=name,
                     dtype=dtype_name(dtype),
                 )
@@ -187,5 +244,5 @@ def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
             expected = expected_dtype(dtype, allowed, value) if arrays.is_array(value) else None
             problem = type_problem(f"{what} {name}", value, expected, dtype, cupy)
             if problem:
-                return failed(problem + " (on the GPU)", output=name, dtype=dtype_name(dtype))
+                return failed(problem + " (on the GPU)", evidence=evidence, output=name, dtype=dtype_name(dtype))
     return passed(status.reason)

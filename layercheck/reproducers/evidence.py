@@ -38,6 +38,7 @@ class ReproKind(str, enum.Enum):
     TYPES = "types"  # a result of another dtype or array type
     OBSERVATIONS = "observations"  # an observation that gives alone another result than in the batch
     FINITE = "finite"  # NaN or infinite outputs on inputs in the layer's domain
+    PARITY = "parity"  # the GPU's results are not the CPU's
 
     def __str__(self) -> str:
         return self.value

@@ -65,6 +65,9 @@ SCRIPTS: Mapping[str, ReproKind] = {
     "forward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
     "backward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
     "outputs_are_finite": ReproKind.FINITE,
+    "predict_is_consistent_on_gpu": ReproKind.PARITY,
+    "backward_is_consistent_on_gpu": ReproKind.PARITY,
+    "outputs_stay_on_device": ReproKind.TYPES,
 }
 _TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 

@@ -102,13 +102,14 @@ class Saved:
         self.dtypes = [np.dtype(d) for d in meta["arg_dtypes"]]
         self.layouts = [Layout(**layout) for layout in meta["layouts"]]
 
-    def array(self, key: str) -> Any:
-        """A fresh copy of a saved array, on the device the check ran on."""
-        return self.xp.array(self.data[key], copy=True)
+    def array(self, key: str, xp: Any = None) -> Any:
+        """A fresh copy of a saved array, on the device the check ran on (or in module `xp`)."""
+        return (xp or self.xp).array(self.data[key], copy=True)
 
-    def arguments(self) -> list[Any]:
-        """Fresh copies of the inputs, then the learnables and state, as layercheck gave them."""
-        return [self.array(f"x{i}").astype(dtype) for i, dtype in enumerate(self.dtypes)]
+    def arguments(self, xp: Any = None) -> list[Any]:
+        """Fresh copies of the inputs, then the learnables and state, as layercheck gave them
+        (on the device the check ran on, or in module `xp`)."""
+        return [self.array(f"x{i}", xp).astype(dtype) for i, dtype in enumerate(self.dtypes)]
 
     # -- the layer ------------------------------------------------------------------------
 
@@ -177,8 +178,11 @@ class Saved:
         return list(unpack(obj.backward(*args), self.n_in + len(self.parameters)))
 
     def trained(self, obj: Any, xs: list[Any], dLdY: list[Any], dLdS: list[Any]) -> list[Any]:
-        """forward then backward on `obj` (which holds its learnables and state)."""
-        ys, _, memory = self.forward(obj, xs)
+        """forward then backward on `obj` (which holds its learnables and state), with dL/dY
+        and dL/dS_out cast to the dtype of the outputs and states, as layercheck casts them."""
+        ys, states, memory = self.forward(obj, xs)
+        dLdY = [d.astype(y.dtype) if hasattr(y, "dtype") else d for d, y in zip(dLdY, ys)]
+        dLdS = [d.astype(s.dtype) if hasattr(s, "dtype") else d for d, s in zip(dLdS, states)]
         return self.backward(obj, xs, ys, dLdY, dLdS, memory)
 
 

@@ -1,6 +1,6 @@
 """A layer that changes the dtype or the array type, reproduced: written by `layercheck run
---repro` for one failed predict_is_consistent_in_type, forward_is_consistent_in_type or
-backward_is_consistent_in_type. A regression test to keep.
+--repro` for one failed predict_is_consistent_in_type, forward_is_consistent_in_type,
+backward_is_consistent_in_type or outputs_stay_on_device (on the GPU). A regression test to keep.
 
     python THIS_FILE.py    exit status 1 while a result has another dtype, 0 once none has
     pytest THIS_FILE.py    the same, as the test `test_reproduce`
@@ -11,7 +11,8 @@ where the check failed, and for backward the loss gradients dL/dY and dL/dS_out.
 
 What it checks: each output of predict or forward is an array of the inputs' array module at
 the tested precision (complex of that precision only where an input or a learnable is
-complex); each gradient from backward has its argument's dtype and array module.
+complex); each gradient from backward has its argument's dtype and array module (its array
+module alone for outputs_stay_on_device, which leaves dtypes of gradients to the CPU's check).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def problem(name: str, value: Any, expected: np.dtype[Any] | None, module: Any) 
     """What is wrong with the type of `value`, or None."""
     if not hasattr(value, "dtype") or not hasattr(value, "shape"):
         return f"{name} is {type(value).__name__}, not an array"
-    if type(value).__module__.split(".")[0] != module.__name__:
+    if not isinstance(value, module.ndarray):
         return (
             f"{name} is a {type(value).__module__}.{type(value).__name__} but the inputs were {module.__name__} arrays"
         )
@@ -67,7 +68,8 @@ def reproduce(out: Any = None) -> int:
         gradients = saved.trained(obj, xs, dLdY, dLdS)
         for name, g, argument, integer in zip(meta["gradient_names"], gradients, arguments, meta["integer_arguments"]):
             if g is not None and not integer:
-                checked.append((f"gradient dLd{name}", g, np.dtype(argument.dtype)))
+                expected = np.dtype(argument.dtype) if meta.get("check_dtypes", True) else None
+                checked.append((f"gradient dLd{name}", g, expected))
     else:
         ys, states = saved.predict(obj, xs) if method == "predict" else saved.forward(obj, xs)[:2]
         names = list(meta["outputs"]) + list(meta["state"])
