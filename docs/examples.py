@@ -53,8 +53,8 @@ COMMAND_TIMEOUT_S = 300  # one command; a hung example must not hang the test su
 
 # Variables that change what layercheck or pytest print, or where they keep state, whatever the
 # page says: CI's own settings must not leak into the pages' output.
-_DROPPED_VARIABLES = ("CI", "GITHUB_ACTIONS", "FORCE_COLOR", "CLICOLOR_FORCE", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
-_DROPPED_PREFIXES = ("LAYERCHECK_", "PYTEST_XDIST_")
+_DROPPED_VARIABLES = ("CI", "FORCE_COLOR", "CLICOLOR_FORCE", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+_DROPPED_PREFIXES = ("LAYERCHECK_", "GITHUB_", "PYTEST_XDIST_")
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)[^`]*$")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*(?P<kind>[a-z][a-z-]*)\s*:\s*(?P<value>.*?)\s*-->\s*$")
