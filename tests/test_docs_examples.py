@@ -292,8 +292,9 @@ def test_the_quick_start_is_two_commands_and_ci_runs_the_second_as_written():
     assert install_and_test.replace('"', '\\"') in ci.read_text(encoding="utf-8")  # room 1's title
 
 
-# `pip install layercheck`, `pip install "layercheck[cuda12]"`: from an index that does not have it.
-FROM_AN_INDEX = re.compile(r"""pip install\s+(?:-[-\w]+(?:=\S+)?\s+)*["']?layercheck\b""")
+# `pip install layercheck`, `pip install "layercheck[cuda12]"`: from an index that does not have
+# it. A direct reference (`"layercheck @ git+https://..."`) installs from the repository: fine.
+FROM_AN_INDEX = re.compile(r"""pip install\s+(?:-[-\w]+(?:=\S+)?\s+)*["']?layercheck\b(?!(?:\[[^\]]*\])?\s*@)""")
 
 
 @pytest.mark.parametrize(
@@ -305,6 +306,8 @@ FROM_AN_INDEX = re.compile(r"""pip install\s+(?:-[-\w]+(?:=\S+)?\s+)*["']?layerc
         ('pip install -e ".[cuda12]"', False),
         ("pip install -e .", False),
         ('pip install "cupy-cuda12x[ctk]"', False),
+        ('pip install "layercheck @ git+https://github.com/OWNER/layercheck"', False),
+        ('pip install "layercheck[cuda12] @ git+https://github.com/OWNER/layercheck"', False),
     ],
 )
 def test_an_install_from_an_index_is_recognized(text, offered):
