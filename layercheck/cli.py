@@ -7,6 +7,7 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 from dataclasses import replace
@@ -43,6 +44,7 @@ from layercheck.running.plan import make_batch
 from layercheck.running.stopping import stopped_line
 from layercheck.running.watching import StillRunning, still_running_every_s
 from layercheck.safetext import bounded, visible
+from layercheck.settings.config import CONFIG_REFERENCE
 from layercheck.settings.options import DEVICES
 from layercheck.templates import function_template, layer_template, names_of, write_new
 from layercheck.version import __version__
@@ -134,7 +136,7 @@ def cli(ctx):
     "--config",
     "config_path",
     metavar="FILE",
-    help="YAML defaults and targets (the README's Config section shows every key).",
+    help=f"YAML defaults and targets (every key is described in {CONFIG_REFERENCE}).",
 )
 @click.option("--checks", metavar="NAMES", help="Run only these checks (comma-separated).")
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")
@@ -499,4 +501,5 @@ def new(name, learnables, state_names, backward, operation, directory):
         path = write_new(directory, template)
     except UsageError as exc:
         usage_error(exc)
-    click.echo(f"Wrote {path} (class {template.class_name}). Check it with: layercheck run {path}")
+    # Quoted: the command is meant to be pasted into a shell, and -o may name "my layers/".
+    click.echo(f"Wrote {path} (class {template.class_name}). Check it with: layercheck run {shlex.quote(str(path))}")

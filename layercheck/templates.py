@@ -83,23 +83,47 @@ def names_of(text: str | None, what: str) -> tuple[str, ...]:
         return ()
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     for n in names:
-        if not n.isidentifier() or keyword.iskeyword(n) or n in _RESERVED or n.startswith("dLd"):
+        problem = _not_a_name(n)
+        if problem is None and (n in _RESERVED or n.startswith("dLd")):
+            problem = "is a name the template uses itself"
+        if problem is not None:
             raise UsageError(
-                f"--{what} {n!r}: give Python identifiers other than {', '.join(sorted(_RESERVED))} "
-                "and names starting with dLd"
+                f"--{what} {n!r} {problem}: give Python identifiers other than keywords, "
+                f"{', '.join(sorted(_RESERVED))} and names starting with dLd"
             )
     return names
+
+
+def _not_a_name(name: str) -> str | None:
+    """Why `name` cannot name an attribute or a class in the generated code, or None.
+
+    A keyword (`class`, `None`) cannot; a soft keyword (`match`, `case`, `type`, `_`) can: it
+    is a keyword only inside the statements that use it."""
+    if keyword.iskeyword(name):
+        return "is a Python keyword"
+    if not name.isidentifier():
+        return "is not a Python identifier"
+    return None
 
 
 def class_and_file(name: str) -> tuple[str, str]:
     """`my_layer` -> (MyLayer, my_layer.py); `MyLayer` -> (MyLayer, my_layer.py). A name in
     snake_case gives the file name exactly (`prelu` for a file prelu.py, class Prelu)."""
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) or keyword.iskeyword(name):
-        raise UsageError(f"NAME {name!r}: give a Python identifier such as my_layer or MyLayer")
+    problem = _not_a_name(name)
+    if problem is None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
+        # A module name that imports as written everywhere: no leading _, ASCII only.
+        problem = "does not start with a letter, or holds other characters than ASCII letters, digits and _"
+    if problem is not None:
+        raise UsageError(f"NAME {name!r} {problem}: give a name such as my_layer or MyLayer")
     if name[0].isupper():
         snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()  # WeightedSum: weighted_sum
         return name, f"{snake}.py"
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part), f"{name}.py"
+    cls = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+    if keyword.iskeyword(cls):  # none, true, false: the class would be None, True, False
+        raise UsageError(
+            f"NAME {name!r} makes the class {cls}, a Python keyword: give a name such as my_layer or MyLayer"
+        )
+    return cls, f"{name}.py"
 
 
 def layer_template(

@@ -6,7 +6,7 @@
 ones except along the channel axis of the input layout (``(1, 1, C, 1)`` for ``SSCB``), so
 they broadcast against the input. Y is complex (a real bias added to a complex product).
 
-Gradient convention (README, DESIGN.md section 3): for a real loss L and a complex value
+Gradient convention (docs/contracts.md, DESIGN.md section 3): for a real loss L and a complex value
 z = a + ib the gradient passed in and returned is dL/da + i*dL/db. For Y = w*X this gives
 
     dLdX = conj(w) .* dLdY

@@ -7,7 +7,7 @@ The magnitude of each complex input is shifted by a real learnable bias `b` (one
 shape ``(1, 1, C, 1)`` for ``SSCB``) and clipped at zero; the phase is kept. Where
 |X| + b <= 0 (or X = 0) the output is 0.
 
-Gradient convention (README, DESIGN.md section 3): for a real loss L and complex z = a + ib
+Gradient convention (docs/contracts.md, DESIGN.md section 3): for a real loss L and complex z = a + ib
 the gradient passed in and returned is dL/da + i*dL/db. modReLU is not holomorphic, so
 dLdX is not conj(f'(X)) .* dLdY. With r = |X|, u = X/r (unit phase), s = r + b and
 G = dLdY, in the active region s > 0 the layer is Y = s*u:

@@ -18,6 +18,7 @@ import layercheck
 from layercheck.reporters.console import ConsoleReporter, Verbosity
 from layercheck.reporters.pictures import pictures_of
 from layercheck.results import Report
+from layercheck.settings.config import CONFIG_REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_layers"
@@ -197,6 +198,17 @@ def test_layercheck_alone_prints_the_help_and_run_help_has_examples_and_values()
     assert "Examples:" in help_text and ":int=" in help_text
     assert all(dtype in help_text for dtype in ("float64", "float32", "complex128", "complex64"))
     assert "configs/default.yaml" not in help_text
+
+
+def test_run_help_cites_the_config_reference_by_its_real_name():
+    """--config's help once cited "the README's Config section", a section of another name;
+    it names the page from the constant, which the README links to."""
+    help_text = " ".join(run_cli("run", "--help", env={"COLUMNS": "200"}).stdout.split())
+    assert f"every key is described in {CONFIG_REFERENCE}" in help_text
+    assert "Config section" not in help_text
+    assert f"]({CONFIG_REFERENCE})" in (REPO / "README.md").read_text(encoding="utf-8")
+    if (REPO / "docs" / "index.md").exists():  # the docs site is part of this checkout
+        assert (REPO / CONFIG_REFERENCE).is_file()
 
 
 def test_force_color_into_a_pipe_draws_no_progress_bar():

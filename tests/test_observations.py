@@ -7,6 +7,8 @@ import pytest
 from conftest import CORPUS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, run_cli
 
 import layercheck
+from layercheck.checks import REGISTRY
+from layercheck.checks.layouts import OTHER_BATCH_SIZES, other_batch_size
 
 OBSERVATION_CHECKS = [
     "output_batch_size_matches_input",
@@ -86,6 +88,34 @@ def test_output_batch_size_is_checked_at_a_second_batch_size():
     assert result.status == "failed"
     assert "with 2 observations (the layouts have 5)" in result.message
     assert "ValueError" in result.message
+
+
+class SeesBatchSizes:
+    """Records the batch size of every predict call (class-level: the check copies the layer)."""
+
+    seen: set[int] = set()
+
+    def predict(self, X):
+        SeesBatchSizes.seen.add(X.shape[-1])
+        return np.tanh(X)
+
+
+@pytest.mark.parametrize("batch", [5, OTHER_BATCH_SIZES[0]])
+def test_list_checks_says_the_batch_sizes_the_check_uses(batch):
+    """The description is written from the constant the check uses, and says every batch size
+    predict is called at: the layout's and the other one (not "one more", as it once said)."""
+    SeesBatchSizes.seen = set()
+    result = layercheck.check_layer(SeesBatchSizes, f"3,{batch}:CB", checks=["output_batch_size_matches_input"])
+    assert result.result("output_batch_size_matches_input").status == "passed"
+    other = other_batch_size(batch)
+    assert SeesBatchSizes.seen == {batch, other} and other in OTHER_BATCH_SIZES
+    description = REGISTRY["output_batch_size_matches_input"].description
+    assert "one more" not in description
+    assert (
+        f"at {OTHER_BATCH_SIZES[0]} ({OTHER_BATCH_SIZES[1]} when the layout's is {OTHER_BATCH_SIZES[0]})" in description
+    )
+    listed = " ".join(run_cli("list-checks", env={"COLUMNS": "200"}).stdout.split())
+    assert description in listed
 
 
 class BadOutputFormat:

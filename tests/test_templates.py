@@ -3,6 +3,12 @@ bad names and existing files."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 from conftest import not_ok, run_cli
@@ -98,3 +104,52 @@ def test_bad_names_exit_2_with_one_line(tmp_path, options):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("Error:") and proc.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        (["class"], "NAME 'class' is a Python keyword"),
+        (["None"], "NAME 'None' is a Python keyword"),
+        (["none"], "NAME 'none' makes the class None, a Python keyword"),
+        (["ok", "--learnables", "lambda"], "--learnables 'lambda' is a Python keyword"),
+        (["ok", "--state", "if"], "--state 'if' is a Python keyword"),
+        (["1layer"], "NAME '1layer' is not a Python identifier"),
+        (["ok", "--state", "not-a-name"], "--state 'not-a-name' is not a Python identifier"),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_a_keyword_is_called_a_keyword(tmp_path, options, said):
+    """`layercheck new class` once said 'class' was not an identifier: it is one, and a keyword."""
+    proc = run_cli("new", *options, "-o", tmp_path)
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    assert "not a Python identifier" not in proc.stderr or "is not a Python identifier" in said
+
+
+@pytest.mark.parametrize("name", ["match", "case", "type"])
+def test_soft_keywords_are_names(tmp_path, name):
+    """match, case, type and _ are keywords only inside the statements that use them."""
+    layer = generate(tmp_path, name, ["--learnables", "match,_", "--state", "type", "--backward"])
+    assert layer.__name__ == name.capitalize()
+    assert layercheck.check_layer(layer, layer.example_layout).ok
+
+
+def _shell(command: str, cwd) -> subprocess.CompletedProcess:
+    """`command` as a user pastes it, with the layercheck of this interpreter first on PATH."""
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("folder", [".", "my layers"])
+def test_the_command_new_recommends_passes(tmp_path, folder):
+    """End to end, as the README shows it: `layercheck new`, then the command it prints, and the
+    README's command with a class, a layout and a constructor argument the template takes (the
+    README once gave --arg num_channels=4, which the template's constructor refuses)."""
+    made = _shell(f"layercheck new my_layer --learnables w,b --backward -o {shlex.quote(folder)}", tmp_path)
+    assert made.returncode == 0, made.stderr
+    recommended = made.stdout.split("Check it with: ", 1)[1].strip()
+    checked = _shell(recommended, tmp_path)
+    assert checked.returncode == 0 and "PASSED" in checked.stdout, checked.stdout + checked.stderr
+    path = shlex.quote(str(Path(folder) / "my_layer.py"))
+    spelled_out = _shell(f"layercheck run {path}:MyLayer --layout 4,4,3,2:SSCB --arg name=first", tmp_path)
+    assert spelled_out.returncode == 0, spelled_out.stdout + spelled_out.stderr

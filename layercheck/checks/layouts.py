@@ -10,7 +10,19 @@ from layercheck.errors import USER_ERRORS
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
-__all__ = ["output_batch_axes", "output_batch_size_matches_input", "output_format_is_consistent", "require_batch"]
+__all__ = [
+    "OTHER_BATCH_SIZES",
+    "other_batch_size",
+    "output_batch_axes",
+    "output_batch_size_matches_input",
+    "output_format_is_consistent",
+    "require_batch",
+]
+
+# The second batch size output_batch_size_matches_input checks: the first of these that differs
+# from the layout's own (a layer that hard-codes its layout's batch size fails at it). Its
+# description is written from this constant, so that list-checks says what the check does.
+OTHER_BATCH_SIZES = (2, 3)
 
 
 def require_batch(session: CheckContext) -> int:
@@ -68,13 +80,15 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
     return passed(", ".join(f"{name}: {fmt}" for name, fmt in zip(layer.output_names, formats)))
 
 
-def _other_batch_size(n: int) -> int:
-    return 2 if n != 2 else 3
+def other_batch_size(n: int) -> int:
+    """The batch size checked besides the layout's `n`."""
+    return next(size for size in OTHER_BATCH_SIZES if size != n)
 
 
 @check(
     "output_batch_size_matches_input",
-    "predict returns as many observations as it is given, at the layout's batch size and one more",
+    "predict returns as many observations as it is given, at the layout's batch size and at "
+    f"{OTHER_BATCH_SIZES[0]} ({OTHER_BATCH_SIZES[1]} when the layout's is {OTHER_BATCH_SIZES[0]})",
     "",
     kinds=LAYERS_ONLY,
 )
@@ -86,7 +100,7 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
     axes = output_batch_axes(session, outputs)
     if all(axis is None for axis in axes):
         raise Skip(f"no output has a batch axis (output formats {', '.join(session.output_formats())})")
-    for size in (n, _other_batch_size(n)):
+    for size in (n, other_batch_size(n)):
         if size != n:
             layouts = [layout.with_batch_size(size) for layout in session.layouts]
             layer = session.layer(dtype, layouts)
@@ -109,4 +123,4 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
                     observations=size,
                     shape=list(y.shape),
                 )
-    return passed(f"checked with {n} and {_other_batch_size(n)} observations")
+    return passed(f"checked with {n} and {other_batch_size(n)} observations")

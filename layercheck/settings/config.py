@@ -41,7 +41,11 @@ from layercheck.settings.options import (
 )
 from layercheck.settings.values import SCIENTIFIC, Invalid, check_keys, show
 
-__all__ = ["Config", "TargetEntry", "load_config", "parse_config", "parse_config_text"]
+__all__ = ["CONFIG_REFERENCE", "Config", "TargetEntry", "load_config", "parse_config", "parse_config_text"]
+
+# The page of the documentation that describes every key of a config file, relative to the
+# repository; `layercheck run --help` cites it by this name, and the README links to it.
+CONFIG_REFERENCE = "docs/configuration.md"
 
 
 @dataclass(frozen=True)
