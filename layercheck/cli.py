@@ -134,7 +134,7 @@ def cli(ctx):
     "--config",
     "config_path",
     metavar="FILE",
-    help="YAML defaults and targets (the README's Config section shows every key).",
+    help="YAML defaults and targets (configs/default.yaml shows every key).",
 )
 @click.option("--checks", metavar="NAMES", help="Run only these checks (comma-separated).")
 @click.option("--skip", metavar="NAMES", help="Skip these checks (comma-separated).")

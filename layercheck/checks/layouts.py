@@ -74,7 +74,8 @@ def _other_batch_size(n: int) -> int:
 
 @check(
     "output_batch_size_matches_input",
-    "predict returns as many observations as it is given, at the layout's batch size and one more",
+    "predict returns as many observations as it is given, at the layout's batch size and, on a fresh layer, "
+    "at a second one (2, or 3 when the layout's is 2)",
     "",
     kinds=LAYERS_ONLY,
 )
