@@ -87,7 +87,7 @@ def other_batch_size(n: int) -> int:
 
 @check(
     "output_batch_size_matches_input",
-    "predict returns as many observations as it is given, at the layout's batch size and at "
+    "predict returns as many observations as it is given, at the layout's batch size and, on a fresh layer, at "
     f"{OTHER_BATCH_SIZES[0]} ({OTHER_BATCH_SIZES[1]} when the layout's is {OTHER_BATCH_SIZES[0]})",
     "",
     kinds=LAYERS_ONLY,
