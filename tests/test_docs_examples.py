@@ -137,6 +137,26 @@ def test_a_stale_output_block_is_reported_and_write_rewrites_it(tmp_path):
     assert _problems(page) == []
 
 
+@pytest.mark.parametrize("cupy_installed", [False, True])
+def test_output_without_cupy_is_compared_only_where_cupy_is_not_installed(tmp_path, monkeypatch, cupy_installed):
+    monkeypatch.setattr(examples, "CUPY_INSTALLED", cupy_installed)
+    page = _page(
+        tmp_path,
+        """        <!-- output-without-cupy: echo no CuPy here -->
+        ```text
+        stale
+        ```
+        """,
+    )
+    result = examples.check_page(page, write=True)
+    if cupy_installed:  # run, said, neither compared nor written
+        assert result.problems == [] and result.rewritten is None
+        assert len(result.uncompared) == 1 and result.uncompared[0].endswith(":2: CuPy is installed here")
+    else:
+        assert result.uncompared == [] and "no CuPy here" in (result.rewritten or "")
+        assert "differs from the block" in _problems(page)[0][1]
+
+
 def test_write_keeps_a_block_that_differs_only_in_what_changes_between_runs(tmp_path):
     page = _page(
         tmp_path,
@@ -329,3 +349,19 @@ def test_the_readme_links_every_reference_page_and_every_link_resolves():
     if not DOCS_SITE_HERE:  # the docs site is written beside this README; its runner is already here
         local = [link for link in local if link not in DOC_PAGES]
     assert [link for link in local if not (REPO / link).exists()] == []
+
+
+@pytest.mark.parametrize(
+    "shown, fresh, same",
+    [
+        ("off by 30.5 where 1.61e-07 is allowed", "off by 30.5 where 1.64e-07 is allowed", True),
+        ("off by 30.5 where 1.61e-07 is allowed", "off by 30.5 where 1.91e-07 is allowed", False),
+        ("17 passed, 1 failed", "18 passed, 1 failed", False),  # integers are exact
+        ("at index (0, 2, 1, 5)", "at index (0, 2, 1, 4)", False),
+        ("Python 3.13.0", "Python 3.13.1", False),  # a version is not a float
+        ("relative error 0.287", "relative error 0.287 (factor 2)", False),
+        ("in 0.59 s\nTest Summary", "in 1.2 s Test Summary", True),  # durations and wrapping
+    ],
+)
+def test_same_output_allows_round_off_in_floats_and_nothing_else(shown, fresh, same):
+    assert examples.same_output(shown, fresh) is same
