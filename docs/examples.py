@@ -213,6 +213,9 @@ _JSON_DURATION = re.compile(r'("\w*_s"\s*:\s*)-?\d+(?:\.\d+)?(?:e-?\d+)?')
 _PID = re.compile(r"\b(pid|PID)([ =:]\s*)\d+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 _CLOCK = re.compile(r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b")
+# The lines of ^ and ~ under the failing expression of a traceback: Python 3.11 and later print
+# them, 3.10 does not.
+_CARETS = re.compile(r"^[ \t]*[~^]+[ \t]*$", re.M)
 
 
 def normalize(text: str) -> str:
@@ -220,7 +223,7 @@ def normalize(text: str) -> str:
 
     Replaced: paths below the temporary folder (the page's folder has a random name) by
     `<tmp>`, durations (`0.42 s`, `0.42s`, `"duration_s": 0.42`) by `<duration>`, process ids,
-    dates and clock times. Then every run of whitespace becomes one space: layercheck wraps its
+    dates and clock times; a traceback's lines of carets (Python 3.11 and later) are dropped. Then every run of whitespace becomes one space: layercheck wraps its
     lines at COLUMNS, so where a line breaks depends on the width of the durations in it.
     """
     for root in _temporary_roots():
@@ -230,6 +233,7 @@ def normalize(text: str) -> str:
     text = _PID.sub(r"\1\2<pid>", text)
     text = _DATE.sub("<date>", text)
     text = _CLOCK.sub("<time>", text)
+    text = _CARETS.sub("", text)
     return " ".join(text.split())
 
 

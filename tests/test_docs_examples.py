@@ -365,3 +365,9 @@ def test_the_readme_links_every_reference_page_and_every_link_resolves():
 )
 def test_same_output_allows_round_off_in_floats_and_nothing_else(shown, fresh, same):
     assert examples.same_output(shown, fresh) is same
+
+
+def test_normalize_drops_the_carets_python_3_11_prints_under_a_traceback_line():
+    with_carets = '  File "x.py", line 3, in f\n    return dLdX\n           ^^^^\nNameError: x\n'
+    assert examples.normalize(with_carets) == examples.normalize(with_carets.replace("           ^^^^\n", ""))
+    assert examples.normalize("a ^ b") != examples.normalize("a b")  # a caret in a line is kept

@@ -12,7 +12,7 @@ from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
 from layercheck.reproducers.calls import call_evidence
-from layercheck.reproducers.evidence import ReproKind
+from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Kind
 
 __all__ = [
@@ -54,6 +54,13 @@ def type_problem(name: str, value: Any, expected: np.dtype[Any] | None, dtype: A
     return None
 
 
+def _evidence(session: CheckContext, method: str, dtype: str, **meta: Any) -> LazyEvidence:
+    """For --repro: the call of `method` at `dtype` whose result has another type."""
+    return functools.partial(
+        call_evidence, session, ReproKind.TYPES, f"{method}_is_consistent_in_type", method, dtype, **meta
+    )
+
+
 def _outputs_type(session: CheckContext, method: str) -> Outcome:
     layer = session.reference
     ran = False
@@ -69,15 +76,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
             if problem:
                 return failed(
                     problem,
-                    evidence=functools.partial(
-                        call_evidence,
-                        session,
-                        ReproKind.TYPES,
-                        f"{method}_is_consistent_in_type",
-                        method,
-                        dtype,
-                        complex_allowed=allowed,
-                    ),
+                    evidence=_evidence(session, method, dtype, complex_allowed=allowed),
                     method=method,
                     output=name,
                     dtype=dtype_name(dtype),
@@ -142,11 +141,8 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             if problem:
                 return failed(
                     problem,
-                    evidence=functools.partial(
-                        call_evidence,
+                    evidence=_evidence(
                         session,
-                        ReproKind.TYPES,
-                        "backward_is_consistent_in_type",
                         "backward",
                         dtype,
                         loss=sum(session.training_output_gradients(result.outputs, dtype), ()),

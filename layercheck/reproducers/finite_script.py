@@ -35,10 +35,7 @@ def reproduce(out: Any = None) -> int:
     meta, method = saved.meta, saved.meta["method"]
     print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
     print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}", file=out)
-    obj = saved.fresh()
-    arguments = saved.arguments()
-    saved.set_parameters(obj, arguments[saved.n_in :])
-    xs = arguments[: saved.n_in]
+    obj, xs, _ = saved.built()
     ys, states = saved.predict(obj, xs) if method == "predict" else saved.forward(obj, xs)[:2]
     wrong = []
     for name, y in zip(list(meta["outputs"]) + list(meta["state"]), ys + states):

@@ -127,6 +127,14 @@ class Saved:
             initialize(*(layouts or self.layouts))
         return obj
 
+    def built(self, xp: Any = None) -> tuple[Any, list[Any], list[Any]]:
+        """A fresh layer holding the saved learnables and state, the inputs, and every argument
+        (fresh copies, on the device the check ran on, or in module `xp`)."""
+        obj = self.fresh()
+        arguments = self.arguments(xp)
+        self.set_parameters(obj, arguments[self.n_in :])
+        return obj, arguments[: self.n_in], arguments
+
     def set_parameters(self, obj: Any, values: list[Any]) -> None:
         """Set the learnables and state (in that order) to copies of `values`."""
         for name, value in zip(self.parameters, values):

@@ -41,10 +41,7 @@ def reproduce(out: Any = None) -> int:
     meta, method = saved.meta, saved.meta["method"]
     print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
     print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}", file=out)
-    obj = saved.fresh()
-    arguments = saved.arguments()
-    saved.set_parameters(obj, arguments[saved.n_in :])
-    xs = arguments[: saved.n_in]
+    obj, xs, _ = saved.built()
     names = names_of_arguments(meta)
     if method == "backward":
         dLdY = [saved.array(f"w{j}") for j in range(saved.n_out)]

@@ -47,10 +47,7 @@ from layercheck.reproducers.harness_script import (  # noqa: E402 - replaced by 
 def results(saved: Saved, xp: Any) -> tuple[list[str], list[Any]]:
     """The names and values of what the check compares, computed from arrays of module `xp`."""
     meta = saved.meta
-    obj = saved.fresh()
-    arguments = saved.arguments(xp)
-    saved.set_parameters(obj, arguments[saved.n_in :])
-    xs = arguments[: saved.n_in]
+    obj, xs, _ = saved.built(xp)
     if meta["method"] != "backward":
         ys, states = saved.predict(obj, xs)
         return [*meta["outputs"], *(f"updated {s}" for s in meta["state"])], ys + states

@@ -57,10 +57,7 @@ def reproduce(out: Any = None) -> int:
     precision = np.dtype(meta["precision"])
     print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
     print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}", file=out)
-    obj = saved.fresh()
-    arguments = saved.arguments()
-    saved.set_parameters(obj, arguments[saved.n_in :])
-    xs = arguments[: saved.n_in]
+    obj, xs, arguments = saved.built()
     checked: list[tuple[str, Any, np.dtype[Any] | None]] = []
     if method == "backward":
         dLdY = [saved.array(f"w{j}") for j in range(saved.n_out)]
