@@ -61,9 +61,11 @@ _PR_SET_CHILD_SUBREAPER = 36  # Linux 3.4
 # every read.
 _ROUNDS = 50
 # A worker stops adopting orphans once this many of them have ended unreaped in it
-# (`_stop_adopting_past_limit`); it looks every _ADOPTION_CHECK_S seconds.
+# (`_stop_adopting_past_limit`); it looks every _ADOPTION_CHECK_S seconds while they do not
+# pile up, down to every _ADOPTION_FASTEST_S while they do.
 _ADOPTED_DEAD_LIMIT = 200
 _ADOPTION_CHECK_S = 0.2
+_ADOPTION_FASTEST_S = 0.005
 
 # The forkserver's pid, set in the forkserver (`prepare_forkserver`) and inherited by the
 # workers it forks, which check that it is still their parent.
@@ -182,8 +184,17 @@ def _stop_adopting_past_limit() -> None:
     exits over and over leaves one such zombie at every step, each holding a pid; past the
     limit, orphans go to the forkserver, which reaps them, and are swept as the rest.
     """
-    while _dead_children(os.getpid()) < _ADOPTED_DEAD_LIMIT:
-        sleep(_ADOPTION_CHECK_S)
+    pause, dead = _ADOPTION_FASTEST_S, _dead_children(os.getpid())
+    while dead < _ADOPTED_DEAD_LIMIT:
+        sleep(pause)
+        seen, dead = dead, _dead_children(os.getpid())
+        # The next look comes before what one pause adds could carry the count far past the
+        # limit: a process that forks and exits in a loop adds hundreds a second, on a loaded
+        # machine in bursts; an idle worker is looked at five times a second.
+        if 4 * (dead - seen) < _ADOPTED_DEAD_LIMIT - dead:
+            pause = min(2 * pause, _ADOPTION_CHECK_S)
+        else:
+            pause = max(pause / 2, _ADOPTION_FASTEST_S)
     _prctl(_PR_SET_CHILD_SUBREAPER, 0)
 
 
