@@ -50,6 +50,7 @@ DOC_PAGES = (
 DOCS_SITE_HERE = (REPO / "docs" / "index.md").exists()
 
 
+@pytest.mark.docs_pages
 @pytest.mark.parametrize("page", examples.pages(), ids=lambda page: str(page.relative_to(REPO)))
 def test_every_example_of_the_page_runs_as_shown(page):
     result = examples.check_page(page)
