@@ -91,6 +91,26 @@ def test_a_sweep_touches_nothing_when_the_parent_is_not_the_owners_child(worker)
     assert reaping.sweep(proc.pid, owner=os.getpid()) == 3
 
 
+def test_a_sweep_goes_on_past_reads_that_missed_a_process(worker, monkeypatch):
+    # The kernel's list of children may leave out a process while another moves in it: the
+    # sweep must not take the first empty read for the end. Here each of the first reads
+    # below the worker misses everything; the last misses nothing.
+    proc, pids = worker
+    misses = reaping._QUIET_ROUNDS - 1
+
+    def missing(pid: int) -> list[int]:
+        nonlocal misses
+        if pid == proc.pid and misses:
+            misses -= 1
+            return []
+        return reaping._children(pid)
+
+    monkeypatch.setattr(reaping, "_children_reader", lambda: missing)
+    assert reaping.sweep(proc.pid) == 3
+    assert misses == 0
+    assert _wait_dead(list(pids.values())) == []
+
+
 def test_a_worker_dies_with_its_parent():
     worker = "from layercheck.running import reaping; import time; reaping.enter_worker(); print(flush=True); time.sleep(1000)"
     code = (
