@@ -235,3 +235,32 @@ def test_the_reports_numbers_are_the_reproducers(tmp_path, numpy_alone):
     assert "the worst, at index (0, 2, 1, 5)" in check["message"], check["message"]
     printed = run_isolated(numpy_alone, str(work / check["repro"]), cwd=tmp_path).stdout
     assert "the largest change at [0, 2, 1, 5]" in printed, printed + run.stdout
+
+
+@pytest.mark.parametrize(
+    ("rtol", "atol", "judged", "dtype", "words"),
+    [
+        (1e-9, 1e-12, "float64", "float64", "layercheck's defaults for float64"),
+        (1e-3, 1e-12, "float64", "float64", "the tolerances configured for float64"),
+        (1e-9, 1e-12, "float64", "complex128", "layercheck's defaults for complex128"),
+        (
+            1e-4,
+            1e-5,
+            "float32",
+            "float64",
+            "layercheck's defaults for float32; judged at float32 because the layer computes below float64 inside",
+        ),
+        (
+            1e-4,
+            1e-5,
+            "float32",
+            "complex128",
+            "layercheck's defaults for complex64; judged at complex64 because the layer computes below complex128 inside",
+        ),
+        (1e-4, 1e-5, "complex64", "complex64", "layercheck's defaults for complex64"),
+    ],
+)
+def test_a_reproducer_says_where_its_tolerance_comes_from(rtol, atol, judged, dtype, words):
+    from layercheck.reproducers.calls import tolerance_words
+
+    assert tolerance_words(rtol, atol, judged, dtype) == words

@@ -20,7 +20,7 @@ from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.numerics.devices import GpuStatus
 from layercheck.portability import IDIOM
-from layercheck.reproducers.calls import call_evidence, tolerance_words
+from layercheck.reproducers.calls import call_evidence, session_tolerance_words
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Kind
 
@@ -86,7 +86,7 @@ def _parity_evidence(session: CheckContext, check: str, method: str, dtype: str,
 
     def build() -> Evidence:
         rtol, atol = session.tolerance(dtype)
-        words = tolerance_words(session, dtype)
+        words = session_tolerance_words(session, dtype)
         return call_evidence(
             session,
             ReproKind.PARITY,

@@ -30,7 +30,7 @@ from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
-from layercheck.reproducers.calls import call_evidence, tolerance_words
+from layercheck.reproducers.calls import call_evidence, session_tolerance_words
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary
@@ -234,7 +234,7 @@ def _observations_evidence(
             state_axes=list(split.states.values()),
             rtol=rtol,
             atol=atol,
-            tolerance_source=tolerance_words(session, split.dtype),
+            tolerance_source=session_tolerance_words(session, split.dtype),
             **meta,
         )
 

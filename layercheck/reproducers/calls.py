@@ -22,7 +22,7 @@ from layercheck.settings.options import DEFAULT_TOLERANCES
 if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
     from layercheck.checks.context import CheckContext
 
-__all__ = ["call_evidence", "target_meta", "tolerance_words"]
+__all__ = ["call_evidence", "session_tolerance_words", "target_meta", "tolerance_words"]
 
 
 def target_meta(session: CheckContext, dtype: str, arguments: Sequence[Any]) -> dict[str, Any]:
@@ -82,18 +82,25 @@ def call_evidence(
     return Evidence(kind, check, described, data)
 
 
-def tolerance_words(session: CheckContext, dtype: str) -> str:
-    """Where the tolerance `session.tolerance(dtype)` comes from, in words."""
-    judged = np.dtype(dtype).name
-    lost = session.precision(dtype).lost
-    if lost:  # the layer computes below `dtype` inside: judged as what it computes in
-        judged = "complex64" if np.dtype(dtype).kind == "c" else "float32"
-    defaults = DEFAULT_TOLERANCES.get(judged, {})
-    rtol, atol = session.tolerance(dtype)
-    if defaults and (rtol, atol) == (defaults.get("rtol"), defaults.get("atol")):
-        words = f"layercheck's defaults for {judged}"
+def tolerance_words(rtol: float, atol: float, judged: Any, dtype: Any) -> str:
+    """Where the tolerance (`rtol`, `atol`) of a check on `dtype` data comes from, in words
+    (the numbers are printed beside it). `judged` is the precision it was judged at: below
+    `dtype`'s where the layer computes below it inside."""
+    data = np.dtype(dtype)
+    precision = arrays.precision_of(judged)
+    # Named as the data is: complex64's tolerances for complex data judged at float32.
+    name = np.result_type(precision, np.complex64).name if data.kind == "c" else precision.name
+    defaults = DEFAULT_TOLERANCES.get(name, {})
+    if defaults and (rtol, atol) == (defaults["rtol"], defaults["atol"]):
+        words = f"layercheck's defaults for {name}"
     else:
-        words = f"the tolerances configured for {judged}"
-    if lost:
-        words += f"; judged at {judged} because the layer computes below {np.dtype(dtype).name} inside"
+        words = f"the tolerances configured for {name}"
+    if precision != arrays.precision_of(data):
+        words += f"; judged at {name} because the layer computes below {data.name} inside"
     return words
+
+
+def session_tolerance_words(session: CheckContext, dtype: str) -> str:
+    """`tolerance_words` for the tolerance `session.tolerance(dtype)` the calls' checks use."""
+    judged = np.float32 if session.precision(dtype).lost else dtype
+    return tolerance_words(*session.tolerance(dtype), judged, dtype)

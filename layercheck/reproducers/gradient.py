@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from layercheck.numerics import arrays
 from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis
-from layercheck.reproducers.calls import target_meta
+from layercheck.reproducers.calls import target_meta, tolerance_words
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Status
-from layercheck.settings.options import DEFAULT_TOLERANCES
 
 if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
     from layercheck.checks.context import CheckContext
@@ -33,24 +31,6 @@ __all__ = ["ELEMENTS_SHOWN", "gradient_evidence"]
 
 ELEMENTS_SHOWN = 3  # elements a reproducer measures one by one, to show where it is wrong
 CHECK = "gradients_are_numerically_correct"
-
-
-def tolerance_source(rtol: float, atol: float, precision: np.dtype[Any], dtype: str) -> str:
-    """Why the tolerance is what it is, in words (the numbers are printed beside it)."""
-    name = str(precision)
-    defaults = DEFAULT_TOLERANCES.get(name) or DEFAULT_TOLERANCES.get(_complex_name(name), {})
-    source = (
-        f"layercheck's defaults for {name}"
-        if defaults and (rtol, atol) == (defaults["rtol"], defaults["atol"])
-        else f"the tolerances configured for {name}"
-    )
-    if precision != arrays.precision_of(dtype):
-        source += f"; judged at {name} because the layer computes below {arrays.precision_of(dtype)} inside"
-    return source
-
-
-def _complex_name(name: str) -> str:
-    return {"float64": "complex128", "float32": "complex64"}.get(name, name)
 
 
 def gradient_evidence(
@@ -99,7 +79,7 @@ def gradient_evidence(
         "output_names": list(problem.outputs),
         "rtol": tol.rtol,
         "atol": tol.atol,
-        "tolerance_source": tolerance_source(tol.rtol, tol.atol, tol.precision, dtype),
+        "tolerance_source": tolerance_words(tol.rtol, tol.atol, tol.precision, dtype),
         "eps": tol.eps,
         "step_relative": tol.step,
         "resolution": tol.resolution[0],
