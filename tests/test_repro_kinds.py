@@ -128,6 +128,44 @@ CASES = [
         "return xp.log(xp.abs(X) + 1)  # fixed",
         ("output Y has 179 NaN and 0 infinite value(s) of 360", "(where X["),
     ),
+    Case(
+        CORPUS / "backward_wrong_shape.py",
+        "backward_is_consistent_in_size",
+        "# BUG: missing xp.sum(dLdalpha, axis=3, keepdims=True) over the observations",
+        "dLdalpha = xp.sum(dLdalpha, axis=3, keepdims=True)  # fixed",
+        ("the gradient of alpha has shape (1, 1, 5, 6) but alpha has shape (1, 1, 5, 1)",),
+    ),
+    Case(
+        CORPUS / "forward_size_mismatch.py",
+        "forward_predict_are_consistent_in_size",
+        "return 2 * X[..., :-1]  # BUG",
+        "return 2 * X  # fixed",
+        ("Y has shape (4, 3, 5, 5) from forward but (4, 3, 5, 6) from predict",),
+    ),
+    Case(
+        CORPUS / "gap_no_output_format.py",
+        "output_format_is_consistent",
+        "    def predict(self, X):",
+        '    def output_format(self, fmt):  # fixed\n        return "CB"\n\n    def predict(self, X):',
+        ("predict output Y has 2 dimension(s) (shape (5, 6)) but its format 'SSCB' has 4",),
+    ),
+    Case(
+        CORPUS / "output_batch_size_one.py",
+        "output_batch_size_matches_input",
+        "return xp.sum(X, axis=self.batch_axis, keepdims=True)  # BUG",
+        "return 2 * X  # fixed",
+        ("predict output Y has batch size 1 (shape (4, 3, 5, 1), B is axis 3) for inputs with 6 observations",),
+    ),
+    Case(  # at the second batch size: the script calls the layer as layercheck did there
+        CORPUS / "flatten_fixed_batch.py",
+        "output_batch_size_matches_input",
+        "return X.reshape(-1, BATCH)  # BUG",
+        "return X.reshape(-1, X.shape[-1])  # fixed",
+        (
+            "predict with float64 inputs of shape (4, 3, 5, 2)",
+            "predict output Y has batch size 4 (shape (30, 4), B is axis 1) for inputs with 2 observations",
+        ),
+    ),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
@@ -10,6 +11,8 @@ from layercheck.checks.registry import Incomplete, Outcome, check, failed, passe
 from layercheck.contract.adapter import not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import ReproKind
 from layercheck.safetext import safe_str
 from layercheck.userframes import exception_summary
 
@@ -117,7 +120,13 @@ def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
     if problem is None:
         return passed()
     message, details = problem
-    return failed(message, **details)
+    dtype = primary_dtype(session)
+    result = session.backward(dtype).require()
+    loss = sum(session.training_output_gradients(result.outputs, dtype), ())
+    evidence = functools.partial(
+        call_evidence, session, ReproKind.SIZES, "backward_is_consistent_in_size", "backward", dtype, loss=loss
+    )
+    return failed(message, evidence=evidence, **details)
 
 
 def gradient_size_problem(session: CheckContext) -> tuple[str, dict[str, Any]] | None:

@@ -86,6 +86,9 @@ def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
                 output=name,
                 forward_shape=list(f.shape),
                 predict_shape=list(p.shape),
+                evidence=functools.partial(
+                    call_evidence, session, ReproKind.SIZES, "forward_predict_are_consistent_in_size", "forward", dtype
+                ),
             )
     return passed()
 

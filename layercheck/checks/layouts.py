@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
 from layercheck.checks.context import CheckContext
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
+from layercheck.reproducers.calls import call_evidence, layouts_meta
+from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
@@ -61,7 +66,8 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
         return failed(
             str(exc).removeprefix("not checked: ").replace("output_format failed", "output_format is invalid")
         )
-    outputs = session.predict(primary_dtype(session)).require()
+    dtype = primary_dtype(session)
+    outputs = session.predict(dtype).require()
     require_arrays(named_outputs(layer, outputs), "predict")
     declared = (
         "declared by output_format"
@@ -76,6 +82,9 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
                 output=name,
                 shape=list(y.shape),
                 format=fmt,
+                evidence=functools.partial(
+                    call_evidence, session, ReproKind.SIZES, "output_format_is_consistent", "predict", dtype
+                ),
             )
     return passed(", ".join(f"{name}: {fmt}" for name, fmt in zip(layer.output_names, formats)))
 
@@ -100,17 +109,22 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
     axes = output_batch_axes(session, outputs)
     if all(axis is None for axis in axes):
         raise Skip(f"no output has a batch axis (output formats {', '.join(session.output_formats())})")
+    evidence = _batch_evidence(session, dtype, n)
     for size in (n, other_batch_size(n)):
         if size != n:
             layouts = [layout.with_batch_size(size) for layout in session.layouts]
             layer = session.layer(dtype, layouts)
             xs = session.random_inputs(layouts, dtype, f"inputs batch {size}")
+            # What predict is given, before it runs (a layer may replace its learnables).
+            held = [layer.get(name) for name in layer.parameter_names]
+            evidence = _batch_evidence(session, dtype, size, [*xs, *held], layouts_meta(layouts))
             try:
                 outputs = layer.predict(xs)
             except USER_ERRORS as exc:
                 return failed(
                     f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})",
                     cause=cause_of(exc),
+                    evidence=evidence,
                 )
             require_arrays(named_outputs(layer, outputs), "predict")
         for name, y, axis in zip(session.reference.output_names, outputs.values, axes):
@@ -122,5 +136,25 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
                     output=name,
                     observations=size,
                     shape=list(y.shape),
+                    evidence=evidence,
                 )
     return passed(f"checked with {n} and {other_batch_size(n)} observations")
+
+
+def _batch_evidence(
+    session: CheckContext, dtype: str, size: int, arguments: list[Any] | None = None, layouts: Any = None
+) -> LazyEvidence:
+    """For --repro: predict's call with `size` observations (the session's own call, or the
+    `arguments` on `layouts` of another batch size)."""
+    extra = {} if layouts is None else {"layouts": layouts}
+    return functools.partial(
+        call_evidence,
+        session,
+        ReproKind.SIZES,
+        "output_batch_size_matches_input",
+        "predict",
+        dtype,
+        arguments,
+        observations=size,
+        **extra,
+    )

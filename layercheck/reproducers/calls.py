@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from layercheck.contract.adapter import LayerAdapter, OperationAdapter
+from layercheck.contract.layout import Layout
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.settings.options import DEFAULT_TOLERANCES
@@ -22,7 +23,7 @@ from layercheck.settings.options import DEFAULT_TOLERANCES
 if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
     from layercheck.checks.context import CheckContext
 
-__all__ = ["call_evidence", "session_tolerance_words", "target_meta", "tolerance_words"]
+__all__ = ["call_evidence", "layouts_meta", "session_tolerance_words", "target_meta", "tolerance_words"]
 
 
 def target_meta(session: CheckContext, dtype: str, arguments: Sequence[Any]) -> dict[str, Any]:
@@ -53,11 +54,13 @@ def target_meta(session: CheckContext, dtype: str, arguments: Sequence[Any]) -> 
         "save_outputs": False if operation is None else operation.save_outputs,
         "differentiable": [not integer for integer in session.integer_inputs],
         "integer_arguments": list(session.integer_arguments),
-        "layouts": [
-            {"size": list(layout.size), "format": layout.format, "integer": layout.integer}
-            for layout in session.layouts
-        ],
+        "layouts": layouts_meta(session.layouts),
     }
+
+
+def layouts_meta(layouts: Sequence[Layout]) -> list[dict[str, Any]]:
+    """The layouts as a reproducer's harness reads them (`Layout(**each)`)."""
+    return [{"size": list(layout.size), "format": layout.format, "integer": layout.integer} for layout in layouts]
 
 
 def call_evidence(

@@ -39,6 +39,7 @@ class ReproKind(str, enum.Enum):
     OBSERVATIONS = "observations"  # an observation that gives alone another result than in the batch
     FINITE = "finite"  # NaN or infinite outputs on inputs in the layer's domain
     PARITY = "parity"  # the GPU's results are not the CPU's
+    SIZES = "sizes"  # a result of the wrong shape
 
     def __str__(self) -> str:
         return self.value

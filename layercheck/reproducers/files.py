@@ -68,6 +68,10 @@ SCRIPTS: Mapping[str, ReproKind] = {
     "predict_is_consistent_on_gpu": ReproKind.PARITY,
     "backward_is_consistent_on_gpu": ReproKind.PARITY,
     "outputs_stay_on_device": ReproKind.TYPES,
+    "backward_is_consistent_in_size": ReproKind.SIZES,
+    "forward_predict_are_consistent_in_size": ReproKind.SIZES,
+    "output_format_is_consistent": ReproKind.SIZES,
+    "output_batch_size_matches_input": ReproKind.SIZES,
 }
 _TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 
