@@ -156,6 +156,20 @@ CASES = [
         "return 2 * X  # fixed",
         ("predict output Y has batch size 1 (shape (4, 3, 5, 1), B is axis 3) for inputs with 6 observations",),
     ),
+    Case(
+        CORPUS / "state_changes_shape.py",
+        "predict_returns_valid_states",
+        "return Y, Y  # BUG",
+        "return Y, Y.mean(axis=1, keepdims=True)  # fixed",
+        ("predict returns updated h as (5, 4), but state h has shape (5, 1)",),
+    ),
+    Case(
+        CORPUS / "forward_state_wrong_dtype.py",
+        "forward_returns_valid_states",
+        "np.asarray(updated, dtype=np.float64)  # BUG",
+        "updated  # fixed",
+        ("forward returns updated mean as (5, 1) of dtype float64, but state mean is float32",),
+    ),
     Case(  # at the second batch size: the script calls the layer as layercheck did there
         CORPUS / "flatten_fixed_batch.py",
         "output_batch_size_matches_input",

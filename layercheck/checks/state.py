@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,8 @@ from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
@@ -55,7 +58,10 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
             current = session.parameters(dtype)[name]
             problem = _state_problem(name, updated, current, method, dtype)
             if problem:
-                return failed(problem, state=name, dtype=dtype_name(dtype))
+                evidence = functools.partial(
+                    call_evidence, session, ReproKind.SIZES, f"{method}_returns_valid_states", method, dtype
+                )
+                return failed(problem, state=name, dtype=dtype_name(dtype), evidence=evidence)
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", {"blocked_by": method})
     return passed()

@@ -72,6 +72,8 @@ SCRIPTS: Mapping[str, ReproKind] = {
     "forward_predict_are_consistent_in_size": ReproKind.SIZES,
     "output_format_is_consistent": ReproKind.SIZES,
     "output_batch_size_matches_input": ReproKind.SIZES,
+    "predict_returns_valid_states": ReproKind.SIZES,
+    "forward_returns_valid_states": ReproKind.SIZES,
 }
 _TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 

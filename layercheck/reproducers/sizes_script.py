@@ -1,6 +1,7 @@
 """A layer whose results have the wrong shape, reproduced: written by `layercheck run --repro`
 for one failed backward_is_consistent_in_size, forward_predict_are_consistent_in_size,
-output_format_is_consistent or output_batch_size_matches_input. A regression test to keep.
+output_format_is_consistent, output_batch_size_matches_input, predict_returns_valid_states or
+forward_returns_valid_states. A regression test to keep.
 
     python THIS_FILE.py    exit status 1 while a result has the wrong shape, 0 once none has
     pytest THIS_FILE.py    the same, as the test `test_reproduce`
@@ -14,6 +15,8 @@ What it checks, by the check that failed:
 - backward: one gradient per argument, an array of numbers of the argument's shape (None for
   an integer input);
 - forward against predict: each output of forward has the shape of predict's;
+- the states predict or forward returns: each is an array of the shape, dtype and array type
+  of the state it updates;
 - predict: each output has as many dimensions as its format (what the layer's output_format
   declares, else the first input's) and, for the batch size, as many observations along the
   format's B axis as the inputs have.
@@ -95,6 +98,21 @@ def output_problems(names: list[str], ys: list[Any], formats: list[str], observa
     return wrong
 
 
+def state_problems(method: str, names: list[str], updated: list[Any], held: list[Any]) -> list[str]:
+    wrong = []
+    for name, new, old in zip(names, updated, held):
+        what = f"{method} returns updated {name} as {shape_of(new)}"
+        if not is_array(new):
+            wrong.append(f"{what}: a state must be an array")
+        elif tuple(new.shape) != tuple(old.shape):
+            wrong.append(f"{what}, but state {name} has shape {tuple(old.shape)}")
+        elif np.dtype(new.dtype) != np.dtype(old.dtype):
+            wrong.append(f"{what} of dtype {new.dtype}, but state {name} is {old.dtype}")
+        elif type(new) is not type(old):
+            wrong.append(f"{what}, a {kind_of(new)}, but state {name} is {kind_of(old)}")
+    return wrong
+
+
 def shape_of(y: Any) -> Any:
     return tuple(y.shape) if is_array(y) else kind_of(y)
 
@@ -113,6 +131,11 @@ def reproduce(out: Any = None) -> int:
         dLdS = [saved.array(f"w{saved.n_out + j}") for j in range(len(meta["state"]))]
         wrong = gradient_problems(meta, saved.trained(obj, xs, dLdY, dLdS), arguments)
         passed = "every gradient has its argument's shape"
+    elif meta["check"].endswith("_returns_valid_states"):
+        states = (saved.predict(obj, xs) if method == "predict" else saved.forward(obj, xs))[1]
+        held = arguments[saved.n_in + len(meta["learnables"]) :]
+        wrong = state_problems(method, meta["state"], states, held)
+        passed = f"every state {method} returns keeps the shape, dtype and array type of the state it updates"
     elif method == "forward":
         predicted = saved.predict(obj, xs)[0]
         obj, xs, _ = saved.built()
