@@ -270,3 +270,42 @@ def test_an_evidence_file_is_never_written_through_a_link(tmp_path):
 def test_a_repro_dir_is_not_made_before_the_run(tmp_path):
     where = check_repro_dir(str(tmp_path / "new" / "reps"))
     assert isinstance(where, ReproDir) and not (tmp_path / "new").exists()
+
+
+def test_a_folder_checked_with_its_reproducers_in_it_has_the_same_targets(tmp_path):
+    # `--repro` into the folder a run checks: the scripts' own classes (Saved has predict) are
+    # no layers, for `layercheck run .` and for the pytest plugin alike.
+    shutil.copy(SAMPLES / "prelu.py", tmp_path / "prelu.py")
+    shutil.copy(CORPUS / "backward_wrong_shape.py", tmp_path / "wrong_shape.py")
+    first = _layercheck(tmp_path, ".", "--repro", "repro", "--json", "r1.json")
+    assert first.returncode == 1, first.stdout + first.stderr
+    scripts = sorted((tmp_path / "repro").glob("*.py"))
+    assert scripts and "LAYERCHECK_REPRODUCER = True" in scripts[0].read_text()
+    again = _layercheck(tmp_path, ".", "--json", "r2.json")
+    assert again.returncode == 1, again.stdout + again.stderr
+
+    def targets(name: str) -> list[tuple[str, str]]:
+        return [(t["target"], t["status"]) for t in json.loads((tmp_path / name).read_text())["targets"]]
+
+    assert (
+        targets("r2.json")
+        == targets("r1.json")
+        == [
+            ("prelu.py:PReLU", "passed"),
+            ("wrong_shape.py:BackwardWrongShape", "failed"),
+        ]
+    )
+    plugin = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--layercheck", "."],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert "1 failed, 1 passed" in plugin.stdout, plugin.stdout + plugin.stderr
+    assert "Saved" not in plugin.stdout
+    # Named alone, a reproducer is refused with what to do instead.
+    named = _layercheck(tmp_path, str(scripts[0].relative_to(tmp_path)))
+    assert named.returncode != 0
+    said = " ".join(named.stdout.split())  # as wrapped to the width
+    assert f"is a reproducer that layercheck wrote, not a layer: run it with python repro/{scripts[0].name}" in said

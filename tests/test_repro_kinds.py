@@ -170,6 +170,20 @@ CASES = [
         "updated  # fixed",
         ("forward returns updated mean as (5, 1) of dtype float64, but state mean is float32",),
     ),
+    Case(
+        CORPUS / "init_overwrites.py",
+        "initialize_does_not_change_nonempty_learnables",
+        "self.w = np.random.rand(*shape)  # BUG",
+        "self.w = np.random.rand(*shape) if self.w is None else self.w  # fixed",
+        ("learnable w was changed by initialize: 5 of 5 elements changed, the largest change at [0, 0, 2, 0]",),
+    ),
+    Case(
+        TESTS / "layers" / "init_overwrites_state.py",
+        "initialize_does_not_change_nonempty_states",
+        "self.h = np.zeros(shape)  # BUG",
+        "self.h = np.zeros(shape) if self.h is None else self.h  # fixed",
+        ("state h was changed by initialize: 5 of 5 elements changed", "4.722034512 became 0"),
+    ),
     Case(  # at the second batch size: the script calls the layer as layercheck did there
         CORPUS / "flatten_fixed_batch.py",
         "output_batch_size_matches_input",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from layercheck.checks.common import primary_dtype
@@ -11,6 +13,8 @@ from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Kind, cause_of
 
 __all__ = [
@@ -102,7 +106,8 @@ def initialize_does_not_error(session: CheckContext) -> Outcome:
     return passed()
 
 
-def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str) -> Outcome:
+def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str, check_name: str) -> Outcome:
+    """The check `check_name`: initialize keeps the `group` `names` that were set before it ran."""
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
     if not names:
@@ -124,12 +129,24 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str)
         raise Incomplete(
             f"not checked: initialize raised {type(exc).__name__} on a layer with preset {group}", cause=cause_of(exc)
         ) from None
+    evidence = functools.partial(
+        call_evidence,
+        session,
+        ReproKind.MUTATION,
+        check_name,
+        "initialize",
+        primary_dtype(session),
+        list(preset.values()),
+        preset=list(preset),
+        group=group,
+    )
     for name, value in preset.items():
         after = layer.get(name)
         if not arrays.is_array(after) or after.shape != value.shape:
             return failed(
                 f"initialize replaced {name!r}, which was already set "
-                f"({arrays.describe(value)} became {arrays.describe(after)})"
+                f"({arrays.describe(value)} became {arrays.describe(after)})",
+                evidence=evidence,
             )
         diff = mismatch(after, value)
         if diff is not None:
@@ -137,6 +154,7 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str)
                 f"initialize changed {name!r}, which was already set: " + diff.detail(),
                 parameter=name,
                 mismatch=diff.to_dict(),
+                evidence=evidence,
             )
     return passed()
 
@@ -148,7 +166,9 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str)
     kinds=LAYERS_ONLY,
 )
 def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Outcome:
-    return _initialize_keeps(session, session.reference.learnables, "learnables")
+    return _initialize_keeps(
+        session, session.reference.learnables, "learnables", "initialize_does_not_change_nonempty_learnables"
+    )
 
 
 @check(
@@ -158,4 +178,4 @@ def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Out
     kinds=LAYERS_ONLY,
 )
 def initialize_does_not_change_nonempty_states(session: CheckContext) -> Outcome:
-    return _initialize_keeps(session, session.reference.state, "state")
+    return _initialize_keeps(session, session.reference.state, "state", "initialize_does_not_change_nonempty_states")

@@ -24,12 +24,14 @@ from layercheck.safetext import exception_text, safe_repr
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [
+    "REPRODUCER_MARK",
     "Target",
     "constructor",
     "discover",
     "import_module",
     "is_declared_function",
     "is_layer_class",
+    "is_reproducer",
     "load_targets",
     "parse_args",
     "parse_target_spec",
@@ -173,10 +175,22 @@ def is_declared_function(obj: Any) -> bool:
     return inspect.isfunction(obj) and getattr(obj, "example_layout", None) is not None
 
 
+# A module global every reproducer script defines (`reproducers/harness_script.py`): a folder
+# checked with the reproducers written into it (`--repro DIR`) has no layer in them.
+REPRODUCER_MARK = "LAYERCHECK_REPRODUCER"
+
+
+def is_reproducer(module: ModuleType) -> bool:
+    """Whether `module` is a reproducer script that `layercheck run --repro` wrote."""
+    return vars(module).get(REPRODUCER_MARK) is True
+
+
 def discover(module: ModuleType) -> list[tuple[str, Any]]:
     """The layers and operations a module defines (not the ones it imports), in source order:
     classes with `predict`, classes with `forward` and `backward`, and plain functions that
-    declare `example_layout` (other functions are helpers)."""
+    declare `example_layout` (other functions are helpers). None in a reproducer script."""
+    if is_reproducer(module):
+        return []
     found = [
         (name, obj)
         for name, obj in vars(module).items()
@@ -209,6 +223,10 @@ def load_targets(spec: str) -> list[Target]:
     if entry.kind is EntryKind.FOLDER or path.suffix != ".py":
         raise UsageError(f"target {spec!r} is not a .py file")
     module = import_module(path)
+    if is_reproducer(module):
+        shown = os.path.relpath(path)
+        shown = str(path) if shown.startswith("..") else shown
+        raise TargetError(f"{path.name} is a reproducer that layercheck wrote, not a layer: run it with python {shown}")
     if name is not None:
         obj = getattr(module, name, None)
         if obj is None:

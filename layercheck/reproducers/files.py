@@ -74,6 +74,8 @@ SCRIPTS: Mapping[str, ReproKind] = {
     "output_batch_size_matches_input": ReproKind.SIZES,
     "predict_returns_valid_states": ReproKind.SIZES,
     "forward_returns_valid_states": ReproKind.SIZES,
+    "initialize_does_not_change_nonempty_learnables": ReproKind.MUTATION,
+    "initialize_does_not_change_nonempty_states": ReproKind.MUTATION,
 }
 _TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 

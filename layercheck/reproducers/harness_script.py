@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 FORMAT = 1  # the layout of the .npz this script reads (layercheck's EVIDENCE_FORMAT)
+# layercheck finds no layer in a reproducer (Saved has predict), in a folder it checks too.
+LAYERCHECK_REPRODUCER = True
 
 
 class Layout:
@@ -113,18 +115,17 @@ class Saved:
 
     # -- the layer ------------------------------------------------------------------------
 
-    def fresh(self, layouts: list[Layout] | None = None) -> Any:
+    def fresh(self, layouts: list[Layout] | None = None, initialize: bool = True) -> Any:
         """The layer constructed and initialized as layercheck does (the global RNGs seeded
         before each); set its learnables and state with `set_parameters`."""
         seed = self.meta["seed"]
         np.random.seed(seed % 2**32)
         random.seed(seed)
         obj = self.target(**self.args) if isinstance(self.target, type) else self.target
-        initialize = getattr(obj, "initialize", None)
-        if callable(initialize):
+        if callable(getattr(obj, "initialize", None)) and initialize:
             np.random.seed(seed % 2**32)
             random.seed(seed)
-            initialize(*(layouts or self.layouts))
+            obj.initialize(*(layouts or self.layouts))
         return obj
 
     def built(self, xp: Any = None) -> tuple[Any, list[Any], list[Any]]:

@@ -1,6 +1,7 @@
 """A layer that modifies its arguments, reproduced: written by `layercheck run --repro` for
-one failed predict_does_not_modify_inputs, forward_does_not_modify_inputs or
-backward_does_not_modify_inputs. A regression test to keep.
+one failed predict_does_not_modify_inputs, forward_does_not_modify_inputs,
+backward_does_not_modify_inputs, initialize_does_not_change_nonempty_learnables or
+initialize_does_not_change_nonempty_states. A regression test to keep.
 
     python THIS_FILE.py    exit status 1 while the call modifies what it is given, 0 once not
     pytest THIS_FILE.py    the same, as the test `test_reproduce`
@@ -13,6 +14,8 @@ What it does: builds the layer as layercheck does, sets its learnables and state
 of every argument, calls the method (for backward: forward first, then backward with forward's
 outputs), and compares every argument afterwards with its copy, exactly (NaN equals NaN). A
 learnable or state the layer replaced by a new array of the same values is not a modification.
+For initialize: constructs the layer, sets the learnables or states layercheck preset (saved
+here), calls initialize on the layouts and compares each with what was set.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ def reproduce(out: Any = None) -> int:
     saved = Saved(__file__, MODULE_PATH, MODULE_PATH_IS_RELATIVE, TARGET_NAME, CONSTRUCTOR_ARGS)
     meta, method = saved.meta, saved.meta["method"]
     print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
+    if method == "initialize":
+        return reproduce_initialize(saved, out)
     print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}", file=out)
     obj, xs, _ = saved.built()
     names = names_of_arguments(meta)
@@ -58,21 +63,46 @@ def reproduce(out: Any = None) -> int:
         copies = [value.copy() for value in given]
         getattr(saved, method)(obj, xs)
         after = [*xs, *saved.held(obj)]
-    wrong = []
-    for name, before, now in zip(names, copies, after):
-        if not hasattr(now, "shape") or now.shape != before.shape:
-            wrong.append(f"{name} was replaced by {type(now).__name__} {getattr(now, 'shape', '')}")
-            continue
-        found = differs(now, before, 0.0, 0.0)
-        if found is not None:
-            at = index_text(found["index"])
-            wrong.append(
-                f"{name} was modified in place: {found['count']} of {found['size']} elements changed, "
-                f"the largest change at {at}: {number(found['expected'])} became {number(found['actual'])}"
-            )
+    wrong = changes(names, copies, after, "was modified in place")
     for line in wrong:
         print(f"  {line}", file=out)
     return finish(wrong, f"{method} modifies its arguments", f"{method} leaves every argument as it was given", out)
+
+
+def reproduce_initialize(saved: Saved, out: Any) -> int:
+    """Set what layercheck preset, call initialize, and name what it changed."""
+    meta = saved.meta
+    layouts = ", ".join(str(layout) for layout in saved.layouts)
+    print(f"  initialize on {layouts}, {meta['group']} set before: {', '.join(meta['preset'])}", file=out)
+    obj = saved.fresh(initialize=False)
+    preset = saved.arguments()
+    for name, value in zip(meta["preset"], preset):
+        setattr(obj, name, value.copy())
+    obj.initialize(*saved.layouts)
+    after = [getattr(obj, name, None) for name in meta["preset"]]
+    names = [f"{'learnable' if meta['group'] == 'learnables' else 'state'} {name}" for name in meta["preset"]]
+    wrong = changes(names, preset, after, "was changed by initialize")
+    for line in wrong:
+        print(f"  {line}", file=out)
+    group = meta["group"]
+    return finish(wrong, f"initialize changes {group} already set", f"initialize keeps the {group} already set", out)
+
+
+def changes(names: list[str], before: list[Any], after: list[Any], verb: str) -> list[str]:
+    """What changed from `before` to `after`, exactly (NaN equals NaN), one line per argument."""
+    wrong = []
+    for name, old, now in zip(names, before, after):
+        if not hasattr(now, "shape") or now.shape != old.shape:
+            wrong.append(f"{name} was replaced by {type(now).__name__} {getattr(now, 'shape', '')}")
+            continue
+        found = differs(now, old, 0.0, 0.0)
+        if found is not None:
+            at = index_text(found["index"])
+            wrong.append(
+                f"{name} {verb}: {found['count']} of {found['size']} elements changed, "
+                f"the largest change at {at}: {number(found['expected'])} became {number(found['actual'])}"
+            )
+    return wrong
 
 
 def test_reproduce() -> None:
