@@ -191,7 +191,7 @@ class LayercheckItem(pytest.Item):
         return Failure()
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"layercheck {self.name}"
+        return self.path, None, f"layercheck {self.nodeid}"  # the file too: two files may define one name
 
 
 class _Crash:

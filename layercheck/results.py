@@ -303,11 +303,20 @@ class TargetReport:
         return [c for c in self.checks if c.status == Status.FAILED]
 
     def raise_on_failure(self) -> None:
-        """Raise CheckFailure (an AssertionError) with the console's text for this target
-        unless it passed; in pytest the traceback ends in the caller's test, not in here."""
+        """Raise CheckFailure (an AssertionError) with the `headline` and the console's text
+        for this target unless it passed; in pytest the traceback ends in the caller's test,
+        not in here."""
         __tracebackhide__ = True  # pytest leaves this frame out of the failure's traceback
         if not self.ok:
-            raise CheckFailure(str(self))
+            raise CheckFailure(f"{self.headline()}\n{self}")
+
+    def headline(self) -> str:
+        """What did not pass, in one line: the first line of a failure is all that pytest's
+        short summary shows ("X.py:Layer: gradients_are_numerically_correct failed")."""
+        if self.error is not None:
+            return f"{self.target} could not be checked: {self.error.splitlines()[0] if self.error else ''}"
+        failed = [check.name for check in self.checks if check.status is Status.FAILED]
+        return f"{self.target}: {', '.join(failed)} failed" if failed else f"{self.target}: {self.status.value}"
 
     def __str__(self) -> str:
         """The console's text for this target, plain (no colour), lines whole."""
@@ -508,9 +517,10 @@ class Report:
     def raise_on_failure(self) -> None:
         """Raise CheckFailure with the console's text for every target that did not pass."""
         __tracebackhide__ = True
-        problems = [str(target) for target in self.targets if not target.ok]
+        problems = [target for target in self.targets if not target.ok]
         if problems:
-            raise CheckFailure("\n".join(problems))
+            headline = "; ".join(target.headline() for target in problems)
+            raise CheckFailure("\n".join([headline, *(str(target) for target in problems)]))
 
     def __repr__(self) -> str:
         statuses = [target.status.value for target in self.targets]

@@ -195,6 +195,10 @@ def test_raise_on_failure_raises_for_a_broken_layer():
         report.raise_on_failure()
     assert isinstance(info.value, AssertionError)
     assert GRADIENTS in str(info.value) and "wrong sign" in str(info.value)
+    # pytest's short summary shows the first line alone: it names the target and what failed.
+    failed = [check.name for check in report.checks if check.status == "failed"]
+    assert GRADIENTS in failed
+    assert str(info.value).splitlines()[0] == f"{report.target}: {', '.join(failed)} failed"
 
 
 def test_raise_on_failure_is_silent_for_a_good_layer():
@@ -222,6 +226,10 @@ def test_report_over_several_targets_raises_for_each_problem():
         Report([good, bad, broken]).raise_on_failure()
     assert "TanhScaled" in str(info.value) and "ImportError" in str(info.value)
     assert "Tanh:" not in str(info.value)
+    first = str(info.value).splitlines()[0]
+    assert first.startswith(f"{bad.target}: ") and first.endswith(
+        "; broken.py could not be checked: importing broken.py raised ImportError"
+    ), first
     summary = Report([good, bad, broken]).summary
     assert summary == {k: good.summary[k] + bad.summary[k] for k in summary}
 

@@ -63,6 +63,7 @@ def test_claims_that_differ_in_a_number_or_a_region_stay_apart():
         (1 / 128, (NamedSize(Size.BATCH, 128),), FactorForm.INVERSE_SIZE, "1/128 (1/batch size)"),
         (5.0, (NamedSize(Size.SPATIAL_AXIS, 5, 2),), FactorForm.SIZE, "5 (the size of spatial axis 2)"),
         (2.0, (NamedSize(Size.BATCH, 2),), FactorForm.FRACTION, "2"),  # a size of 2 names nothing 2 does not
+        (0.5, (NamedSize(Size.CHANNELS, 2),), FactorForm.FRACTION, "1/2"),
         (1.004, (), FactorForm.NEAR_ONE, "1 + 0.004 (a relative error of 0.004)"),
         (math.pi, (), FactorForm.DECIMAL, "3.14159"),
     ],

@@ -158,6 +158,42 @@ def test_a_learnable_gradient_that_is_not_the_sum_over_observations_fails():
     assert "1/4 (1/batch size)" in report.result("gradients_are_numerically_correct").message
 
 
+@pytest.mark.parametrize(
+    ("layout", "hint"),
+    [
+        ("3,2:CB", "off by a constant factor 1/2 (with a batch of 2, a mean over the observations instead of a sum?)"),
+        ("3,3:CB", "off by a constant factor 1/3 (1/batch size): a mean over the observations instead of a sum?"),
+    ],
+)
+def test_a_mean_over_a_batch_of_two_is_named_as_a_half_with_the_batch_beside_it(layout, hint):
+    message = (
+        layercheck.check_layer(LearnableGradientIsAMean, layout).result("gradients_are_numerically_correct").message
+    )
+    assert hint in " ".join(message.split()), message
+
+
+class HalvedChannelGradient:
+    """The lookalike: a gradient off by 1/2 with 2 channels and a batch of 3 names no batch."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = np.full((2, 1), 0.5)
+
+    def predict(self, X):
+        return X * self.w
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * self.w, 0.5 * (dLdY * X).sum(axis=1, keepdims=True)
+
+
+def test_a_half_with_no_batch_of_two_names_no_batch():
+    message = (
+        layercheck.check_layer(HalvedChannelGradient, "2,3:CB").result("gradients_are_numerically_correct").message
+    )
+    assert "off by a constant factor 1/2" in message and "batch" not in message, message
+
+
 class SharedCounterState:
     """A state of fixed size (a step counter) is shared by every observation, not split."""
 

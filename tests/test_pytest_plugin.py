@@ -109,7 +109,7 @@ def test_a_failure_shows_the_command_that_reproduces_it_and_the_consoles_text_wi
     command = "layercheck run layers/mixed.py:WrongSign --layout 3,4:CB"
     result.stdout.fnmatch_lines(
         [
-            "*_ layercheck WrongSign _*",
+            "*_ layercheck layers/mixed.py::WrongSign _*",
             command,
             "FAILED layers/mixed.py:WrongSign (layer, 3,4:CB)  1 failed, * passed, * skipped in *s",
             "    FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign",
@@ -346,7 +346,8 @@ def test_a_users_test_fails_with_layercheck_text_and_without_layercheck_frames(p
             "*_ test_my_layer _*",
             "*def test_my_layer():*",
             ">       report.raise_on_failure()",
-            "E       layercheck.results.CheckFailure: FAILED Doubling (layer, 3,4:CB)  1 failed, *",
+            "E       layercheck.results.CheckFailure: Doubling: gradients_are_numerically_correct failed",
+            "E       FAILED Doubling (layer, 3,4:CB)  1 failed, *",
             "E           FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign",
             "test_user.py:14: CheckFailure",
             "*_ test_my_layout _*",

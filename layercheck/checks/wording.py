@@ -91,6 +91,9 @@ def _factor_hint(finding: Finding, factor: Factor) -> str:
         return f": the Wirtinger derivative dL/dconj(z) = (dL/da + i*dL/db)/2? {CONVENTION}"
     if finding.complex_values and math.isclose(factor.ratio, 2.0, rel_tol=1e-4):
         return f": twice the gradient, as if dL/dY were taken as a Wirtinger derivative and doubled? {CONVENTION}"
+    if batch and factor.form is FactorForm.FRACTION:  # 2 or 1/2 with a batch of 2
+        what = "a mean over the observations instead of a sum" if factor.ratio < 1 else "a sum where a mean belongs"
+        return f" (with a batch of 2, {what}?)"
     return ""
 
 

@@ -80,10 +80,12 @@ def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
             return Factor(ratio, FactorForm.SIZE, n, 1, named)
         if n > 2 and abs(ratio - 1 / n) <= 1e-4 / n:
             return Factor(ratio, FactorForm.INVERSE_SIZE, 1, n, named)
+    # A batch of 2 names 2 and 1/2 as a fraction, with the batch size beside it (a hint, not the name).
+    pair = next((named for named in context if named.size is Size.BATCH and named.n == 2), None)
     for n in (2, 3, 4, 8):
         for value, numerator, denominator in ((n, n, 1), (1 / n, 1, n), (-n, -n, 1), (-1 / n, -1, n)):
             if abs(ratio - value) <= 1e-4 * abs(value):
-                return Factor(ratio, FactorForm.FRACTION, numerator, denominator)
+                return Factor(ratio, FactorForm.FRACTION, numerator, denominator, pair if value in (2, 0.5) else None)
     if abs(ratio - 1) < 1e-2:
         return Factor(ratio, FactorForm.NEAR_ONE)
     frac = Fraction(ratio).limit_denominator(64)
