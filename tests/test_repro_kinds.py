@@ -184,6 +184,25 @@ CASES = [
         "self.h = np.zeros(shape) if self.h is None else self.h  # fixed",
         ("state h was changed by initialize: 5 of 5 elements changed", "4.722034512 became 0"),
     ),
+    Case(
+        FUNCTIONS / "ignores_mask.py",
+        "backward_respects_compute_gradients",
+        "return dLdX, dLda, dLdb",
+        "return tuple(g if wanted else None for g, wanted in zip((dLdX, dLda, dLdb), compute_gradients))  # fixed",
+        (
+            "with compute_gradients=(True, False, False), backward returned a gradient for a, which was not requested",
+            "(6 findings above)",
+        ),
+    ),
+    Case(
+        CORPUS / "reset_state_wrong.py",
+        "reset_state_does_not_error",
+        "self.h = np.ones_like(self.h)  # BUG",
+        "self.h = np.zeros_like(self.h)  # fixed",
+        (
+            "state h is not restored by reset_state: 12 of 12 elements changed, the largest change at [0, 0]: 0 became 1",
+        ),
+    ),
     Case(  # at the second batch size: the script calls the layer as layercheck did there
         CORPUS / "flatten_fixed_batch.py",
         "output_batch_size_matches_input",

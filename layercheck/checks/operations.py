@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,8 @@ from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, Outcome, che
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.reproducers.calls import call_evidence
+from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
@@ -57,10 +60,21 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
     names = operation.input_names
     reference = full.gradients.inputs
     differentiable = operation.differentiable
+    dLdY, _ = session.training_output_gradients(full.outputs, dtype)  # as the full call's, unwritten
+    evidence = functools.partial(
+        call_evidence,
+        session,
+        ReproKind.MASKS,
+        "backward_respects_compute_gradients",
+        "backward",
+        dtype,
+        loss=list(dLdY),
+    )
     missing = [name for name, grad, d in zip(names, reference, differentiable) if d and not arrays.is_array(grad)]
     if missing:
         return failed(
-            f"with {_describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}"
+            f"with {_describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}",
+            evidence=evidence,
         )
     n = operation.num_inputs
     masks = [tuple(j == i for j in range(n)) for i in range(n) if differentiable[i]] + [differentiable]
@@ -82,5 +96,5 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
             )
         problem = _mask_problem(names, mask, gradients, reference)
         if problem:
-            return failed(f"with {_describe_mask(mask, names)}, backward {problem}", mask=list(mask))
+            return failed(f"with {_describe_mask(mask, names)}, backward {problem}", mask=list(mask), evidence=evidence)
     return passed(f"{len(masks)} masks checked")

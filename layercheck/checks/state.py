@@ -107,10 +107,13 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
     except USER_ERRORS as exc:
         raise Incomplete(f"not checked: predict raised {type(exc).__name__}", cause=cause_of(exc)) from None
     layer.set_parameters(dict(zip(layer.state, updated)))  # what a network does between time steps
+    evidence = functools.partial(
+        call_evidence, session, ReproKind.MUTATION, "reset_state_does_not_error", "reset_state", dtype
+    )
     try:
         layer.reset_state()
     except USER_ERRORS as exc:
-        return failed(f"reset_state raised {exception_summary(exc)}", cause=cause_of(exc))
+        return failed(f"reset_state raised {exception_summary(exc)}", cause=cause_of(exc), evidence=evidence)
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):
         after = layer.get(name)
@@ -120,7 +123,8 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
             or arrays.array_module(after) is not arrays.array_module(before)
         ):
             return failed(
-                f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}"
+                f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}",
+                evidence=evidence,
             )
         diff = mismatch(after, before)
         if diff is not None:
@@ -128,6 +132,7 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
                 f"reset_state does not restore state {name} to its initial value: " + diff.detail(),
                 state=name,
                 mismatch=diff.to_dict(),
+                evidence=evidence,
             )
         if (
             arrays.is_array(after_predict)

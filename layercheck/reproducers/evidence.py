@@ -40,6 +40,7 @@ class ReproKind(str, enum.Enum):
     FINITE = "finite"  # NaN or infinite outputs on inputs in the layer's domain
     PARITY = "parity"  # the GPU's results are not the CPU's
     SIZES = "sizes"  # a result of the wrong shape
+    MASKS = "masks"  # an operation's backward that does not respect compute_gradients
 
     def __str__(self) -> str:
         return self.value

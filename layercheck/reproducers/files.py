@@ -76,6 +76,8 @@ SCRIPTS: Mapping[str, ReproKind] = {
     "forward_returns_valid_states": ReproKind.SIZES,
     "initialize_does_not_change_nonempty_learnables": ReproKind.MUTATION,
     "initialize_does_not_change_nonempty_states": ReproKind.MUTATION,
+    "backward_respects_compute_gradients": ReproKind.MASKS,
+    "reset_state_does_not_error": ReproKind.MUTATION,
 }
 _TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 

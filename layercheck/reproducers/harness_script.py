@@ -173,12 +173,20 @@ class Saved:
         return list(got[: self.n_out]), list(got[self.n_out : self.n_out + n_state]), memory_value
 
     def backward(
-        self, obj: Any, xs: list[Any], ys: list[Any], dLdY: list[Any], dLdS: list[Any], memory: Any
+        self,
+        obj: Any,
+        xs: list[Any],
+        ys: list[Any],
+        dLdY: list[Any],
+        dLdS: list[Any],
+        memory: Any,
+        mask: tuple[bool, ...] | None = None,
     ) -> list[Any]:
-        """The gradients of the inputs, then of the learnables and state."""
+        """The gradients of the inputs, then of the learnables and state; an operation is asked
+        for the gradients of `mask` (default: of every differentiable input)."""
         meta = self.meta
         if meta["target_kind"] == "function":
-            args = [*dLdY, tuple(meta["differentiable"])]
+            args = [*dLdY, tuple(meta["differentiable"]) if mask is None else mask]
             args += xs if meta["save_inputs"] else []
             args += ys if meta["save_outputs"] else []
             args += list(memory)

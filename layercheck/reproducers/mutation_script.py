@@ -1,7 +1,8 @@
 """A layer that modifies its arguments, reproduced: written by `layercheck run --repro` for
 one failed predict_does_not_modify_inputs, forward_does_not_modify_inputs,
-backward_does_not_modify_inputs, initialize_does_not_change_nonempty_learnables or
-initialize_does_not_change_nonempty_states. A regression test to keep.
+backward_does_not_modify_inputs, initialize_does_not_change_nonempty_learnables,
+initialize_does_not_change_nonempty_states or reset_state_does_not_error. A regression test to
+keep.
 
     python THIS_FILE.py    exit status 1 while the call modifies what it is given, 0 once not
     pytest THIS_FILE.py    the same, as the test `test_reproduce`
@@ -15,7 +16,9 @@ of every argument, calls the method (for backward: forward first, then backward 
 outputs), and compares every argument afterwards with its copy, exactly (NaN equals NaN). A
 learnable or state the layer replaced by a new array of the same values is not a modification.
 For initialize: constructs the layer, sets the learnables or states layercheck preset (saved
-here), calls initialize on the layouts and compares each with what was set.
+here), calls initialize on the layouts and compares each with what was set. For reset_state:
+builds the layer, keeps its states, calls predict, sets the states predict returned (as a
+network does between time steps), calls reset_state and compares each state with the kept one.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def reproduce(out: Any = None) -> int:
     print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
     if method == "initialize":
         return reproduce_initialize(saved, out)
+    if method == "reset_state":
+        return reproduce_reset(saved, out)
     print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}", file=out)
     obj, xs, _ = saved.built()
     names = names_of_arguments(meta)
@@ -86,6 +91,24 @@ def reproduce_initialize(saved: Saved, out: Any) -> int:
         print(f"  {line}", file=out)
     group = meta["group"]
     return finish(wrong, f"initialize changes {group} already set", f"initialize keeps the {group} already set", out)
+
+
+def reproduce_reset(saved: Saved, out: Any) -> int:
+    """predict, set the updated states, reset_state, and name each state not restored."""
+    meta = saved.meta
+    print(f"  predict with {meta['dtype']} inputs, seed {meta['seed']}, then reset_state", file=out)
+    obj, xs, _ = saved.built()
+    initial = [getattr(obj, name).copy() for name in meta["state"]]
+    _, updated = saved.predict(obj, xs)
+    for name, value in zip(meta["state"], updated):
+        setattr(obj, name, value)
+    obj.reset_state()
+    after = [getattr(obj, name, None) for name in meta["state"]]
+    names = [f"state {name}" for name in meta["state"]]
+    wrong = changes(names, initial, after, "is not restored by reset_state")
+    for line in wrong:
+        print(f"  {line}", file=out)
+    return finish(wrong, "reset_state does not restore the initial state", "reset_state restores every state", out)
 
 
 def changes(names: list[str], before: list[Any], after: list[Any], verb: str) -> list[str]:
