@@ -313,10 +313,12 @@ class TargetReport:
     def headline(self) -> str:
         """What did not pass, in one line: the first line of a failure is all that pytest's
         short summary shows ("X.py:Layer: gradients_are_numerically_correct failed")."""
+        target = visible(self.target)  # a label and an error may hold what a terminal would obey
         if self.error is not None:
-            return f"{self.target} could not be checked: {self.error.splitlines()[0] if self.error else ''}"
-        failed = [check.name for check in self.checks if check.status is Status.FAILED]
-        return f"{self.target}: {', '.join(failed)} failed" if failed else f"{self.target}: {self.status.value}"
+            first = self.error.split("\n", 1)[0]  # not splitlines: a \r does not end what is shown
+            return f"{target} could not be checked: {visible(first)}"
+        failed = [visible(check.name) for check in self.checks if check.status is Status.FAILED]
+        return f"{target}: {', '.join(failed)} failed" if failed else f"{target}: {self.status.value}"
 
     def __str__(self) -> str:
         """The console's text for this target, plain (no colour), lines whole."""

@@ -280,8 +280,20 @@ def test_the_python_api_failure_spells_out_the_layers_text_for_pytest():
     report = Report([TargetReport("t.py", checks=[CheckResult("predict_does_not_error", "failed", FORGED)])])
     with pytest.raises(CheckFailure) as info:
         report.raise_on_failure()
-    # The console's text: the layer's message spelled out on the check's line, no line of its own.
+    # A headline, then the console's text: the layer's message spelled out on the check's line,
+    # no line of its own.
     assert str(info.value).splitlines() == [
+        "t.py: predict_does_not_error failed",
         "FAILED t.py (layer, no layout)  1 failed in 0.00s",
         f"    FAILED predict_does_not_error: {visible(FORGED)}",
     ]
+
+
+def test_the_python_api_failure_headline_spells_out_a_forged_label_and_error():
+    from layercheck.results import CheckFailure
+
+    forged = TargetReport(f"t.py{FORGED}", error="import failed\r\x1b]0;pwned\x07\u202e\nsecond line")
+    with pytest.raises(CheckFailure) as info:
+        forged.raise_on_failure()
+    headline = str(info.value).splitlines()[0]
+    assert headline == f"t.py{visible(FORGED)} could not be checked: import failed\\r\\x1b]0;pwned\\x07\\u202e"
