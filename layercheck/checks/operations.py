@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +12,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.calls import call_evidence
-from layercheck.reproducers.evidence import ReproKind
+from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
 
@@ -60,16 +59,13 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
     names = operation.input_names
     reference = full.gradients.inputs
     differentiable = operation.differentiable
-    dLdY, _ = session.training_output_gradients(full.outputs, dtype)  # as the full call's, unwritten
-    evidence = functools.partial(
-        call_evidence,
-        session,
-        ReproKind.MASKS,
-        "backward_respects_compute_gradients",
-        "backward",
-        dtype,
-        loss=list(dLdY),
-    )
+
+    def evidence() -> Evidence:  # for --repro only: dL/dY as the full call's
+        loss = list(session.training_output_gradients(full.outputs, dtype)[0])
+        return call_evidence(
+            session, ReproKind.MASKS, "backward_respects_compute_gradients", "backward", dtype, loss=loss
+        )
+
     missing = [name for name, grad, d in zip(names, reference, differentiable) if d and not arrays.is_array(grad)]
     if missing:
         return failed(

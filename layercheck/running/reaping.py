@@ -88,8 +88,7 @@ def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) ->
 
     Each process is stopped (SIGSTOP) as soon as it is found, before its children are read,
     and the walk is repeated until `_QUIET_ROUNDS` walks in a row find nothing new; then all
-    are killed at once. A
-    process stopped cannot fork; one that forks and exits over and over to change its pid is
+    are killed at once. A process stopped cannot fork; one that forks and exits over and over to change its pid is
     adopted by `parent` at every step, a subreaper, and found there on the next walk.
 
     Returns:
@@ -324,8 +323,7 @@ def _parent(pid: int) -> int | None:
             text = f.read()
     except OSError:
         return None
-    fields = text[text.rindex(b")") + 2 :].split(None, 2)
-    return int(fields[1]) if fields[0] not in (b"Z", b"X") else None
+    return _live_parent(text)
 
 
 def _alive(pid: int) -> bool:
@@ -344,6 +342,12 @@ def _state(stat: bytes) -> bytes:
     return stat[stat.rindex(b")") + 2 :][:1]
 
 
+def _live_parent(stat: bytes) -> int | None:
+    """The parent pid in a /proc/PID/stat text, or None for a zombie (or a text cut short)."""
+    fields = stat[stat.rindex(b")") + 2 :].split(None, 2)
+    return int(fields[1]) if len(fields) >= 2 and fields[0] not in (b"Z", b"X") else None
+
+
 def _children_table() -> dict[int, list[int]]:
     """The live processes by parent pid, from a scan of /proc."""
     table: dict[int, list[int]] = {}
@@ -359,9 +363,9 @@ def _children_table() -> dict[int, list[int]]:
                 text = f.read()
         except OSError:  # ended meanwhile
             continue
-        fields = text[text.rindex(b")") + 2 :].split(None, 2)
-        if len(fields) >= 2 and fields[0] not in (b"Z", b"X"):
-            table.setdefault(int(fields[1]), []).append(int(name))
+        parent = _live_parent(text)
+        if parent is not None:
+            table.setdefault(parent, []).append(int(name))
     return table
 
 
