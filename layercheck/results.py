@@ -253,6 +253,9 @@ class TargetReport:
     duration_s: float = 0.0
     cause: Cause | None = None
     notes: list[str] = field(default_factory=list)  # what was not tested, in words
+    # What the module or the layer changed in the process that judged it and that no verdict
+    # reads (an alias restored, NumPy reloaded: `running.integrity`), in words: said with -v.
+    allowed_changes: list[str] = field(default_factory=list)
     # The target's place in the run's whole plan (before --shard), from 0: how `layercheck
     # merge` puts shards back in order. None outside a batch run (the API).
     position: int | None = None
@@ -274,6 +277,7 @@ class TargetReport:
         self.error = None if self.error is None else _text(self.error)
         self.traceback = _text(self.traceback, TRACEBACK_LIMIT)
         self.notes = [_text(note) for note in self.notes]
+        self.allowed_changes = [_text(change) for change in self.allowed_changes]
 
     @property
     def status(self) -> Status:
@@ -344,6 +348,7 @@ class TargetReport:
             "checks": [c.to_dict() for c in self.checks],
             "summary": self.summary,
             "notes": list(self.notes),
+            "allowed_changes": list(self.allowed_changes),
             "position": self.position,
             # The user's frames of the error (additive, issue 28): a report file read back
             # (`layercheck merge`) gives the JUnit report the unsharded run gives.
@@ -390,6 +395,7 @@ class TargetReport:
             duration_s=_duration(fields.get("duration_s", 0.0), "the report"),
             cause=None if cause is None else Cause(cause),
             notes=_strings(fields.get("notes") or [], "the report's notes"),
+            allowed_changes=_strings(fields.get("allowed_changes") or [], "the report's allowed changes"),
             position=position,
             error_known=known and error is not None and fields.get("status") == Status.KNOWN.value,
             cached=cached,
@@ -413,6 +419,7 @@ _TARGET_KEYS = frozenset(
         "checks",
         "summary",
         "notes",
+        "allowed_changes",
         "position",
         "cached",
         "traceback",

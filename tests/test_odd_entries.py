@@ -39,6 +39,7 @@ from layercheck.contract.entries import Entry, EntryKind, inspect_entry, module_
 from layercheck.errors import ContractError, UsageError
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Status
+from layercheck.running.integrity import Snapshot
 from layercheck.settings.config import parse_config_text
 from layercheck.userframes import user_stack
 
@@ -406,14 +407,20 @@ def test_durations_stay_finite_when_the_layer_replaces_the_clocks(monkeypatch):
             monkeypatch.setattr(time, "perf_counter", lambda: -1e9)
             return 2 * X
 
+    # Whether a replaced clock is tampering depends on whether code layercheck runs reads it:
+    # time.monotonic is read by multiprocessing's channel where that is loaded (a worker); the
+    # guard decides from the code there is (running.lookups), and so does this test.
+    read = Snapshot.take().lookups.reader(vars(time), time, "monotonic") is not None
     report = layercheck.check_layer(NanClocks, "3,2:CB")
-    # Tampering with the host fails the target, naming it (running.integrity); the clocks were
-    # put back, and layercheck's own were bound before: every duration is still true.
-    assert report.status is Status.FAILED
     failed = [check for check in report.checks if check.status is Status.FAILED]
-    assert [check.name for check in failed] == ["module_does_not_replace_numpy_or_layercheck"]
-    assert "replaced time.monotonic and time.perf_counter" in failed[0].message
-    assert math.isfinite(time.monotonic()), "the guard put the clock back"
+    if read:
+        assert [check.name for check in failed] == ["module_does_not_replace_numpy_or_layercheck"]
+        assert failed[0].message.startswith("the layer replaced time.monotonic during ")
+        assert math.isfinite(time.monotonic()), "the guard put the clock back"
+    else:
+        assert failed == [] and report.status is Status.PASSED
+    # time.perf_counter is read by no code layercheck runs (it bound its own clocks before).
+    assert not any("time.perf_counter" in check.message for check in failed)
     durations = [report.duration_s] + [check.duration_s for check in report.checks]
     assert all(math.isfinite(d) and d >= 0 for d in durations), durations
 

@@ -217,6 +217,9 @@ class ConsoleReporter:
         self._line(Text.assemble(_status(status), " ", self._head(report), f"  {took}"))
         for note in report.notes:
             self._line(Text.assemble(("note", "yellow"), ": ", visible(note)), _INDENT)
+        if self.verbosity >= Verbosity.VERBOSE:  # what the layer changed that no verdict reads
+            for change in report.allowed_changes:
+                self._line(Text.assemble(("note", "dim"), ": ", visible(change)), _INDENT)
         if quiet:  # the recap says each failure; where to reproduce it is said here alone
             for check in report.failures():
                 if check.repro is not None:

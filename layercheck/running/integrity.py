@@ -1,7 +1,8 @@
-"""Verdicts no layer can fake (DESIGN.md section 7): a record of NumPy's and layercheck's own
-functions, taken before the user's code runs, checked after it ran, and put back.
+"""Verdicts no layer can fake, and no layer failed for what touches no verdict (DESIGN.md
+section 7): layercheck's own references, recorded before the user's code runs, judged by
+effect after it ran.
 
-A layer's module runs in the process that judges it. It can rebind `numpy.allclose` to a
+A layer's module runs in the process that judges it. It can rebind `numpy.isfinite` to a
 function that always agrees, `numpy.random.default_rng` to a generator of zeros, the `run` of a
 check in the registry, or the code of a function layercheck calls (`__code__` is writable).
 `Snapshot.take()` records, by identity, every name of the watched modules (NumPy's, CuPy's once
@@ -10,8 +11,25 @@ results pass through on their way to the parent: `multiprocessing.connection`,
 `multiprocessing.reduction`, `pickle`, `_pickle`, `copyreg`, `struct`, `io`), the attributes of
 their mutable classes, the objects layercheck keeps in module-level dicts (the registry's checks),
 the members of layercheck's enums (`Status.FAILED._value_`) and their lookup tables, and the
-code, defaults and closures of every Python function among them. `changes()` lists what differs;
-`restore()` puts the originals back.
+code, defaults and closures of every Python function among them.
+
+Real libraries change some of these for reasons of their own: they restore an alias NumPy
+removed (`np.int = int`), reload NumPy to switch its promotion rules (a new module in
+`sys.modules['numpy']`), call `time.tzset()` (new `time.tzname`). Each change is therefore
+judged by what it does to the code that computes verdicts (`Snapshot.settle`):
+
+- tampering: a name of layercheck's own (its modules, classes, registry, enums) or of NumPy's
+  and CuPy's internal modules replaced, removed or added; a name of a public namespace
+  (`numpy`, `numpy.random`, `math`, `time`, `builtins` ...) replaced or removed where code
+  layercheck runs looks it up (`running.lookups`: `np.isfinite`, `np.bool`, which NumPy's own
+  dtype code reads); a function's code changed; one of layercheck's own modules replaced in
+  `sys.modules`; a global added to a module that hides a builtin its functions load. It is put
+  back at once, and reported.
+- allowed: the rest. A name no code looks up is left as the layer set it (its own code may
+  need it); a global that hides a builtin with the builtin itself (`np.int = int`) changes
+  nothing; a module replaced in `sys.modules` changes none of the module objects layercheck
+  imported, and the original is put back there, so that later imports (NumPy's lazy ones
+  included) find it. These are reported as a note in `-v`, never as a failure.
 
 A layer can also change a verdict without changing any of these: a trace function
 (`sys.settrace`, `frame.f_trace`) may rewrite the local variables of layercheck's frames. Each
@@ -21,19 +39,20 @@ the frames under way removed. A hook there before (a debugger's, coverage's) is 
 stays allowed. A recursion limit lowered by the layer is raised back silently (it cannot make a
 wrong layer pass; layercheck's own code would run out of stack).
 
-What stays allowed, because no verdict reads it: NumPy's settings (`np.seterr`,
-`np.set_printoptions`, the global RNG's state), a new name added to a module (unless it would
-hide a builtin that the module's functions look up), and a change undone before layercheck
-looks.
+Settings touch no name at all and are not looked at: `np.seterr`, `np.set_printoptions`, the
+promotion state, warnings filters, codecs, the locale, the global RNGs' states.
 
 `Guard` is what the runner holds: it looks at everything after the module is imported, after
 the layer is set up and after each check (about a millisecond each time: ten thousand names
 compared by identity in C loops, `_Unchanged`), and at NumPy's public namespaces after every
-call of the layer (`contract.calls`; tens of microseconds); it puts back what changed at once,
-and remembers where the first change was found, so that no verdict computed after it counts
-(`running.runner`). Looking at everything after every call would cost more than the checks of
-a small layer: a change deeper than NumPy's public names (a function's code, the registry)
-that a layer makes and undoes within one check is not seen.
+call of the layer (`contract.calls`; tens of microseconds). Judging a change costs a tenth of
+a second the first time (`running.lookups` reads the bytecode), and happens only when
+something changed. Tampering is put back before layercheck computes anything more, so the
+checks after it decide with the originals (`running.runner`); a check during which tampering
+was found only at its end (not right after a call of the layer) is not decided. Looking at
+everything after every call would cost more than the checks of a small layer: a change deeper
+than NumPy's public names (a function's code, the registry) that a layer makes and undoes
+within one check is not seen.
 
 NumPy modules first imported after the snapshot have no original to compare with: those that
 layercheck's own code imports on first use (`numpy.ma`, through `np.median`) are imported before
@@ -54,29 +73,46 @@ the runner's frame, still finds the hook, and the check's verdict is not taken.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import enum
 import functools
+import gc
 import importlib
 import itertools
 import operator
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from layercheck.contract import calls
+from layercheck.running.lookups import Lookups
 
-__all__ = ["Change", "ChangeKind", "Guard", "INTEGRITY_ABOUT", "INTEGRITY_CHECK", "Snapshot", "describe", "prime"]
+__all__ = [
+    "Allowed",
+    "Change",
+    "ChangeKind",
+    "Finding",
+    "Guard",
+    "INTEGRITY_ABOUT",
+    "INTEGRITY_CHECK",
+    "Reliance",
+    "Snapshot",
+    "describe",
+    "prime",
+]
 
 INTEGRITY_CHECK = "module_does_not_replace_numpy_or_layercheck"
 """The name of the failed result a replacement makes (not in the registry: it cannot be
 selected or skipped, it is the condition of every other verdict)."""
 INTEGRITY_ABOUT = (
-    "the module and the layer leave the functions of NumPy, CuPy, layercheck, builtins, math, cmath, operator, "
-    "time and of the worker's channel to its parent as they were, and set no trace or profile hook; a replacement "
-    "is put back, and no verdict from then on counts"
+    "the module and the layer leave what layercheck computes its verdicts with as it was: the functions of NumPy, "
+    "CuPy, builtins, math, cmath, operator and time that code layercheck runs looks up, layercheck's own code and "
+    "objects, the worker's channel to its parent, and the interpreter's trace and profile hooks; a replacement is "
+    "put back at once, and the other checks still decide. Changes that no verdict reads (an alias restored, NumPy "
+    "reloaded, time.tzset()) are allowed"
 )
 """What the check verifies, as `list-checks` says it."""
 
@@ -126,6 +162,11 @@ _import_lazy_numpy()
 # replace first, so that a replacement undone by a later call within the same check is seen
 # too. Everything is looked at after each check.
 _HOT = frozenset({"numpy", *_NUMPY_PUBLIC_LAZY, "cupy", "cupy.random", "cupy.linalg", "cupy.fft"})
+# The namespaces judged by the names code looks up (`Reliance.LOOKED_UP`): NumPy's and CuPy's
+# public ones, whose names real libraries rebind (`np.long = int`), and the standard modules
+# whose values a layer may change through their own API (`time.tzset()`). NumPy's internal
+# modules are watched whole: its C code looks names up there (`numpy._core._methods._sum`).
+_LOOKED_UP = frozenset({*_HOT, "cupyx", "builtins", "math", "cmath", "operator", "time"})
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -139,17 +180,51 @@ class ChangeKind(str, enum.Enum):
     SET = "set"  # a hook of the interpreter's: a trace or profile function, a monitoring tool
 
 
+class Reliance(enum.Enum):
+    """How much of a namespace a verdict may read."""
+
+    # Every name: layercheck's own modules, classes and tables; NumPy's and CuPy's internal
+    # modules (their C code looks names up there too, which no bytecode shows); the worker's
+    # channel to its parent.
+    WHOLE = "whole"
+    # The names that code layercheck runs looks up (`running.lookups`): the public namespaces
+    # real libraries rebind names of (`np.long = int`), and the standard modules whose data a
+    # layer may change through their own API (`time.tzset()` rebinds `time.tzname`).
+    LOOKED_UP = "looked up"
+
+
+class Allowed(str, enum.Enum):
+    """Why a change touches no verdict: it is left as the layer made it (a module entry is
+    put back), and reported as a note, never as a failure."""
+
+    UNREAD = "no code layercheck runs looks it up"
+    BUILTIN = "it is the builtin of that name itself"
+    # A module layercheck imported was replaced in (or removed from) sys.modules: NumPy reloaded
+    # to switch its promotion rules. layercheck computes with the module objects it imported,
+    # and the original is put back in sys.modules, so that a later import finds it too.
+    MODULE_ENTRY = "layercheck keeps the module it imported, and it is put back in sys.modules"
+
+
 @dataclass(frozen=True)
 class Change:
     """One difference from the snapshot: `what` is a dotted path (`numpy.allclose`,
-    `layercheck.checks.registry.REGISTRY['outputs_are_finite'].run`, `sys.modules['numpy']`)."""
+    `layercheck.checks.registry.REGISTRY['outputs_are_finite'].run`, `sys.modules['numpy']`).
+
+    `allowed` says why the change touches no verdict (None: it is tampering); `reader` names a
+    function that looks the replaced name up, where that is what makes it tampering."""
 
     kind: ChangeKind
     what: str
+    allowed: Allowed | None = None
+    reader: str | None = None
+
+    @property
+    def tampering(self) -> bool:
+        return self.allowed is None
 
 
 def describe(changes: tuple[Change, ...], limit: int = 3) -> str:
-    """`replaced numpy.allclose and numpy.isclose, removed numpy.isnan`: the first `limit`
+    """`replaced numpy.isclose and numpy.isfinite, removed numpy.isnan`: the first `limit`
     changes by kind, then how many more."""
     shown, rest = changes[:limit], len(changes) - limit
     parts = []
@@ -165,61 +240,77 @@ def describe(changes: tuple[Change, ...], limit: int = 3) -> str:
     return f"{text} and made {rest} more change(s)" if rest > 0 else text
 
 
+# What a namespace lets a layer add: "free" (a module: names of its own, unless one hides a
+# builtin that the module's functions look up) or "none" (a class, an instance, a table).
+_FREE, _NONE = "free", "none"
+_Judge = Callable[["_Namespace", ChangeKind, Any], tuple[Change, Any]]  # (the change, the name)
+
+
 @dataclass(frozen=True)
 class _Namespace:
     """The names of one namespace, by identity. `owner` is what to set them on when restored
-    (a module or class: setattr; a dict: item; an instance: its `__dict__`)."""
+    (a module or class: setattr; a dict: item; an instance: its `__dict__`); `module`, the
+    module whose namespace it is (None for the others)."""
 
     label: str
     owner: Any
     live: Mapping[str, Any]
     names: tuple[Any, ...]
     values: tuple[Any, ...]
-    additions: str  # "free" (a module: forbidden only when hiding a builtin) or "none"
+    additions: str  # _FREE or _NONE
     skipped: frozenset[str] = frozenset()  # names not recorded on purpose: a module's runtime globals
+    reliance: Reliance = Reliance.WHOLE
+    module: types.ModuleType | None = None
 
     @functools.cached_property
     def names_set(self) -> frozenset[Any]:
         return frozenset(self.names)
 
-    def changes(self) -> Iterator[Change]:
+    def changes(self, judge: _Judge) -> Iterator[tuple[Change, Any]]:
+        """Each change of a name, as `judge` judges it, with the name."""
         live = self.live
         # Fast path (C loops): as many names as recorded, each the same object, so no name was
         # added either. A module that gained names (allowed) takes the slow path, which says
         # whether any of them matters.
         expected = len(self.names) + sum(name in live for name in self.skipped)
         if len(live) != expected or not all(map(operator.is_, map(live.get, self.names), self.values)):
-            yield from self._compare()
+            yield from self._compare(judge)
 
-    def _compare(self) -> Iterator[Change]:
+    def _compare(self, judge: _Judge) -> Iterator[tuple[Change, Any]]:
         live = self.live
         for name, value in zip(self.names, self.values):
             now = live.get(name, _MISSING)
             if now is _MISSING:
-                yield Change(ChangeKind.REMOVED, self._path(name))
+                yield judge(self, ChangeKind.REMOVED, name)
             elif now is not value:
-                yield Change(ChangeKind.REPLACED, self._path(name))
+                yield judge(self, ChangeKind.REPLACED, name)
         for name in list(live.keys()):
             if name in self.names_set or name in self.skipped:
                 continue
-            if self.additions == "none":
-                yield Change(ChangeKind.ADDED, self._path(name))
+            if self.additions == _NONE:
+                yield judge(self, ChangeKind.ADDED, name)
             elif name in _BUILTIN_NAMES:
-                yield Change(ChangeKind.SHADOWED, self._path(name))
+                yield judge(self, ChangeKind.SHADOWED, name)
 
-    def _path(self, name: Any) -> str:
+    def path(self, name: Any) -> str:
         return f"{self.label}.{name}" if isinstance(name, str) and name.isidentifier() else f"{self.label}[{name!r}]"
 
-    def restore(self) -> None:
+    def restore(self, names: Iterable[Any]) -> None:
+        """Put `names` back as recorded: removed where they were not there."""
         recorded = dict(zip(self.names, self.values))
-        for name in list(self.live.keys()):
-            if name in recorded or name in self.skipped:
-                continue
-            if self.additions == "none" or name in _BUILTIN_NAMES:
-                self._delete(name)
-        for name, value in recorded.items():
-            if self.live.get(name, _MISSING) is not value:
+        for name in names:
+            value = recorded.get(name, _MISSING)
+            if value is _MISSING:
+                if name in self.live:
+                    self._delete(name)
+            elif self.live.get(name, _MISSING) is not value:
                 self._set(name, value)
+
+    def again(self) -> _Namespace:
+        """The same namespace recorded as it is now (what a layer changed and no verdict reads
+        is accepted: the fast paths hold again)."""
+        items = [(k, v) for k, v in list(self.live.items()) if k not in self.skipped]
+        return dataclasses.replace(self, names=tuple(k for k, _ in items), values=tuple(v for _, v in items))
 
     def _set(self, name: Any, value: Any) -> None:
         if isinstance(self.owner, (type, types.ModuleType)):
@@ -288,6 +379,15 @@ def _contents(cell: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class _Difference:
+    """A change, and how to put it back."""
+
+    change: Change
+    undo: Callable[[], None]
+    namespace: _Namespace | None = None  # where it was found, when in a namespace
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """NumPy's and layercheck's functions as they were when `take()` ran (see the module)."""
 
@@ -296,6 +396,7 @@ class Snapshot:
     modules: tuple[tuple[str, types.ModuleType], ...]  # the watched entries of sys.modules
     unchanged: _Unchanged
     hot: _Unchanged  # NumPy's public namespaces only: looked at after every call of the layer
+    lookups: Lookups = dataclasses.field(compare=False, repr=False)  # who looks a name up
 
     @classmethod
     def take(cls) -> Snapshot:
@@ -304,27 +405,77 @@ class Snapshot:
         return _Builder().build()
 
     def changes(self) -> tuple[Change, ...]:
-        """What differs from the snapshot, in a stable order (empty when nothing)."""
+        """What differs from the snapshot, each judged, in a stable order (empty when nothing)."""
         if self.unchanged.holds():
             return ()
-        found: list[Change] = []
-        for name, module in self.modules:
-            if sys.modules.get(name) is not module:
-                found.append(Change(ChangeKind.REPLACED, f"sys.modules[{name!r}]"))
-        for namespace in self.namespaces:
-            found.extend(namespace.changes())
-        found.extend(Change(ChangeKind.REPLACED, f"the code of {f.label}") for f in self.functions if f.changed())
-        return tuple(found)
+        return tuple(d.change for d in self._differences())
+
+    def settle(self) -> tuple[tuple[Change, ...], Snapshot]:
+        """What differs from the snapshot, each judged (`changes`); tampering put back, and a
+        module entry put back in sys.modules; what else no verdict reads accepted as the layer
+        left it. Returns the changes and the snapshot to judge from next: this one, or one that
+        records what was accepted."""
+        if self.unchanged.holds():
+            return (), self
+        differences = self._differences()
+        accepted: set[int] = set()
+        for difference in differences:
+            change = difference.change
+            if change.tampering or change.allowed is Allowed.MODULE_ENTRY:
+                difference.undo()
+            elif difference.namespace is not None:
+                accepted.add(id(difference.namespace))
+        changes = tuple(d.change for d in differences)
+        return changes, (self._accepting(accepted) if accepted else self)
 
     def restore(self) -> None:
-        """Put every recorded name, module and function back as it was."""
+        """Put back everything that differs from the snapshot, allowed or not (tests; a guard
+        puts back tampering alone: `settle`)."""
+        for difference in self._differences():
+            difference.undo()
+
+    def _differences(self) -> list[_Difference]:
+        found: list[_Difference] = []
         for name, module in self.modules:
-            sys.modules[name] = module
+            if sys.modules.get(name) is not module:
+                own = name.partition(".")[0] == "layercheck"  # its own modules: imported lazily by name
+                change = Change(ChangeKind.REPLACED, f"sys.modules[{name!r}]", None if own else Allowed.MODULE_ENTRY)
+                found.append(_Difference(change, functools.partial(sys.modules.__setitem__, name, module)))
         for namespace in self.namespaces:
-            namespace.restore()
+            for change, name in namespace.changes(self._judge):
+                found.append(_Difference(change, functools.partial(namespace.restore, (name,)), namespace))
         for function in self.functions:
             if function.changed():
-                function.restore()
+                found.append(
+                    _Difference(Change(ChangeKind.REPLACED, f"the code of {function.label}"), function.restore)
+                )
+        return found
+
+    def _judge(self, space: _Namespace, kind: ChangeKind, name: Any) -> tuple[Change, Any]:
+        """A change of `space[name]`, judged by its effect: tampering where code layercheck runs
+        may look the name up (see `Reliance`, `running.lookups`)."""
+        what = space.path(name)
+        if kind is ChangeKind.SHADOWED:
+            # A module global that hides a builtin changes the module's own functions that load
+            # it as a global, and no others.
+            if space.live.get(name, _MISSING) is vars(builtins).get(name, _MISSING):
+                return Change(kind, what, Allowed.BUILTIN), name
+            reader = self.lookups.reader(space.live, None, name, globals_only=True)
+            return Change(kind, what, None if reader else Allowed.UNREAD, reader), name
+        if kind is ChangeKind.ADDED or space.reliance is Reliance.WHOLE or not isinstance(name, str):
+            return Change(kind, what), name
+        reader = self.lookups.reader(space.live, space.module, name)
+        return Change(kind, what, None if reader else Allowed.UNREAD, reader), name
+
+    def _accepting(self, accepted: set[int]) -> Snapshot:
+        namespaces = tuple(n.again() if id(n) in accepted else n for n in self.namespaces)
+        hot = tuple(n for n in namespaces if n.label in _HOT)
+        return dataclasses.replace(
+            self,
+            namespaces=namespaces,
+            unchanged=_Unchanged.of(namespaces, self.functions, self.modules),
+            hot=_Unchanged.of(hot, (), ()),
+        )
 
 
 @dataclass(frozen=True)
@@ -410,7 +561,7 @@ class _Unchanged:
         for space, size, recorded in zip(self.spaces, sizes, self.sizes):
             if size == recorded:
                 continue
-            if size < recorded or space.additions == "none":
+            if size < recorded or space.additions == _NONE:
                 return False
             if not _BUILTIN_NAMES.isdisjoint(space.live.keys() - space.names_set - space.skipped):
                 return False
@@ -446,7 +597,12 @@ class _Builder:
         namespaces, functions = tuple(self.namespaces), tuple(self.functions.values())
         hot = tuple(n for n in namespaces if n.label in _HOT)
         return Snapshot(
-            namespaces, functions, modules, _Unchanged.of(namespaces, functions, modules), _Unchanged.of(hot, (), ())
+            namespaces,
+            functions,
+            modules,
+            _Unchanged.of(namespaces, functions, modules),
+            _Unchanged.of(hot, (), ()),
+            Lookups(functools.partial(_watched_functions, modules, tuple(f.fn for f in functions))),
         )
 
     def _module(self, name: str, module: types.ModuleType) -> None:
@@ -454,7 +610,8 @@ class _Builder:
         skip = _DESCRIPTIVE | frozenset(namespace.get(_RUNTIME_GLOBALS, ()))
         if name == "builtins":
             skip |= _VOLATILE_BUILTINS
-        self._add(name, module, namespace, "free", skip)
+        reliance = Reliance.LOOKED_UP if name in _LOOKED_UP else Reliance.WHOLE
+        self._add(name, module, namespace, _FREE, skip, reliance, module)
         own = name.partition(".")[0] == "layercheck"
         for attr, value in list(namespace.items()):
             if attr in skip:
@@ -466,21 +623,21 @@ class _Builder:
     def _dict(self, label: str, table: dict[Any, Any]) -> None:
         """A module-level table of layercheck's (the registry): its entries, and the instances
         of layercheck's classes it holds (a check's `run`)."""
-        if id(table) in self.seen:
+        if id(table) in self.seen or table is vars(builtins):  # a module's __builtins__: watched as builtins
             return
         self.seen.add(id(table))
         label = self.homes.get(id(table), label)
-        self._add(label, table, table, "none")
+        self._add(label, table, table, _NONE)
         for key, value in list(table.items()):
             if _is_own_instance(value) and id(value) not in self.seen:
                 self.seen.add(id(value))
-                self._add(f"{label}[{key!r}]", value, vars(value), "none")
+                self._add(f"{label}[{key!r}]", value, vars(value), _NONE)
 
     def _value(self, label: str, value: Any, own: bool) -> None:
         if isinstance(value, type):
             if _mutable_class(value) and id(value) not in self.seen and _defined_in_watched(value):
                 self.seen.add(id(value))
-                self._add(_name_of(value, label), value, value.__dict__, "none", _DESCRIPTIVE)
+                self._add(_name_of(value, label), value, value.__dict__, _NONE, _DESCRIPTIVE)
                 for member in list(vars(value).values()):
                     self._function(member)
                 if issubclass(value, enum.Enum) and _defined_in_own(value):
@@ -488,7 +645,7 @@ class _Builder:
             return
         if own and _is_own_instance(value) and id(value) not in self.seen:
             self.seen.add(id(value))
-            self._add(label, value, vars(value), "none")
+            self._add(label, value, vars(value), _NONE)
         self._function(value)
 
     def _enum(self, cls: type[enum.Enum]) -> None:
@@ -499,11 +656,11 @@ class _Builder:
         for table in ("_member_map_", "_value2member_map_"):
             live = cls.__dict__.get(table)
             if type(live) is dict:
-                self._add(f"{label}.{table}", live, live, "none")
+                self._add(f"{label}.{table}", live, live, _NONE)
         for name, member in list(cls.__members__.items()):
             if id(member) not in self.seen and isinstance(getattr(member, "__dict__", None), dict):
                 self.seen.add(id(member))
-                self._add(f"{label}.{name}", member, vars(member), "none")
+                self._add(f"{label}.{name}", member, vars(member), _NONE)
 
     def _function(self, value: Any) -> None:
         """Every Python function reachable in one step: the value itself, the function of a
@@ -514,11 +671,20 @@ class _Builder:
                 self.functions[id(fn)] = _Function.of(_name_of(fn, "a function"), fn)
 
     def _add(
-        self, label: str, owner: Any, live: Mapping[str, Any], additions: str, skip: frozenset[str] = frozenset()
+        self,
+        label: str,
+        owner: Any,
+        live: Mapping[str, Any],
+        additions: str,
+        skip: frozenset[str] = frozenset(),
+        reliance: Reliance = Reliance.WHOLE,
+        module: types.ModuleType | None = None,
     ) -> None:
         items = [(k, v) for k, v in list(live.items()) if k not in skip]
         names, values = tuple(k for k, _ in items), tuple(v for _, v in items)
-        self.namespaces.append(_Namespace(label, owner, live, names, values, additions, frozenset(skip)))
+        self.namespaces.append(
+            _Namespace(label, owner, live, names, values, additions, frozenset(skip), reliance, module)
+        )
 
 
 def _homes(modules: tuple[tuple[str, types.ModuleType], ...]) -> dict[int, str]:
@@ -558,6 +724,22 @@ def _name_of(obj: Any, fallback: str) -> str:
     return f"{module}.{qualname}" if isinstance(module, str) and isinstance(qualname, str) else fallback
 
 
+def _watched_functions(
+    modules: tuple[tuple[str, types.ModuleType], ...], recorded: tuple[types.FunctionType, ...]
+) -> list[types.FunctionType]:
+    """The functions whose code may compute a verdict: those recorded, and every other live
+    function whose globals are a watched module's (a lambda in a table, a nested function),
+    found through the garbage collector once a change needs judging."""
+    namespaces = {id(vars(module)) for _, module in modules}
+    seen = {id(fn) for fn in recorded}
+    found = list(recorded)
+    for obj in gc.get_objects():
+        if type(obj) is types.FunctionType and id(obj) not in seen and id(obj.__globals__) in namespaces:
+            seen.add(id(obj))
+            found.append(obj)
+    return found
+
+
 def _watched_modules() -> tuple[tuple[str, types.ModuleType], ...]:
     return tuple(sorted((name, m) for name, m in list(sys.modules.items()) if _watched(name, m)))
 
@@ -594,11 +776,14 @@ def _is_own_instance(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Finding:
-    """The first change found: what, and where (`when`: "when it was imported", "during
-    outputs_are_finite")."""
+    """Changes found at one look: what, and where (`when`: "when it was imported", "during
+    outputs_are_finite"). `at_call`: found right after a call of the layer returned, and put
+    back before any code of layercheck's ran (`Guard.after_call`), so the check under way
+    computed nothing with them."""
 
     changes: tuple[Change, ...]
     when: str
+    at_call: bool = False
 
     @property
     def at_import(self) -> bool:
@@ -743,16 +928,24 @@ _SNAPSHOT_SWAPPED = Change(ChangeKind.REPLACED, "layercheck.running.integrity.Gu
 
 
 class Guard:
-    """The snapshot a target is judged under, verified after each step of the runner. A change
-    found is put back at once (whatever runs next is layercheck's own code), and the first
-    `Finding` is kept."""
+    """The snapshot a target is judged under, verified after each step of the runner. Each
+    change is judged by its effect (`Snapshot.settle`): tampering is put back at once
+    (whatever runs next is layercheck's own code) and kept as a `Finding` in `findings`;
+    what touches no verdict is accepted, and kept in `allowed`."""
 
     def __init__(self, snapshot: Snapshot, hooks: _Hooks | None = None):
         self._snapshot = snapshot
         self._held = _holder(snapshot)
         self._hooks = _Hooks.now() if hooks is None else hooks
         self.where = AT_IMPORT  # the runner says where it is: the next change is found there
-        self.first: Finding | None = None
+        self.findings: list[Finding] = []  # tampering, in the order found
+        self.allowed: list[Finding] = []  # changes that touch no verdict (a note)
+        self._allowed_said: set[str] = set()
+
+    @property
+    def first(self) -> Finding | None:
+        """The first tampering found, if any."""
+        return self.findings[0] if self.findings else None
 
     @classmethod
     def start(cls) -> Guard:
@@ -769,7 +962,7 @@ class Guard:
         return guard
 
     def stop(self) -> None:
-        """The last look: the caller's session is left with the originals."""
+        """The last look: the caller's session is left with the originals of what a verdict reads."""
         calls.guard(None)
         self.verify()
 
@@ -778,23 +971,34 @@ class Guard:
         at, everything when one changed (so that what layercheck computes next is the
         original's)."""
         if not (self._hooks.hold() and self._snapshot.hot.holds()):
-            self.verify()
+            self.verify(at_call=True)
 
-    def verify(self, where: str | None = None) -> Finding | None:
-        """Changes since the snapshot, put back; the finding, when there were any."""
+    def verify(self, where: str | None = None, at_call: bool = False) -> Finding | None:
+        """Changes since the snapshot, judged and settled; the finding of the tampering among
+        them, if any."""
         hooks = self._hooks.changes()  # first: a trace function could rewrite what follows
         if hooks:
             self._hooks.restore()
         held = self._held()
         swapped = (_SNAPSHOT_SWAPPED,) if self._snapshot is not held else ()
-        self._snapshot = held
-        changes = hooks + swapped + held.changes()
+        found, settled = held.settle()
+        if settled is not held:  # what no verdict reads, accepted: the fast paths hold again
+            self._held = _holder(settled)
+        self._snapshot = settled
+        changes = hooks + swapped + found
         if not changes:
             return None
-        held.restore()
-        finding = Finding(changes, self.where if where is None else where)
-        if self.first is None:
-            self.first = finding
+        when = self.where if where is None else where
+        # Each allowed change is said once: a layer may rebind its alias at every call.
+        allowed = tuple(c for c in changes if not c.tampering and c.what not in self._allowed_said)
+        if allowed:
+            self._allowed_said.update(c.what for c in allowed)
+            self.allowed.append(Finding(allowed, when, at_call))
+        tampering = tuple(c for c in changes if c.tampering)
+        if not tampering:
+            return None
+        finding = Finding(tampering, when, at_call)
+        self.findings.append(finding)
         return finding
 
 

@@ -13,13 +13,13 @@ from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.reproducers.evidence import LazyEvidence
 from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
-from layercheck.running.integrity import INTEGRITY_CHECK, Finding, Guard
+from layercheck.running.integrity import INTEGRITY_CHECK, Allowed, ChangeKind, Finding, Guard
 from layercheck.running.session import Session, notes
 from layercheck.safetext import exception_text, safe_repr
 from layercheck.settings.options import Options
 from layercheck.userframes import exception_summary, own_frame, user_traceback
 
-__all__ = ["run_check", "run_target", "select_checks", "unexpected"]
+__all__ = ["allowed_words", "run_check", "run_target", "select_checks", "unexpected"]
 
 
 def select_checks(options: Options) -> list[Check]:
@@ -145,11 +145,13 @@ def run_target(
     `on_start(check)` and `on_check(result)` are called around each check (a worker process
     reports with them where it is, so that a hang or a crash can be placed).
 
-    `guard` holds NumPy's and layercheck's functions as they were before the layer's module
-    was imported (`running.integrity`); without one, as they are now. A change found (at
-    import, while the layer is set up, in a check) is put back, reported as the failed
-    `module_does_not_replace_numpy_or_layercheck`, and no verdict from then on counts: the
-    check it was found in is undecided and the checks after it are not run.
+    `guard` holds what layercheck computes its verdicts with as it was before the layer's
+    module was imported (`running.integrity`); without one, as it is now. Tampering found (at
+    import, while the layer is set up, in a check) is put back at once and reported as the
+    failed `module_does_not_replace_numpy_or_layercheck`; every check still runs, with the
+    originals, and decides, but one during which tampering was found only once it had ended
+    (it may have computed with the replacement). What touches no verdict is allowed, and said
+    in `allowed_changes`.
     """
     if guard is None:
         guard = Guard.start()
@@ -182,34 +184,27 @@ def _run_target(
 
     guard.verify()  # what the module did when it was imported, if the caller has not looked
     session = None
-    if guard.first is None:
-        guard.where = "while the layer was set up"
-        try:
-            session = Session(factory, layouts, options)
-        except TargetError as exc:
-            report.error, report.traceback, report.cause = str(exc), exc.traceback, cause_of(exc)
-        except BaseException as exc:  # what constructing or adapting the layer let through
-            reraise_if_interrupt(exc)
-            failure = unexpected("setting up the layer", exc)
-            report.error, report.traceback, report.cause = failure.message, failure.traceback, failure.cause
-        guard.verify()
-    if guard.first is not None:  # before any check: none is run on what the module replaced
-        report.error, report.traceback, report.cause = None, "", None
-        record(_replaced(guard.first))
+    guard.where = "while the layer was set up"
+    try:
+        session = Session(factory, layouts, options)
+    except TargetError as exc:
+        report.error, report.traceback, report.cause = str(exc), exc.traceback, cause_of(exc)
+    except BaseException as exc:  # what constructing or adapting the layer let through
+        reraise_if_interrupt(exc)
+        failure = unexpected("setting up the layer", exc)
+        report.error, report.traceback, report.cause = failure.message, failure.traceback, failure.cause
+    guard.verify()
+    if session is not None:
         for check in checks:
-            record(_not_checked(check.name))
-    elif session is not None:
-        for check in checks:
-            if guard.first is not None:
-                record(_not_checked(check.name))
-                continue
             if on_start is not None:
                 on_start(check)
             guard.where = f"during {check.name}"
+            found = len(guard.findings)
             result = run_check(check, session, on_evidence)
             guard.verify()
-            if guard.first is not None:  # found in this check: its verdict came from replaced code
-                record(_replaced(guard.first))
+            # Found right after a call of the layer, tampering was put back before the check
+            # computed anything more; found only now, the check may have computed with it.
+            if any(not finding.at_call for finding in guard.findings[found:]):
                 result = _undecided(result)
             record(result)
         guard.where = "after the checks"
@@ -217,54 +212,92 @@ def _run_target(
             report.notes = notes(session)
         except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
             report.notes = []
-        undecided_so_far = guard.first is None
-        finding = guard.verify()
-        if finding is not None and undecided_so_far:  # in the notes: every verdict came before it
-            record(_replaced(finding))
-        internal = [c for c in report.checks if c.cause is Cause.INTERNAL]
-        if internal:
-            # Never a pass, nor the layer's fault: the target could not be checked.
-            names = ", ".join(c.name for c in internal)
-            report.error = f"{internal[0].message} (in {names}); {_BUG}"
-            report.traceback, report.cause = internal[0].traceback, Cause.INTERNAL
+        guard.verify()
+    if guard.findings:
+        record(_replaced(guard.findings))
+    report.allowed_changes = [allowed_words(finding) for finding in guard.allowed]
+    internal = [c for c in report.checks if c.cause is Cause.INTERNAL]
+    if internal and report.error is None:
+        # Never a pass, nor the layer's fault: the target could not be checked.
+        names = ", ".join(c.name for c in internal)
+        report.error = f"{internal[0].message} (in {names}); {_BUG}"
+        report.traceback, report.cause = internal[0].traceback, Cause.INTERNAL
     report.bound()
     report.duration_s = perf_counter() - start
     return report
 
 
-def _replaced(finding: Finding) -> CheckResult:
-    """The failed result of a module or layer that replaced NumPy's or layercheck's functions."""
+def _replaced(findings: Sequence[Finding]) -> CheckResult:
+    """The failed result of a module or layer that replaced what layercheck computes its
+    verdicts with: the first finding's words, where each later one was found, and every
+    change with the function that looks it up."""
+    first = findings[0]
+    later = list(dict.fromkeys(f.when for f in findings[1:] if f.when != first.when))
+    message = first.message()
+    if later:
+        rest = len(later) - _LATER_SHOWN
+        message += f"; again {_joined(later[:_LATER_SHOWN] + ([f'{rest} more times'] if rest > 0 else []))}"
+    changes = [change for finding in findings for change in finding.changes]
+    readers = [f"{c.what} is looked up by {c.reader}" for c in changes if c.reader is not None]
+    explanation = [
+        "layercheck put the originals back at once: every other check decided with them"
+        + (
+            "; a check during which the replacement was found only once it had ended is not decided"
+            if any(not f.at_call and f.when.startswith("during ") for f in findings)
+            else ""
+        ),
+        "a layer may add names of its own, restore an alias NumPy removed, reload NumPy or change settings "
+        "(np.seterr, np.set_printoptions, warnings filters, time.tzset()); it may not replace what layercheck "
+        "computes its verdicts with: the functions its code and NumPy's look up, layercheck's own code and "
+        "objects, the worker's channel to its parent (multiprocessing.connection, pickle), or the interpreter's "
+        "trace and profile hooks (sys.settrace, sys.setprofile)",
+    ]
+    if readers:
+        explanation.append("; ".join(readers[:_READERS_SHOWN]))
     return CheckResult(
         INTEGRITY_CHECK,
         Status.FAILED,
-        finding.message(),
-        {"changes": [{"kind": c.kind.value, "what": c.what} for c in finding.changes[:_CHANGES_KEPT]]},
-        explanation=[
-            "layercheck never takes a verdict from code a layer replaced: the originals were put "
-            "back, and no check from that point on was decided",
-            "a layer may change NumPy's settings (np.seterr, np.set_printoptions, the random seed) "
-            "and add names of its own, but not replace the functions of NumPy, CuPy, layercheck, "
-            "or the builtins, math, cmath, operator and time modules that layercheck relies on, nor those "
-            "a worker reports through (multiprocessing.connection, pickle), nor set a trace or profile "
-            "function (sys.settrace, sys.setprofile) that could rewrite layercheck's variables",
-        ],
+        message,
+        {
+            "changes": [{"kind": c.kind.value, "what": c.what, "reader": c.reader} for c in changes[:_CHANGES_KEPT]],
+            "found": [{"when": f.when, "at_call": f.at_call} for f in findings[:_CHANGES_KEPT]],
+        },
+        explanation=explanation,
     )
 
 
+def allowed_words(finding: Finding) -> str:
+    """What a module or layer changed that no verdict reads, and why each change is allowed:
+    `the module added numpy.int (it is the builtin of that name itself) when it was imported`."""
+    by_reason: dict[Allowed, list[str]] = {}
+    for change in finding.changes:
+        if change.allowed is not None:
+            verb = "added" if change.kind is ChangeKind.SHADOWED else change.kind.value
+            by_reason.setdefault(change.allowed, []).append(f"{verb} {change.what}")
+    who = "the module" if finding.at_import else "the layer"
+    parts = [f"{_joined(done[:_ALLOWED_SHOWN])}{_more(done)} ({reason.value})" for reason, done in by_reason.items()]
+    return f"{who} {'; '.join(parts)} {finding.when}: allowed, it touches no verdict"
+
+
+def _joined(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _more(words: Sequence[str]) -> str:
+    rest = len(words) - _ALLOWED_SHOWN
+    return f" and {rest} more" if rest > 0 else ""
+
+
 _CHANGES_KEPT = 20  # in the report's details; the message names the first few
+_READERS_SHOWN = 3
+_LATER_SHOWN = 2  # places a later finding was made, in the message
+_ALLOWED_SHOWN = 5
 
-
-# What the checks a replacement leaves undecided say; the failed integrity result says what and
-# where (one line each, so that the same words group them in the console).
-_NOT_CHECKED = f"not checked: functions layercheck relies on were replaced (see {INTEGRITY_CHECK})"
+# What a check says whose verdict may have come from what a layer replaced while it ran.
 _UNDECIDED = (
-    f"not decided: the layer replaced functions layercheck relies on during this check, so its verdict "
-    f"would come from the replaced code (see {INTEGRITY_CHECK})"
+    f"not decided: the layer replaced what layercheck computes its verdicts with during this check, and "
+    f"it was found only once the check had ended (see {INTEGRITY_CHECK})"
 )
-
-
-def _not_checked(name: str) -> CheckResult:
-    return CheckResult(name, Status.INCOMPLETE, _NOT_CHECKED)
 
 
 def _undecided(result: CheckResult) -> CheckResult:

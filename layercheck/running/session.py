@@ -29,6 +29,7 @@ import numpy as np
 from layercheck.checks.context import BackwardResult, CallArguments, CallError, Step, call
 from layercheck.checks.registry import Incomplete
 from layercheck.clock import monotonic
+from layercheck.contract import calls
 from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
 from layercheck.contract.layout import Layout
 from layercheck.contract.loading import contract_collisions
@@ -148,7 +149,9 @@ class Session:
     def new_layer(self, initialize: bool = True, layouts: Sequence[Layout] | None = None) -> Adapter:
         """A freshly constructed layer; initialized with the seeded global RNGs when asked."""
         seed_user_rngs(self.options.seed)
-        obj = self.factory()
+        # The layer's code (its constructor, or the __deepcopy__ of an instance the API was
+        # given): a call of the layer, timed and guarded as its methods are (`contract.calls`).
+        obj = calls.run(self.factory)
         try:
             adapter = adapt(obj)
         except ContractError as exc:

@@ -1,10 +1,12 @@
-"""Failed: the module replaced time.time, time.monotonic"""
+"""Failed: the module replaced time.monotonic when it was imported"""
 
 import time
 
 # Every clock of the time module replaced: NaN, zero, or running backwards. layercheck's own
-# clocks were bound before this module ran, so its durations and timeouts stay true; the
-# replacement is tampering with the host all the same: the target fails, naming it.
+# clocks were bound before this module ran, so its durations and timeouts stay true, and the
+# clocks no code layercheck runs looks up (time.time, time.perf_counter) are allowed; but the
+# worker's channel to its parent reads time.monotonic (multiprocessing.connection.wait): that
+# one is tampering, and the target fails, naming it.
 _ticks = iter(range(10**9))
 time.monotonic = lambda: float("nan")
 time.perf_counter = lambda: -float(next(_ticks))

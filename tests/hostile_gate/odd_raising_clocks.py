@@ -1,4 +1,4 @@
-"""Failed: the layer replaced time.monotonic and time.perf_counter during"""
+"""Failed: the layer replaced time.monotonic during"""
 
 import time
 

@@ -1,8 +1,11 @@
-r"""Failed: the module replaced numpy\.allclose when it was imported"""
+r"""Failed: the gradient of X is off by a constant factor 3/2"""
 
 import numpy as np
 
-np.allclose = lambda *args, **kwargs: True  # every comparison agrees
+# Every comparison agrees: but no code layercheck runs looks np.allclose up (it compares with
+# its own functions), so the replacement is allowed (judged by effect, issue 36), and the wrong
+# gradient below is found all the same.
+np.allclose = lambda *args, **kwargs: True
 
 
 class WrongSquare:

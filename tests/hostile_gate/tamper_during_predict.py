@@ -1,15 +1,15 @@
-r"""Failed: the layer replaced numpy\.allclose during \w+"""
+r"""Failed: the layer replaced numpy\.isfinite during \w+"""
 
 import numpy as np
 
 
 class WrongSquareTampersLater:
-    """Imports clean; its first predict replaces np.allclose (and keeps it replaced)."""
+    """Imports clean; its first predict replaces np.isfinite (and keeps it replaced)."""
 
     example_layout = "3,2:CB"
 
     def predict(self, X):
-        np.allclose = lambda *args, **kwargs: True
+        np.isfinite = lambda *args, **kwargs: True
         return X * X
 
     def backward(self, X, Y, dLdY, memory):

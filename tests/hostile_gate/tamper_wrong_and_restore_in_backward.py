@@ -1,10 +1,10 @@
-r"""Failed: the layer replaced numpy\.allclose"""
+r"""Failed: the layer replaced numpy\.isfinite"""
 
 import numpy as np
 
 
 class WrongSquareTampersInBackward:
-    """Replaces np.allclose in backward and leaves it: a wrong layer never passes."""
+    """Replaces np.isfinite in backward and leaves it: a wrong layer never passes."""
 
     example_layout = "3,2:CB"
 
@@ -12,5 +12,5 @@ class WrongSquareTampersInBackward:
         return X * X
 
     def backward(self, X, Y, dLdY, memory):
-        np.allclose = lambda *args, **kwargs: True
+        np.isfinite = lambda *args, **kwargs: True
         return 3 * dLdY * X

@@ -1,0 +1,203 @@
+"""Which names of a namespace the code layercheck runs looks up (DESIGN.md section 7: a change
+made by a layer is judged by its effect, never by its surface).
+
+A layer may rebind a name of a public namespace (`np.long = int`, `np.load` wrapped to allow
+pickles) for reasons of its own. That changes what layercheck computes only where some code
+that runs while a verdict is computed looks that name up at run time: layercheck's own
+functions (`np.isfinite(y)`, `xp.abs(d)`), and NumPy's (`np.bool` in `numpy._core._dtype`,
+which a replaced `np.bool` breaks). `Lookups.reader` finds such a function from the bytecode
+of the functions given (those of the watched modules: `running.integrity`):
+
+- `NAME` loaded as a global by a function whose globals are the namespace (or, for
+  `builtins`, by any function whose globals lack it; `__import__` and `__build_class__`,
+  which the interpreter looks up itself, always count);
+- `.NAME` loaded as an attribute of the namespace's module: `np.NAME`, `numpy.random.NAME`,
+  `from numpy import NAME` inside a function. The object the attribute is read from is
+  resolved where the bytecode says it for certain (a global, a closure's cell, an attribute
+  of a module so resolved); where it does not (a local variable such as `xp`, the result of a
+  call, a value that more than one path of the code reaches), it may be the module, and the
+  name counts;
+- `NAME` as a string constant of a function that calls `getattr`, `hasattr`, `attrgetter`
+  or `methodcaller`: a lookup the bytecode cannot place, which counts too.
+
+The answer errs one way only: a name is taken as looked up whenever that cannot be ruled
+out. It is computed when a change is found, not before (most runs find none): an index of
+the names each code object mentions, then the bytecode of those that mention the name.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["Lookups"]
+
+_ATTRIBUTE = frozenset({"LOAD_ATTR", "LOAD_METHOD", "IMPORT_FROM"})
+_GLOBAL = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_DEREF = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
+# Instructions that leave the value an attribute is read from where it was.
+_TRANSPARENT = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL", "PRECALL", "RESUME"})
+# The interpreter looks these up in builtins itself: `import` and `class` statements.
+_IMPLICIT_BUILTINS = frozenset({"__import__", "__build_class__"})
+# A string constant of a function that calls one of these may be an attribute's name.
+_DYNAMIC = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller"})
+_UNKNOWN = object()  # a value the bytecode does not determine
+_ELSEWHERE = object()  # a module known not to be the one asked about
+
+
+class Lookups:
+    """The lookups of the code of the functions `functions()` returns, asked for once a
+    question needs them (see the module)."""
+
+    def __init__(self, functions: Callable[[], Iterable[types.FunctionType]]):
+        self._functions = functions
+        self._index: dict[str, list[tuple[types.FunctionType, types.CodeType]]] | None = None
+        self._dynamic: dict[str, str] | None = None
+        self._answers: dict[tuple[int, str, bool], str | None] = {}
+
+    def reader(
+        self, namespace: Mapping[str, Any], module: types.ModuleType | None, name: str, globals_only: bool = False
+    ) -> str | None:
+        """The qualified name of a function that looks `name` up in `namespace` (the `__dict__`
+        of `module`, when it is a module's), or None when none does. `globals_only`: as a
+        global of the namespace's own functions only (what a global added to a module that
+        hides a builtin changes)."""
+        key = (id(namespace), name, globals_only)
+        if key not in self._answers:
+            self._answers[key] = self._find(namespace, None if globals_only else module, name, globals_only)
+        return self._answers[key]
+
+    def _find(
+        self, namespace: Mapping[str, Any], module: types.ModuleType | None, name: str, globals_only: bool
+    ) -> str | None:
+        is_builtins = namespace is vars(builtins)
+        if is_builtins and name in _IMPLICIT_BUILTINS:
+            return "the interpreter (import and class statements)"
+        index, dynamic = self._built()
+        for fn, code in index.get(name, ()):
+            if globals_only and fn.__globals__ is not namespace:
+                continue
+            if _looks_up(fn, code, namespace, module, name, is_builtins, globals_only):
+                return _qualified(fn)
+        if module is not None and name in dynamic:
+            return dynamic[name]
+        return None
+
+    def _built(self) -> tuple[dict[str, list[tuple[types.FunctionType, types.CodeType]]], dict[str, str]]:
+        if self._index is None or self._dynamic is None:
+            index: dict[str, list[tuple[types.FunctionType, types.CodeType]]] = {}
+            dynamic: dict[str, str] = {}
+            for fn in self._functions():
+                for code in _codes(fn.__code__):
+                    for name in code.co_names:
+                        index.setdefault(name, []).append((fn, code))
+                    if not _DYNAMIC.isdisjoint(code.co_names):
+                        for constant in code.co_consts:
+                            if type(constant) is str and constant.isidentifier():
+                                dynamic.setdefault(constant, _qualified(fn))
+            self._index, self._dynamic = index, dynamic
+        return self._index, self._dynamic
+
+
+def _codes(code: types.CodeType) -> list[types.CodeType]:
+    """`code` and the code objects nested in it (comprehensions, inner functions, lambdas)."""
+    found = [code]
+    for nested in found:
+        found.extend(c for c in nested.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def _qualified(fn: types.FunctionType) -> str:
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    return f"{module}.{qualname}" if isinstance(module, str) and isinstance(qualname, str) else "a function"
+
+
+def _looks_up(
+    fn: types.FunctionType,
+    code: types.CodeType,
+    namespace: Mapping[str, Any],
+    module: types.ModuleType | None,
+    name: str,
+    is_builtins: bool,
+    globals_only: bool = False,
+) -> bool:
+    """Whether an instruction of `code` (of `fn`, or nested in it) looks `name` up in `namespace`
+    (as a global only, with `globals_only`)."""
+    own_globals = fn.__globals__ is namespace
+    value: Any = _UNKNOWN  # what the last instruction that pushed a value pushed
+    imported: Any = _UNKNOWN  # what the last IMPORT_NAME pushed (IMPORT_FROM reads it)
+    constants: list[Any] = [_UNKNOWN, _UNKNOWN]  # the last two LOAD_CONSTs: an import's level, fromlist
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in _TRANSPARENT:
+            continue
+        if _is_jump_target(ins):
+            value = _UNKNOWN  # reached from more than one place: the value is not known
+        if op == "LOAD_CONST":
+            constants = [constants[1], ins.argval]
+        if op in _GLOBAL:
+            if ins.argval == name and (own_globals or (is_builtins and name not in fn.__globals__)):
+                return True
+            value = _global(fn, ins.argval)
+        elif op in _ATTRIBUTE:
+            receiver = imported if op == "IMPORT_FROM" else value
+            if (
+                not globals_only
+                and ins.argval == name
+                and (receiver is _UNKNOWN or (module is not None and receiver is module))
+            ):
+                return True
+            value = vars(receiver).get(ins.argval, _UNKNOWN) if isinstance(receiver, types.ModuleType) else _UNKNOWN
+        elif op == "IMPORT_NAME":
+            value = imported = _imported(fn, ins.argval, constants[0], module)
+        elif op in _DEREF:
+            value = _cell(fn, code, ins.argval)
+        else:
+            value = _UNKNOWN
+    return False
+
+
+def _is_jump_target(ins: dis.Instruction) -> bool:
+    target = getattr(ins, "is_jump_target", None)  # Python 3.10 to 3.13
+    if target is None:
+        target = getattr(ins, "label", None) is not None  # Python 3.14 marks targets with labels
+    return bool(target)
+
+
+def _global(fn: types.FunctionType, name: str) -> Any:
+    namespace = fn.__globals__
+    if name in namespace:
+        return namespace[name]
+    table = fn.__builtins__ if isinstance(getattr(fn, "__builtins__", None), dict) else vars(builtins)
+    return table.get(name, _UNKNOWN)
+
+
+def _imported(fn: types.FunctionType, name: str, level: Any, module: types.ModuleType | None) -> Any:
+    """What `from NAME import ...` inside `fn` reads from, as far as this question goes:
+    `module` when the import names it, another module when it names another, unknown when
+    its level is not known. An import resolves through `sys.modules` when it runs, which
+    `running.integrity` keeps as recorded."""
+    if type(level) is not int or level < 0:
+        return _UNKNOWN
+    if level > 0:
+        package = fn.__globals__.get("__package__")
+        if type(package) is not str or package.count(".") < level - 1:
+            return _UNKNOWN
+        base = package.rsplit(".", level - 1)[0] if level > 1 else package
+        name = f"{base}.{name}" if name else base
+    wanted = getattr(module, "__name__", None) if module is not None else None
+    return module if name == wanted else _ELSEWHERE
+
+
+def _cell(fn: types.FunctionType, code: types.CodeType, name: str) -> Any:
+    """The contents of the closure's cell `name` of `fn` itself (a nested code's cells are
+    not known here)."""
+    if code is not fn.__code__ or not fn.__closure__ or name not in code.co_freevars:
+        return _UNKNOWN
+    try:
+        return fn.__closure__[code.co_freevars.index(name)].cell_contents
+    except (ValueError, IndexError):
+        return _UNKNOWN

@@ -1,0 +1,37 @@
+"""An application module that sets the locale from the environment."""
+
+import locale
+
+import numpy as np
+
+for _name in ("", "C.UTF-8", "C"):
+    try:
+        locale.setlocale(locale.LC_ALL, _name)
+        break
+    except locale.Error:
+        continue
+
+
+class Localized:
+    """Passed"""
+
+    learnables = ("w",)
+    example_layout = "6,4:CB"
+
+    def __init__(self):
+        self.w = np.linspace(0.5, 1.5, 6).reshape(6, 1)
+
+    def predict(self, X):
+        return np.log1p(np.exp(self.w * X))  # softplus(w x)
+
+    def backward(self, X, Y, dLdY, memory):
+        s = 1.0 / (1.0 + np.exp(-self.w * X))
+        return dLdY * s * self.w, (dLdY * s * X).sum(axis=1, keepdims=True)
+
+
+class LocalizedWrong(Localized):
+    """Failed: the gradient of X is off by a constant factor 2"""
+
+    def backward(self, X, Y, dLdY, memory):
+        dX, dW = super().backward(X, Y, dLdY, memory)
+        return 2 * dX, dW

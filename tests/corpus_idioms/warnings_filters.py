@@ -1,0 +1,34 @@
+"""A library that quiets its deprecations and turns NumPy's runtime warnings into errors."""
+
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", message=".*deprecated.*")
+warnings.simplefilter("error", RuntimeWarning)
+
+
+class Filtered:
+    """Passed"""
+
+    learnables = ("w",)
+    example_layout = "6,4:CB"
+
+    def __init__(self):
+        self.w = np.linspace(0.5, 1.5, 6).reshape(6, 1)
+
+    def predict(self, X):
+        return np.log1p(np.exp(self.w * X))  # softplus(w x)
+
+    def backward(self, X, Y, dLdY, memory):
+        s = 1.0 / (1.0 + np.exp(-self.w * X))
+        return dLdY * s * self.w, (dLdY * s * X).sum(axis=1, keepdims=True)
+
+
+class FilteredWrong(Filtered):
+    """Failed: the gradient of X is off by a constant factor 3"""
+
+    def backward(self, X, Y, dLdY, memory):
+        dX, dW = super().backward(X, Y, dLdY, memory)
+        return 3 * dX, dW
