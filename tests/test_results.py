@@ -129,7 +129,7 @@ def _scenario() -> Report:
 REPORT_KEYS = ["version", "targets", "summary", "duration_s", "run"]
 TARGET_KEYS = [
     *("target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"),
-    *("position", "traceback", "cached"),
+    *("allowed_changes", "position", "traceback", "cached"),
 ]
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped", "known"]
