@@ -449,7 +449,7 @@ def merge(reports, json_path, junit_path, html_path, quiet, verbose):
     Shards of different runs (versions, settings, --strict, --baseline) or of different
     contents of a file, a shard missing or given twice, or one whose statuses do not fit its
     checks are refused (exit 2). With GITHUB_ACTIONS=true each failure is also a GitHub
-    annotation on the layer's line, as `run` gives it.
+    annotation on the layer's line, as run gives it.
     """
     try:
         merged = merge_shards([read_shard(path) for path in reports])

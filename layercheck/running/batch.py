@@ -734,7 +734,7 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             {**(entry.args if entry else {}), **batch.args},
             options,
             _timeout(settings),
-            record_sources=True,  # for the run's record of what it checked (`SourceRecord`), cached or not
+            record_sources=True,  # for the run's record of what it checked (`SourceRecord`), the cache on or off
         )
         items.append(_Item(target.label, job=job, source=target.source, sources=target.sources))
     return items
