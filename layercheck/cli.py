@@ -22,7 +22,7 @@ from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.merging import exit_status as merged_status
 from layercheck.merging import merge_shards, read_shard
 from layercheck.numerics.arrays import DTYPES
-from layercheck.reporters.ci import StoppedCommands, in_github_actions, print_annotations, still_running
+from layercheck.reporters.ci import GitHubLog, in_github_actions, print_stopped, still_running
 from layercheck.reporters.console import (
     ConsoleReporter,
     ProgressBar,
@@ -82,9 +82,26 @@ def _one_line(text: object) -> str:
     return visible(bounded(" ".join(str(text).split())))
 
 
-def usage_error(exc: UsageError) -> None:
-    click.echo(f"Error: {_one_line(exc)}", err=True)
+def usage_error(exc: UsageError, log: GitHubLog | None = None) -> None:
+    """Print `exc` in one line on stderr and exit 2. With GITHUB_ACTIONS=true the line (it may
+    quote a file name, a config's or a shard's text) is printed with workflow commands stopped:
+    by the report's `log` where it has stopped them, else around the line."""
+    line = f"Error: {_one_line(exc)}"
+    if in_github_actions() and not (log is not None and log.stopped):
+        print_stopped(make_console(stderr=True), line)
+    else:
+        click.echo(line, err=True)
     sys.exit(2)
+
+
+def _github_log(console) -> GitHubLog:
+    """The report's `GitHubLog` (`run` and `merge` alike), started: with GITHUB_ACTIONS=true
+    nothing printed from here on is read as a workflow command, until `finish` prints the
+    annotations; commands are resumed however the command ends."""
+    log = GitHubLog(console)
+    click.get_current_context().call_on_close(log.close)
+    log.start()
+    return log
 
 
 _EXAMPLES = """\b
@@ -320,10 +337,7 @@ def run(
 
     # `--json -`: standard output holds the report alone; what is printed goes to stderr.
     console = make_console(stderr=to_stdout(json_path, junit_path, update_baseline_path))
-    commands = StoppedCommands(console)
-    if in_github_actions():  # no line of the report is read as a workflow command (`reporters.ci`)
-        click.get_current_context().call_on_close(commands.resume)
-        commands.stop()
+    github = _github_log(console)  # no line of the report is read as a workflow command (`reporters.ci`)
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
     interrupted: Interrupted | None = None
@@ -340,7 +354,7 @@ def run(
                 still_running=StillRunning(still_running(console), every_s) if log else None,
             )
     except UsageError as exc:  # known once modules are imported: a folder without any layer
-        usage_error(exc)
+        usage_error(exc, github)
     except Interrupted as exc:  # the workers are stopped; what finished is reported
         interrupted, report = exc, exc.report or Report()
     if not report.targets and interrupted is None:
@@ -348,24 +362,15 @@ def run(
     _record_run(report, strict, baseline, console)
     reporter.overall(report)
     status = 0 if report.ok else 1
-    incomplete = report.summary[Status.INCOMPLETE.value]
-    if strict and incomplete:
-        checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
-        console.print(f"--strict: {checks} the run")
+    if _strict_line(console, report, strict):
         status = 1
     stopped = stopped_line(report, batch.maxfail)
     if stopped is not None:
         console.print(stopped)
-    if in_github_actions():
-        commands.resume()
-        print_annotations(console, report)
-    for path, write in ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)):
-        if path:
-            try:
-                write(report, path)
-            except OSError as exc:  # every report is tried; a failed run keeps its status 1
-                click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
-                status = status or 2
+    github.finish(report)
+    status = _write_reports(
+        report, ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)), status
+    )
     if update_baseline_path is not None and interrupted is None:
         status = _update_baseline(update_baseline_path, report, console, status)
     if interrupted is not None:
@@ -373,6 +378,28 @@ def run(
         click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
         status = exit_status(interrupted.signum)
     sys.exit(status)
+
+
+def _strict_line(console, report: Report, strict: bool) -> bool:
+    """With `strict`, say how many incomplete checks fail the run; whether any does."""
+    incomplete = report.summary[Status.INCOMPLETE.value]
+    if strict and incomplete:
+        checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
+        console.print(f"--strict: {checks} the run")
+    return bool(strict and incomplete)
+
+
+def _write_reports(report: Report, writers, status: int) -> int:
+    """Write the report with each (path, writer) whose path is given; the exit status:
+    `status`, or 2 after a passing run where a report could not be written."""
+    for path, write in writers:
+        if path:
+            try:
+                write(report, path)
+            except OSError as exc:  # every report is tried; a failed run keeps its status 1
+                click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
+                status = status or 2
+    return status
 
 
 def _marking(baseline: Baseline | None, on_report):
@@ -419,8 +446,10 @@ def merge(reports, json_path, junit_path, html_path, quiet, verbose):
     """Merge the --json reports of the shards of one run (run --shard K/N --json F) into the
     report that run unsharded gives: its targets in order, its summary and its exit status.
 
-    Shards of different runs (versions, settings, --strict, --baseline), a shard missing or
-    given twice are refused (exit 2).
+    Shards of different runs (versions, settings, --strict, --baseline) or of different
+    contents of a file, a shard missing or given twice, or one whose statuses do not fit its
+    checks are refused (exit 2). With GITHUB_ACTIONS=true each failure is also a GitHub
+    annotation on the layer's line, as run gives it.
     """
     try:
         merged = merge_shards([read_shard(path) for path in reports])
@@ -428,6 +457,7 @@ def merge(reports, json_path, junit_path, html_path, quiet, verbose):
     except UsageError as exc:
         usage_error(exc)
     console = make_console(stderr=to_stdout(json_path, junit_path))
+    github = _github_log(console)  # the shards quote their layers' text: no line is a workflow command
     reporter = ConsoleReporter(
         console, Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     )
@@ -436,17 +466,11 @@ def merge(reports, json_path, junit_path, html_path, quiet, verbose):
     reporter.overall(merged)
     strict = merged.run is not None and merged.run.strict
     status = merged_status(merged, strict)
-    incomplete = merged.summary[Status.INCOMPLETE.value]
-    if strict and incomplete:
-        checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
-        console.print(f"--strict: {checks} the run")
-    for path, write in ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)):
-        if path:
-            try:
-                write(merged, path)
-            except OSError as exc:
-                click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
-                status = status or 2
+    _strict_line(console, merged, strict)
+    github.finish(merged)
+    status = _write_reports(
+        merged, ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)), status
+    )
     sys.exit(status)
 
 

@@ -4,22 +4,30 @@ targets in the order of the whole plan, its summary, its exit status.
 
 Each report records its run (`runinfo.RunInfo`) and each target its place in the whole plan
 (`position`). Shards that do not fit together are refused with one line (UsageError): other
-versions, settings, plans, --strict or --baseline; a shard given twice, one missing; targets
-at one position twice, or positions no shard holds. Durations are summed (the shards' time,
-not the wall time of the CI matrix).
+versions, settings, plans, --strict or --baseline; other contents of one file (each shard
+records the digest of every file it checked: `RunInfo.sources`); a shard given twice, one
+missing; targets at one position twice, or positions no shard holds. Durations are summed
+(the shards' time, not the wall time of the CI matrix).
+
+A shard is a file the user hands over, and what it holds decides the exit status, so nothing
+in it that layercheck can check against the rest is taken on trust (`read_shard`): a status
+`known` needs a run that recorded a --baseline (only the run's parent marks failures known,
+from the baseline file); every target's status and summary must be what its checks and error
+make them, and the report's summary what its targets' checks add up to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from layercheck.environment import Environment
 from layercheck.errors import UsageError
 from layercheck.reporters.files import read_json_file
-from layercheck.results import SCHEMA_VERSION, MalformedReport, Report, Status, TargetReport
+from layercheck.results import SCHEMA_VERSION, SUMMARY_STATUSES, MalformedReport, Report, Status, TargetReport
 from layercheck.runinfo import RunInfo
-from layercheck.safetext import bounded, visible
+from layercheck.safetext import bounded, safe_repr, visible
 
 __all__ = ["Shard", "exit_status", "merge_shards", "merged_environment", "read_shard"]
 
@@ -69,7 +77,64 @@ def read_shard(path: str) -> Shard:
                 f"{where}: target {visible(bounded(target.target, 200))} has no place in the run's plan "
                 f"of {report.run.planned} targets (position {target.position})"
             )
+    _statuses_fit(where, data, report, report.run)
     return Shard(path, report, report.run)
+
+
+def _statuses_fit(where: str, data: Mapping[str, Any], report: Report, run: RunInfo) -> None:
+    """UsageError unless every status and summary the file holds is what the checks and errors
+    it holds, and its run's record, make them (`Report.from_dict` derives them and reads only
+    `known`): a file whose failures were relabelled is refused, not believed."""
+    for written, target in zip(data["targets"], report.targets):
+        label = f"target {visible(bounded(target.target, 200))}"
+        if run.baseline is None:
+            known = [check.name for check in target.checks if check.status is Status.KNOWN]
+            if target.error_known or known:
+                what = "its error" if target.error_known else f"its check {visible(bounded(known[0], 100))}"
+                raise UsageError(
+                    f"{where}: {label}: {what} is marked known, but the run recorded no --baseline "
+                    "(only a baseline makes a failure known)"
+                )
+        status = written.get("status")
+        if status != target.status.value:
+            raise UsageError(
+                f"{where}: {label} has the status {_shown(status)}, but its checks and error make it "
+                f"{target.status.value}"
+            )
+        if not _counts_fit(written.get("summary"), target.summary):
+            raise UsageError(
+                f"{where}: the summary of {label} does not count its checks "
+                f"(it says {_said(written.get('summary'))}; they are {_counted(target.summary)})"
+            )
+    if not _counts_fit(data.get("summary"), report.summary):
+        raise UsageError(
+            f"{where}: the report's summary does not add up its targets' checks "
+            f"(it says {_said(data.get('summary'))}; they are {_counted(report.summary)})"
+        )
+
+
+def _counts_fit(written: Any, counts: Mapping[str, int]) -> bool:
+    """Whether a summary read back is `counts`: its keys, each a whole number (not `true`)."""
+    return (
+        type(written) is dict
+        and written.keys() == counts.keys()
+        and all(type(written[key]) is int and written[key] == n for key, n in counts.items())
+    )
+
+
+def _counted(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def _said(summary: Any) -> str:
+    """A summary read back, as `_counted` shows one, whatever it holds."""
+    if type(summary) is not dict or not summary or len(summary) > len(SUMMARY_STATUSES):
+        return _shown(summary)
+    return ", ".join(f"{safe_repr(n, 40)} {visible(bounded(str(key), 40))}" for key, n in summary.items())
+
+
+def _shown(value: Any) -> str:
+    return visible(safe_repr(value, 200))
 
 
 def _fits(first: Shard, other: Shard) -> None:
@@ -94,6 +159,27 @@ def _fits(first: Shard, other: Shard) -> None:
         raise UsageError(f"{a} is {first.name} and {b} is {other.name}: shards of different splits")
 
 
+def _same_sources(shards: Sequence[Shard]) -> tuple[tuple[str, str], ...]:
+    """The files the shards checked, each with its digest (`RunInfo.sources`, every shard's);
+    UsageError where two shards recorded different digests for one file: they were run on
+    different contents of it (an older checkout, a file edited between the CI jobs)."""
+    seen: dict[str, tuple[str, Shard]] = {}
+    for shard in shards:
+        for path, digest in shard.run.sources:
+            first_digest, first = seen.setdefault(path, (digest, shard))
+            if digest != first_digest:
+                raise UsageError(
+                    f"{visible(first.path)} and {visible(shard.path)} were run on different contents of "
+                    f"{visible(bounded(path, 300))} (SHA-256 {_digest(first_digest)} and {_digest(digest)}): "
+                    "shards of different sources; run every shard on the same files"
+                )
+    return tuple(sorted((path, digest) for path, (digest, _) in seen.items()))
+
+
+def _digest(digest: str) -> str:
+    return f"{digest[:12]}..." if digest else "none: unreadable, or edited while that shard ran"
+
+
 def merge_shards(shards: Sequence[Shard]) -> Report:
     """The report of the whole run the shards come from.
 
@@ -103,6 +189,7 @@ def merge_shards(shards: Sequence[Shard]) -> Report:
     first = shards[0]
     for other in shards[1:]:
         _fits(first, other)
+    sources = _same_sources(shards)
     n = (first.run.shard or (1, 1))[1]
     given: dict[int, Shard] = {}
     for shard in shards:
@@ -133,7 +220,7 @@ def merge_shards(shards: Sequence[Shard]) -> Report:
             f"(the first: position {absent[0]}); was a shard cut short?"
         )
     targets = [placed[i][1] for i in range(first.run.planned)]
-    run = replace(first.run, shard=None)
+    run = replace(first.run, shard=None, sources=sources)
     duration = sum(shard.report.duration_s for shard in shards)
     return Report(targets, duration, run=run, environment=merged_environment([s.report.environment for s in shards]))
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.environment import Environment
-from layercheck.runinfo import RunInfo, RunInfoError, read_run
+from layercheck.runinfo import RunInfo, RunInfoError, read_run, recorded_path
 from layercheck.safetext import (
     MESSAGE_LIMIT,
     NAME_LIMIT,
@@ -231,9 +231,10 @@ class CheckFailure(AssertionError):
 
 @dataclass(frozen=True)
 class Source:
-    """Where a target is defined: its file (absolute) and the line its definition starts on
-    (None where it is not known: a module that could not be imported, a class whose source
-    cannot be found). For CI annotations; not part of the JSON schema."""
+    """Where a target is defined: its file (absolute; relative to the working folder in a
+    report read back, as the JSON records it) and the line its definition starts on (None
+    where it is not known: a module that could not be imported, a class whose source cannot be
+    found). For CI annotations, `layercheck merge`'s too: an additive key of the JSON."""
 
     path: str
     line: int | None = None
@@ -354,13 +355,20 @@ class TargetReport:
             # (`layercheck merge`) gives the JUnit report the unsharded run gives.
             "traceback": self.traceback,
             "cached": self.cached,
+            # Where it is defined (additive): `layercheck merge` annotates a failure on its
+            # line as `run` does. Relative to the working folder, as the run's sources are.
+            "source": None
+            if self.source is None
+            else {"path": recorded_path(self.source.path), "line": self.source.line},
         }
 
     @classmethod
-    def from_dict(cls, data: Any, *, known: bool = False) -> TargetReport:
+    def from_dict(cls, data: Any, *, known: bool = False, source: bool = False) -> TargetReport:
         """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read,
         except that with `known` (a report file read back) the status `known` of a target
-        with an error is: its error was accepted by the run's baseline).
+        with an error is: its error was accepted by the run's baseline). With `source` (a
+        report file read back) its `source` is read; a worker's is never taken: the parent
+        knows where the target is defined.
 
         `traceback` and `cause` are not part of the public schema; they are read when present,
         which is how a worker process sends the user's frames and the cause back with its report.
@@ -383,6 +391,7 @@ class TargetReport:
         cached = fields.get("cached", False)
         if type(cached) is not bool:
             raise MalformedReport(f"the report's cached is {_shown(cached)}, not true or false")
+        where = _source(fields.get("source")) if source else None
         return cls(
             target=_string(fields.get("target"), "the report's target"),
             kind=Kind(kind),
@@ -398,8 +407,23 @@ class TargetReport:
             allowed_changes=_strings(fields.get("allowed_changes") or [], "the report's allowed changes"),
             position=position,
             error_known=known and error is not None and fields.get("status") == Status.KNOWN.value,
+            source=where,
             cached=cached,
         )
+
+
+def _source(data: Any) -> Source | None:
+    """A report file's `source` of a target read back (`TargetReport.to_dict`)."""
+    if data is None:
+        return None
+    if type(data) is not dict or set(data) != {"path", "line"}:
+        raise MalformedReport(f"the report's source is {_shown(data)}, not a path and a line")
+    path, line = _string(data["path"], "the report's source path"), data["line"]
+    if not path or "\0" in path:
+        raise MalformedReport(f"the report's source path is {_shown(path)}")
+    if line is not None and (type(line) is not int or line < 1):
+        raise MalformedReport(f"the report's source line is {_shown(line)}, not a line number")
+    return Source(path, line)
 
 
 class MalformedReport(ValueError):
@@ -424,6 +448,7 @@ _TARGET_KEYS = frozenset(
         "cached",
         "traceback",
         "cause",
+        "source",
     }
 )
 _CHECK_STATUSES = tuple(status.value for status in STATUSES)
@@ -555,7 +580,8 @@ class Report:
         if type(data) is not dict:
             raise MalformedReport(f"a report is {_shown(data)}, not a mapping")
         targets = [
-            TargetReport.from_dict(t, known=True) for t in _items(data.get("targets", []), "the report's targets")
+            TargetReport.from_dict(t, known=True, source=True)
+            for t in _items(data.get("targets", []), "the report's targets")
         ]
         try:
             run = None if data.get("run") is None else read_run(data["run"])

@@ -10,7 +10,16 @@ unsharded would have given, and shards of different runs refused.
   Absolute paths are left out: shards run in CI clones in different folders still fit;
 - `versions`: Python, NumPy, CuPy (null without it) and layercheck;
 - `strict`: whether `--strict` made incomplete checks fail the run;
-- `baseline`: a fingerprint of the `--baseline` file's entries, or null.
+- `baseline`: a fingerprint of the `--baseline` file's entries, or null;
+- `sources`: what the run checked, each file with the SHA-256 (hex) of its content, by path
+  (`recorded_path`: relative to the working folder where the file is below it, so that CI
+  clones in different folders still fit, else absolute): the file of every planned target
+  (the whole plan's, not only the shard's: every shard discovers the whole plan, so that merge
+  sees one shard run an old file where another ran the new one), the config file, and the
+  modules the targets imported (at discovery, for every planned target; while checking, for
+  the shard's own). An empty digest: the file could not be read, or was read with two
+  contents during the run. `layercheck merge` refuses shards that recorded different digests
+  for one file (`running.sources.SourceRecord` makes the record).
 
 The fields are an additive part of the JSON schema of DESIGN.md section 6.
 """
@@ -20,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +38,15 @@ import numpy as np
 
 from layercheck.version import __version__
 
-__all__ = ["RunInfo", "RunInfoError", "Versions", "fingerprint", "read_run"]
+__all__ = ["RunInfo", "RunInfoError", "Versions", "fingerprint", "read_run", "recorded_path"]
 
 # The distributions CuPy comes in (`pip install cupy-cuda12x`); none installed: no CuPy.
 _CUPY_DISTRIBUTIONS = ("cupy", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
+_DIGEST_CHARS = 64  # SHA-256, in hex
+_MAX_PATH = 4_096  # PATH_MAX: a longer text is not a path a run recorded
+# Files a run records: each target's own, and what they import (a few thousand for a
+# framework); past this a record is not one layercheck wrote.
+_MAX_SOURCES = 1_000_000
 
 
 class RunInfoError(ValueError):
@@ -77,6 +92,7 @@ class RunInfo:
     versions: Versions
     strict: bool = False
     baseline: str | None = None
+    sources: tuple[tuple[str, str], ...] = ()  # (recorded path, SHA-256 hex or ""), sorted by path
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +102,7 @@ class RunInfo:
             "versions": self.versions.to_dict(),
             "strict": self.strict,
             "baseline": self.baseline,
+            "sources": dict(self.sources),
         }
 
 
@@ -95,7 +112,12 @@ def read_run(data: Any) -> RunInfo:
     Raises:
         RunInfoError: what does not fit, in one line.
     """
-    keys = {"shard", "planned", "settings", "versions", "strict", "baseline"}
+    keys = {"shard", "planned", "settings", "versions", "strict", "baseline", "sources"}
+    if type(data) is dict and set(data) == keys - {"sources"}:
+        raise RunInfoError(
+            "its run record holds no sources (the files it checked, with their digests): a report of an "
+            "older layercheck; run the shards again with this one"
+        )
     if type(data) is not dict or set(data) != keys:
         raise RunInfoError(f"its run record is not one layercheck writes (it needs the keys {', '.join(sorted(keys))})")
     shard, planned, settings, versions = data["shard"], data["planned"], data["settings"], data["versions"]
@@ -123,7 +145,35 @@ def read_run(data: Any) -> RunInfo:
         Versions(**versions),
         data["strict"],
         data["baseline"],
+        _sources(data["sources"]),
     )
+
+
+def _sources(data: Any) -> tuple[tuple[str, str], ...]:
+    """A run record's `sources` read back: a mapping of paths to SHA-256 digests (or "")."""
+    if type(data) is not dict or len(data) > _MAX_SOURCES:
+        raise RunInfoError("its run's sources are not a mapping of file to SHA-256, as layercheck writes")
+    for path, digest in data.items():
+        if not path or len(path) > _MAX_PATH or "\0" in path:
+            raise RunInfoError(f"its run's sources name {path[:80]!r}, not a path")
+        if type(digest) is not str or (digest and (len(digest) != _DIGEST_CHARS or digest.strip("0123456789abcdef"))):
+            raise RunInfoError(f"its run's sources give {path[:200]!r} the digest {str(digest)[:80]!r}, not a SHA-256")
+    return tuple(sorted(data.items()))
+
+
+def recorded_path(path: str, root: str | None = None) -> str:
+    """`path` as a report records it: its real path relative to `root` (the working folder's
+    real path, by default) with `/` between names where it is below it, so that it reads
+    alike in CI clones in different folders; else its real path, absolute."""
+    real = os.path.realpath(path)
+    if root is None:
+        try:
+            root = os.path.realpath(os.getcwd())
+        except OSError:  # the working folder was removed
+            return real
+    if real.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(real, root).replace(os.sep, "/")
+    return real
 
 
 def fingerprint(data: Any) -> str:

@@ -1,10 +1,16 @@
 """`layercheck merge A.json B.json ...` (issue 28): the reports of a run's shards merged into
 the report of the unsharded run (order, summary, exit status); shards that do not fit
-together refused in one line. And `--json -`: the JSON report alone on standard output."""
+together refused in one line. And `--json -`: the JSON report alone on standard output.
+
+Issue 36, a hostile user's shards: one run on other contents of a file (each shard records
+the digest of every file it checked), one whose statuses were relabelled, and shard text
+holding GitHub workflow commands (merge prints it with commands stopped, as run does)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,7 +18,14 @@ from typing import Any
 
 import pytest
 from conftest import CLI_LAYERS, SAMPLES, one_line_usage_error, run_cli
+from test_ci_logs import BACKWARD, _after_resume, _bad, _env
 from test_cli import _UNDECIDABLE
+
+from layercheck.errors import UsageError
+from layercheck.merging import exit_status, merge_shards, read_shard
+from layercheck.running.batch import run_batch
+from layercheck.running.plan import make_batch
+from layercheck.running.sources import SourceRecord
 
 LAYERS = {
     "srelu.py": SAMPLES / "srelu.py",  # passes
@@ -243,3 +256,293 @@ def test_the_environment_of_shards_says_where_they_differ_and_claims_nothing_for
     assert merged.seeds == (0, 1) and merged.devices == ("auto",)
     assert merged_environment([laptop, laptop]) == laptop
     assert merged_environment([None, None]) is None
+
+
+# -- what a shard checked: every file with its digest (issue 36) -------------------------------
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_every_shard_records_every_planned_file_relative_to_its_working_folder(runs):
+    root = runs["root"]
+    shards = [json.loads((root / f"s{k}.json").read_text())["run"]["sources"] for k in (1, 2)]
+    # The whole plan's files, in each shard (not only the files of its own targets).
+    files = {f"layers/{name}": _sha256(root / "layers" / name) for name in LAYERS}
+    for sources in shards:
+        assert {path: sources[path] for path in files} == files
+    merged = json.loads(run_cli("merge", "s1.json", "s2.json", "--json", "-", cwd=root).stdout)
+    assert merged["run"]["sources"] == {**shards[0], **shards[1]}
+
+
+def test_a_shard_run_on_other_contents_of_a_file_is_refused_naming_it(runs, tmp_path):
+    """Shard 2 run on an older version of a file of shard 1's target: shard 2 never checked
+    it, but hashed it as it planned the whole run, so that the two are seen to differ."""
+    root = runs["root"]
+    mine = read_shard(str(root / "s1.json"))
+    changed = "layers/srelu_swapped.py"
+    assert any(t.target.startswith(changed) for t in mine.report.targets)
+    for name, older in (("clone", False), ("older", True)):
+        shutil.copytree(root / "layers", tmp_path / name / "layers")
+        if older:
+            path = tmp_path / name / changed
+            path.write_text(path.read_text() + "\n# as it was last week\n")
+        args = ("run", "layers", "--no-cache", "--shard", "2/2", "--json", "s2.json")
+        assert run_cli(*args, cwd=tmp_path / name).returncode == 1
+    # A clone in another folder holding the same files fits: paths are the working folder's.
+    clone = read_shard(str(tmp_path / "clone" / "s2.json"))
+    assert len(merge_shards([mine, clone]).targets) == 5
+    older = read_shard(str(tmp_path / "older" / "s2.json"))
+    assert not any(t.target.startswith(changed) for t in older.report.targets)
+    with pytest.raises(UsageError) as refused:
+        merge_shards([mine, older])
+    now, then = _sha256(root / changed), _sha256(tmp_path / "older" / changed)
+    assert str(refused.value) == (
+        f"{root / 's1.json'} and {tmp_path / 'older' / 's2.json'} were run on different contents of {changed} "
+        f"(SHA-256 {now[:12]}... and {then[:12]}...): shards of different sources; run every shard on the same files"
+    )
+
+
+def _with_source(path: str, digest: str):
+    def edit(data):
+        data["run"]["sources"][path] = digest
+
+    return edit
+
+
+def test_a_file_one_shard_did_not_record_fits_and_one_recorded_otherwise_does_not(runs, tmp_path):
+    """A module only shard 2's targets import is in shard 2's record alone: no difference. Two
+    digests of one file are, an unreadable one ("") too."""
+    root = runs["root"]
+    helper = "helpers/common.py"
+    s1 = read_shard(str(root / "s1.json"))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    only_2 = read_shard(str(edited(runs, tmp_path / "a", "s2.json", _with_source(helper, "a" * 64))))
+    assert dict(merge_shards([s1, only_2]).run.sources)[helper] == "a" * 64
+    both = read_shard(str(edited(runs, tmp_path, "s1.json", _with_source(helper, "b" * 64))))
+    with pytest.raises(
+        UsageError, match=re.escape(f"different contents of {helper} (SHA-256 bbbbbbbbbbbb... and aaaa")
+    ):
+        merge_shards([both, only_2])
+    unread = read_shard(str(edited(runs, tmp_path / "b", "s2.json", _with_source(helper, ""))))
+    with pytest.raises(UsageError, match=re.escape("and none: unreadable, or edited while that shard ran)")):
+        merge_shards([both, unread])
+
+
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (lambda run: run.pop("sources"), "its run record holds no sources (the files it checked, with their digests)"),
+        (lambda run: run.update(sources=["a.py"]), "its run's sources are not a mapping of file to SHA-256"),
+        (lambda run: run["sources"].update({"a.py": "F" * 64}), "its run's sources give 'a.py' the digest 'FFFF"),
+        (lambda run: run["sources"].update({"a.py": None}), "its run's sources give 'a.py' the digest 'None'"),
+        (lambda run: run["sources"].update({"": "0" * 64}), "its run's sources name '', not a path"),
+    ],
+)
+def test_a_shard_without_a_record_of_its_sources_is_refused(runs, tmp_path, edit, needle):
+    path = edited(runs, tmp_path, "s1.json", lambda data: edit(data["run"]))
+    with pytest.raises(UsageError, match=re.escape(f"{path}: not a JSON report of layercheck: {needle}")):
+        read_shard(str(path))
+
+
+def test_the_record_of_what_a_run_checked(tmp_path, monkeypatch):
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (work / "sub").mkdir(parents=True)
+    elsewhere.mkdir()
+    (work / "sub" / "a.py").write_text("A = 1\n")
+    (elsewhere / "b.py").write_text("B = 1\n")
+    (work / "link.py").symlink_to(work / "sub" / "a.py")
+    monkeypatch.chdir(work)
+    record = SourceRecord()
+    record.hash(str(work / "sub" / "a.py"))
+    record.hash(str(work / "link.py"))  # the same file: recorded once, by its real path
+    record.hash(str(elsewhere / "b.py"))
+    record.hash(str(work / "missing.py"))
+    assert record.recorded() == (
+        (str(elsewhere.resolve() / "b.py"), _sha256(elsewhere / "b.py")),  # outside: absolute
+        ("missing.py", ""),  # could not be read
+        ("sub/a.py", _sha256(work / "sub" / "a.py")),
+    )
+    # A file seen with two contents in one run claims none.
+    record.add(str(work / "sub" / "a.py"), "0" * 64)
+    record.add(str(work / "sub" / "a.py"), _sha256(work / "sub" / "a.py"))
+    assert dict(record.recorded())["sub/a.py"] == ""
+
+
+_IMPORTING = """\
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+{at_import}
+
+
+class {name}:
+    example_layout = "4,3:CB"
+
+    def predict(self, X):
+        {lazily}
+        return helper.K * X
+"""
+
+
+def test_a_shard_records_the_modules_its_targets_import(tmp_path, monkeypatch):
+    """At discovery, for every planned target (each shard imports them all); while checking,
+    what its own targets import later (inside predict)."""
+    (tmp_path / "at_import.py").write_text("K = 2.0\n")
+    (tmp_path / "lazily.py").write_text("K = 2.0\n")
+    (tmp_path / "a.py").write_text(_IMPORTING.format(name="A", at_import="import at_import as helper", lazily="pass"))
+    (tmp_path / "b.py").write_text(_IMPORTING.format(name="B", at_import="", lazily="import lazily as helper"))
+    monkeypatch.chdir(tmp_path)
+    recorded = []
+    for k in (1, 2):
+        batch = make_batch(
+            ["a.py", "b.py"], shard=f"{k}/2", no_cache=True, settings={"checks": "predict_does_not_error"}
+        )
+        report = run_batch(batch)
+        assert [t.status.value for t in report.targets] == ["passed"], report.targets
+        recorded.append(dict(report.run.sources))
+    planned = {name: _sha256(tmp_path / name) for name in ("a.py", "b.py", "at_import.py")}
+    assert recorded[0] == planned  # shard 1 checks a.py: b.py's lazy import is not its to see
+    assert recorded[1] == {**planned, "lazily.py": _sha256(tmp_path / "lazily.py")}
+
+
+# -- statuses that do not fit the checks or the run (issue 36) ---------------------------------
+
+
+def _target(data, status: str) -> dict[str, Any]:
+    return next(t for t in data["targets"] if t["status"] == status)
+
+
+def _failed_check(target: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in target["checks"] if c["status"] == "failed")
+
+
+def _known(data) -> None:
+    """Shard 1's failed check relabelled known, every summary and status made to fit."""
+    target = _target(data, "failed")
+    _failed_check(target)["status"] = "known"
+    target["status"] = "known"
+    for summary in (target["summary"], data["summary"]):
+        summary["failed"] -= 1
+        summary["known"] += 1
+
+
+def _error_known(data) -> None:
+    _target(data, "error")["status"] = "known"
+
+
+def _passed(data) -> None:
+    _target(data, "failed")["status"] = "passed"
+
+
+def _uncounted(data) -> None:
+    summary = _target(data, "failed")["summary"]
+    summary["failed"] -= 1
+    summary["passed"] += 1
+
+
+def _true(data) -> None:
+    _target(data, "failed")["summary"]["failed"] = True
+
+
+def _no_status(data) -> None:
+    del _target(data, "error")["status"]
+
+
+def _report_summary(data) -> None:
+    data["summary"]["failed"] = 0
+
+
+@pytest.mark.parametrize(
+    "edit, needle, also",
+    [
+        (_known, "{failed}: its check {check} is marked known, but the run recorded no --baseline", ""),
+        (_error_known, "{error}: its error is marked known, but the run recorded no --baseline", ""),
+        (_passed, "{failed} has the status 'passed', but its checks and error make it failed", ""),
+        (_no_status, "{error} has the status None, but its checks and error make it error", ""),
+        (_uncounted, "the summary of {failed} does not count its checks (it says ", " 0 failed, "),
+        (_true, "the summary of {failed} does not count its checks (it says ", " True failed, "),
+        (_report_summary, "the report's summary does not add up its targets' checks (it says ", " 0 failed, "),
+    ],
+)
+def test_a_shard_whose_statuses_do_not_fit_is_refused_naming_what(runs, tmp_path, edit, needle, also):
+    data = json.loads((runs["root"] / "s1.json").read_text())
+    names = {
+        "failed": f"target {_target(data, 'failed')['target']}",
+        "error": f"target {_target(data, 'error')['target']}",
+        "check": _failed_check(_target(data, "failed"))["name"],
+    }
+    path = edited(runs, tmp_path, "s1.json", edit)
+    with pytest.raises(UsageError) as refused:
+        read_shard(str(path))
+    message = str(refused.value)
+    assert message.startswith(f"{path}: {needle.format(**names)}"), message
+    if also:  # what it says, then what the checks count
+        said, counted = message.split("; they are ")
+        assert also in said and " 1 failed, " in counted, message
+    # As the command line says it: one line, exit 2.
+    if edit is _known:
+        one_line_usage_error(run_cli("merge", path, "s2.json", cwd=runs["root"]), "is marked known")
+
+
+def test_known_statuses_of_a_run_that_recorded_a_baseline_are_read(runs, tmp_path):
+    """The lookalike of the relabelled shard: a run with --baseline marks failures known."""
+
+    def edit(data):
+        _known(data)
+        data["run"]["baseline"] = "0123456789abcdef"
+
+    shard = read_shard(str(edited(runs, tmp_path, "s1.json", edit)))
+    (target,) = [t for t in shard.report.targets if t.checks and t.status.value == "known"]
+    assert shard.report.summary["known"] == 1 and target.ok
+
+
+def test_a_clean_merge_exits_as_the_unsharded_run(runs):
+    root = runs["root"]
+    merged = merge_shards([read_shard(str(root / f"s{k}.json")) for k in (2, 1)])
+    whole = read_shard(str(root / "all.json")).report
+    assert exit_status(merged, strict=False) == exit_status(whole, strict=False) == runs["procs"]["all"].returncode
+    assert merged.summary == whole.summary
+    assert [t.status for t in merged.targets] == [t.status for t in whole.targets]
+
+
+# -- GitHub workflow commands in shards (issue 36) ---------------------------------------------
+
+
+def test_merge_prints_shard_text_with_workflow_commands_stopped_and_annotates_as_run(tmp_path):
+    forged = "boom\n::add-mask::secret\n  ::stop-commands::mine\n##[warning]legacy"
+    _bad(tmp_path, "bad.py", forged)
+    env = _env(GITHUB_ACTIONS="true")
+    run = run_cli(
+        "run", "bad.py", "--checks", BACKWARD, "--shard", "1/1", "--json", "s.json", "-v", cwd=tmp_path, env=env
+    )
+    merged = run_cli("merge", "s.json", "-v", cwd=tmp_path, env=env)
+    assert run.returncode == merged.returncode == 1, merged.stdout + merged.stderr
+    # The shard's traceback is printed, each forged command on a line of its own, between
+    # layercheck's stop and resume (`_after_resume` asserts none comes before).
+    lines = [line.strip() for line in merged.stdout.splitlines()]  # the runner trims a line's spaces
+    assert "::add-mask::secret" in lines and "::stop-commands::mine" in lines and "##[warning]legacy" in lines
+    after = _after_resume(merged.stdout)
+    # Then the annotations run gives: the failure on the layer's line, escaped.
+    assert after == _after_resume(run.stdout)
+    assert len(after) == 1 and after[0].startswith(f"::error file=bad.py,line=4,title=bad.py%3A {BACKWARD}::")
+    assert r"boom\n::add-mask::secret\n  ::stop-commands::mine\n##[warning]legacy" in after[0]  # shown, not written
+
+
+def test_a_usage_error_quoting_a_shard_is_printed_with_workflow_commands_stopped(runs, tmp_path):
+    def edit(data):
+        data["run"]["versions"]["numpy"] = "##[add-mask]secret"
+
+    path = edited(runs, tmp_path, "s2.json", edit)
+    proc = run_cli("merge", "s1.json", path, cwd=runs["root"], env=_env(GITHUB_ACTIONS="true"))
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    stop, line, resume = proc.stderr.splitlines()
+    token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", stop)
+    assert token is not None and resume == f"::{token.group(1)}::"
+    assert line.startswith(f"Error: s1.json and {path} were run with different versions (numpy ")
+    assert "##[add-mask]secret" in line
+    # Elsewhere, the one line alone.
+    one_line_usage_error(run_cli("merge", "s1.json", path, cwd=runs["root"], env=_env()), "different versions")

@@ -125,11 +125,11 @@ def _scenario() -> Report:
 
 
 # `run`, `position`, `traceback`, `cached` and `known` are additive (issue 28: merging shards,
-# baselines, the result cache).
+# baselines, the result cache), and `source` (issue 36: merge annotates as run does).
 REPORT_KEYS = ["version", "targets", "summary", "duration_s", "run"]
 TARGET_KEYS = [
     *("target", "kind", "layouts", "status", "error", "duration_s", "checks", "summary", "notes"),
-    *("allowed_changes", "position", "traceback", "cached"),
+    *("allowed_changes", "position", "traceback", "cached", "source"),
 ]
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped", "known"]

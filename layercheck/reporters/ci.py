@@ -13,7 +13,10 @@ reads a command from any line whose text starts with `::` once its leading space
 indented traceback line), and, in the legacy form `##[error]...`, from anywhere in a line.
 So the report is written with command processing stopped (`::stop-commands::TOKEN`, GitHub's
 way to log text that may hold commands, with a token no layer can know) and resumed
-(`::TOKEN::`) just before layercheck's own annotations.
+(`::TOKEN::`) just before layercheck's own annotations. `layercheck run` and `layercheck merge`
+(whose shards quote the same text, read back from files) do that through one `GitHubLog`;
+a usage error, which may quote a file's or a shard's text, is printed stopped too
+(`print_stopped`).
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ from layercheck.results import Cause, Report, Source, TargetReport
 from layercheck.safetext import NAME_LIMIT, bounded, visible
 
 __all__ = [
+    "GitHubLog",
     "StoppedCommands",
     "annotation_lines",
     "escape_data",
     "escape_property",
     "in_github_actions",
     "print_annotations",
+    "print_stopped",
     "still_running",
 ]
 
@@ -140,3 +145,44 @@ class StoppedCommands:
         if self.token is not None:
             _print_command(self.console, f"::{self.token}::")
             self.token = None
+
+
+class GitHubLog:
+    """A report's console under GITHUB_ACTIONS=true (elsewhere it does nothing): `start`
+    stops GitHub's command processing before the first line that may quote a layer's text,
+    `finish` resumes it after the last and prints layercheck's annotations of the report;
+    `close` resumes it however the command ends (call it on the way out too)."""
+
+    def __init__(self, console: Console, environ: Mapping[str, str] | None = None):
+        self.console = console
+        self.active = in_github_actions(environ)
+        self._commands = StoppedCommands(console)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether command processing is stopped now (between `start` and `finish`)."""
+        return self._commands.token is not None
+
+    def start(self) -> None:
+        if self.active:
+            self._commands.stop()
+
+    def finish(self, report: Report) -> None:
+        if self.active:
+            self._commands.resume()
+            print_annotations(self.console, report)
+
+    def close(self) -> None:
+        self._commands.resume()
+
+
+def print_stopped(console: Console, line: str) -> None:
+    """`line` on a line of its own between a stop and a resume of GitHub's command processing:
+    a line that may quote text no one vetted (a shard's, a file name) printed where no report's
+    `GitHubLog` has stopped it."""
+    commands = StoppedCommands(console)
+    commands.stop()
+    try:
+        _print_command(console, line)
+    finally:
+        commands.resume()

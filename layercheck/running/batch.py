@@ -58,7 +58,14 @@ from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.keywords import Keyword
 from layercheck.running.runner import run_target, select_checks, unexpected
-from layercheck.running.sources import SOURCES, Sources, imported_sources, loaded_modules, split_sources
+from layercheck.running.sources import (
+    SOURCES,
+    SourceRecord,
+    Sources,
+    imported_sources,
+    loaded_modules,
+    split_sources,
+)
 from layercheck.running.stopping import MaxFail
 from layercheck.running.watching import StillRunning, watch_of
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
@@ -247,9 +254,14 @@ class DiscoverJob:
     name: str | None
     whole_module: bool  # a file below a folder: its layers; a module of helpers is no error
     timeout: float
+    # Send the files the module imported (`running.sources`), for the run's record of what
+    # it checked (`SourceRecord`): every shard discovers, so records, the whole plan's.
+    record_sources: bool = False
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
-        """`Discovered.to_dict()`: plain data, all a worker may send (`isolation`)."""
+        """`Discovered.to_dict()`: plain data, all a worker may send (`isolation`), and with
+        `record_sources`, once the targets are found, the `SOURCES` (`split_sources`)."""
+        before = loaded_modules() if self.record_sources else None
         emit("step", f"importing {os.path.basename(self.path)}")
         # Whatever the module replaces is put back before layercheck lists its targets; the
         # check job, which imports it again, reports it.
@@ -271,7 +283,10 @@ class DiscoverJob:
         for name, obj in found:
             described.append({**_describe(name, obj), "line": _line_in(obj, self.path)})  # the layer's code runs
             guard.verify()
-        return Discovered(found=tuple(described)).to_dict()
+        payload = Discovered(found=tuple(described)).to_dict()
+        if before is not None:
+            payload[SOURCES] = [list(source) for source in imported_sources(before)]
+        return payload
 
 
 def _line_in(obj: Any, path: str) -> int | None:
@@ -427,6 +442,7 @@ class _Found:
     example: tuple[str, ...] | None
     example_error: str | None
     line: int | None = None  # of its definition in `path`
+    sources: Sources = ()  # the files its module imported at discovery (`running.sources`)
 
     @property
     def source(self) -> Source:
@@ -442,6 +458,7 @@ class _Item:
     report: TargetReport | None = None
     position: int | None = None  # in the whole plan, before --shard (`TargetReport.position`)
     source: Source | None = None  # where it is defined, for its report
+    sources: Sources = ()  # the files its module imported at discovery (`running.sources`)
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -481,15 +498,17 @@ def run_batch(
     for position, item in enumerate(items):
         item.position = position
     run = _run_record(batch, items)
+    checked = _planned_sources(batch, items)  # the whole plan's, before --shard
     if batch.shard is not None:
         items = shard(items, *batch.shard, key=lambda item: item.label)
     try:
-        reports = _check(batch, items, on_report, on_progress, as_finished, still_running)
+        reports = _check(batch, items, on_report, on_progress, as_finished, still_running, checked)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
         exc.report.duration_s = perf_counter() - start
-        exc.report.run = run
+        exc.report.run = dataclasses.replace(run, sources=checked.recorded())
         exc.report.environment = _environment(batch, items, probe_gpu=False)
         raise
+    run = dataclasses.replace(run, sources=checked.recorded())
     return Report(reports, perf_counter() - start, run=run, environment=_environment(batch, items))
 
 
@@ -514,6 +533,23 @@ def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
             }
         )
     return RunInfo(batch.shard, len(items), fingerprint(plain(plan)), Versions.current())
+
+
+def _planned_sources(batch: Batch, items: Sequence[_Item]) -> SourceRecord:
+    """The record of what the run checks (`runinfo.RunInfo.sources`), as planned: the config
+    file, the file of every planned target (one that could not be imported too), and what
+    each module imported at discovery. The workers add what they import while checking."""
+    record = SourceRecord()
+    if batch.config is not None:
+        record.hash(batch.config.source)
+    hashed: set[str] = set()
+    for item in items:
+        source = item.source if item.source is not None else item.report.source if item.report else None
+        if source is not None and source.path not in hashed:  # a file of many targets, hashed once
+            hashed.add(source.path)
+            record.hash(source.path)
+        record.update(item.sources)
+    return record
 
 
 def _environment(batch: Batch, items: Sequence[_Item], probe_gpu: bool = True) -> Environment:
@@ -563,10 +599,12 @@ def _discover(
                     error = f"{file.path.name} {file.problem}"
                     units.append((request, label, TargetReport(label, error=error, source=Source(str(file.path)))))
                 else:
-                    units.append((request, label, DiscoverJob(str(file.path), None, True, timeout)))
+                    job = DiscoverJob(str(file.path), None, True, timeout, record_sources=True)
+                    units.append((request, label, job))
         else:
             whole = batch.only_layers and request.name is None
-            units.append((request, request.label, DiscoverJob(str(request.path), request.name, whole, timeout)))
+            job = DiscoverJob(str(request.path), request.name, whole, timeout, record_sources=True)
+            units.append((request, request.label, job))
     jobs = [work for _, _, work in units if isinstance(work, DiscoverJob)]
     labels = [label for _, label, work in units if isinstance(work, DiscoverJob)]
     outcomes = iter(
@@ -629,7 +667,8 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
             )
         ]
     try:
-        result = Discovered.from_dict(outcome.result, job.name)
+        answer, imported = split_sources(outcome.result) if job.record_sources else (outcome.result, None)
+        result = Discovered.from_dict(answer, job.name)
     except MalformedReport as exc:
         error = f"the discovery worker's answer is malformed: {exc}{_TAMPERED}"
         return [TargetReport(label, error=error, duration_s=outcome.duration_s, source=source)]
@@ -657,6 +696,7 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
             None if t["example"] is None else tuple(t["example"]),
             t["example_error"],
             t["line"],
+            imported or (),
         )
         for t in targets
     ]
@@ -694,8 +734,9 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
             {**(entry.args if entry else {}), **batch.args},
             options,
             _timeout(settings),
+            record_sources=True,  # for the run's record of what it checked (`SourceRecord`), the cache on or off
         )
-        items.append(_Item(target.label, job=job, source=target.source))
+        items.append(_Item(target.label, job=job, source=target.source, sources=target.sources))
     return items
 
 
@@ -733,7 +774,9 @@ def _check(
     on_progress,
     as_finished: bool = False,
     still_running: StillRunning | None = None,
+    checked: SourceRecord | None = None,
 ) -> list[TargetReport]:
+    """Check the items' jobs; `checked` records the files each worker's module imported."""
     # With --repro every target is checked: a verdict from the cache has no reproducer.
     cache = None if batch.cache is None or batch.repro is not None else ResultCache(batch.cache)
     try:
@@ -746,6 +789,8 @@ def _check(
         raise
 
     def keep(item: int, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+        if checked is not None:
+            checked.update(sources)
         key = keys.get(item)
         if cache is not None and key is not None:
             _store(cache, key, job, report, sources)

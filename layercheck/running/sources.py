@@ -17,6 +17,11 @@ only where every file still has the digest the worker saw (`cache.ResultCache.st
 The list crosses to the parent inside the worker's report (`SOURCES`), which the parent reads
 with `split_sources`, trusting none of it: the layer ran in that process. A worker that lies
 can only make its own verdict be checked again, or be served for its own unchanged files.
+
+A batch run also records them in its report (`SourceRecord`, `runinfo.RunInfo.sources`), with
+the files of the whole plan, so that `layercheck merge` refuses shards run on different
+contents of one file. A lying worker can only make its own shard be refused, or merged with
+shards whose files it misstated: what editing the shard's file does.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from typing import Any
 
 from layercheck.contract import fresh
 from layercheck.results import MalformedReport
+from layercheck.runinfo import recorded_path
 from layercheck.safetext import safe_repr, visible
 
 __all__ = [
     "MAX_SOURCES",
     "SOURCES",
+    "SourceRecord",
     "digest_file",
     "imported_sources",
     "split_sources",
@@ -171,6 +178,41 @@ def split_sources(data: Any) -> tuple[Any, Sources | None]:
             raise MalformedReport(f"the digest of a source is {_shown(digest)}")
         read.append((path, digest))
     return rest, tuple(sorted(set(read)))
+
+
+class SourceRecord:
+    """The files a batch run checked, each with the digest of its content as the run saw it
+    (`runinfo.RunInfo.sources`), by the path a report records (`runinfo.recorded_path`).
+
+    A file seen with two digests in one run (edited while it ran: the parent hashed it before
+    the checks, the worker compiled it after) keeps the empty digest, as one that could not be
+    read: no shard claims a content for it that another shard could be found to agree with.
+    """
+
+    def __init__(self) -> None:
+        try:
+            self._root: str | None = os.path.realpath(os.getcwd())
+        except OSError:  # the working folder was removed: every path is recorded absolute
+            self._root = None
+        self._digests: dict[str, str] = {}
+
+    def add(self, path: str, digest: str) -> None:
+        key = recorded_path(path, self._root)
+        if self._digests.setdefault(key, digest) != digest:
+            self._digests[key] = ""
+
+    def hash(self, path: str) -> None:
+        """Record the file at `path` as it is now (`digest_file`; "" when it cannot be read)."""
+        self.add(path, digest_file(path) or "")
+
+    def update(self, sources: Sources) -> None:
+        """Record what a worker sent (`split_sources`)."""
+        for path, digest in sources:
+            self.add(path, digest)
+
+    def recorded(self) -> tuple[tuple[str, str], ...]:
+        """(path, digest) of every file recorded, sorted by path."""
+        return tuple(sorted(self._digests.items()))
 
 
 def _shown(value: Any) -> str:
