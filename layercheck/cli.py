@@ -31,7 +31,7 @@ from layercheck.reporters.console import (
     print_wrapped,
     shows_progress,
 )
-from layercheck.reporters.files import check_report_paths, to_stdout
+from layercheck.reporters.files import Input, check_report_paths, to_stdout
 from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
@@ -40,7 +40,7 @@ from layercheck.running import reaping
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
-from layercheck.running.plan import make_batch
+from layercheck.running.plan import inputs_of, make_batch
 from layercheck.running.stopping import stopped_line
 from layercheck.running.watching import StillRunning, still_running_every_s
 from layercheck.safetext import bounded, visible
@@ -324,14 +324,17 @@ def run(
         if update_baseline_path is not None and batch.shard is not None:
             raise UsageError("--update-baseline records every failure of a run: give it without --shard")
         every_s = still_running_every_s()
-        check_report_paths(
-            {
-                "--json": json_path,
-                "--junit": junit_path,
-                "--html": html_path,
-                "--update-baseline": update_baseline_path,
-            }
-        )
+        outputs = {
+            "--json": json_path,
+            "--junit": junit_path,
+            "--html": html_path,
+            "--update-baseline": update_baseline_path,
+        }
+        # No output overwrites what the run reads (its folders are listed only when there is
+        # an output); `--update-baseline` may refresh the `--baseline` file.
+        read = [Input(baseline_path, "the --baseline file", rewritten_by=frozenset({"--update-baseline"}))]
+        written = any(path is not None for path in outputs.values())
+        check_report_paths(outputs, inputs_of(batch) + (read if baseline_path else []) if written else [])
     except UsageError as exc:
         usage_error(exc)
 
@@ -453,7 +456,10 @@ def merge(reports, json_path, junit_path, html_path, quiet, verbose):
     """
     try:
         merged = merge_shards([read_shard(path) for path in reports])
-        check_report_paths({"--json": json_path, "--junit": junit_path, "--html": html_path})
+        check_report_paths(
+            {"--json": json_path, "--junit": junit_path, "--html": html_path},
+            [Input(path, "a report being merged") for path in reports],
+        )
     except UsageError as exc:
         usage_error(exc)
     console = make_console(stderr=to_stdout(json_path, junit_path))

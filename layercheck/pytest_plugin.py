@@ -12,8 +12,12 @@ and operation as a test item, node id `path/file.py::ClassName`.
 - Each item checks its target in a worker when pytest runs it (`running.in_pytest`), so that
   `-k`, `-m layercheck`, `-x`, `--lf`, `-n` (pytest-xdist) and `--junitxml` work as for any
   test. A failing item shows the `layercheck run` command that reproduces it and the
-  console's text for the target; an item whose checks passed but some could not decide
-  passes with a `LayercheckIncompleteWarning` (`layercheck_strict = true`: it fails).
+  console's text for the target. An item whose checks passed but some could not decide
+  (`incomplete`) is skipped, with the reason `incomplete: ...` (`layercheck_strict = true`:
+  it fails): pytest's word for a test that ran but could not reach a verdict, as MATLAB's
+  "incomplete" is that of its test framework's failed assumptions. It neither passes
+  silently nor fails a run that `layercheck run` would exit 0 from, and `--junitxml` lists
+  it as `layercheck run --junit` does (`<skipped message="incomplete: ...">`).
 - ini options: `layercheck` (bool), `layercheck_timeout` (seconds per target, default 120),
   `layercheck_strict` (bool).
 """
@@ -21,7 +25,6 @@ and operation as a test item, node id `path/file.py::ClassName`.
 from __future__ import annotations
 
 import fnmatch
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +36,12 @@ if TYPE_CHECKING:
     from layercheck.results import TargetReport
     from layercheck.running.in_pytest import PluginRun
 
-__all__ = ["LayercheckFile", "LayercheckIncompleteWarning", "LayercheckItem"]
+__all__ = ["LayercheckFile", "LayercheckItem"]
 
 _RUN: pytest.StashKey[PluginRun] = pytest.StashKey()
 _PENDING: pytest.StashKey[list[Path]] = pytest.StashKey()  # files collected, not yet looked at for layers
 # The item of a file that could not be imported: no layer can have this name (a keyword).
 IMPORT_ITEM = "import"
-
-
-class LayercheckIncompleteWarning(UserWarning):
-    """A target whose checks passed, but some could not decide (`incomplete`)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -168,7 +167,7 @@ class LayercheckItem(pytest.Item):
         if verdict is Verdict.FAILED:
             raise LayercheckFailed(report)
         if verdict is Verdict.INCOMPLETE:
-            warnings.warn(LayercheckIncompleteWarning(run.undecided(report)), stacklevel=1)
+            pytest.skip(run.undecided(report))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if not isinstance(excinfo.value, LayercheckFailed):

@@ -282,11 +282,17 @@ class TargetReport:
 
     @property
     def status(self) -> Status:
-        """error, failed, known (every failure accepted by the baseline) or passed."""
+        """error, failed, incomplete (no check failed, but one could not decide), known
+        (every failure accepted by the baseline) or passed.
+
+        An undecided check outranks an accepted failure: the baseline records what was
+        decided, and a target is never reported as if every check had been."""
         if self.error is not None:
             return Status.KNOWN if self.error_known else Status.ERROR
         if any(c.status == Status.FAILED for c in self.checks):
             return Status.FAILED
+        if any(c.status == Status.INCOMPLETE for c in self.checks):
+            return Status.INCOMPLETE
         return Status.KNOWN if any(c.status == Status.KNOWN for c in self.checks) else Status.PASSED
 
     @property
@@ -295,8 +301,14 @@ class TargetReport:
 
     @property
     def ok(self) -> bool:
-        """Nothing fails the run: passed, or only failures the baseline accepts."""
-        return self.status in (Status.PASSED, Status.KNOWN)
+        """Nothing fails the run without `--strict`: passed, incomplete, or only failures the
+        baseline accepts."""
+        return self.status in (Status.PASSED, Status.INCOMPLETE, Status.KNOWN)
+
+    def fails(self, strict: bool = False) -> bool:
+        """Whether this target fails the run: it is not `ok`, or, `strict` (`--strict`), a
+        check of it could not decide."""
+        return not self.ok or (strict and self.status is Status.INCOMPLETE)
 
     def result(self, name: str) -> CheckResult:
         for check in self.checks:
@@ -307,12 +319,13 @@ class TargetReport:
     def failures(self) -> list[CheckResult]:
         return [c for c in self.checks if c.status == Status.FAILED]
 
-    def raise_on_failure(self) -> None:
+    def raise_on_failure(self, strict: bool = False) -> None:
         """Raise CheckFailure (an AssertionError) with the `headline` and the console's text
-        for this target unless it passed; in pytest the traceback ends in the caller's test,
-        not in here."""
+        for this target when it `fails`: a check failed or the target could not be checked,
+        or, `strict` (as `layercheck run --strict`), a check could not decide. In pytest the
+        traceback ends in the caller's test, not in here."""
         __tracebackhide__ = True  # pytest leaves this frame out of the failure's traceback
-        if not self.ok:
+        if self.fails(strict):
             raise CheckFailure(f"{self.headline()}\n{self}")
 
     def headline(self) -> str:
@@ -323,7 +336,10 @@ class TargetReport:
             first = self.error.split("\n", 1)[0]  # not splitlines: a \r does not end what is shown
             return f"{target} could not be checked: {visible(first)}"
         failed = [visible(check.name) for check in self.checks if check.status is Status.FAILED]
-        return f"{target}: {', '.join(failed)} failed" if failed else f"{target}: {self.status.value}"
+        if failed:
+            return f"{target}: {', '.join(failed)} failed"
+        undecided = [visible(check.name) for check in self.checks if check.status is Status.INCOMPLETE]
+        return f"{target}: {', '.join(undecided)} incomplete" if undecided else f"{target}: {self.status.value}"
 
     def __str__(self) -> str:
         """The console's text for this target, plain (no colour), lines whole."""
@@ -548,10 +564,11 @@ class Report:
     def ok(self) -> bool:
         return all(t.ok for t in self.targets)
 
-    def raise_on_failure(self) -> None:
-        """Raise CheckFailure with the console's text for every target that did not pass."""
+    def raise_on_failure(self, strict: bool = False) -> None:
+        """Raise CheckFailure with the console's text for every target that `fails` (with
+        `strict`, those with an incomplete check too)."""
         __tracebackhide__ = True
-        problems = [target for target in self.targets if not target.ok]
+        problems = [target for target in self.targets if target.fails(strict)]
         if problems:
             headline = "; ".join(target.headline() for target in problems)
             raise CheckFailure("\n".join([headline, *(str(target) for target in problems)]))

@@ -31,6 +31,7 @@ __all__ = [
     "bounded_data",
     "encodable",
     "exception_text",
+    "plain_str",
     "safe_repr",
     "safe_str",
     "type_name",
@@ -95,6 +96,15 @@ def bounded_data(value: Any, limit: int = MESSAGE_LIMIT) -> Any:
     if isinstance(value, tuple):
         return tuple(bounded_data(v, limit) for v in value)
     return value
+
+
+def plain_str(text: str) -> str:
+    """The characters of `text`, a `str` or an instance of a subclass of `str` (a member of an
+    `enum.StrEnum`, a `class Name(str)`), as a plain `str`.
+
+    `str.__str__` copies them without calling any method of the subclass, whose `__str__`,
+    `__eq__`, `__hash__` or `__iter__` may raise or lie (a name equal to every name)."""
+    return str.__str__(text)
 
 
 def type_name(obj: Any) -> str:

@@ -467,9 +467,13 @@ def test_strict_makes_an_incomplete_check_fail_the_run(tmp_path):
     layer = tmp_path / "undecidable.py"
     layer.write_text(_UNDECIDABLE)
     args = ("run", layer, "--checks", "gradients_are_numerically_correct", "--dtype", "float64")
-    lenient = run_cli(*args)
+    lenient = run_cli(*args, "--json", tmp_path / "lenient.json")
     assert lenient.returncode == 0 and "1 incomplete" in lenient.stdout, lenient.stdout
     assert "--strict" not in lenient.stdout
+    # The target is incomplete, not passed (issue 36), on the console and in the JSON.
+    assert lenient.stdout.startswith(f"INCOMPLETE {layer} (layer, 4,4,2,3:SSCB)  1 incomplete in "), lenient.stdout
+    (target,) = json.loads((tmp_path / "lenient.json").read_text())["targets"]
+    assert target["status"] == "incomplete"
     strict = run_cli(*args, "--strict")
     assert strict.returncode == 1, strict.stdout
     assert "--strict: 1 incomplete check fails the run" in strict.stdout, strict.stdout

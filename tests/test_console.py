@@ -17,7 +17,7 @@ from rich.console import Console
 import layercheck
 from layercheck.reporters.console import ConsoleReporter, Verbosity
 from layercheck.reporters.pictures import pictures_of
-from layercheck.results import Report
+from layercheck.results import CheckResult, Report, Status, TargetReport
 from layercheck.settings.config import CONFIG_REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,8 +106,36 @@ def test_one_cause_once_with_the_checks_it_left_undecided(failing):
 def test_checks_left_undecided_without_a_failed_call_are_one_line_per_cause():
     report = _report(SAMPLES / "buggy" / "srelu_missing_dx.py", skip=["backward_does_not_error"])
     text = _render(report, 200)
-    assert text.count("INCOMPLETE") == 1, text
+    target, *checks = text.splitlines()
+    # No check failed: the target is incomplete (issue 36), and its undecided checks one line.
+    assert target.startswith("INCOMPLETE ") and "6 incomplete" in target, text
+    assert "\n".join(checks).count("INCOMPLETE") == 1, text
     assert "not checked: backward failed" in text
+
+
+def test_a_target_whose_check_could_not_decide_is_labelled_incomplete_and_counted_apart():
+    def target(label: str, *statuses: Status) -> TargetReport:
+        return TargetReport(label, layouts=["3,4:CB"], checks=[CheckResult(f"c{i}", s) for i, s in enumerate(statuses)])
+
+    report = Report(
+        [
+            target("passed.py", Status.PASSED),
+            target("undecided.py", Status.PASSED, Status.INCOMPLETE),
+            target("failed.py", Status.FAILED, Status.INCOMPLETE),
+        ]
+    )
+    lines = _render(report, 200).splitlines()
+    heads = [line.split("  ")[0] for line in lines if line.endswith("0.00s")]
+    assert heads == [
+        "PASSED passed.py (layer, 3,4:CB)",
+        "INCOMPLETE undecided.py (layer, 3,4:CB)",
+        "FAILED failed.py (layer, 3,4:CB)",
+    ]
+    assert lines[-1].endswith(" Targets: 1 passed, 1 failed, 1 incomplete, 0 could not be checked.")
+    # Quiet prints the failures: an incomplete target is none (the summary counts its check).
+    quiet = _render(report, 200, Verbosity.QUIET)
+    assert "undecided.py" not in quiet and "FAILED failed.py" in quiet
+    assert "2 incomplete" in quiet.splitlines()[-1] and "1 incomplete, 0 could not" in quiet.splitlines()[-1]
 
 
 def test_passing_targets_are_one_line_and_verbose_shows_every_check():

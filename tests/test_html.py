@@ -257,3 +257,15 @@ def test_odd_blocks_read_back_are_drawn_without_raising():
     assert "<title>channel 0: wrong, relative error -1</title>" in page
     assert "<title>channel 1: right, no error recorded</title>" in page
     assert "<title>channel 2: undecided, no error recorded</title>" in page
+
+
+def test_a_target_whose_check_could_not_decide_is_incomplete_on_the_page():
+    undecided = TargetReport(
+        "k.py:Kink", checks=[CheckResult("c0", "passed"), CheckResult(GRADIENTS, "incomplete", "on a kink")]
+    )
+    page = report_html(Report([TargetReport("p.py:P", checks=[CheckResult("c0", "passed")]), undecided]))
+    (section,) = [s for s in _sections(page) if 'data-name="k.py:Kink"' in s]
+    assert section.startswith('<section class="target st-incomplete"') and 'data-status="incomplete"' in section
+    assert '<span class="badge st-incomplete">INCOMPLETE</span><span class="name">k.py:Kink</span>' in section
+    assert "<p>Targets: 1 passed, 0 failed, 1 incomplete, 0 could not be checked.</p>" in page
+    assert ".target.st-incomplete{border-left-color:var(--incomplete)}" in page

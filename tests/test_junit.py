@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 from layercheck import CheckResult, Report, TargetReport
 from layercheck.reporters.junit import report_junit, write_junit
+from layercheck.runinfo import RunInfo, Versions
 
 
 def sample_report() -> Report:
@@ -88,3 +89,39 @@ def test_reports_round_trip_through_dicts():
     assert again.to_dict() == report.to_dict()
     data = {**report.targets[1].to_dict(), "traceback": "File ..."}
     assert TargetReport.from_dict(data).traceback == "File ..."
+
+
+def _undecided() -> TargetReport:
+    return TargetReport(
+        "layers/k.py:Kink",
+        checks=[
+            CheckResult("predict_does_not_error", "passed"),
+            CheckResult("gradients_are_numerically_correct", "incomplete", "every sample on a kink"),
+        ],
+    )
+
+
+def _run(strict: bool) -> RunInfo:
+    return RunInfo(None, 1, "settings", Versions("3.11", "2.0", None, "0.1"), strict=strict)
+
+
+def test_an_incomplete_target_is_skipped_and_fails_only_the_report_of_a_strict_run():
+    lenient = ET.fromstring(report_junit(Report([_undecided()], run=_run(strict=False))))
+    (suite,) = lenient.findall("testsuite")
+    assert {p.get("name"): p.get("value") for p in suite.find("properties")}["status"] == "incomplete"
+    assert (suite.get("failures"), suite.get("skipped")) == ("0", "1")
+    case = suite.find("testcase[@name='gradients_are_numerically_correct']")
+    assert [child.tag for child in case] == ["skipped"]
+    assert case.find("skipped").get("message") == "incomplete: every sample on a kink"
+    # --strict fails the run on it (exit status 1): CI sees a failure too, of its own type.
+    strict = ET.fromstring(report_junit(Report([_undecided()], run=_run(strict=True))))
+    (suite,) = strict.findall("testsuite")
+    assert (strict.get("failures"), suite.get("failures"), suite.get("skipped")) == ("1", "1", "0")
+    case = suite.find("testcase[@name='gradients_are_numerically_correct']")
+    assert [child.tag for child in case] == ["failure"]
+    failure = case.find("failure")
+    assert (failure.get("type"), failure.get("message")) == (
+        "incomplete",
+        "incomplete (--strict): every sample on a kink",
+    )
+    assert suite.find("testcase[@name='predict_does_not_error']/failure") is None

@@ -215,6 +215,20 @@ def test_merge_keeps_known_failures_known(tmp_path):
     assert json.loads((tmp_path / "m.json").read_text())["targets"][0]["status"] == "known"
 
 
+def test_no_merged_report_overwrites_a_shard_it_reads(runs, tmp_path):
+    root = runs["root"]
+    shards = {name: (root / name).read_bytes() for name in ("s1.json", "s2.json")}
+    proc = run_cli("merge", "s1.json", "s2.json", "--json", "s1.json", cwd=root)
+    one_line_usage_error(proc, "Error: --json s1.json would overwrite s1.json, a report being merged: give --json")
+    # However the path is spelled: through a link, and through `..`.
+    (tmp_path / "link.html").symlink_to(root / "s2.json")
+    proc = run_cli("merge", "s1.json", "s2.json", "--html", tmp_path / "link.html", cwd=root)
+    one_line_usage_error(proc, f"Error: --html {tmp_path / 'link.html'} would overwrite s2.json, a report being merged")
+    proc = run_cli("merge", "s1.json", "s2.json", "--junit", "layers/../s1.json", cwd=root)
+    one_line_usage_error(proc, "Error: --junit layers/../s1.json would overwrite s1.json, a report being merged")
+    assert {name: (root / name).read_bytes() for name in shards} == shards
+
+
 def test_json_dash_writes_the_report_alone_to_stdout(runs):
     root = runs["root"]
     proc = run_cli("run", "layers/srelu_swapped.py", "--json", "-", cwd=root)

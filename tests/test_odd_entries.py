@@ -16,6 +16,7 @@ These entries are made in tmp_path at test time: git cannot hold pipes, sockets 
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 import os
@@ -34,8 +35,9 @@ from conftest import run_cli
 import layercheck
 from layercheck import cupyref
 from layercheck.contract import fresh
-from layercheck.contract.adapter import not_numbers, require_arrays
+from layercheck.contract.adapter import adapt, not_numbers, require_arrays
 from layercheck.contract.entries import Entry, EntryKind, inspect_entry, module_files
+from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import ContractError, UsageError
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Status
@@ -332,36 +334,114 @@ def test_a_layer_run_in_process_with_a_fake_cupy_is_an_error_that_says_so(no_cup
 
 
 class _Name(str):
+    """A name whose every method is the layer's own: equal to every name, one hash for all,
+    and no text, characters or length to be had from it but its plain value."""
+
     def __eq__(self, other):
         return True
 
     def __hash__(self):
         return 0
 
+    def _refuse(self, *args, **kwargs):
+        raise RuntimeError("a method of the str subclass was called")
 
-def _scaled(learnables):
+    __str__ = __repr__ = __iter__ = __len__ = __contains__ = __getitem__ = _refuse
+    strip = split = count = find = index = upper = isidentifier = _refuse
+
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # enum.StrEnum is new in 3.11; a str mixin is what it is made of
+
+    class StrEnum(str, enum.Enum):
+        pass
+
+
+class _Names(StrEnum):
+    WEIGHT = "w"
+    HIDDEN = "h"
+
+
+class _Formats(StrEnum):
+    CB = "CB"
+    LAYOUT = "3,2:CB"
+
+
+def _scaled(learnables, state=()):
     class Scaled:
         def __init__(self):
             self.w = np.ones(3)
+            self.h = np.zeros((3, 1))
 
         def predict(self, X):
-            return X * self.w[:, None]
+            y = X * self.w[:, None]
+            return (y, self.h + 1) if self.state else y
 
     Scaled.learnables = learnables
+    Scaled.state = state
     return Scaled
 
 
 @pytest.mark.parametrize(
-    "learnables, which",
-    [((_Name("w"),), "item 0"), (_Name("w"), "it")],
-    ids=["in-a-tuple", "alone"],
+    "learnables, state",
+    [
+        ((_Name("w"),), ()),
+        (_Name("w"), ()),
+        ([_Name("w")], (_Name("h"),)),  # equal and of one hash, they would clash: their values do not
+        ((_Names.WEIGHT,), _Names.HIDDEN),
+    ],
+    ids=["in-a-tuple", "alone", "with-state", "str-enum"],
 )
-def test_a_str_subclass_as_a_learnable_name_is_refused(learnables, which):
-    report = layercheck.check_layer(_scaled(learnables), "3,2:CB")
-    assert report.status is Status.ERROR
-    assert report.error == (
-        f"`learnables` must hold attribute names as plain str, but {which} is 'w' of class _Name, a subclass of str"
-    )
+def test_names_of_a_str_subclass_are_taken_by_their_plain_values(learnables, state):
+    layer = _scaled(learnables, state)
+    adapter = adapt(layer())
+    assert adapter.learnables == ("w",) and adapter.state == (("h",) if state else ())
+    assert all(type(name) is str for name in adapter.learnables + adapter.state)
+    report = layercheck.check_layer(layer, "3,2:CB")
+    assert report.status is Status.PASSED, report.error or [c.message for c in report.failures()]
+
+
+@pytest.mark.parametrize("fmt", [_Name("CB"), _Formats.CB], ids=["str-subclass", "str-enum"])
+def test_formats_and_layouts_of_a_str_subclass_are_taken_by_their_plain_values(fmt):
+    layout = _Name("3,2:CB") if isinstance(fmt, _Name) else _Formats.LAYOUT
+
+    class Formatted:
+        example_layout = layout  # read, without a layout given, as the command line reads it
+
+        def output_format(self, *formats):
+            return fmt
+
+        def predict(self, X):
+            return 3 * X
+
+    (formats,) = [adapt(Formatted()).output_formats(["CB"])]
+    assert formats == ("CB",) and type(formats[0]) is str
+    assert parse_layout(layout) == Layout((3, 2), "CB") and type(Layout((3, 2), fmt).format) is str
+    report = layercheck.check_layer(Formatted)
+    assert report.layouts == ["3,2:CB"]
+    assert report.status is Status.PASSED, report.error or [c.message for c in report.failures()]
+    assert report.result("output_format_is_consistent").status is Status.PASSED
+
+
+class _Lying(int):
+    """A count whose comparisons are the layer's own: never below anything."""
+
+    def __lt__(self, other):
+        return False
+
+
+def test_a_count_of_an_int_subclass_is_taken_by_its_plain_value():
+    class NoOutputs:
+        num_outputs = _Lying(0)
+
+        def predict(self, X):
+            return X
+
+    with pytest.raises(ContractError, match=r"^`num_outputs` must be a positive integer, got 0$"):
+        adapt(NoOutputs())
+    NoOutputs.num_outputs = _Lying(1)
+    assert type(adapt(NoOutputs()).num_outputs) is int
 
 
 @pytest.mark.parametrize("learnables", [("w",), "w", ["w"]], ids=["tuple", "str", "list"])

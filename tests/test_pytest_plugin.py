@@ -251,7 +251,7 @@ def test_the_plugin_imports_neither_numpy_nor_rich():
     assert out.strip() == "[]"
 
 
-def test_an_incomplete_check_passes_the_item_unless_strict():
+def test_an_incomplete_check_skips_the_item_unless_strict():
     from layercheck.running.in_pytest import PluginRun, Verdict
 
     undecided = CheckResult("gradients_are_numerically_correct", Status.INCOMPLETE, "every sample on a kink")
@@ -259,7 +259,9 @@ def test_an_incomplete_check_passes_the_item_unless_strict():
         "k.py:Kink", layouts=["3,4:CB"], checks=[CheckResult("predict_does_not_error", "passed"), undecided]
     )
     assert PluginRun().verdict(report) is Verdict.INCOMPLETE
-    assert PluginRun().undecided(report) == "k.py:Kink: could not decide gradients_are_numerically_correct"
+    assert PluginRun().undecided(report) == (
+        "incomplete: k.py:Kink: could not decide gradients_are_numerically_correct"
+    )
     strict = PluginRun(strict=True)
     assert strict.verdict(report) is Verdict.FAILED
     text = strict.failure_text(report, color=False, width=None, verbose=False)
@@ -267,6 +269,49 @@ def test_an_incomplete_check_passes_the_item_unless_strict():
     assert text.splitlines()[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
     passed = TargetReport("k.py:Kink", checks=[CheckResult("predict_does_not_error", "passed")])
     assert PluginRun(strict=True).verdict(passed) is Verdict.PASSED
+
+
+_UNDECIDED = """
+import numpy as np
+
+
+class Undecided:
+    learnables = ("w",)
+    example_layout = "4,4,2,3:SSCB"
+
+    def __init__(self):
+        self.w = np.array([0.5, 1.5]).reshape(1, 1, 2, 1)
+
+    def predict(self, X):
+        return self.w * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * self.w, (dLdY * X).sum()  # a scalar where w is 1x1x2x1: no verdict for w
+"""
+
+
+def test_an_item_whose_check_could_not_decide_is_skipped_and_fails_only_when_strict(pytester):
+    pytester.makepyfile(**{"layers/undecided.py": _UNDECIDED})
+    # The gradient check alone, which cannot decide for w (backward_is_consistent_in_size fails).
+    pytester.makefile(".yaml", gradients="defaults: {checks: [gradients_are_numerically_correct], dtypes: [float64]}")
+    args = ("--layercheck-config", "gradients.yaml", "layers", "-rs", "-p", "no:cacheprovider")
+    lenient = pytester.runpytest_subprocess(*args, "--junitxml", "junit.xml")
+    lenient.assert_outcomes(skipped=1)
+    reason = "incomplete: layers/undecided.py:Undecided: could not decide gradients_are_numerically_correct"
+    lenient.stdout.fnmatch_lines([f"SKIPPED *{reason}"])
+    (skipped,) = ET.parse(pytester.path / "junit.xml").getroot().iter("skipped")
+    assert skipped.get("message") == reason
+    pytester.makeini("[pytest]\nlayercheck_strict = true\n")
+    strict = pytester.runpytest_subprocess(*args)
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(
+        [
+            "layercheck run layers/undecided.py:Undecided --layout 4,4,2,3:SSCB --config gradients.yaml --strict",
+            "INCOMPLETE layers/undecided.py:Undecided (layer, 4,4,2,3:SSCB)  1 incomplete in *s",
+            "layercheck_strict: 1 incomplete check(s) fail this item",
+        ],
+        consecutive=False,
+    )
 
 
 # -- the API inside a user's tests ---------------------------------------------------------

@@ -10,13 +10,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import REPO
 
 import layercheck
 from layercheck.reporters.console import ConsoleReporter, make_console
 from layercheck.reporters.json_report import report_json
 from layercheck.reporters.junit import report_junit
-from layercheck.results import Cause, CheckResult, Kind, Report, Status, TargetReport, cause_of
+from layercheck.results import Cause, CheckFailure, CheckResult, Kind, Report, Status, TargetReport, cause_of
 from layercheck.running.batch import Batch, _process_errors, requests_from_specs, run_batch
 
 GRADIENTS = "gradients_are_numerically_correct"
@@ -151,7 +152,8 @@ PROBE_KEYS = [
 ]
 
 # target -> (kind, status, {check: (status, details keys in order)}), as the reports had them
-# before statuses, kinds and the typed fields became data.
+# before statuses, kinds and the typed fields became data; a target whose check could not
+# decide is `incomplete` (issue 36: it was `passed`).
 EXPECTED = {
     "Dense": ("layer", "passed", {GRADIENTS: ("passed", GRADIENT_DETAILS), "predict_does_not_error": ("passed", [])}),
     "HalfGradient": ("layer", "failed", {GRADIENTS: ("failed", GRADIENT_FAILED_DETAILS)}),
@@ -164,7 +166,7 @@ EXPECTED = {
             "backward_is_consistent_in_size": ("incomplete", ["blocked_by"]),
         },
     ),
-    "Kinked": ("layer", "passed", {GRADIENTS: ("incomplete", GRADIENT_DETAILS)}),
+    "Kinked": ("layer", "incomplete", {GRADIENTS: ("incomplete", GRADIENT_DETAILS)}),
     "PredictOnly": ("layer", "passed", {"backward_does_not_error": ("skipped", []), GRADIENTS: ("skipped", [])}),
     "NoWeights": ("layer", "error", {}),
     "Scale": (
@@ -244,6 +246,49 @@ def test_statuses_and_kinds_are_their_strings():
     assert {"passed": 1}[Status.PASSED] == 1
     result = CheckResult("c", "incomplete")
     assert result.status is Status.INCOMPLETE and TargetReport("t", "function").kind is Kind.FUNCTION
+
+
+def _target(*statuses: Status) -> TargetReport:
+    return TargetReport(
+        "k.py:Kink", checks=[CheckResult(f"c{i}", status, f"said {i}") for i, status in enumerate(statuses)]
+    )
+
+
+P, F, U, S, K = Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED, Status.KNOWN  # U: undecided
+
+
+@pytest.mark.parametrize(
+    "checks, status",
+    [
+        ((P, S), P),
+        ((P, U, S), U),
+        ((F, U), F),
+        ((K, U), U),  # an undecided check outranks a failure the baseline accepts
+        ((K, P), K),
+    ],
+)
+def test_a_target_is_incomplete_when_no_check_failed_and_one_could_not_decide(checks, status):
+    target = _target(*checks)
+    assert target.status is status and target.to_dict()["status"] == status.value
+    assert target.ok is (status is not F)  # incomplete fails no run without --strict
+    assert target.fails() is (status is F) and target.fails(strict=True) is (status in (F, U))
+    assert TargetReport.from_dict(target.to_dict(), known=True).status is status
+
+
+def test_raise_on_failure_raises_for_an_incomplete_target_only_when_strict():
+    undecided, passed = _target(P, U), _target(P)
+    undecided.raise_on_failure()
+    Report([passed, undecided]).raise_on_failure()
+    with pytest.raises(CheckFailure) as raised:
+        undecided.raise_on_failure(strict=True)
+    assert str(raised.value).splitlines()[0] == "k.py:Kink: c1 incomplete"
+    with pytest.raises(CheckFailure) as raised:
+        Report([passed, undecided]).raise_on_failure(strict=True)
+    assert str(raised.value).splitlines()[0] == "k.py:Kink: c1 incomplete"
+    passed.raise_on_failure(strict=True)
+    with pytest.raises(CheckFailure) as raised:
+        _target(F, U).raise_on_failure()
+    assert str(raised.value).splitlines()[0] == "k.py:Kink: c0 failed"
 
 
 def test_reporters_read_the_typed_fields():

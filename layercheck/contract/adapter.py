@@ -9,6 +9,7 @@ memory value, and in which order `backward` takes and returns its arguments. Che
 from __future__ import annotations
 
 import inspect
+import operator
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from layercheck.contract import calls
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
 from layercheck.results import Kind
-from layercheck.safetext import safe_repr, safe_str, type_name
+from layercheck.safetext import plain_str, safe_repr, safe_str, type_name
 
 __all__ = [
     "Adapter",
@@ -99,33 +100,24 @@ def signature_of(fn: Callable[..., Any]) -> Signature:
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:
+    """The attribute names of `learnables` or `state`: one name, or an iterable of names.
+
+    A name of a `str` subclass (a member of an `enum.StrEnum`) is taken as its plain value
+    (`plain_str`): its `==`, hash and methods may be the layer's own, and layercheck compares,
+    hashes and looks attributes up by plain names only."""
     if value is None:
         return ()
-    if type(value) is str:
+    if isinstance(value, str):
         value = (value,)
-    elif isinstance(value, str):
-        raise ContractError(_not_plain(what, "it", value))
     try:
         names = tuple(value)
     except Exception:  # not iterable, or an __iter__ of the layer's that raises
         raise ContractError(f"`{what}` must be a tuple of attribute names, got {safe_repr(value, 200)}") from None
-    for index, name in enumerate(names):
-        if isinstance(name, str) and type(name) is not str:
-            raise ContractError(_not_plain(what, f"item {index}", name))
+    names = tuple(plain_str(name) if isinstance(name, str) else name for name in names)
     # str.isidentifier itself: the names are plain str here, whose methods no layer overrides
     if not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise ContractError(f"`{what}` must hold attribute names (strings), got {safe_repr(value, 200)}")
     return names
-
-
-def _not_plain(what: str, which: str, name: str) -> str:
-    """A name given as an instance of a str subclass, whose `==`, hash and methods may be the
-    layer's own: layercheck reads attributes by plain names only. Shown by `str.__repr__`,
-    which runs none of the subclass's code."""
-    return (
-        f"`{what}` must hold attribute names as plain str, but {which} is {str.__repr__(name)[:80]} "
-        f"of class {type_name(name)}, a subclass of str"
-    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -219,7 +211,11 @@ def require_arrays(values: Sequence[Any], names: Sequence[str], what: str) -> tu
 
 def _count(obj: Any, attr: str, default: int, minimum: int = 1) -> int:
     value = getattr(obj, attr, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, int) and not isinstance(value, bool):
+        # A plain int, as names are plain str: an int subclass's `<` may be the layer's own.
+        # `operator.index` copies an int subclass's value without calling its methods.
+        value = operator.index(value)
+    if type(value) is not int or value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ContractError(f"`{attr}` must be {kind}, got {safe_repr(value, 200)}")
     return value
@@ -398,6 +394,8 @@ class Adapter(ABC):
             what,
             "one format string per output",
         )
+        # A format of a str subclass (a StrEnum member) by its plain value, as names are.
+        formats = tuple(plain_str(fmt) if isinstance(fmt, str) else fmt for fmt in formats)
         for fmt in formats:
             if not isinstance(fmt, str):
                 raise ContractError(f"{what} returned {safe_repr(fmt, 200)}; a format is a string such as 'CB'")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from layercheck.errors import UsageError
-from layercheck.safetext import safe_repr
+from layercheck.safetext import plain_str, safe_repr
 
 __all__ = ["LABELS", "Layout", "parse_layout", "parse_layouts", "validate_format"]
 
@@ -28,6 +28,8 @@ class Layout:
     integer: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.format, str):  # a str subclass (a StrEnum member) by its plain value
+            object.__setattr__(self, "format", plain_str(self.format))
         _validate(self.size, self.format)
         if self.integer is not None:
             _validate_range(self.integer)
@@ -118,6 +120,9 @@ def parse_layout(spec: Any) -> Layout:
         return _from_mapping(spec)
     if not isinstance(spec, str):
         raise UsageError(f"a layout is a string SIZES:FORMAT such as 24,24,20,128:SSCB, got {safe_repr(spec, 100)}")
+    # A layer's example_layout may be of a str subclass (a StrEnum member): its plain value,
+    # read without calling the subclass's methods (`strip`, `split` and `in` may be its own).
+    spec = plain_str(spec)
     text = spec.strip()
     if text.count(":") not in (1, 2):
         raise UsageError(
@@ -176,6 +181,7 @@ def _from_mapping(spec: Mapping[str, Any]) -> Layout:
         raise UsageError(f"layout 'size' must be a list of positive integers, got {safe_repr(size, 100)}")
     if not isinstance(fmt, str):
         raise UsageError(f"layout 'format' must be a string such as SSCB, got {safe_repr(fmt, 100)}")
+    fmt = plain_str(fmt)  # as a layout's text (`parse_layout`)
     integer = spec.get("integer")
     if integer is not None:
         if not isinstance(integer, (list, tuple)):

@@ -209,7 +209,9 @@ class ConsoleReporter:
                 self._block(report.traceback, 2 * _INDENT)
             return
         status = report.status
-        if status in (Status.PASSED, Status.KNOWN) and quiet and not report.notes:
+        # Quiet prints failures: an incomplete target is none (the summary line counts its
+        # checks; with --strict, the line after it says that they fail the run).
+        if status in (Status.PASSED, Status.INCOMPLETE, Status.KNOWN) and quiet and not report.notes:
             return
         counts = _counts(report.summary)
         # A cached verdict keeps the time its check took when it ran: said so beside it.
@@ -291,7 +293,11 @@ class ConsoleReporter:
             errors = sum(t.status == Status.ERROR for t in report.targets) - not_run
             failed = sum(t.status == Status.FAILED for t in report.targets)
             known = sum(t.status == Status.KNOWN for t in report.targets)
-            line += f" Targets: {targets - errors - failed - known - not_run} passed, {failed} failed, "
+            incomplete = sum(t.status == Status.INCOMPLETE for t in report.targets)
+            passed = targets - errors - failed - incomplete - known - not_run
+            line += f" Targets: {passed} passed, {failed} failed, "
+            # Named only where there are some, as known failures are: most runs decide every check.
+            line += f"{incomplete} incomplete, " if incomplete else ""
             line += f"{known} with known failures only, " if known else ""
             line += f"{errors} could not be checked"
             line += f", {not_run} not checked." if not_run else "."

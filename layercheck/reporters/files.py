@@ -12,7 +12,10 @@
   its console report on standard error then), so that `--json - | jq` reads one document.
 
 `check_report_paths` finds what can be known before the run (a folder, no permission, two
-reports on one file), so that a report that cannot be written does not cost a whole run.
+reports on one file, a report that would overwrite one of the run's inputs), so that a
+report that cannot be written does not cost a whole run, and no run destroys what it reads.
+Two paths name one file when they reach the same inode (through symlinks, `..`, hard links),
+whatever their spelling.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from layercheck.errors import UsageError
 
-__all__ = ["STDOUT", "check_report_paths", "to_stdout", "write_report"]
+__all__ = ["STDOUT", "Input", "check_report_paths", "same_file", "staged_file", "to_stdout", "write_report"]
 
 STDOUT = "-"
 
@@ -96,6 +100,28 @@ def write_report(path: str | os.PathLike, text: str) -> None:
         raise
 
 
+def staged_file(folder: str | os.PathLike[str], name: str, text: str) -> str:
+    """A new file in `folder` holding `text` (UTF-8), with the mode `open(path, "w")` gives
+    under the user's umask; its path, to be renamed over `folder/name` with `os.replace`,
+    which replaces whatever has that name (a symlink planted there included) and never
+    follows it. Named `.NAME.*.tmp`: hidden, so never a target of a run over the folder.
+
+    Raises:
+        OSError: it cannot be written; nothing is left behind then.
+    """
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    try:
+        _write_to(fd, text.encode("utf-8", "backslashreplace"))  # closes fd, whatever happens
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return tmp
+
+
 def _problem(path: str) -> str | None:
     """Why `path` cannot take a report, found by trying (permission bits say little to root,
     nothing of a read-only file system); else None. Nothing is truncated: an existing file
@@ -126,14 +152,48 @@ def _problem(path: str) -> str | None:
     return None
 
 
-def check_report_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
-    """Refuse (UsageError) report paths that cannot be written, and two reports on one file.
+@dataclass(frozen=True)
+class Input:
+    """A file a command reads (a file being checked, the config, a baseline, a shard being
+    merged), which no output path may name: the output would overwrite it."""
+
+    path: str | os.PathLike[str]  # where it is read from
+    what: str  # what it is, after its name in a message: "a file being checked"
+    shown: str | None = None  # its name in a message (None: `path`), as the user gave it
+    # The options that may write it all the same: `--update-baseline` refreshes the file that
+    # `--baseline` reads (the baseline is read before the run, and written after it).
+    rewritten_by: frozenset[str] = frozenset()
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The (device, inode) of the regular file at `path` (through symlinks), else None: a
+    path to nothing, a folder, a device or a pipe names no file that a report replaces."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def same_file(path: str | os.PathLike[str], inputs: Sequence[Input]) -> Input | None:
+    """The input that `path` names (the same regular file, however spelled), or None."""
+    identity = _identity(path)
+    if identity is None:
+        return None
+    return next((item for item in inputs if _identity(item.path) == identity), None)
+
+
+def check_report_paths(paths: Mapping[str, str | os.PathLike | None], inputs: Sequence[Input] = ()) -> None:
+    """Refuse (UsageError) report paths that name an input, that cannot be written, and two
+    reports on one file.
 
     Args:
         paths: option name (`--json`) to path; None where the report is not asked for.
+        inputs: the files the command reads: no report may overwrite one (except an input's
+            `rewritten_by` options).
     """
     given = {option: os.fspath(path) for option, path in paths.items() if path is not None}
-    seen: dict[str, str] = {}
+    seen: dict[Any, str] = {}
     for option, path in given.items():
         if not path:
             raise UsageError(f"{option}: give a file name")
@@ -142,13 +202,20 @@ def check_report_paths(paths: Mapping[str, str | os.PathLike | None]) -> None:
                 raise UsageError(f"{seen[STDOUT]} and {option} both name standard output (-); give one a file")
             seen[STDOUT] = option
             continue
+        read = same_file(path, [item for item in inputs if option not in item.rewritten_by])
+        if read is not None:
+            shown = os.fspath(read.path) if read.shown is None else read.shown
+            raise UsageError(f"{option} {path} would overwrite {shown}, {read.what}: give {option} another file")
         problem = _problem(path)
         if problem is not None:
             raise UsageError(f"{option} {path}: cannot write the report: {problem}")
         real = os.path.realpath(path)
-        if real in seen and real != os.devnull:
-            raise UsageError(f"{seen[real]} and {option} name the same file ({path}); give each report its own")
-        seen[real] = option
+        if real == os.devnull:
+            continue
+        key = _identity(path) or real  # an existing file by its inode: a hard link is one file
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {option} name the same file ({path}); give each report its own")
+        seen[key] = option
 
 
 def read_json_file(path: str | os.PathLike, where: str, what: str, max_bytes: int, missing: str = "") -> Any:

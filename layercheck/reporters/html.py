@@ -66,7 +66,7 @@ def _rank(target: TargetReport) -> int:
     """Failures first: failed or not checked, then a check undecided, then the rest."""
     if target.status in (Status.ERROR, Status.FAILED):
         return 0
-    return 1 if any(c.status == Status.INCOMPLETE for c in target.checks) else 2
+    return 1 if target.status is Status.INCOMPLETE else 2
 
 
 def _seconds(value: float) -> str:
@@ -173,8 +173,10 @@ def _environment(report: Report) -> str:
 def _targets_line(report: Report) -> str:
     errors = sum(t.status == Status.ERROR for t in report.targets)
     failed = sum(t.status == Status.FAILED for t in report.targets)
-    passed = len(report.targets) - errors - failed
-    return f"Targets: {passed} passed, {failed} failed, {errors} could not be checked."
+    incomplete = sum(t.status == Status.INCOMPLETE for t in report.targets)
+    passed = len(report.targets) - errors - failed - incomplete
+    undecided = f"{incomplete} incomplete, " if incomplete else ""  # as the console's line says it
+    return f"Targets: {passed} passed, {failed} failed, {undecided}{errors} could not be checked."
 
 
 def _controls(report: Report) -> str:

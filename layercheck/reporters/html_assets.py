@@ -58,6 +58,7 @@ background:var(--bg)}
 .target.st-failed{border-left-color:var(--failed)}
 .target.st-error{border-left-color:var(--error)}
 .target.st-passed{border-left-color:var(--passed)}
+.target.st-incomplete{border-left-color:var(--incomplete)}
 .target>details>summary{padding:8px 10px;cursor:pointer;list-style-position:outside;margin-left:14px}
 .target>details>div{padding:0 10px 10px}
 .meta,.time{color:var(--muted);font-size:.85rem}

@@ -9,7 +9,10 @@ status (0 unless a check failed or a target could not be checked):
 - skipped     <skipped message="the reason"/>
 - incomplete  <skipped message="incomplete: the reason"/>: JUnit has no "could not decide";
               CI shows it among the skipped tests, with the prefix, and it does not fail
-              the build (nor does it fail the exit status)
+              the build (nor does it fail the exit status). In the report of a run with
+              --strict (`RunInfo.strict`), where it fails the exit status, it fails the
+              build too: <failure message="incomplete (--strict): the reason"
+              type="incomplete">details</failure>
 - known       <skipped message="known failure (baseline): the message"/>: a failure that the
               run's --baseline accepts does not fail the build, as it does not fail the exit
               status; CI lists it, with the prefix
@@ -29,9 +32,10 @@ overrides are spelled out (`\x1b`, `\u202e`); attributes are one line (a newline
 `NAME_LIMIT`, a message at 500 characters, details at a few KB. A target's layouts are
 joined with "; " (a layout holds commas).
 
-Each testsuite's <properties> hold, besides the target's kind, layouts and status, the run's
-environment where the report records one (`environment.python`, `environment.CUPY_TF32`...:
-`Environment.items`), so that a CI system shows where a failure was found.
+Each testsuite's <properties> hold, besides the target's kind, layouts and status (`incomplete`
+where no check failed but one could not decide), the run's environment where the report
+records one (`environment.python`, `environment.CUPY_TF32`...: `Environment.items`), so that
+a CI system shows where a failure was found.
 """
 
 from __future__ import annotations
@@ -45,10 +49,20 @@ from layercheck.reporters.files import write_report
 from layercheck.results import Cause, CheckResult, Report, Status, TargetReport, repro_command
 from layercheck.safetext import MESSAGE_LIMIT, NAME_LIMIT, TRACEBACK_LIMIT, bounded, safe_str, visible
 
-__all__ = ["ERROR_CASE", "KNOWN_PREFIX", "report_junit", "suite_names", "write_junit"]
+__all__ = [
+    "ERROR_CASE",
+    "INCOMPLETE_PREFIX",
+    "KNOWN_PREFIX",
+    "STRICT_PREFIX",
+    "report_junit",
+    "suite_names",
+    "write_junit",
+]
 
 ERROR_CASE = "target"  # name of the testcase that carries a target's error
 KNOWN_PREFIX = "known failure (baseline): "
+INCOMPLETE_PREFIX = "incomplete: "
+STRICT_PREFIX = "incomplete (--strict): "  # an incomplete check that fails a --strict run
 _LAYOUTS = "; "  # between a target's layouts: a layout holds commas (24,24,20,128:SSCB)
 _DETAILS_LIMIT = 2 * TRACEBACK_LIMIT  # the explanation and the traceback of a failure
 
@@ -86,14 +100,18 @@ def suite_names(report: Report) -> list[str]:
     ]
 
 
-def _testsuite(target: TargetReport, name: str, environment: Environment | None = None) -> ET.Element:
+def _testsuite(
+    target: TargetReport, name: str, environment: Environment | None = None, strict: bool = False
+) -> ET.Element:
     summary = target.summary
-    failures = summary[Status.FAILED]
+    # With --strict an incomplete check fails the run: a failure here too.
+    undecided = summary[Status.INCOMPLETE]
+    failures = summary[Status.FAILED] + (undecided if strict else 0)
     # A target's error is one more testcase: an error, or skipped when the baseline accepts it
     # or -x left the target unchecked (no failure of its layer).
     error_case = target.error is not None
     error_skipped = error_case and (target.error_known or target.cause is Cause.NOT_RUN)
-    skipped = summary[Status.SKIPPED] + summary[Status.INCOMPLETE] + summary[Status.KNOWN] + int(error_skipped)
+    skipped = summary[Status.SKIPPED] + (0 if strict else undecided) + summary[Status.KNOWN] + int(error_skipped)
     errors = int(error_case and not error_skipped)
     suite = ET.Element(
         "testsuite",
@@ -129,8 +147,12 @@ def _testsuite(target: TargetReport, name: str, environment: Environment | None 
             ).text = _details(check)
         elif check.status == Status.SKIPPED:
             ET.SubElement(case, "skipped", {"message": _line(check.message)})
+        elif check.status == Status.INCOMPLETE and strict:
+            ET.SubElement(
+                case, "failure", {"message": _line(f"{STRICT_PREFIX}{check.message}"), "type": Status.INCOMPLETE.value}
+            ).text = _details(check)
         elif check.status == Status.INCOMPLETE:
-            ET.SubElement(case, "skipped", {"message": _line(f"incomplete: {check.message}")})
+            ET.SubElement(case, "skipped", {"message": _line(f"{INCOMPLETE_PREFIX}{check.message}")})
         elif check.status == Status.KNOWN:
             ET.SubElement(case, "skipped", {"message": _line(f"{KNOWN_PREFIX}{check.message}")})
     if target.error is not None:
@@ -148,7 +170,11 @@ def _testsuite(target: TargetReport, name: str, environment: Environment | None 
 
 
 def report_junit(report: Report) -> str:
-    suites = [_testsuite(target, name, report.environment) for target, name in zip(report.targets, suite_names(report))]
+    strict = report.run is not None and report.run.strict
+    suites = [
+        _testsuite(target, name, report.environment, strict)
+        for target, name in zip(report.targets, suite_names(report))
+    ]
     root = ET.Element(
         "testsuites",
         {

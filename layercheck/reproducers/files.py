@@ -11,6 +11,13 @@
   the class name, the constructor arguments), moves the `.npz` beside it and names the script
   in the check's `repro`. A worker's own claim of a reproducer is never taken. The staging
   folder is removed when the run ends, however it ends.
+- Files are written inside DIR only (DESIGN.md section 7): each reaches its name by a rename
+  within DIR (the script from a temporary file made there), which replaces a symlink planted
+  at that name and never writes through it; no existing path is opened for writing. What a
+  rename would replace must be a reproducer of layercheck's (a script with its header, an
+  `.npz` of that check's evidence), a symlink or nothing: a file layercheck did not write,
+  such as a layer being checked when DIR is the layers' folder, is left as it is, and the
+  target's notes say that its reproducer was not written.
 - File names: `<target>__<check>.py`, the target made safe (ASCII letters, digits and `_`,
   bounded, never starting with a digit: an importable module name for pytest) and unique in
   the run (a short hash of the label where two would meet, case-insensitively).
@@ -35,7 +42,7 @@ import numpy as np
 
 from layercheck.errors import UsageError
 from layercheck.interrupts import reraise_if_interrupt
-from layercheck.reporters.files import write_report
+from layercheck.reporters.files import staged_file
 from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, LazyEvidence, ReproKind
 from layercheck.results import CheckResult, Status, TargetReport
 from layercheck.safetext import exception_text
@@ -86,6 +93,8 @@ _MAX_NPZ = 4 << 30  # bytes: past this an .npz is not evidence layercheck wrote 
 _MAX_META = 1 << 20  # bytes of the JSON metadata inside it
 _ARRAY_NAME = re.compile(r"[xwv][0-9]{1,6}\.npy")
 _HEADER = re.compile(r"# >>> the target \(written by layercheck\)\n.*?# <<< the target\n", re.S)
+_SCRIPT_MARK = b"\n# >>> the target (written by layercheck)\n"  # in every script, near its top
+_SCRIPT_PREFIX = 1 << 16  # bytes of a file read to find the mark (a script's header starts within 2 KB)
 # A script's import of the harness, replaced by the harness's code: no reproducer imports layercheck.
 _HARNESS = re.compile(r"# >>> the harness \(written by layercheck\)\n.*?# <<< the harness\n", re.S)
 _HARNESS_START = "# >>> the harness (layercheck writes what follows into every reproducer)\n"
@@ -264,6 +273,11 @@ class ReproRun:
                 continue
             try:
                 self._keep(target, check, kind, evidence)
+            except _NotOurs as exc:
+                report.notes.append(
+                    f"--repro: the reproducer of {check.name} was not written: {exc.path} is not a file "
+                    "layercheck wrote, and is left as it is"
+                )
             except OSError as exc:
                 report.notes.append(
                     f"--repro: the reproducer of {check.name} could not be written: {exception_text(exc)}"
@@ -271,18 +285,68 @@ class ReproRun:
         return report
 
     def _keep(self, target: _Target, check: CheckResult, kind: ReproKind, evidence: str) -> None:
+        """Move the evidence to `DIR/<stem>__<check>.npz` and write the script beside it, both
+        by renames within DIR (see the module docstring), or neither.
+
+        Raises:
+            _NotOurs: a file layercheck did not write has one of the two names.
+            OSError: a file could not be written.
+        """
         base = f"{target.stem}__{check.name}"
         script = os.path.join(self.where.path, base + ".py")
         data = os.path.join(self.where.path, base + ".npz")
-        os.replace(evidence, data)
+        for path, ours in ((script, _is_script), (data, lambda path: _is_evidence(path, check.name, kind))):
+            if not _replaceable(path, ours):
+                raise _NotOurs(os.path.join(self.where.given, os.path.basename(path)))
+        text = script_text(kind, target.module, Path(self.where.path), target.name, target.args, target.label)
+        staged = staged_file(self.where.path, base + ".py", text)
         try:
-            write_report(
-                script, script_text(kind, target.module, Path(self.where.path), target.name, target.args, target.label)
-            )
-        except OSError:
-            os.unlink(data)
+            os.replace(evidence, data)
+            try:
+                os.replace(staged, script)
+            except OSError:
+                os.unlink(data)
+                raise
+        except BaseException:
+            try:
+                os.unlink(staged)
+            except OSError:
+                pass
             raise
         check.repro = os.path.join(self.where.given, base + ".py")
+
+
+class _NotOurs(Exception):
+    """A reproducer's name is held by a file layercheck did not write (`path`, as DIR was given)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
+
+
+def _replaceable(path: str, ours: Callable[[str], bool]) -> bool:
+    """Whether a rename onto `path` destroys nothing of the user's: nothing is there, or a
+    symlink (the link is replaced, what it points to is not touched), or a regular file that
+    `ours` recognizes as layercheck's; not a file of the user's, a folder or a pipe."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    if stat.S_ISLNK(info.st_mode):
+        return True
+    return stat.S_ISREG(info.st_mode) and ours(path)
+
+
+def _is_script(path: str) -> bool:
+    """A reproducer script layercheck wrote: its header's mark near the top, which a user's
+    later edits of the script keep."""
+    # Not through a link, and without waiting on a pipe put there since it was looked at.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        with os.fdopen(os.open(path, flags), "rb") as f:
+            return _SCRIPT_MARK in f.read(_SCRIPT_PREFIX)
+    except OSError:
+        return False
 
 
 def _is_evidence(path: str, check: str, kind: ReproKind) -> bool:

@@ -58,7 +58,10 @@ def output_formats(saved: Saved, obj: Any) -> list[str]:
     declared = None if saved.meta.get("plain_function") else getattr(obj, "output_format", None)
     if declared is None:
         return [inputs[0]] * saved.n_out
-    return [str(fmt) for fmt in unpack(declared(*inputs) if callable(declared) else declared, saved.n_out)]
+    formats = unpack(declared(*inputs) if callable(declared) else declared, saved.n_out)
+    # A str subclass (a StrEnum member) by its characters, as layercheck reads it: without
+    # calling its __str__, which may be the layer's own.
+    return [str.__str__(fmt) if isinstance(fmt, str) else str(fmt) for fmt in formats]
 
 
 def gradient_problems(meta: dict[str, Any], gradients: list[Any], arguments: list[Any]) -> list[str]:

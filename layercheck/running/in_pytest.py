@@ -42,7 +42,7 @@ class Verdict(Enum):
     """What a target's report makes of its pytest item."""
 
     PASSED = auto()  # every check passed or was skipped
-    INCOMPLETE = auto()  # passed, with checks that could not decide (a warning)
+    INCOMPLETE = auto()  # no check failed, but some could not decide: the item is skipped
     FAILED = auto()  # a check failed, the target could not be checked, or (strict) undecided
 
 
@@ -118,11 +118,9 @@ class PluginRun:
             return TargetReport(request.label, error=str(exc))
 
     def verdict(self, report: TargetReport) -> Verdict:
-        if report.status is not Status.PASSED:
+        if report.fails(self.strict):
             return Verdict.FAILED
-        if report.summary[Status.INCOMPLETE.value]:
-            return Verdict.FAILED if self.strict else Verdict.INCOMPLETE
-        return Verdict.PASSED
+        return Verdict.INCOMPLETE if report.status is Status.INCOMPLETE else Verdict.PASSED
 
     def command(self, report: TargetReport) -> str:
         """The command that checks this target as the item did."""
@@ -138,9 +136,9 @@ class PluginRun:
         return shlex.join(words)
 
     def undecided(self, report: TargetReport) -> str:
-        """The warning of an item whose checks passed but some could not decide."""
+        """Why an item whose checks passed but some could not decide is skipped."""
         names = [c.name for c in report.checks if c.status == Status.INCOMPLETE]
-        return f"{visible(report.target)}: could not decide {', '.join(visible(n) for n in names)}"
+        return f"incomplete: {visible(report.target)}: could not decide {', '.join(visible(n) for n in names)}"
 
     def headline(self, report: TargetReport) -> str:
         """One line of what went wrong, for pytest's short summary: the target's error, else
@@ -156,7 +154,7 @@ class PluginRun:
         verbosity = Verbosity.VERBOSE if verbose else Verbosity.NORMAL
         lines = [self.command(report), target_text(report, color=color, width=width, verbosity=verbosity)]
         incomplete = report.summary[Status.INCOMPLETE.value]
-        if report.status is Status.PASSED and incomplete:  # failed by strictness alone
+        if report.status is Status.INCOMPLETE:  # failed by strictness alone
             lines.append(f"layercheck_strict: {incomplete} incomplete check(s) fail this item")
         return "\n".join(lines)
 

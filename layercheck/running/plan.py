@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from layercheck.checks import REGISTRY
+from layercheck.contract.entries import module_files
 from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
+from layercheck.reporters.files import Input
 from layercheck.reproducers.files import check_repro_dir
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
 from layercheck.running.cache import cache_folder
@@ -36,7 +39,7 @@ from layercheck.settings.options import (
     settings_from_command_line,
 )
 
-__all__ = ["make_batch"]
+__all__ = ["BEING_CHECKED", "inputs_of", "make_batch"]
 
 
 def make_batch(
@@ -107,6 +110,27 @@ def make_batch(
         maxfail=parse_maxfail(exitfirst, maxfail, strict),
         cache=cache_folder(no_cache, cache_dir),
     )
+
+
+BEING_CHECKED = "a file being checked"
+
+
+def inputs_of(batch: Batch) -> list[Input]:
+    """The files `batch` reads, which no report may overwrite (`reporters.files.Input`): the
+    config file, each target's file, and the `.py` files below a folder target as discovery
+    lists them; each named as the reports name it."""
+    inputs = [] if batch.config is None else [Input(batch.config.source, "the config file")]
+    for request in batch.requests:
+        # The label without `:Name`: the file as the user gave it (the config, as it shows it).
+        shown = request.label if request.name is None else request.label[: -len(request.name) - 1]
+        if request.path.is_dir():
+            inputs += [
+                Input(module.path, BEING_CHECKED, str(Path(shown) / module.path.relative_to(request.path)))
+                for module in module_files(request.path)
+            ]
+        else:
+            inputs.append(Input(request.path, BEING_CHECKED, shown))
+    return inputs
 
 
 def _requests(targets: Sequence[str], config: Config | None) -> list[Request]:

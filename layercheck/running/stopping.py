@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from layercheck.errors import UsageError
-from layercheck.results import Cause, Report, Status, TargetReport
+from layercheck.results import Cause, Report, TargetReport
 from layercheck.safetext import bounded, visible
 
 __all__ = ["MaxFail", "parse_maxfail", "stopped_line"]
@@ -29,7 +29,7 @@ class MaxFail:
         interrupted is no failure of its layer)."""
         if report.cause in (Cause.NOT_RUN, Cause.INTERRUPTED):
             return False
-        return not report.ok or (self.strict and report.summary[Status.INCOMPLETE.value] > 0)
+        return report.fails(self.strict)
 
     @property
     def reason(self) -> str:

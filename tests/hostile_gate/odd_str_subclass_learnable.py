@@ -1,4 +1,8 @@
-r"""Error: `learnables` must hold attribute names as plain str, but item 0 is 'w' of class Name, a subclass of str"""
+r"""Passed"""
+
+# A learnable name of a str subclass whose methods lie or raise: layercheck takes its plain
+# value ("w") without calling any of them, and checks the layer as written (issue 36; it
+# was refused as a contract error before).
 
 import numpy as np
 
