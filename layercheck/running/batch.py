@@ -57,8 +57,9 @@ from layercheck.running.cache import ResultCache, cache_key
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.keywords import Keyword
+from layercheck.running.reads import Reads
 from layercheck.running.runner import run_target, select_checks, unexpected
-from layercheck.running.sources import SOURCES, Sources, imported_sources, loaded_modules, split_sources
+from layercheck.running.sources import INPUTS, Inputs, imported_sources, loaded_modules, split_inputs
 from layercheck.running.stopping import MaxFail
 from layercheck.running.watching import StillRunning, watch_of
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
@@ -316,10 +317,12 @@ class CheckJob:
     # --repro: the folder the parent made for this target, where the worker writes each
     # failed check's evidence as `<check>.npz` (`reproducers.files`); None: none asked for.
     repro_folder: str | None = None
-    record_sources: bool = False  # send the files the verdict depends on (`running.sources`)
+    record_sources: bool = False  # send what the verdict depends on (`running.sources`, `running.reads`)
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
+        # Before anything of the layer's runs: its import, finding its name, building it, the checks.
+        reads = Reads.start() if self.record_sources else None
         before = loaded_modules() if self.record_sources else None
         emit("step", f"importing {os.path.basename(self.path)}")
         if self.options.device != "cpu":
@@ -374,10 +377,10 @@ class CheckJob:
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
             payload = _payload(_process_errors(report))
-            if before is not None:
+            if before is not None and reads is not None:
                 sources = dict(at_import)
                 sources.update(imported_sources(before, known=sources))
-                payload[SOURCES] = [list(source) for source in sorted(sources.items())]
+                payload[INPUTS] = reads.finish(sources).to_data()
             return payload
         report.duration_s = perf_counter() - started
         return _payload(report)
@@ -745,10 +748,10 @@ def _check(
                 on_report(report)
         raise
 
-    def keep(item: int, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+    def keep(item: int, job: CheckJob, report: TargetReport, inputs: Inputs) -> None:
         key = keys.get(item)
         if cache is not None and key is not None:
-            _store(cache, key, job, report, sources)
+            _store(cache, key, job, report, inputs)
 
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]
@@ -766,7 +769,7 @@ def _check_jobs(
     runs: list[int],
     jobs: list[CheckJob],
     repro: ReproRun | None,
-    keep: Callable[[int, CheckJob, TargetReport, Sources], None],
+    keep: Callable[[int, CheckJob, TargetReport, Inputs], None],
     on_report,
     on_progress,
     as_finished: bool,
@@ -798,11 +801,11 @@ def _check_jobs(
 
     def done(index: int, outcome: Outcome) -> None:
         nonlocal failed
-        report, sources = _checked_with_sources(jobs[index], outcome, batch.maxfail)
+        report, inputs = _checked_with_inputs(jobs[index], outcome, batch.maxfail)
         for check in report.checks:  # a worker's claim of a reproducer is never taken
             check.repro = None
-        if sources is not None:  # the verdict as the worker made it, before this run's marks
-            keep(runs[index], jobs[index], report, sources)
+        if inputs is not None:  # the verdict as the worker made it, before this run's marks
+            keep(runs[index], jobs[index], report, inputs)
         if repro is not None:
             report = repro.attach(index, report)
         report.source = items[runs[index]].source
@@ -850,7 +853,7 @@ def _check_jobs(
 def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[int, str]:
     """Serve each target whose entry is found (`ResultCache.lookup`) from the cache: its item
     gets the report and loses its job. The others' keys, by item, to store what they find;
-    their jobs now record their sources."""
+    their jobs now record what they read."""
     keys = {}
     for index, item in enumerate(items):
         job = item.job
@@ -870,7 +873,7 @@ def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[in
 
 
 def _cache_key(batch: Batch, job: CheckJob) -> str | None:
-    """What a target's verdict depends on, besides its sources (`running.cache.cache_key`)."""
+    """What a target's verdict depends on, besides what it reads (`running.cache.cache_key`)."""
     target = {
         "target": job.label,
         "path": job.path,
@@ -884,26 +887,26 @@ def _cache_key(batch: Batch, job: CheckJob) -> str | None:
     return cache_key(target, job.options.device, None if batch.config is None else batch.config.source)
 
 
-def _store(cache: ResultCache, key: str, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+def _store(cache: ResultCache, key: str, job: CheckJob, report: TargetReport, inputs: Inputs) -> None:
     """Store a freshly checked target's report, when its worker recorded the layer's own
-    module among its sources (every worker that imported it does: one that did not is not
+    module among its files (every worker that imported it does: one that did not is not
     believed)."""
     module = os.path.realpath(job.path)
-    if any(os.path.realpath(path) == module for path, _ in sources):
-        cache.store(key, report, sources)
+    if any(os.path.realpath(path) == module for path, _ in inputs.files):
+        cache.store(key, report, inputs)
 
 
-def _checked_with_sources(
+def _checked_with_inputs(
     job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None
-) -> tuple[TargetReport, Sources | None]:
-    """`_checked`, and the sources the worker sent with its report (`running.sources`)."""
+) -> tuple[TargetReport, Inputs | None]:
+    """`_checked`, and the inputs the worker sent with its report (`running.sources`)."""
     if not (job.record_sources and outcome.ok):
         return _checked(job, outcome, maxfail), None
     try:
-        result, sources = split_sources(outcome.result)
+        result, inputs = split_inputs(outcome.result)
     except MalformedReport as exc:
         return _report_of(job, error=f"{_MALFORMED} {exc}{_TAMPERED}", duration_s=outcome.duration_s), None
-    return _checked(job, dataclasses.replace(outcome, result=result), maxfail), sources
+    return _checked(job, dataclasses.replace(outcome, result=result), maxfail), inputs
 
 
 def _checked(job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None) -> TargetReport:
