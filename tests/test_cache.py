@@ -486,6 +486,25 @@ def test_a_change_of_a_file_or_variable_the_layer_reads_checks_it_again(tmp_path
     assert ran and not report.cached and report.status == Status.PASSED
 
 
+def test_the_working_folder_is_part_of_the_key(tmp_path, monkeypatch):
+    """A relative path is read from the working folder: the same target, with the same cache,
+    checked from another folder whose file makes it wrong, is checked again."""
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "scale.py").write_text(
+        READER.format(top="", init="pass", inner="factor = float(open('factor.txt').read())"), encoding="utf-8"
+    )
+    for name, factor in (("right", "1.0"), ("wrong", "2.0")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "factor.txt").write_text(factor, encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "right")
+    assert _run(layer)[0].status == Status.PASSED
+    assert _run(layer)[0].cached
+    monkeypatch.chdir(tmp_path / "wrong")
+    report, ran = _run(layer)
+    assert ran and not report.cached and report.status == Status.FAILED
+
+
 def test_a_layer_that_reads_nothing_more_is_still_served(tmp_path, monkeypatch):
     """The lookalike: paths built, a sibling imported (the import system lists its folder), a
     log written, NumPy and the standard library used; nothing read that is not a source."""

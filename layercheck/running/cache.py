@@ -1,8 +1,9 @@
 """The result cache (DESIGN.md section 9): a target whose inputs did not change is not checked again.
 
 An entry is found by its key, the SHA-256 of (`cache_key`): what is checked and how (the
-target, its layouts, arguments and every merged setting, the config file's text), and the
-environment (the versions of Python, NumPy and layercheck, a digest of layercheck's own
+target, its layouts, arguments and every merged setting, the config file's text), the working
+folder (a layer's relative paths, `os.getcwd()` and the last entry of its import path depend on
+it), and the environment (the versions of Python, NumPy and layercheck, a digest of layercheck's own
 source, so that an edit of a development checkout counts, the variables that change a BLAS's or
 CuPy's arithmetic, and, unless the device is `cpu`, CuPy's version and whether a GPU is usable:
 that decides which checks run). The entry holds the report and the target's inputs as its
@@ -144,12 +145,18 @@ def cacheable(report: TargetReport) -> bool:
 
 def cache_key(target: Mapping[str, Any], device: str, config: str | os.PathLike[str] | None = None) -> str | None:
     """The key of a target's entry: `target` (JSON-like data of what is checked and how: its
-    label, class, layouts, arguments, settings) with the environment (see the module's
-    docstring; `device`: the merged setting), and the config file's text where one is used.
-    None when the config file cannot be read now: such a run is not cached."""
+    label, class, layouts, arguments, settings) with the working folder, the environment (see
+    the module's docstring; `device`: the merged setting), and the config file's text where one
+    is used. None when the config file or the working folder cannot be read now: such a run is
+    not cached."""
+    try:
+        folder = os.getcwd()  # where the workers run (`isolation._Setting`)
+    except OSError:  # removed under the run: its workers could not start there either
+        return None
     material: dict[str, Any] = {
         "format": _FORMAT,
         "target": plain(target),
+        "folder": folder,
         "environment": _environment(device != "cpu"),
         "config": None,
     }

@@ -14,9 +14,10 @@ between, everything the layer's side does is seen through three things:
   starting a process (`subprocess`, `os.system`, `os.fork`, `os.exec*`, `os.posix_spawn`), the
   network (`socket.connect`, name lookups, `urllib`), native code reached through `ctypes`,
   `sqlite3`, the Windows registry, extended attributes.
-- `os.stat` and `os.access`, wrapped: the look that `os.path.exists`, `os.path.isfile`,
-  `pathlib.Path.exists` and their kin take. A layer that loads weights only if a file is there
-  depends on that file being absent as much as on its contents once it is there.
+- `os.stat` and `os.access`, wrapped (and, on Python 3.10, the `os.stat` pathlib took for
+  itself): the look that `os.path.exists`, `os.path.isfile`, `pathlib.Path.exists` and their
+  kin take. A layer that loads weights only if a file is there depends on that file being
+  absent as much as on its contents once it is there.
 - `os.environ` (and `os.environb`), replaced by a mapping that records each name read (`[]`,
   `get`, `in`, `os.getenv`, `setdefault`, `pop`). Reading them all (iterating, `copy()`,
   `dict(os.environ)`, `len`, `repr`) makes the target uncacheable rather than keyed on the whole
@@ -42,17 +43,23 @@ parent's value, which only checks it again more often. Files that the key covers
 are left out (the standard library's, NumPy's, CuPy's, layercheck's own; `sources.keyed_by_version`).
 
 **Robust.** The hook runs on every audit event of the process: a set lookup rejects all but the
-dozen it watches, and for those it never raises into the layer's code (a failure inside it makes
-the target uncacheable instead). A layer cannot remove an audit hook; the hook is added first, so
-a hook of the layer's that raises cannot hide an event from it, and a hook that cannot be added
-(refused by one already there) is found by a probe event and makes the target uncacheable. A
-layer can lie: raise events of its own (`sys.audit("open", ...)`), replace `os.environ` or
-`os.stat` back (found at the end: uncacheable), or rewrite the recorder through `gc`. Any lie
-reaches only its own entry: a worker checks one target, forked from a forkserver that never ran
-a layer; what it records is sent with that target's report and stored under that target's key,
-which the parent computes; and the parent checks every recorded state itself, in its own
-process, at each lookup. A lie can make its own verdict checked again, or uncached, or served
-while the things it hid change; never another target's.
+few dozen it watches. That is about half a microsecond an event, most of it Python's call of any
+hook; in a worker most events are the integrity guard's reads of the `__code__` of each function
+it watches (Python audits each), some 10,000 after every check. For the events it watches, and
+in the wrappers, nothing raises into the layer's code: a failure makes the target uncacheable
+instead, and what the recording itself does (a path resolved, a frame asked for) is not
+recorded (`Reads._guarded`). A layer cannot remove an audit hook. Added before the layer's
+module runs, the hook comes before any of the layer's, which cannot hide an event from it; a
+hook that cannot be added (one already there, a sitecustomize's, refused it) is found by a
+probe event and makes the target uncacheable.
+
+A layer can lie: raise events of its own (`sys.audit("open", ...)`), put its own `os.environ` or
+`os.stat` in place of the recorder's (found at the end: uncacheable), or rewrite the recorder
+through `gc`. Any lie reaches only its own entry: a worker checks one target, forked from a
+forkserver that never ran a layer; what it records is sent with that target's report and stored
+under that target's key, which the parent computes; and the parent checks every recorded state
+itself, in its own process, at each lookup. A lie can make its own verdict checked again, or
+uncached, or served while the things it hid change; never another target's.
 
 **Not seen.** What does not go through Python: a C extension that calls `fopen` or `getenv` itself
 (HDF5 through h5py, a BLAS reading its variables when it loads), and `posix.environ`, the copy of
@@ -67,6 +74,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from stat import S_IFDIR, S_IFMT
+from threading import get_ident
 from types import FrameType
 from typing import Any
 
@@ -129,6 +137,7 @@ _ACCESS_MODE = getattr(os, "O_ACCMODE", 3)
 # Frames, by the file of their code: whose call a read is.
 _OWN, _LIBRARY, _LAYER = "own", "library", "layer"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # layercheck/
+_OWN_ROOTS = tuple({_PACKAGE, os.path.realpath(_PACKAGE)})  # as imported, and through any link
 _GONE: tuple[Any, ...] = ()  # the signature of a path where nothing is
 # The originals, bound before any layer runs: the recorder's own looks must not go through the
 # wrappers it installs (nor through a replacement a layer installed).
@@ -163,6 +172,7 @@ class Reads:
         self._refused: Uncacheable | None = None
         self._closed = False
         self._probed = False
+        self._busy: set[int] = set()  # the threads recording now (`_guarded`)
         self._kinds: dict[str, str] = {}  # a code file: whose frames
         self._environment: dict[str, str] = {}  # as the worker started
         # (owner, name, what this put there, what was there): os's names, pathlib's on 3.10
@@ -176,6 +186,9 @@ class Reads:
         (an audit hook cannot be removed), idle once `finish` is called."""
         reads = cls()
         environ = os.environ
+        if not isinstance(environ, os._Environ):  # not the interpreter's: whose, and what it reads, unknown
+            reads._refuse(Uncacheable.REPLACED)
+            return reads
         reads._environment = dict(environ)
         keyed_by_version(_PACKAGE)  # what `_kind` asks, known before any layer's code runs
         in_standard_library(_PACKAGE)
@@ -219,23 +232,27 @@ class Reads:
             setattr(owner, name, original)
         files = dict(sources)
         for path, first in list(self._files.items()):
-            state = self._state(path, first)
+            state = self._state(path, first, sources.get(path))
             if state is None:
                 continue
             if files.get(path, state) != state:  # a module's text that ran is not the file's now
                 self._refuse(Uncacheable.CHANGED)
             files[path] = state
         variables = {name: variable_state(self._environment.get(name)) for name in self._names}
-        return Inputs(tuple(sorted(files.items())), tuple(sorted(variables.items())), self._refused)
+        if len(files) > MAX_SOURCES:  # its modules and its reads, each within the limit, together past it
+            self._refuse(Uncacheable.TOO_MANY)
+        kept = sorted(files.items())[: MAX_SOURCES + 1]  # one more says there were too many
+        return Inputs(tuple(kept), tuple(sorted(variables.items())), self._refused)
 
-    def _state(self, path: str, first: tuple[Any, ...] | None) -> str | None:
-        """The state `path` is keyed on (`sources.file_state`), or None where the key covers it
-        by a version; a file that changed since it was first read makes the target uncacheable."""
+    def _state(self, path: str, first: tuple[Any, ...] | None, known: str | None) -> str | None:
+        """The state `path` is keyed on (`sources.file_state`; `known`: its digest as a source,
+        not taken twice), or None where the key covers it by a version; a file that changed
+        since it was first read makes the target uncacheable."""
         try:
             real = os.path.realpath(path)
         except (OSError, ValueError):
             real = path
-        if keyed_by_version(real) or real.startswith(_PACKAGE + os.sep):
+        if keyed_by_version(real):  # layercheck's own files among them
             return None
         if is_pseudo_file(path) or first is None:
             self._refuse(Uncacheable.UNHASHABLE)
@@ -243,7 +260,7 @@ class Reads:
         if _signature(path) != first:
             self._refuse(Uncacheable.CHANGED)
             return ""
-        state = file_state(path)
+        state = known or file_state(path)
         if not state:
             self._refuse(Uncacheable.UNHASHABLE)
         elif _signature(path) != first:  # written while it was hashed
@@ -258,31 +275,22 @@ class Reads:
     # -- what the layer does --------------------------------------------------------------
 
     def _event(self, name: str, args: tuple[Any, ...]) -> None:
-        """One watched audit event. Never raises into the code that raised it."""
-        if self._closed:
-            return
-        try:
-            if name == _PROBE:
-                self._probed = True
-                return
-            caller = _frame(2)  # 0: this method, 1: the hook
-            if name in _LISTINGS and caller is not None and caller.f_code.co_filename.endswith(_IMPORT_SYSTEM):
-                return
-            if not self._layers(caller):
-                return
-            if name == "open":
-                self._opened(args)
-            else:
-                self._refuse(_REFUSED[name])
-        except Exception:  # noqa: BLE001 - whatever it was, it was not recorded
-            self._refuse(Uncacheable.UNSEEN)
-        except BaseException:  # a signal handler of the layer's raised here: its exception goes on
-            self._refuse(Uncacheable.UNSEEN)
-            raise
+        """One watched audit event (`hook`)."""
+        if name == _PROBE:
+            self._probed = True
+        elif not self._closed:
+            self._guarded(self._on_event, name, args, _frame(2))  # 0: this method, 1: the hook
 
-    def _opened(self, args: tuple[Any, ...]) -> None:
-        """open(path, mode, flags): a file opened for reading is recorded; one opened only to be
-        written is not read (a file the layer reads and writes changes: `_state`)."""
+    def _on_event(self, name: str, args: tuple[Any, ...], caller: FrameType | None) -> None:
+        if name in _LISTINGS and caller is not None and caller.f_code.co_filename.endswith(_IMPORT_SYSTEM):
+            return
+        if not self._layers(caller):
+            return
+        if name != "open":
+            self._refuse(_REFUSED[name])
+            return
+        # open(path, mode, flags): a file opened only to be written is not read (one the layer
+        # reads and writes changes, and `_state` finds it so).
         path, flags = args[0], args[2]
         if type(path) is int:  # a descriptor: its file was opened, and recorded, before
             return
@@ -292,10 +300,11 @@ class Reads:
 
     def _looking(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
         """`original` (os.stat, os.access), recording the path it looks at for the layer."""
-        note = self._looked
+        guarded, looked = self._guarded, self._looked
 
         def look(path: Any, *args: Any, dir_fd: int | None = None, **kwargs: Any) -> Any:
-            note(path, dir_fd, _frame(1))
+            if not self._closed and type(path) is not int:  # fstat: of a file opened, and recorded, before
+                guarded(looked, path, dir_fd, _frame(1))
             return original(path, *args, dir_fd=dir_fd, **kwargs)
 
         look.__name__ = look.__qualname__ = name
@@ -303,17 +312,12 @@ class Reads:
         return look
 
     def _looked(self, path: Any, dir_fd: int | None, caller: FrameType | None) -> None:
-        if self._closed or type(path) is int:  # fstat: of a file opened, and recorded, before
+        if not self._layers(caller):
             return
-        try:
-            if not self._layers(caller):
-                return
-            if dir_fd is not None and not os.path.isabs(os.fsdecode(os.fspath(path))):
-                self._refuse(Uncacheable.UNHASHABLE)  # relative to a folder it holds open: where?
-                return
-            self._read_file(path)
-        except Exception:  # noqa: BLE001 - the look itself raises for such a path
-            self._refuse(Uncacheable.UNSEEN)
+        if dir_fd is not None and not os.path.isabs(os.fsdecode(os.fspath(path))):
+            self._refuse(Uncacheable.UNHASHABLE)  # relative to a folder it holds open: where?
+            return
+        self._read_file(path)
 
     def _read_file(self, path: Any) -> None:
         text = path if type(path) is str else os.fsdecode(os.fspath(path))
@@ -331,32 +335,50 @@ class Reads:
         self._files[text] = _signature(text)
 
     def _read_variable(self, key: Any, caller: FrameType | None) -> None:
-        if self._closed:
+        """`_RecordingEnviron`: `key` looked up."""
+        if not self._closed:
+            self._guarded(self._on_variable, key, caller)
+
+    def _on_variable(self, key: Any, caller: FrameType | None) -> None:
+        if isinstance(key, str):
+            name = str.__str__(key)  # a subclass's text, not its __str__
+        elif isinstance(key, bytes):  # os.environb's
+            name = os.fsdecode(bytes(memoryview(key)))
+        else:
+            return  # not a name: the lookup raises
+        if name in self._names or not self._layers(caller):
             return
-        try:
-            if isinstance(key, str):
-                name = str.__str__(key)  # a subclass's text, not its __str__
-            elif isinstance(key, bytes):
-                name = os.fsdecode(bytes(memoryview(key)))
-            else:
-                return  # not a name: the lookup raises
-            if name in self._names or not self._layers(caller):
-                return
-            if len(self._names) >= MAX_VARIABLES:
-                self._refuse(Uncacheable.TOO_MANY)
-                return
-            self._names.add(name)
-        except Exception:  # noqa: BLE001
-            self._refuse(Uncacheable.UNSEEN)
+        if len(self._names) >= MAX_VARIABLES:
+            self._refuse(Uncacheable.TOO_MANY)
+            return
+        self._names.add(name)
 
     def _read_environment(self, caller: FrameType | None) -> None:
-        if self._closed:
+        """`_RecordingEnviron`: every name seen at once."""
+        if not self._closed:
+            self._guarded(self._on_environment, caller)
+
+    def _on_environment(self, caller: FrameType | None) -> None:
+        if self._layers(caller):
+            self._refuse(Uncacheable.ENVIRONMENT)
+
+    def _guarded(self, record: Callable[..., None], *args: Any) -> None:
+        """`record(*args)`, never raising into the layer's code: a failure makes the target
+        uncacheable instead. What the recording itself does (a path resolved, a frame asked
+        for) is not recorded: a call made while this thread records returns at once."""
+        thread = get_ident()
+        if thread in self._busy:
             return
+        self._busy.add(thread)
         try:
-            if self._layers(caller):
-                self._refuse(Uncacheable.ENVIRONMENT)
-        except Exception:  # noqa: BLE001
+            record(*args)
+        except Exception:  # noqa: BLE001 - whatever it was, it was not recorded
             self._refuse(Uncacheable.UNSEEN)
+        except BaseException:  # a signal handler of the layer's raised here: its exception goes on
+            self._refuse(Uncacheable.UNSEEN)
+            raise
+        finally:
+            self._busy.discard(thread)
 
     # -- whose call -----------------------------------------------------------------------
 
@@ -383,9 +405,9 @@ def _kind(filename: str) -> str:
     if filename.startswith("<"):  # <string>, <stdin>: compiled from text, by anyone
         return _LAYER
     path = os.path.abspath(filename)
-    if path.startswith(_PACKAGE + os.sep):
-        return _OWN
     real = os.path.realpath(path)
+    if any(name.startswith(root + os.sep) for root in _OWN_ROOTS for name in (path, real)):
+        return _OWN
     return _LIBRARY if keyed_by_version(real) or in_standard_library(real) else _LAYER
 
 

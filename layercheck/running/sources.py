@@ -61,11 +61,15 @@ __all__ = [
     "Inputs",
     "Sources",
     "Uncacheable",
+    "Variables",
     "digest_file",
     "file_state",
     "imported_sources",
+    "in_standard_library",
+    "is_pseudo_file",
     "keyed_by_version",
     "loaded_modules",
+    "read_inputs",
     "split_inputs",
     "variable_state",
 ]
@@ -173,10 +177,9 @@ def digest_file(path: str) -> str | None:
 
 def file_state(path: str) -> str:
     """What a verdict keys a file on: the SHA-256 (hex) of its bytes, `ABSENT` or `FOLDER`; ""
-    for what cannot be keyed (a device, a pipe, a file of /proc or /sys, one that cannot be
-    read or is past the size limit), which matches no recorded state."""
-    if is_pseudo_file(path):
-        return ""
+    for what cannot be keyed (a device, a pipe, one that cannot be read or is past the size
+    limit), which matches no recorded state. (A file of /proc or /sys reads as a file: the
+    worker never records one, `is_pseudo_file`.)"""
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -288,7 +291,12 @@ def _package_folder(name: str) -> str | None:
     if not isinstance(module, types.ModuleType):
         return None
     path = object.__getattribute__(module, "__dict__").get("__file__")
-    return os.path.realpath(os.path.dirname(path)) if type(path) is str and path else None
+    return _real_folder(path) if type(path) is str and path else None
+
+
+@functools.lru_cache(maxsize=16)
+def _real_folder(path: str) -> str:
+    return os.path.realpath(os.path.dirname(path))
 
 
 @functools.lru_cache(maxsize=1)
