@@ -377,7 +377,6 @@ class Scale:
         {inner}
         return factor * 3.0 * dLdY
 """
-_AT_IMPORT, _INSIDE, _INIT = "FACTOR = {}", "factor = {}", "self.factor = {}"
 BY_PATH = (
     "spec = importlib.util.spec_from_file_location('helper_by_path', HERE / 'helper.py')\n"
     "helper = importlib.util.module_from_spec(spec)\n"

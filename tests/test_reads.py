@@ -46,6 +46,12 @@ CASES = {
         "spec.loader.exec_module(module)\n"
         "assert module.FACTOR == 1.0"
     ),
+    "a helper loaded by path, its bytecode written": (
+        "import importlib.util, sys\n"
+        "sys.dont_write_bytecode = False\n"
+        "spec = importlib.util.spec_from_file_location('fresh_by_path', HERE + '/fresh.py')\n"
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec))"
+    ),
     "a helper named like a module of the standard library": (
         "import importlib.util\n"
         "spec = importlib.util.spec_from_file_location('textwrap', HERE + '/textwrap.py')\n"
@@ -143,6 +149,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
             np.save(folder / "data.npy", np.array(1.0))
             (folder / "helper.py").write_text(HELPER, encoding="utf-8")
             py_compile.compile(str(folder / "helper.py"), doraise=True)  # valid: the .py is not opened
+            (folder / "fresh.py").write_text(HELPER, encoding="utf-8")
             (folder / "textwrap.py").write_text("def read(path):\n    return open(path).read()\n", encoding="utf-8")
             (folder / "sibling_of_reads.py").write_text("X = 1\n", encoding="utf-8")
             (folder / "count.txt").write_text("0", encoding="utf-8")
@@ -192,6 +199,14 @@ def test_a_helper_loaded_by_path_is_keyed_on_its_source(recorded):
     folder, result = _keyed(recorded, "a helper loaded by path")
     assert _files(result, folder) == {"helper.py": _sha(HELPER.encode())}
     assert Path(importlib.util.cache_from_source(str(folder / "helper.py"))).exists()
+
+
+def test_bytecode_python_writes_for_a_helper_loaded_by_path_does_not_make_it_uncacheable(recorded):
+    """The loader found no bytecode, read the source, and wrote the bytecode (a file written
+    while the target ran, but not one it read)."""
+    folder, result = _keyed(recorded, "a helper loaded by path, its bytecode written")
+    assert _files(result, folder) == {"fresh.py": _sha(HELPER.encode())}
+    assert Path(importlib.util.cache_from_source(str(folder / "fresh.py"))).exists()
 
 
 def test_whose_read_it_is_goes_by_the_code_s_file_not_its_module_s_name(recorded):

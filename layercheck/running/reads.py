@@ -8,8 +8,8 @@ between, everything the layer's side does is seen through three things:
 - an audit hook (`sys.addaudithook`). Its "open" event is raised by `open`, `io.open_code` (what
   every import and `spec.loader.exec_module` read a module with), `os.open` and everything built
   on them (`np.load`, `np.fromfile`, `pathlib.Path.read_text`): each file opened for reading is
-  recorded, and keyed on its contents. A bytecode cache (`__pycache__/*.pyc`) stands for its
-  source, which Python checks it against. What cannot be keyed makes the target uncacheable
+  recorded, and keyed on its contents. The bytecode the import system reads
+  (`__pycache__/*.pyc`) stands for its source, which Python checks it against. What cannot be keyed makes the target uncacheable
   (`sources.Uncacheable`): listing a folder (`os.listdir`, `os.scandir`, `glob`, `os.walk`),
   starting a process (`subprocess`, `os.system`, `os.fork`, `os.exec*`, `os.posix_spawn`), the
   network (`socket.connect`, name lookups, `urllib`), native code reached through `ctypes`,
@@ -282,7 +282,8 @@ class Reads:
             self._guarded(self._on_event, name, args, _frame(2))  # 0: this method, 1: the hook
 
     def _on_event(self, name: str, args: tuple[Any, ...], caller: FrameType | None) -> None:
-        if name in _LISTINGS and caller is not None and caller.f_code.co_filename.endswith(_IMPORT_SYSTEM):
+        importing = caller is not None and caller.f_code.co_filename.endswith(_IMPORT_SYSTEM)
+        if name in _LISTINGS and importing:
             return
         if not self._layers(caller):
             return
@@ -296,7 +297,7 @@ class Reads:
             return
         if type(flags) is int and flags & _ACCESS_MODE == os.O_WRONLY:
             return
-        self._read_file(path)
+        self._read_file(path, importing)
 
     def _looking(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
         """`original` (os.stat, os.access), recording the path it looks at for the layer."""
@@ -319,11 +320,16 @@ class Reads:
             return
         self._read_file(path)
 
-    def _read_file(self, path: Any) -> None:
+    def _read_file(self, path: Any, importing: bool = False) -> None:
+        """Record `path` (its state when first read); `importing`: the import system reads it."""
         text = path if type(path) is str else os.fsdecode(os.fspath(path))
         text = os.path.abspath(text)
-        if text.endswith(".pyc") and f"{os.sep}__pycache__{os.sep}" in text:
-            try:  # the bytecode of a source: Python uses it only while it matches the source
+        if importing and text.endswith(".pyc"):
+            # The bytecode the import system keeps of a source (`spec.loader.exec_module` of a
+            # helper loaded by path): it is used only while it matches the source's size and
+            # time, so the source decides, and is keyed instead; a run that wrote the bytecode
+            # would otherwise be uncacheable. A .pyc without a source is keyed itself.
+            try:
                 text = importlib.util.source_from_cache(text)
             except ValueError:
                 pass
