@@ -1,13 +1,14 @@
-"""The result cache (DESIGN.md section 9): a target whose inputs did not change is not checked again.
+"""The result cache (DESIGN.md sections 7 and 9): a target whose inputs did not change is not
+checked again.
 
 An entry is found by its key, the SHA-256 of (`cache_key`): what is checked and how (the
 target, its layouts, arguments and every merged setting, the config file's text), the working
-folder (a layer's relative paths, `os.getcwd()` and the last entry of its import path depend on
-it), and the environment (the versions of Python, NumPy and layercheck, a digest of layercheck's own
-source, so that an edit of a development checkout counts, the variables that change a BLAS's or
-CuPy's arithmetic, and, unless the device is `cpu`, CuPy's version and whether a GPU is usable:
-that decides which checks run). The entry holds the report and the target's inputs as its
-worker recorded them (`running.sources.Inputs`):
+folder (a layer's relative paths, `os.getcwd()` and the last entry of its import path depend
+on it), and the environment (the versions of Python, NumPy and layercheck, a digest of
+layercheck's own source, so that an edit of a development checkout counts, the variables that
+change a BLAS's or CuPy's arithmetic, and, unless the device is `cpu`, CuPy's version and
+whether a GPU is usable: that decides which checks run). The entry holds the report and the
+target's inputs as its worker recorded them (`running.sources.Inputs`):
 
 - every file the verdict depends on, with its state: the source of the layer's module and of
   each module it imported (`running.sources.imported_sources`), and each other file its side of

@@ -9,11 +9,11 @@ between, everything the layer's side does is seen through three things:
   every import and `spec.loader.exec_module` read a module with), `os.open` and everything built
   on them (`np.load`, `np.fromfile`, `pathlib.Path.read_text`): each file opened for reading is
   recorded, and keyed on its contents. The bytecode the import system reads
-  (`__pycache__/*.pyc`) stands for its source, which Python checks it against. What cannot be keyed makes the target uncacheable
-  (`sources.Uncacheable`): listing a folder (`os.listdir`, `os.scandir`, `glob`, `os.walk`),
-  starting a process (`subprocess`, `os.system`, `os.fork`, `os.exec*`, `os.posix_spawn`), the
-  network (`socket.connect`, name lookups, `urllib`), native code reached through `ctypes`,
-  `sqlite3`, the Windows registry, extended attributes.
+  (`__pycache__/*.pyc`) stands for its source, which Python checks it against. What cannot be
+  keyed makes the target uncacheable (`sources.Uncacheable`): listing a folder (`os.listdir`,
+  `os.scandir`, `glob`, `os.walk`), starting a process (`subprocess`, `os.system`, `os.fork`,
+  `os.exec*`, `os.posix_spawn`), the network (`socket.connect`, name lookups, `urllib`), native
+  code reached through `ctypes`, `sqlite3`, the Windows registry, extended attributes.
 - `os.stat` and `os.access`, wrapped (and, on Python 3.10, the `os.stat` pathlib took for
   itself): the look that `os.path.exists`, `os.path.isfile`, `pathlib.Path.exists` and their
   kin take. A layer that loads weights only if a file is there depends on that file being
@@ -37,10 +37,11 @@ their code's file, not by module names a layer's helper could share with the sta
 a folder: `sources.file_state`), provided it is still as it was when first read (its type, inode,
 size and modification and change times): a file the layer, or anyone, wrote while the target ran
 makes it uncacheable, as it does a file of /proc, /sys or /dev, a pipe, or one past the size
-limit. A variable on its value when the worker started, which is the parent's
-(`isolation._worker_main` copies it): a variable the layer set before reading it keys on the
-parent's value, which only checks it again more often. Files that the key covers by a version
-are left out (the standard library's, NumPy's, CuPy's, layercheck's own; `sources.keyed_by_version`).
+limit. A file only written is not read: a log the layer appends to leaves it cacheable. A
+variable on its value when the worker started, which is the parent's (`isolation._worker_main`
+copies it): a variable the layer set before reading it keys on the parent's value, which only
+checks it again more often. Files that the key covers by a version are left out (the standard
+library's, NumPy's, CuPy's, layercheck's own: `sources.keyed_by_version`).
 
 **Robust.** The hook runs on every audit event of the process: a set lookup rejects all but the
 few dozen it watches. That is about half a microsecond an event, most of it Python's call of any
