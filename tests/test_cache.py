@@ -1,9 +1,13 @@
-"""The result cache (DESIGN.md section 9): a target whose inputs did not change is served from
-`.layercheck_cache/`, says so in every report, and any change it depends on checks it again.
+"""The result cache (DESIGN.md sections 7 and 9): a target whose inputs did not change is served
+from `.layercheck_cache/`, says so in every report, and any change it depends on checks it
+again: a source it imports, a data file it reads, an environment variable it reads. What cannot
+be keyed is never stored.
 
-Every test runs the real CLI (`run_cli`) in a folder of its own, with the cache in a folder of
-its own (`conftest._own_result_cache`), and reads what the reports say. Whether the layer really
-ran is read from a file its `predict` appends to: a cached target's layer does not run.
+Most tests run the real CLI (`run_cli`) in a folder of their own, with the cache in a folder of
+its own (`conftest._own_result_cache`), and read what the reports say; those of what a layer
+reads run the batch runner in this process (`run_batch`: this process is the parent, whose
+environment the workers get). Whether the layer really ran is read from a file its `predict`
+appends to: a cached target's layer does not run.
 """
 
 from __future__ import annotations
@@ -23,7 +27,16 @@ from layercheck.results import Kind, Status, TargetReport
 from layercheck.running import cache as cache_module
 from layercheck.running.batch import Batch, CheckJob, Request, _unexpected_report, run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV, ResultCache, cache_key
-from layercheck.running.sources import MAX_SOURCES, split_sources
+from layercheck.running.sources import (
+    ABSENT,
+    MAX_SOURCES,
+    UNSET,
+    Inputs,
+    Uncacheable,
+    file_state,
+    split_inputs,
+    variable_state,
+)
 from layercheck.settings.options import Options
 
 # A layer whose backward multiplies by FACTOR, from wherever `{import}` takes it: right with
@@ -124,16 +137,56 @@ def test_a_second_run_is_served_from_the_cache_and_every_report_says_so(tmp_path
     assert f"in {first[1]['duration_s']:.2f}s (cached)" in second[0].stdout
 
 
-def test_the_cache_folder_is_ignored_by_git_and_tagged_for_backup_tools(tmp_path):
+def _markers(folder: Path) -> list[str]:
+    """The marker files in `folder`, checked to be layercheck's own."""
+    found = [name for name in (".gitignore", "CACHEDIR.TAG") if (folder / name).exists()]
+    if ".gitignore" in found:
+        assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    if "CACHEDIR.TAG" in found:
+        tag = (folder / "CACHEDIR.TAG").read_text(encoding="utf-8")
+        assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    return found
+
+
+def test_a_cache_folder_layercheck_makes_is_ignored_by_git_and_tagged_for_backup_tools(tmp_path):
     _write_layer(tmp_path, "a sibling module")
-    _check(tmp_path)
-    folder = _cache_dir()
-    assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
-    assert (
-        (folder / "CACHEDIR.TAG").read_text(encoding="utf-8").startswith("Signature: 8a477f597d28d172789f06886806bc55")
-    )
+    _check(tmp_path, "--cache-dir", "made/here")
+    folder = tmp_path / "made" / "here"
+    assert _markers(folder) == [".gitignore", "CACHEDIR.TAG"]
+    assert _markers(folder / "results") == []  # inside a folder already left out
+    assert not _markers(tmp_path / "made")  # made too, but not the cache's: nothing in it is hidden
     assert len(_entries(folder)) == 1
     assert not [p for p in (folder / "results").iterdir() if p.name.startswith(".tmp-")]
+    _check(tmp_path, "--cache-dir", "made/here")  # served; a marker deleted since stays deleted
+    (folder / ".gitignore").unlink()
+    assert _says_cached(*_check(tmp_path, "--cache-dir", "made/here")[:3])
+    assert _markers(folder) == ["CACHEDIR.TAG"]
+
+
+def test_a_folder_of_the_user_s_gets_no_marker_only_the_folder_layercheck_makes_in_it(tmp_path):
+    """--cache-dir naming a folder that was there (the user's own: a `.gitignore` of `*` there
+    would hide their new files from git, a CACHEDIR.TAG from their backups): the markers go
+    into the `results/` folder layercheck makes for its entries."""
+    _write_layer(tmp_path, "a sibling module")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine\n", encoding="utf-8")
+    for _ in range(2):
+        _check(tmp_path, "--cache-dir", "mine")
+        assert _markers(mine) == [] and sorted(p.name for p in mine.iterdir()) == ["notes.txt", "results"]
+        assert _markers(mine / "results") == [".gitignore", "CACHEDIR.TAG"]
+        assert len(_entries(mine)) == 1
+    assert _says_cached(*_check(tmp_path, "--cache-dir", "mine")[:3])
+
+
+def test_a_results_folder_that_was_there_gets_no_marker_either(tmp_path):
+    """The user's folder holding a `results/` of their own: layercheck made neither."""
+    (tmp_path / "mine" / "results").mkdir(parents=True)
+    cache = ResultCache(tmp_path / "mine")
+    source = tmp_path / "a.py"
+    source.write_text(RIGHT, encoding="utf-8")
+    assert cache.store("k" * 64, TargetReport("a.py"), Inputs(((str(source), file_state(str(source))),)))
+    assert _markers(tmp_path / "mine") == [] and _markers(tmp_path / "mine" / "results") == []
 
 
 def test_without_the_variable_the_cache_is_in_the_working_folder(tmp_path, monkeypatch):
@@ -292,6 +345,207 @@ def test_the_gpu_is_asked_about_only_when_the_device_is_not_cpu(monkeypatch):
     assert cache_key({"target": "a"}, "auto") != auto  # a GPU now usable: other checks run
 
 
+# -- what the layer reads: a change checks again, what cannot be keyed is never stored ------
+
+# A layer whose backward multiplies by a factor it reads (`{top}` at import, `{inner}` inside
+# backward, `{init}` in its constructor): right when the factor is 1.0, wrong (the gradient check
+# fails) when it is 2.0. Its predict appends to runs.log beside it (a file only written is not
+# read: the layer stays cacheable).
+READER = """\
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+{top}
+
+
+class Scale:
+    example_layout = "3,4:CB"
+
+    def __init__(self):
+        {init}
+
+    def predict(self, X):
+        with open(HERE / "runs.log", "a") as log:
+            log.write("ran\\n")
+        return 3.0 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        {inner}
+        return factor * 3.0 * dLdY
+"""
+BY_PATH = (
+    "spec = importlib.util.spec_from_file_location('helper_by_path', HERE / 'helper.py')\n"
+    "helper = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(helper)"
+)
+VARIABLE = "LC_TEST_FACTOR"
+# name: (top, init, inner), what makes it right, what makes it wrong.
+READS = {
+    "np.load at import": (
+        "FACTOR = float(np.load(HERE / 'factor.npy'))", "pass", "factor = FACTOR", "npy 1.0", "npy 2.0"
+    ),
+    "open inside backward": ("", "pass", "factor = float(open(HERE / 'factor.txt').read())", "txt 1.0", "txt 2.0"),
+    "Path.read_text in the constructor": (
+        "",
+        "self.factor = float((HERE / 'factor.txt').read_text())",
+        "factor = self.factor",
+        "txt 1.0",
+        "txt 2.0",
+    ),
+    "a file whose presence it tests": (
+        "", "pass", "factor = 2.0 if (HERE / 'wrong.flag').exists() else 1.0", "no flag", "flag"
+    ),
+    "a helper loaded by path": (BY_PATH, "pass", "factor = helper.FACTOR", "helper 1.0", "helper 2.0"),
+    "os.environ[] at import": (
+        f"FACTOR = float(os.environ[{VARIABLE!r}])", "pass", "factor = FACTOR", "variable 1.0", "variable 2.0"
+    ),
+    "os.getenv of an unset variable": (
+        f"FACTOR = float(os.getenv({VARIABLE!r}, '1.0'))", "pass", "factor = FACTOR", "unset", "variable 2.0"
+    ),
+    "os.environ.get inside backward": (
+        "", "pass", f"factor = float(os.environ.get({VARIABLE!r}, '1.0'))", "variable 1.0", "variable 2.0"
+    ),
+    "in os.environ, set to nothing": (
+        "", "pass", f"factor = 2.0 if {VARIABLE!r} in os.environ else 1.0", "unset", "variable empty"
+    ),
+}  # fmt: skip
+
+
+def _reader(folder: Path, name: str) -> None:
+    top, init, inner, right, _ = READS[name]
+    (folder / "scale.py").write_text(READER.format(top=top, init=init, inner=inner), encoding="utf-8")
+    _make(folder, right)
+
+
+def _make(folder: Path, what: str) -> None:
+    """Put the file or variable the layer reads in the state `what` says (in this process, the
+    parent, for a variable), each edit keeping the file's size and putting its time back."""
+    kind, _, value = what.partition(" ")
+    factor = folder / {"npy": "factor.npy", "txt": "factor.txt", "helper": "helper.py"}.get(kind, "none")
+    times = os.stat(factor) if factor.exists() else None
+    if kind == "npy":
+        np.save(factor, np.array(float(value)))
+    elif kind == "txt":
+        factor.write_text(value, encoding="utf-8")
+    elif kind == "helper":
+        factor.write_text(f"FACTOR = {value}\n", encoding="utf-8")
+    elif kind == "flag":
+        (folder / "wrong.flag").write_text("", encoding="utf-8")
+    elif kind == "no":
+        (folder / "wrong.flag").unlink(missing_ok=True)
+    elif kind == "variable":
+        os.environ[VARIABLE] = "" if value == "empty" else value
+    else:
+        assert kind == "unset", what
+        os.environ.pop(VARIABLE, None)
+    if times is not None and kind != "helper":  # (Python's loader trusts a .pyc by time and size)
+        os.utime(factor, ns=(times.st_atime_ns, times.st_mtime_ns))
+        assert os.stat(factor).st_size == times.st_size
+
+
+def _run(folder: Path) -> tuple[TargetReport, bool]:
+    """The target's report from `run_batch` in this process, and whether its layer ran."""
+    before = _runs(folder)
+    [report] = run_batch(_batch(folder, _cache_dir())).targets
+    assert report.error is None, report.error
+    return report, _runs(folder) > before
+
+
+@pytest.fixture
+def _factor_variable(monkeypatch):
+    """The variable the readers read, put back as it was after the test."""
+    monkeypatch.delenv(VARIABLE, raising=False)
+    yield
+    os.environ.pop(VARIABLE, None)
+
+
+@pytest.mark.usefixtures("_factor_variable")
+@pytest.mark.parametrize("name", list(READS))
+def test_a_change_of_a_file_or_variable_the_layer_reads_checks_it_again(tmp_path, monkeypatch, name):
+    """The stale pass: a layer right with what it reads, then what it reads made wrong (the
+    file's size and time kept). It is checked again and fails; unchanged, it is served."""
+    monkeypatch.chdir(tmp_path)
+    _reader(tmp_path, name)
+    report, ran = _run(tmp_path)
+    assert ran and not report.cached and report.status == Status.PASSED, report.checks
+    report, ran = _run(tmp_path)
+    assert not ran and report.cached and report.status == Status.PASSED
+    _make(tmp_path, READS[name][4])
+    report, ran = _run(tmp_path)
+    assert ran and not report.cached, "a stale verdict"
+    assert report.status == Status.FAILED and {c.name: c.status for c in report.checks}[GRADIENTS] == Status.FAILED
+    report, ran = _run(tmp_path)  # a failed verdict is a verdict: cached
+    assert not ran and report.cached and report.status == Status.FAILED
+    _make(tmp_path, READS[name][3])  # right again: the entry holds the wrong state now
+    report, ran = _run(tmp_path)
+    assert ran and not report.cached and report.status == Status.PASSED
+
+
+def test_the_working_folder_is_part_of_the_key(tmp_path, monkeypatch):
+    """A relative path is read from the working folder: the same target, with the same cache,
+    checked from another folder whose file makes it wrong, is checked again."""
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "scale.py").write_text(
+        READER.format(top="", init="pass", inner="factor = float(open('factor.txt').read())"), encoding="utf-8"
+    )
+    for name, factor in (("right", "1.0"), ("wrong", "2.0")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "factor.txt").write_text(factor, encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "right")
+    assert _run(layer)[0].status == Status.PASSED
+    assert _run(layer)[0].cached
+    monkeypatch.chdir(tmp_path / "wrong")
+    report, ran = _run(layer)
+    assert ran and not report.cached and report.status == Status.FAILED
+
+
+def test_a_layer_that_reads_nothing_more_is_still_served(tmp_path, monkeypatch):
+    """The lookalike: paths built, a sibling imported (the import system lists its folder), a
+    log written, NumPy and the standard library used; nothing read that is not a source."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helper.py").write_text(RIGHT, encoding="utf-8")
+    top = "from helper import FACTOR\nimport json\nSETTINGS = json.loads('{\"a\": 1}')"
+    (tmp_path / "scale.py").write_text(
+        READER.format(top=top, init="self.where = HERE / 'factor.npy'", inner="factor = FACTOR"), encoding="utf-8"
+    )
+    assert _run(tmp_path)[0].status == Status.PASSED
+    report, ran = _run(tmp_path)
+    assert not ran and report.cached
+
+
+# What the layer does besides reading its factor (1.0, from the layer's module), that no key can
+# hold: the target is checked every time, and nothing is stored.
+UNCACHEABLE = {
+    "lists its folder": "os.listdir(HERE)",
+    "globs": "import glob; glob.glob(str(HERE / '*.py'))",
+    "starts a process": "import subprocess, sys; subprocess.run([sys.executable, '-c', 'pass'], check=True)",
+    "copies the environment": "dict(os.environ)",
+    "reads a file it writes": (
+        "p = HERE / 'count.txt'; p.write_text(str(int(p.read_text()) + 1) if p.exists() else '0')"
+    ),
+    "reads a device": "open(os.devnull, 'rb').read()",
+    "replaces os.environ": "os.environ = {}",
+}
+
+
+@pytest.mark.parametrize("what", list(UNCACHEABLE))
+def test_a_layer_whose_reads_cannot_be_keyed_is_checked_every_time_and_never_stored(tmp_path, monkeypatch, what):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scale.py").write_text(
+        READER.format(top="FACTOR = 1.0", init="pass", inner=f"{UNCACHEABLE[what]}\n        factor = FACTOR"),
+        encoding="utf-8",
+    )
+    for _ in range(2):
+        report, ran = _run(tmp_path)
+        assert ran and not report.cached and report.status == Status.PASSED, report.checks
+    assert not _entries(_cache_dir())
+
+
 # -- only complete verdicts ----------------------------------------------------------------
 
 SLOW = """\
@@ -425,29 +679,60 @@ def test_a_worker_s_report_that_says_it_was_cached_is_refused(tmp_path):
     assert _unexpected_report(job, forged) == "it says it came from the result cache"
 
 
+def _sent(files=(), variables=(), uncacheable=None) -> dict:
+    return {"files": list(files), "variables": list(variables), "uncacheable": uncacheable}
+
+
 @pytest.mark.parametrize(
-    "sources",
+    "inputs",
     [
         "x",
-        ["/a.py"],
-        [["a.py", "0" * 64]],
-        [["/a.py", "xyz"]],
-        [["/a.py", 3]],
-        [["/a.py", "0" * 64]] * (MAX_SOURCES + 2),
+        {"files": []},
+        _sent(files=["/a.py"]),
+        _sent(files=[["a.py", "0" * 64]]),
+        _sent(files=[["/a.py", "xyz"]]),
+        _sent(files=[["/a.py", 3]]),
+        _sent(files=[["/a.py", "0" * 64]] * (MAX_SOURCES + 2)),
+        _sent(variables=[["", UNSET]]),
+        _sent(variables=[["A", "set"]]),
+        _sent(variables=[["A\0B", UNSET]]),
+        _sent(uncacheable="did something odd"),
     ],
-    ids=["not a list", "no digest", "relative", "not hex", "not text", "too many"],
+    ids=[
+        "not a dict",
+        "not all of it",
+        "no state",
+        "relative",
+        "not a state",
+        "not text",
+        "too many",
+        "no name",
+        "a variable's state that is no digest",
+        "a NUL in a name",
+        "a reason of its own",
+    ],
 )
-def test_sources_a_worker_sends_are_read_strictly(sources):
+def test_inputs_a_worker_sends_are_read_strictly(inputs):
     from layercheck.results import MalformedReport
 
     with pytest.raises(MalformedReport):
-        split_sources({"target": "a.py", "sources": sources})
+        split_inputs({"target": "a.py", "inputs": inputs})
 
 
-def test_sources_read_back():
-    data = {"target": "a.py", "sources": [["/b.py", "1" * 64], ["/a.py", ""]]}
-    assert split_sources(data) == ({"target": "a.py"}, (("/a.py", ""), ("/b.py", "1" * 64)))
-    assert split_sources({"target": "a.py"}) == ({"target": "a.py"}, None)
+def test_inputs_read_back():
+    sent = _sent(
+        files=[["/b.py", "1" * 64], ["/a.py", ""], ["/c.npy", ABSENT]],
+        variables=[["SCALE", UNSET], ["FACTOR", "2" * 64]],
+        uncacheable=Uncacheable.LISTING.value,
+    )
+    rest, inputs = split_inputs({"target": "a.py", "inputs": sent})
+    assert rest == {"target": "a.py"}
+    assert inputs == Inputs(
+        (("/a.py", ""), ("/b.py", "1" * 64), ("/c.npy", ABSENT)),
+        (("FACTOR", "2" * 64), ("SCALE", UNSET)),
+        Uncacheable.LISTING,
+    )
+    assert split_inputs({"target": "a.py"}) == ({"target": "a.py"}, None)
 
 
 def test_a_source_changed_since_the_worker_saw_it_is_not_stored(tmp_path):
@@ -456,12 +741,61 @@ def test_a_source_changed_since_the_worker_saw_it_is_not_stored(tmp_path):
     source = tmp_path / "a.py"
     source.write_text(RIGHT, encoding="utf-8")
     cache = ResultCache(tmp_path / "cache")
-    seen = ((str(source), cache_module.digest_file(str(source)) or ""),)
+    seen = Inputs(((str(source), cache_module.digest_file(str(source)) or ""),))
     source.write_text(WRONG, encoding="utf-8")
     assert not cache.store("k" * 64, TargetReport("a.py"), seen)
     source.write_text(RIGHT, encoding="utf-8")
     assert cache.store("k" * 64, TargetReport("a.py"), seen)
     assert cache.lookup("k" * 64) is not None
+
+
+def test_a_variable_changed_since_the_worker_saw_it_is_not_stored_and_a_later_change_is_a_miss(tmp_path, monkeypatch):
+    """A variable set while the checks ran (in the parent, whose environment a worker gets) is
+    not stored under its new value; one set after the entry was stored makes it a miss, and
+    so does one unset."""
+    source = tmp_path / "a.py"
+    source.write_text(RIGHT, encoding="utf-8")
+    monkeypatch.delenv("LC_CACHE_SCALE", raising=False)
+    seen = Inputs(((str(source), file_state(str(source))),), (("LC_CACHE_SCALE", variable_state(None)),))
+    cache = ResultCache(tmp_path / "cache")
+    monkeypatch.setenv("LC_CACHE_SCALE", "1")
+    assert not cache.store("k" * 64, TargetReport("a.py"), seen)
+    monkeypatch.delenv("LC_CACHE_SCALE")
+    assert cache.store("k" * 64, TargetReport("a.py"), seen)
+    assert cache.lookup("k" * 64) is not None
+    monkeypatch.setenv("LC_CACHE_SCALE", "")  # set, even to nothing
+    assert cache.lookup("k" * 64) is None
+    monkeypatch.delenv("LC_CACHE_SCALE")
+    assert cache.lookup("k" * 64) is not None
+
+
+def test_inputs_that_cannot_be_keyed_are_not_stored(tmp_path):
+    source = tmp_path / "a.py"
+    source.write_text(RIGHT, encoding="utf-8")
+    keyed = ((str(source), file_state(str(source))),)
+    cache = ResultCache(tmp_path / "cache")
+    for inputs in (
+        Inputs(keyed, uncacheable=Uncacheable.LISTING),
+        Inputs((*keyed, (str(tmp_path / "device"), ""))),
+        Inputs(),
+    ):
+        assert not cache.store("k" * 64, TargetReport("a.py"), inputs), inputs
+    assert not (tmp_path / "cache").exists()
+    assert cache.store("k" * 64, TargetReport("a.py"), Inputs(keyed))
+
+
+def test_an_entry_s_inputs_are_read_as_strictly_as_a_worker_s(tmp_path):
+    """An entry whose files or variables are not what `store` writes is a miss, never a hit on
+    what it does not say."""
+    source = tmp_path / "a.py"
+    source.write_text(RIGHT, encoding="utf-8")
+    cache = ResultCache(tmp_path / "cache")
+    assert cache.store("k" * 64, TargetReport("a.py"), Inputs(((str(source), file_state(str(source))),)))
+    [entry] = _entries(tmp_path / "cache")
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    for inputs in ({**data["inputs"], "files": []}, {**data["inputs"], "uncacheable": "lists a folder"}, None):
+        entry.write_text(json.dumps({**data, "inputs": inputs}), encoding="utf-8")
+        assert cache.lookup("k" * 64) is None, inputs
 
 
 def test_the_worker_records_the_digest_of_the_source_that_ran(tmp_path):

@@ -57,14 +57,16 @@ from layercheck.running.cache import ResultCache, cache_key
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.keywords import Keyword
+from layercheck.running.reads import Reads
 from layercheck.running.runner import run_target, select_checks, unexpected
 from layercheck.running.sources import (
-    SOURCES,
+    INPUTS,
+    Inputs,
     SourceRecord,
-    Sources,
+    Uncacheable,
     imported_sources,
     loaded_modules,
-    split_sources,
+    split_inputs,
 )
 from layercheck.running.stopping import MaxFail
 from layercheck.running.watching import StillRunning, watch_of
@@ -260,7 +262,8 @@ class DiscoverJob:
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         """`Discovered.to_dict()`: plain data, all a worker may send (`isolation`), and with
-        `record_sources`, once the targets are found, the `SOURCES` (`split_sources`)."""
+        `record_sources`, once the targets are found, the files imported as `INPUTS`
+        (`split_inputs`; the layer's other reads are not recorded here)."""
         before = loaded_modules() if self.record_sources else None
         emit("step", f"importing {os.path.basename(self.path)}")
         # Whatever the module replaces is put back before layercheck lists its targets; the
@@ -285,7 +288,7 @@ class DiscoverJob:
             guard.verify()
         payload = Discovered(found=tuple(described)).to_dict()
         if before is not None:
-            payload[SOURCES] = [list(source) for source in imported_sources(before)]
+            payload[INPUTS] = Inputs(tuple(imported_sources(before)), (), Uncacheable.UNRECORDED).to_data()
         return payload
 
 
@@ -331,11 +334,18 @@ class CheckJob:
     # --repro: the folder the parent made for this target, where the worker writes each
     # failed check's evidence as `<check>.npz` (`reproducers.files`); None: none asked for.
     repro_folder: str | None = None
-    record_sources: bool = False  # send the files the verdict depends on (`running.sources`)
+    # Send the files its modules imported (`running.sources`): for the run's record of what it
+    # checked (`SourceRecord`), the cache on or off.
+    record_sources: bool = False
+    # Record the layer's other reads too (`running.reads`: the data files it opens, the
+    # environment variables it reads), which the result cache keys on: where a cache is used.
+    record_reads: bool = False
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
-        before = loaded_modules() if self.record_sources else None
+        # Before anything of the layer's runs: its import, finding its name, building it, the checks.
+        reads = Reads.start() if self.record_reads else None
+        before = loaded_modules() if self.record_sources or reads is not None else None
         emit("step", f"importing {os.path.basename(self.path)}")
         if self.options.device != "cpu":
             gpu_status()  # CuPy, if there is one, is then watched from before the module runs
@@ -392,7 +402,12 @@ class CheckJob:
             if before is not None:
                 sources = dict(at_import)
                 sources.update(imported_sources(before, known=sources))
-                payload[SOURCES] = [list(source) for source in sorted(sources.items())]
+                inputs = (
+                    reads.finish(sources)
+                    if reads is not None
+                    else Inputs(tuple(sorted(sources.items())), (), Uncacheable.UNRECORDED)
+                )
+                payload[INPUTS] = inputs.to_data()
             return payload
         report.duration_s = perf_counter() - started
         return _payload(report)
@@ -442,7 +457,7 @@ class _Found:
     example: tuple[str, ...] | None
     example_error: str | None
     line: int | None = None  # of its definition in `path`
-    sources: Sources = ()  # the files its module imported at discovery (`running.sources`)
+    sources: tuple[tuple[str, str], ...] = ()  # the files its module imported at discovery (`running.sources`)
 
     @property
     def source(self) -> Source:
@@ -458,7 +473,7 @@ class _Item:
     report: TargetReport | None = None
     position: int | None = None  # in the whole plan, before --shard (`TargetReport.position`)
     source: Source | None = None  # where it is defined, for its report
-    sources: Sources = ()  # the files its module imported at discovery (`running.sources`)
+    sources: tuple[tuple[str, str], ...] = ()  # the files its module imported at discovery (`running.sources`)
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -667,7 +682,8 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
             )
         ]
     try:
-        answer, imported = split_sources(outcome.result) if job.record_sources else (outcome.result, None)
+        answer, inputs = split_inputs(outcome.result) if job.record_sources else (outcome.result, None)
+        imported = None if inputs is None else inputs.files
         result = Discovered.from_dict(answer, job.name)
     except MalformedReport as exc:
         error = f"the discovery worker's answer is malformed: {exc}{_TAMPERED}"
@@ -788,12 +804,12 @@ def _check(
                 on_report(report)
         raise
 
-    def keep(item: int, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+    def keep(item: int, job: CheckJob, report: TargetReport, inputs: Inputs) -> None:
         if checked is not None:
-            checked.update(sources)
+            checked.update(inputs.files)
         key = keys.get(item)
         if cache is not None and key is not None:
-            _store(cache, key, job, report, sources)
+            _store(cache, key, job, report, inputs)
 
     runs = [i for i, item in enumerate(items) if item.job is not None]
     jobs = [job for item in items if (job := item.job) is not None]
@@ -811,7 +827,7 @@ def _check_jobs(
     runs: list[int],
     jobs: list[CheckJob],
     repro: ReproRun | None,
-    keep: Callable[[int, CheckJob, TargetReport, Sources], None],
+    keep: Callable[[int, CheckJob, TargetReport, Inputs], None],
     on_report,
     on_progress,
     as_finished: bool,
@@ -843,11 +859,11 @@ def _check_jobs(
 
     def done(index: int, outcome: Outcome) -> None:
         nonlocal failed
-        report, sources = _checked_with_sources(jobs[index], outcome, batch.maxfail)
+        report, inputs = _checked_with_inputs(jobs[index], outcome, batch.maxfail)
         for check in report.checks:  # a worker's claim of a reproducer is never taken
             check.repro = None
-        if sources is not None:  # the verdict as the worker made it, before this run's marks
-            keep(runs[index], jobs[index], report, sources)
+        if inputs is not None:  # the verdict as the worker made it, before this run's marks
+            keep(runs[index], jobs[index], report, inputs)
         if repro is not None:
             report = repro.attach(index, report)
         report.source = items[runs[index]].source
@@ -895,7 +911,7 @@ def _check_jobs(
 def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[int, str]:
     """Serve each target whose entry is found (`ResultCache.lookup`) from the cache: its item
     gets the report and loses its job. The others' keys, by item, to store what they find;
-    their jobs now record their sources."""
+    their jobs now record what they read."""
     keys = {}
     for index, item in enumerate(items):
         job = item.job
@@ -910,12 +926,12 @@ def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[in
             item.job, item.report = None, report
             continue
         keys[index] = key
-        item.job = dataclasses.replace(job, record_sources=True)
+        item.job = dataclasses.replace(job, record_sources=True, record_reads=True)
     return keys
 
 
 def _cache_key(batch: Batch, job: CheckJob) -> str | None:
-    """What a target's verdict depends on, besides its sources (`running.cache.cache_key`)."""
+    """What a target's verdict depends on, besides what it reads (`running.cache.cache_key`)."""
     target = {
         "target": job.label,
         "path": job.path,
@@ -929,26 +945,26 @@ def _cache_key(batch: Batch, job: CheckJob) -> str | None:
     return cache_key(target, job.options.device, None if batch.config is None else batch.config.source)
 
 
-def _store(cache: ResultCache, key: str, job: CheckJob, report: TargetReport, sources: Sources) -> None:
+def _store(cache: ResultCache, key: str, job: CheckJob, report: TargetReport, inputs: Inputs) -> None:
     """Store a freshly checked target's report, when its worker recorded the layer's own
-    module among its sources (every worker that imported it does: one that did not is not
+    module among its files (every worker that imported it does: one that did not is not
     believed)."""
     module = os.path.realpath(job.path)
-    if any(os.path.realpath(path) == module for path, _ in sources):
-        cache.store(key, report, sources)
+    if any(os.path.realpath(path) == module for path, _ in inputs.files):
+        cache.store(key, report, inputs)
 
 
-def _checked_with_sources(
+def _checked_with_inputs(
     job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None
-) -> tuple[TargetReport, Sources | None]:
-    """`_checked`, and the sources the worker sent with its report (`running.sources`)."""
+) -> tuple[TargetReport, Inputs | None]:
+    """`_checked`, and the inputs the worker sent with its report (`running.sources`)."""
     if not (job.record_sources and outcome.ok):
         return _checked(job, outcome, maxfail), None
     try:
-        result, sources = split_sources(outcome.result)
+        result, inputs = split_inputs(outcome.result)
     except MalformedReport as exc:
         return _report_of(job, error=f"{_MALFORMED} {exc}{_TAMPERED}", duration_s=outcome.duration_s), None
-    return _checked(job, dataclasses.replace(outcome, result=result), maxfail), sources
+    return _checked(job, dataclasses.replace(outcome, result=result), maxfail), inputs
 
 
 def _checked(job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None) -> TargetReport:

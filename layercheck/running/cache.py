@@ -1,14 +1,25 @@
-"""The result cache (DESIGN.md section 9): a target whose inputs did not change is not checked again.
+"""The result cache (DESIGN.md sections 7 and 9): a target whose inputs did not change is not
+checked again.
 
 An entry is found by its key, the SHA-256 of (`cache_key`): what is checked and how (the
-target, its layouts, arguments and every merged setting, the config file's text), and the
-environment (the versions of Python, NumPy and layercheck, a digest of layercheck's own
-source, so that an edit of a development checkout counts, and, unless the device is `cpu`,
-CuPy's version and whether a GPU is usable: that decides which checks run). The entry holds
-the report and its sources, each file the verdict depends on with its SHA-256
-(`running.sources`): a lookup hashes every one of them again and is a hit only when all are
-unchanged. Hashing, not the files' sizes and times: an edit within the same second that keeps
-the size is an edit (the stale-`.pyc` defect that `contract.fresh` fixes).
+target, its layouts, arguments and every merged setting, the config file's text), the working
+folder (a layer's relative paths, `os.getcwd()` and the last entry of its import path depend
+on it), and the environment (the versions of Python, NumPy and layercheck, a digest of
+layercheck's own source, so that an edit of a development checkout counts, the variables that
+change a BLAS's or CuPy's arithmetic, and, unless the device is `cpu`, CuPy's version and
+whether a GPU is usable: that decides which checks run). The entry holds the report and the
+target's inputs as its worker recorded them (`running.sources.Inputs`):
+
+- every file the verdict depends on, with its state: the source of the layer's module and of
+  each module it imported (`running.sources.imported_sources`), and each other file its side of
+  the worker opened for reading or looked at (`running.reads`: a data file beside it, a helper
+  loaded by path, a file whose absence it tested). The state is the SHA-256 of the file's bytes,
+  or that it is absent, or a folder (`running.sources.file_state`);
+- every environment variable it read, with the SHA-256 of its value, or that it was unset.
+
+A lookup takes each state again (hashing every file, reading each variable in this process) and
+is a hit only when all are unchanged. Hashing, not the files' sizes and times: an edit within the
+same second that keeps the size is an edit (the stale-`.pyc` defect that `contract.fresh` fixes).
 
 Only complete verdicts are stored (`cacheable`). A target that could not be checked is not:
 a timeout, running out of memory, a crash, an interruption, a worker that could not start or
@@ -16,12 +27,20 @@ whose report was malformed, an internal error, a layer that called sys.exit, all
 that run (the machine's load and memory, a signal, a flaky crash) than about the layer's
 source, and an import error is cheap to find again. A layer that replaced functions layercheck
 relies on (the integrity check) is not stored either: its verdicts were undone, not decided.
+Nor is a verdict whose inputs cannot be keyed (`running.sources.Uncacheable`): a layer that
+lists a folder, starts a process, uses the network or native code through ctypes, reads the
+whole environment, a device, a pipe, a file of /proc, a file past the size limit or one that
+changed while it ran (it wrote it, say). What the worker cannot account for is checked every
+time, never served stale.
 
 Where: `.layercheck_cache/` of the working folder, or `$LAYERCHECK_CACHE_DIR`, or
-`--cache-dir`. The folder is made at the first store, with a `.gitignore` of `*` and a
-`CACHEDIR.TAG` (as pytest's and ruff's are). Each entry is written to a temporary file beside
-it and renamed into place, so that processes that store at once (`--jobs`, xdist workers, two CI
-jobs on one checkout) never leave half an entry; a reader takes a missing, truncated, foreign
+`--cache-dir`. Entries go to its `results/` folder, made at the first store. A folder layercheck
+makes gets a `.gitignore` of `*` and a `CACHEDIR.TAG` (as pytest's and ruff's do); one that was
+there already is the user's, and gets none: `--cache-dir` naming a folder of theirs must not
+hide their new files from git or from their backups. There the markers go into `results/`,
+which layercheck makes. Each entry is written to a temporary file beside it and renamed into
+place, so that processes that store at once (`--jobs`, xdist workers, two CI jobs on one
+checkout) never leave half an entry; a reader takes a missing, truncated, foreign, older-format
 or oversized entry for a miss, never for a pass. A folder that cannot be written (a read-only
 checkout) is said once, and the run goes on uncached.
 
@@ -33,9 +52,9 @@ For an entry point (the batch runner, the pytest plugin):
     cache = ResultCache(cache_folder(no_cache, cache_dir))      # once per run
     key = cache_key({...what is checked and how...}, device, config_path)
     report = cache.lookup(key) if key else None                 # a TargetReport, cached=True
-    # else check it in a worker that records its sources (`running.sources.imported_sources`),
-    # read them back with `split_sources`, then:
-    cache.store(key, report, sources)                           # stores complete verdicts only
+    # else check it in a worker that records its inputs (`running.reads.Reads`, with
+    # `running.sources.imported_sources`), read them back with `split_inputs`, then:
+    cache.store(key, report, inputs)                            # stores complete verdicts only
 """
 
 from __future__ import annotations
@@ -57,7 +76,7 @@ import numpy as np
 from layercheck.errors import UsageError
 from layercheck.results import MalformedReport, Status, TargetReport, plain
 from layercheck.running.integrity import INTEGRITY_CHECK
-from layercheck.running.sources import MAX_SOURCES, Sources, digest_file
+from layercheck.running.sources import Inputs, digest_file, read_inputs
 from layercheck.safetext import exception_text, visible
 from layercheck.version import __version__
 
@@ -65,7 +84,9 @@ __all__ = ["CACHE_DIR", "CACHE_DIR_ENV", "ResultCache", "cache_folder", "cache_k
 
 CACHE_DIR = ".layercheck_cache"
 CACHE_DIR_ENV = "LAYERCHECK_CACHE_DIR"
-_FORMAT = 1  # of an entry; in the key too, so that another format is a miss, never misread
+# Of an entry; in the key too, so that another format is a miss, never misread. 2: the files
+# and variables a layer reads beside its sources (an entry of 1 knew only the sources).
+_FORMAT = 2
 MAX_ENTRY_BYTES = 32 * 2**20  # reports are bounded (messages, tracebacks, details): far below
 _RESULTS = "results"
 _GITIGNORE = "# Created by layercheck: the result cache, never committed.\n*\n"
@@ -114,7 +135,7 @@ def cacheable(report: TargetReport) -> bool:
     return (
         report.error is None
         and report.cause is None
-        and report.status in (Status.PASSED, Status.FAILED)
+        and report.status in (Status.PASSED, Status.FAILED, Status.INCOMPLETE)  # a check undecided by its seed
         and not report.cached
         and all(check.name != INTEGRITY_CHECK for check in report.checks)
     )
@@ -125,12 +146,18 @@ def cacheable(report: TargetReport) -> bool:
 
 def cache_key(target: Mapping[str, Any], device: str, config: str | os.PathLike[str] | None = None) -> str | None:
     """The key of a target's entry: `target` (JSON-like data of what is checked and how: its
-    label, class, layouts, arguments, settings) with the environment (see the module's
-    docstring; `device`: the merged setting), and the config file's text where one is used.
-    None when the config file cannot be read now: such a run is not cached."""
+    label, class, layouts, arguments, settings) with the working folder, the environment (see
+    the module's docstring; `device`: the merged setting), and the config file's text where one
+    is used. None when the config file or the working folder cannot be read now: such a run is
+    not cached."""
+    try:
+        folder = os.getcwd()  # where the workers run (`isolation._Setting`)
+    except OSError:  # removed under the run: its workers could not start there either
+        return None
     material: dict[str, Any] = {
         "format": _FORMAT,
         "target": plain(target),
+        "folder": folder,
         "environment": _environment(device != "cpu"),
         "config": None,
     }
@@ -210,17 +237,17 @@ class ResultCache:
         return self.folder / _RESULTS / f"{key}.json"
 
     def lookup(self, key: str) -> TargetReport | None:
-        """The report stored under `key`, marked cached, when every source it depends on is
-        unchanged; else None (no entry, an unreadable or foreign one, a changed source)."""
+        """The report stored under `key`, marked cached, when every file and variable it
+        depends on is unchanged; else None (no entry, an unreadable or foreign one, a change)."""
         entry = self._read(self._entry(key))
         if entry is None or entry.get("format") != _FORMAT or entry.get("key") != key:
             return None
-        sources = _sources(entry.get("sources"))
-        if sources is None or any(digest_file(path) != digest for path, digest in sources):
-            return None
         try:
+            inputs = read_inputs(entry.get("inputs"))
             report = TargetReport.from_dict(entry.get("report"))
         except MalformedReport:
+            return None
+        if not inputs.files or not inputs.keyable or not inputs.unchanged():
             return None
         if not cacheable(report):
             return None  # not what `store` writes: another program's, or an older layercheck's
@@ -240,21 +267,17 @@ class ResultCache:
             return None
         return data if type(data) is dict else None
 
-    def store(self, key: str, report: TargetReport, sources: Sources) -> bool:
-        """Store `report` under `key` with its `sources` (each file with the digest the worker
-        saw), when it is `cacheable` and every source still has that digest: a file edited
-        while the checks ran must not have the verdict of its old text stored under its new
-        one. Whether it was stored."""
-        if self._writable is False or not cacheable(report) or not sources or len(sources) > MAX_SOURCES:
+    def store(self, key: str, report: TargetReport, inputs: Inputs) -> bool:
+        """Store `report` under `key` with its `inputs` (each file and variable in the state
+        the worker saw), when it is `cacheable`, the inputs can be keyed, and every one of
+        them is still in that state: a file edited, or a variable set, while the checks ran
+        must not have the verdict of its old state stored under its new one. Whether it was
+        stored."""
+        if self._writable is False or not cacheable(report) or not inputs.files or not inputs.keyable:
             return False
-        if any(not digest or digest_file(path) != digest for path, digest in sources):
+        if not inputs.unchanged():
             return False
-        data = {
-            "format": _FORMAT,
-            "key": key,
-            "sources": [list(source) for source in sources],
-            "report": plain(report.to_dict()),
-        }
+        data = {"format": _FORMAT, "key": key, "inputs": inputs.to_data(), "report": plain(report.to_dict())}
         try:
             text = json.dumps(data, allow_nan=False, separators=(",", ":"))
         except ValueError:  # a non-finite number `plain` let through: not worth a crash
@@ -271,13 +294,18 @@ class ResultCache:
         return True
 
     def _prepare(self) -> None:
-        """The folder, with its `.gitignore` and `CACHEDIR.TAG`, once per process."""
+        """The folders, once per process: the cache's and its `results/`. The markers
+        (`.gitignore`, `CACHEDIR.TAG`) go into the cache's folder when layercheck makes it; into
+        `results/` when the cache's folder was there already and is not layercheck's (the
+        user's own, named by `--cache-dir`), and layercheck makes `results/` in it."""
         if self._writable:
             return
-        (self.folder / _RESULTS).mkdir(parents=True, exist_ok=True)
-        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-            if not (self.folder / name).exists():
-                _write_atomic(self.folder / name, text)
+        made = _make_folder(self.folder)
+        results = self.folder / _RESULTS
+        if _make_folder(results) and not made and not _marked(self.folder):
+            _mark(results)
+        if made:
+            _mark(self.folder)
         self._writable = True
 
     def _unwritable(self, exc: OSError) -> None:
@@ -289,16 +317,38 @@ class ResultCache:
             self._warn(f"cannot write the result cache {where} ({exception_text(exc)}); results are not cached")
 
 
-def _sources(value: Any) -> Sources | None:
-    """An entry's sources read back, or None where they are not what `store` writes."""
-    if type(value) is not list or not value or len(value) > MAX_SOURCES:
-        return None
-    sources = []
-    for item in value:
-        if type(item) is not list or len(item) != 2 or any(type(part) is not str or not part for part in item):
-            return None
-        sources.append((item[0], item[1]))
-    return tuple(sources)
+def _make_folder(folder: Path) -> bool:
+    """Make `folder` (and the folders above it); whether this call made it (False: it was
+    there).
+
+    Raises:
+        OSError: it cannot be made, or a file has its name.
+    """
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+        return False
+    return True
+
+
+def _mark(folder: Path) -> None:
+    """Tell git and backup tools to leave `folder` out: a folder layercheck made."""
+    for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+        _write_atomic(folder / name, text)
+
+
+def _marked(folder: Path) -> bool:
+    """Whether `folder` holds layercheck's `CACHEDIR.TAG`: layercheck made it, at an earlier run."""
+    tag = folder / "CACHEDIR.TAG"
+    try:
+        if not stat.S_ISREG(tag.stat().st_mode):
+            return False
+        with open(tag, "rb") as file:
+            return file.read(len(_CACHEDIR_TAG) + 1) == _CACHEDIR_TAG.encode("ascii")
+    except OSError:
+        return False
 
 
 def _write_atomic(path: Path, text: str) -> None:

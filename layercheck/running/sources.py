@@ -1,7 +1,9 @@
-"""The source files a target's verdict depends on, as its worker saw them (the result cache).
+"""What a target's verdict depends on, as its worker saw it (the result cache, DESIGN.md section 7):
+the source files of the modules it imports, the other files it reads and the environment
+variables it reads (`Inputs`).
 
-A verdict depends on the layer's module and on every module it imported: at import, and
-lazily, inside `predict` or `backward`. The worker records them after the import and again
+**Sources.** A verdict depends on the layer's module and on every module it imported: at import,
+and lazily, inside `predict` or `backward`. The worker records them after the import and again
 after the checks (`imported_sources`): each module that appeared in `sys.modules` since the
 worker began, with a source file that is neither the standard library's (the Python version
 covers it), nor NumPy's, CuPy's or layercheck's own (their versions, and layercheck's source,
@@ -11,29 +13,43 @@ say) is recorded too: an upgrade of it can change a verdict as an edit of the us
 Each file is recorded with the SHA-256 of its bytes. A module of the user's tree is compiled
 from its source by `contract.fresh.SourceOnlyLoader`, which records the digest of the very bytes
 it compiled: an edit made while the checks ran is then seen as a change, where hashing the file
-afterwards would have stored the old verdict under the new source. The parent stores a verdict
-only where every file still has the digest the worker saw (`cache.ResultCache.store`).
+afterwards would have stored the old verdict under the new source.
 
-The list crosses to the parent inside the worker's report (`SOURCES`), which the parent reads
-with `split_sources`, trusting none of it: the layer ran in that process. A worker that lies
-can only make its own verdict be checked again, or be served for its own unchanged files.
+**Reads.** Every other file the layer opens or looks at (a data file beside it, a helper loaded
+by path that never enters `sys.modules`) and every environment variable it reads are recorded
+by `running.reads` while the target runs. A file is keyed on its state (`file_state`: the SHA-256
+of its bytes, or that it is absent, or a folder); a variable on the SHA-256 of its value, or
+that it is unset (`variable_state`): a variable set later is a change as an edited one is. Only
+digests are kept, never a variable's value: an entry on disk holds no token the layer read.
+Whatever the worker cannot key (a folder listed, a process started, the network, a device, a
+file that changed while the layer ran) makes the target uncacheable (`Uncacheable`).
 
-A batch run also records them in its report (`SourceRecord`, `runinfo.RunInfo.sources`), with
-the files of the whole plan, so that `layercheck merge` refuses shards run on different
-contents of one file. A lying worker can only make its own shard be refused, or merged with
-shards whose files it misstated: what editing the shard's file does.
+The parent stores a verdict only where every file and variable is still as the worker saw it
+(`cache.ResultCache.store`), and serves it only while they stay so (`cache.ResultCache.lookup`).
+All of it crosses to the parent inside the worker's report (`INPUTS`), which the parent reads
+with `split_inputs`, trusting none of it: the layer ran in that process. A worker that lies can
+only make its own verdict be checked again, or be served for its own unchanged inputs.
+
+A batch run also records the files in its report (`SourceRecord`, `runinfo.RunInfo.sources`),
+with the files of the whole plan, whether the cache is on or not, so that `layercheck merge`
+refuses shards run on different contents of one file. A lying worker can only make its own
+shard be refused, or merged with shards whose files it misstated: what editing the shard's
+file does.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import hashlib
 import os
+import site
 import stat
 import sys
 import sysconfig
 import types
 from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
 from typing import Any
 
@@ -43,26 +59,111 @@ from layercheck.runinfo import recorded_path
 from layercheck.safetext import safe_repr, visible
 
 __all__ = [
+    "ABSENT",
+    "FOLDER",
+    "INPUTS",
     "MAX_SOURCES",
-    "SOURCES",
+    "MAX_VARIABLES",
+    "UNSET",
+    "Inputs",
     "SourceRecord",
+    "Sources",
+    "Uncacheable",
+    "Variables",
     "digest_file",
+    "file_state",
     "imported_sources",
-    "split_sources",
+    "in_standard_library",
+    "is_pseudo_file",
+    "keyed_by_version",
+    "loaded_modules",
+    "read_inputs",
+    "split_inputs",
+    "variable_state",
 ]
 
-SOURCES = "sources"  # the key of the worker's report that holds them
-# A layer importing more files than this (a framework of thousands of modules) is not cached:
+INPUTS = "inputs"  # the key of the worker's report that holds them
+# A layer reading more files than this (a framework of thousands of modules) is not cached:
 # checking every one of them at each lookup would cost more than it saves.
 MAX_SOURCES = 5_000
+MAX_VARIABLES = 2_000  # of the environment's: a layer that reads more is not cached either
 MAX_FILE_BYTES = 256 * 2**20  # a larger file (a big extension module) makes the target uncached
-_MAX_PATH = 4_096  # PATH_MAX: a longer text is not a path a worker found
+_MAX_PATH = 4_096  # PATH_MAX: a longer text is not a path a worker found (nor a variable's name)
 _DIGEST_CHARS = 64  # SHA-256, in hex
 _CHUNK = 2**20
 # Packages whose version is part of the key: their files need not be hashed one by one.
 _VERSIONED = frozenset({"numpy", "cupy", "cupyx", "cupy_backends", "layercheck"})
+# The states of a file that are not a digest of its bytes (`file_state`), and of a variable.
+ABSENT = "absent"  # nothing there (a missing file the layer tried, or looked for)
+FOLDER = "folder"  # a folder, looked at (`os.path.isdir`) but not listed: listing is uncacheable
+UNSET = "unset"
+_FILE_WORDS = frozenset({ABSENT, FOLDER})
+# Files of the kernel's, not of a disk: /proc and /sys report a size of 0 and change with every
+# read; /dev holds devices. None of them can be keyed on their contents.
+_PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 
-Sources = tuple[tuple[str, str], ...]  # (path, sha256 hex), sorted by path
+Sources = tuple[tuple[str, str], ...]  # (path, state), sorted by path
+Variables = tuple[tuple[str, str], ...]  # (name, state), sorted by name
+
+
+class Uncacheable(str, enum.Enum):
+    """Why a target's verdict is not stored: what the layer did that its inputs cannot account
+    for (`running.reads`). The value completes "the layer ..."."""
+
+    LISTING = "lists a folder"  # os.listdir, os.scandir, glob: which files are there is not keyed
+    PROCESS = "starts a process"  # what it reads is out of sight
+    NETWORK = "uses the network"
+    NATIVE = "calls native code through ctypes"  # which may read anything (getenv, fopen)
+    DATABASE = "opens a database"  # sqlite3 reads and writes it in C
+    REGISTRY = "reads the Windows registry"
+    ATTRIBUTES = "reads a file's extended attributes"
+    UNHASHABLE = "reads a file that cannot be hashed"  # a device, a pipe, /proc, past the size limit
+    CHANGED = "reads a file that changed while it ran"  # it wrote it, or something else did
+    ENVIRONMENT = "reads the whole environment"  # iterates or copies os.environ
+    REPLACED = "replaces os.environ, os.stat or os.access"  # its reads there went unrecorded
+    TOO_MANY = "reads more files or variables than the cache keeps"
+    UNSEEN = "reads in a way the worker could not record"  # the hook missing, or a read not understood
+    # The worker recorded the modules imported (the run's record, `SourceRecord`) but not the
+    # layer's other reads: the cache was off.
+    UNRECORDED = "was checked with its reads unrecorded"
+
+
+_REASONS = frozenset(reason.value for reason in Uncacheable)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a target's verdict depends on beyond its key: each file with its state, each
+    environment variable with its state, and why it cannot be cached, if it cannot."""
+
+    files: Sources = ()
+    variables: Variables = ()
+    uncacheable: Uncacheable | None = None
+
+    @property
+    def keyable(self) -> bool:
+        """Whether a verdict may be stored under these inputs: nothing unaccounted for, every
+        file's state known, within the limits."""
+        return (
+            self.uncacheable is None
+            and len(self.files) <= MAX_SOURCES
+            and len(self.variables) <= MAX_VARIABLES
+            and all(state for _, state in self.files)
+        )
+
+    def unchanged(self) -> bool:
+        """Whether every file and variable is as recorded, now, in this process."""
+        return all(file_state(path) == state for path, state in self.files) and all(
+            variable_state(os.environ.get(name)) == state for name, state in self.variables
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data, as `read_inputs` reads it back (a worker's report, a cache entry)."""
+        return {
+            "files": [list(item) for item in self.files],
+            "variables": [list(item) for item in self.variables],
+            "uncacheable": None if self.uncacheable is None else self.uncacheable.value,
+        }
 
 
 def digest_file(path: str) -> str | None:
@@ -83,6 +184,39 @@ def digest_file(path: str) -> str | None:
         return digest.hexdigest()
     except (OSError, ValueError):  # ValueError: a NUL in the path
         return None
+
+
+def file_state(path: str) -> str:
+    """What a verdict keys a file on: the SHA-256 (hex) of its bytes, `ABSENT` or `FOLDER`; ""
+    for what cannot be keyed (a device, a pipe, one that cannot be read or is past the size
+    limit), which matches no recorded state. (A file of /proc or /sys reads as a file: the
+    worker never records one, `is_pseudo_file`.)"""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT
+    except (OSError, ValueError):
+        return ""
+    if stat.S_ISDIR(info.st_mode):
+        return FOLDER
+    return digest_file(path) or ""
+
+
+def variable_state(value: str | None) -> str:
+    """What a verdict keys an environment variable on: the SHA-256 (hex) of its value, or
+    `UNSET`. A digest, so that no entry on disk holds a token a layer read."""
+    if value is None:
+        return UNSET
+    return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def is_pseudo_file(path: str) -> bool:
+    """Whether `path` is below /proc, /sys or /dev (symbolic links followed)."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return True
+    return any(real == root or real.startswith(root + "/") for root in _PSEUDO_ROOTS)
 
 
 # -- the worker's side ---------------------------------------------------------------------
@@ -138,8 +272,42 @@ def _counts(name: str, path: str) -> bool:
         return True  # the user's tree (even a package named like NumPy, checked out by them)
     if name.partition(".")[0] in _VERSIONED:
         return False
-    real = os.path.realpath(path)
-    return not any(real == root or real.startswith(root + os.sep) for root in _stdlib_roots())
+    return not in_standard_library(os.path.realpath(path))
+
+
+def in_standard_library(real: str) -> bool:
+    """Whether the real path `real` is a file of the standard library: below its folders, and
+    not below a site-packages there (an interpreter without a virtual environment keeps its
+    third-party packages inside the standard library's folder)."""
+    return _below(real, _stdlib_roots()) and not _below(real, _site_roots())
+
+
+def keyed_by_version(real: str) -> bool:
+    """Whether the file at the real path `real` is one that the cache key covers by a version
+    rather than by its digest: the standard library's (the Python version), or a file of an
+    imported package whose version is in the key (NumPy, CuPy, layercheck's source digest)."""
+    if in_standard_library(real):
+        return True
+    return _below(real, tuple(folder for folder in map(_package_folder, sorted(_VERSIONED)) if folder))
+
+
+def _below(real: str, roots: tuple[str, ...]) -> bool:
+    return any(real == root or real.startswith(root + os.sep) for root in roots)
+
+
+def _package_folder(name: str) -> str | None:
+    """The real folder of the imported package `name` (None: not imported, or not a package
+    of files). Read from `sys.modules` without running any code of the layer's."""
+    module = sys.modules.get(name)
+    if not isinstance(module, types.ModuleType):
+        return None
+    path = object.__getattribute__(module, "__dict__").get("__file__")
+    return _real_folder(path) if type(path) is str and path else None
+
+
+@functools.lru_cache(maxsize=16)
+def _real_folder(path: str) -> str:
+    return os.path.realpath(os.path.dirname(path))
 
 
 @functools.lru_cache(maxsize=1)
@@ -151,33 +319,86 @@ def _stdlib_roots() -> tuple[str, ...]:
     return tuple(sorted({os.path.realpath(folder) for folder in folders if folder}))
 
 
+@functools.lru_cache(maxsize=1)
+def _site_roots() -> tuple[str, ...]:
+    """Every folder third-party packages are installed in."""
+    paths = sysconfig.get_paths()
+    folders = {paths[key] for key in ("purelib", "platlib") if key in paths}
+    try:
+        folders.update(site.getsitepackages())
+    except AttributeError:  # an old virtualenv's site module
+        pass
+    if site.ENABLE_USER_SITE:
+        folders.add(site.getusersitepackages())
+    folders.update(entry for entry in sys.path if os.path.basename(entry) in ("site-packages", "dist-packages"))
+    return tuple(sorted({os.path.realpath(folder) for folder in folders if folder}))
+
+
 # -- the parent's side ---------------------------------------------------------------------
 
 
-def split_sources(data: Any) -> tuple[Any, Sources | None]:
-    """A worker's report without its `SOURCES`, and those read back; None when it sent none
+def split_inputs(data: Any) -> tuple[Any, Inputs | None]:
+    """A worker's report without its `INPUTS`, and those read back; None when it sent none
     (it stopped before the checks ended, or the cache is off).
 
     Raises:
-        MalformedReport: the sources are not what `imported_sources` makes, in one line.
+        MalformedReport: the inputs are not what a worker records, in one line.
     """
-    if type(data) is not dict or SOURCES not in data:
+    if type(data) is not dict or INPUTS not in data:
         return data, None
-    rest = {key: value for key, value in data.items() if key != SOURCES}
-    sources = data[SOURCES]
-    if type(sources) is not list or len(sources) > MAX_SOURCES + 1:
-        raise MalformedReport(f"its sources are {_shown(sources)}, not a list of files")
+    rest = {key: value for key, value in data.items() if key != INPUTS}
+    return rest, read_inputs(data[INPUTS])
+
+
+def read_inputs(data: Any) -> Inputs:
+    """`Inputs.to_data` read back, strictly (a worker's report, a cache entry: the layer ran in
+    the process that wrote either).
+
+    Raises:
+        MalformedReport: in one line.
+    """
+    if type(data) is not dict or set(data) != {"files", "variables", "uncacheable"}:
+        raise MalformedReport(f"its inputs are {_shown(data)}, not the files and variables it read")
+    files = _pairs(data["files"], "file", MAX_SOURCES + 1, _file_problem)
+    variables = _pairs(data["variables"], "variable", MAX_VARIABLES + 1, _variable_problem)
+    reason = data["uncacheable"]
+    if reason is not None and (type(reason) is not str or reason not in _REASONS):
+        raise MalformedReport(f"it says it is not cacheable because it {_shown(reason)}")
+    return Inputs(files, variables, None if reason is None else Uncacheable(reason))
+
+
+def _pairs(value: Any, what: str, limit: int, problem: Any) -> tuple[tuple[str, str], ...]:
+    if type(value) is not list or len(value) > limit:
+        raise MalformedReport(f"its {what}s are {_shown(value)}, not a list of at most {limit}")
     read = []
-    for item in sources:
+    for item in value:
         if type(item) is not list or len(item) != 2 or any(type(part) is not str for part in item):
-            raise MalformedReport(f"a source is {_shown(item)}, not a path and its digest")
-        path, digest = item
-        if not os.path.isabs(path) or len(path) > _MAX_PATH or "\0" in path:
-            raise MalformedReport(f"a source is {_shown(path)}, not an absolute path")
-        if digest and (len(digest) != _DIGEST_CHARS or digest.strip("0123456789abcdef")):
-            raise MalformedReport(f"the digest of a source is {_shown(digest)}")
-        read.append((path, digest))
-    return rest, tuple(sorted(set(read)))
+            raise MalformedReport(f"a {what} is {_shown(item)}, not a name and its state")
+        wrong = problem(*item)
+        if wrong:
+            raise MalformedReport(f"a {what} is {_shown(item)}: {wrong}")
+        read.append((item[0], item[1]))
+    return tuple(sorted(set(read)))
+
+
+def _file_problem(path: str, state: str) -> str | None:
+    if not os.path.isabs(path) or len(path) > _MAX_PATH or "\0" in path:
+        return "not an absolute path"
+    if state and state not in _FILE_WORDS and not _is_digest(state):
+        return "its state is neither a digest nor absent nor folder"
+    return None
+
+
+def _variable_problem(name: str, state: str) -> str | None:
+    if not name or len(name) > _MAX_PATH or "\0" in name:
+        return "not the name of an environment variable"
+    if state != UNSET and not _is_digest(state):
+        return "its state is neither a digest nor unset"
+    return None
+
+
+def _is_digest(text: str) -> bool:
+    return len(text) == _DIGEST_CHARS and not text.strip("0123456789abcdef")
 
 
 class SourceRecord:
@@ -205,10 +426,12 @@ class SourceRecord:
         """Record the file at `path` as it is now (`digest_file`; "" when it cannot be read)."""
         self.add(path, digest_file(path) or "")
 
-    def update(self, sources: Sources) -> None:
-        """Record what a worker sent (`split_sources`)."""
-        for path, digest in sources:
-            self.add(path, digest)
+    def update(self, files: Sources) -> None:
+        """Record the files a worker sent (`Inputs.files`): those with content, or none that
+        could be read; a file the layer found absent, or a folder, has no content to record."""
+        for path, state in files:
+            if state == "" or _is_digest(state):
+                self.add(path, state)
 
     def recorded(self) -> tuple[tuple[str, str], ...]:
         """(path, digest) of every file recorded, sorted by path."""

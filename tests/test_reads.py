@@ -1,0 +1,271 @@
+"""What a worker records of a target's reads (`layercheck.running.reads`, DESIGN.md section 7):
+every file the layer's side opens or looks at, every environment variable it reads, and what
+makes its verdict uncacheable; never what layercheck itself reads.
+
+Each case is a few lines run in a worker of its own between `Reads.start` and `Reads.finish`
+(`reads_jobs.Reading`), compiled as from a file of the user's; all the cases run in one
+`run_jobs` call, and each test reads its case's inputs. tests/test_cache.py shows the same
+through the batch runner: a changed read checks the layer again, an uncacheable one is never
+stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import py_compile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from reads_jobs import Reading
+
+from layercheck.running.isolation import run_jobs
+from layercheck.running.sources import ABSENT, FOLDER, UNSET, Uncacheable
+
+DATA = "1.0\n"
+HELPER = "FACTOR = 1.0\n"
+
+# name: the code (HERE is the folder of the files below), as the layer's module would run it.
+CASES = {
+    # -- files, keyed ----------------------------------------------------------------------
+    "open": "open(HERE + '/data.txt').read()",
+    "np.load": "import numpy as np\nnp.load(HERE + '/data.npy')",
+    "Path.read_text of a missing file": (
+        "from pathlib import Path\ntry:\n    Path(HERE, 'missing.txt').read_text()\nexcept FileNotFoundError:\n    pass"
+    ),
+    "os.path.exists, isfile, isdir": (
+        "import os.path\nos.path.exists(HERE + '/flag')\nos.path.isfile(HERE + '/data.txt')\nos.path.isdir(HERE)"
+    ),
+    "a helper loaded by path": (
+        "import importlib.util\n"
+        "spec = importlib.util.spec_from_file_location('helper_by_path', HERE + '/helper.py')\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "assert module.FACTOR == 1.0"
+    ),
+    "a helper loaded by path, its bytecode written": (
+        "import importlib.util, sys\n"
+        "sys.dont_write_bytecode = False\n"
+        "spec = importlib.util.spec_from_file_location('fresh_by_path', HERE + '/fresh.py')\n"
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec))"
+    ),
+    "a helper named like a module of the standard library": (
+        "import importlib.util\n"
+        "spec = importlib.util.spec_from_file_location('textwrap', HERE + '/textwrap.py')\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "module.read(HERE + '/data.txt')"
+    ),
+    "a thread it started": (
+        "import threading\n"
+        "thread = threading.Thread(target=lambda: open(HERE + '/data.txt').read())\n"
+        "thread.start()\nthread.join()"
+    ),
+    "a file it only writes": "open(HERE + '/written.txt', 'w').write('x')\nopen(HERE + '/log.txt', 'a').write('x')",
+    # -- environment variables, keyed ------------------------------------------------------
+    "variables": (
+        "import os\n"
+        "os.environ['LC_READS_A']\n"
+        "os.getenv('LC_READS_UNSET')\n"
+        "os.environ.get('LC_READS_B', 'x')\n"
+        "'LC_READS_C' in os.environ\n"
+        "os.environb.get(b'LC_READS_D')\n"
+        "os.environ.setdefault('LC_READS_E', 'set by the layer')"
+    ),
+    # -- lookalikes: layercheck's reads, the import system's, the standard library's --------
+    "layercheck reads a file and a variable": (
+        "from layercheck.running.sources import digest_file\n"
+        "from layercheck.running.watching import still_running_every_s\n"
+        "digest_file(HERE + '/data.txt')\nstill_running_every_s()"
+    ),
+    "layercheck lists a folder": (
+        "from pathlib import Path\nfrom layercheck.contract.entries import module_files\nmodule_files(Path(HERE))"
+    ),
+    "an import of a sibling module": "import sys\nsys.path.insert(0, HERE)\nimport sibling_of_reads",
+    "a file of the standard library": "import json\nopen(json.__file__).read()",
+    # -- uncacheable ----------------------------------------------------------------------
+    "os.listdir": "import os\nos.listdir(HERE)",
+    "os.scandir": "import os\nlist(os.scandir(HERE))",
+    "glob": "import glob\nglob.glob(HERE + '/*.txt')",
+    "os.walk": "import os\nlist(os.walk(HERE))",
+    "subprocess": "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'], check=True)",
+    "os.system": "import os\nos.system('true')",
+    "a name lookup": "import socket\ntry:\n    socket.getaddrinfo('localhost', 80)\nexcept OSError:\n    pass",
+    "ctypes": "import ctypes\nctypes.CDLL(None)",
+    "dict(os.environ)": "import os\ndict(os.environ)",
+    "os.environ.copy()": "import os\nos.environ.copy()",
+    "os.environ replaced": "import os\nos.environ = {'LC_READS_A': 'mine'}",
+    "os.stat replaced": "import os\nos.stat = os.lstat",
+    "a file it reads and writes": (
+        "from pathlib import Path\ncount = Path(HERE, 'count.txt')\ncount.write_text(str(int(count.read_text()) + 1))"
+    ),
+    "a device": "open('/dev/zero', 'rb').read(8)",
+    "a file of /proc": "open('/proc/self/status').read()",
+    "an event with a garbled path": "import sys\nsys.audit('open', object(), 'r', 0)",
+    "an event with no arguments": "import sys\nsys.audit('open')",
+}
+EXPECTED_UNCACHEABLE = {
+    "os.listdir": Uncacheable.LISTING,
+    "os.scandir": Uncacheable.LISTING,
+    "glob": Uncacheable.LISTING,
+    "os.walk": Uncacheable.LISTING,
+    "subprocess": Uncacheable.PROCESS,
+    "os.system": Uncacheable.PROCESS,
+    "a name lookup": Uncacheable.NETWORK,
+    "ctypes": Uncacheable.NATIVE,
+    "dict(os.environ)": Uncacheable.ENVIRONMENT,
+    "os.environ.copy()": Uncacheable.ENVIRONMENT,
+    "os.environ replaced": Uncacheable.REPLACED,
+    "os.stat replaced": Uncacheable.REPLACED,
+    "a file it reads and writes": Uncacheable.CHANGED,
+    "a device": Uncacheable.UNHASHABLE,
+    "a file of /proc": Uncacheable.UNHASHABLE,
+    "an event with a garbled path": Uncacheable.UNSEEN,
+    "an event with no arguments": Uncacheable.UNSEEN,
+}
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Each case's folder and what its worker sent back: its inputs and whether it ran to its end."""
+    jobs, folders = [], []
+    with pytest.MonkeyPatch.context() as patch:  # the parent's environment is the worker's
+        patch.setenv("LC_READS_A", "a")
+        patch.setenv("LC_READS_B", "b")
+        patch.delenv("LC_READS_UNSET", raising=False)
+        patch.setenv("LC_READS_C", "")
+        patch.setenv("LC_READS_D", "d")
+        patch.delenv("LC_READS_E", raising=False)
+        for code in CASES.values():
+            folder = tmp_path_factory.mktemp("reads")
+            (folder / "data.txt").write_text(DATA, encoding="utf-8")
+            np.save(folder / "data.npy", np.array(1.0))
+            (folder / "helper.py").write_text(HELPER, encoding="utf-8")
+            py_compile.compile(str(folder / "helper.py"), doraise=True)  # valid: the .py is not opened
+            (folder / "fresh.py").write_text(HELPER, encoding="utf-8")
+            (folder / "textwrap.py").write_text("def read(path):\n    return open(path).read()\n", encoding="utf-8")
+            (folder / "sibling_of_reads.py").write_text("X = 1\n", encoding="utf-8")
+            (folder / "count.txt").write_text("0", encoding="utf-8")
+            source = folder / "layer.py"
+            folders.append(folder)
+            jobs.append(Reading(f"HERE = {str(folder)!r}\n{code}\ndone = True\n", str(source)))
+        outcomes = run_jobs(jobs, workers=2)
+    results = {}
+    for name, folder, outcome in zip(CASES, folders, outcomes):
+        assert outcome.ok, (name, outcome.failure, outcome.output)
+        results[name] = (folder, outcome.result)
+    return results
+
+
+def _files(result: dict[str, Any], folder: Path | None = None) -> dict[str, str]:
+    """The files recorded (below `folder`, relative to it, when given)."""
+    files = dict(map(tuple, result["files"]))
+    if folder is None:
+        return files
+    return {os.path.relpath(path, folder): state for path, state in files.items() if path.startswith(str(folder))}
+
+
+def _keyed(recorded, name: str) -> tuple[Path, dict[str, Any]]:
+    folder, result = recorded[name]
+    assert result["done"], "the code did not run to its end"
+    assert result["uncacheable"] is None, result
+    return folder, result
+
+
+def test_a_file_opened_is_keyed_on_its_contents(recorded):
+    folder, result = _keyed(recorded, "open")
+    assert _files(result, folder) == {"data.txt": _sha(DATA.encode())}
+    folder, result = _keyed(recorded, "np.load")
+    assert _files(result, folder) == {"data.npy": _sha((folder / "data.npy").read_bytes())}
+
+
+def test_a_missing_file_is_keyed_as_absent_and_a_folder_as_a_folder(recorded):
+    folder, result = _keyed(recorded, "Path.read_text of a missing file")
+    assert _files(result, folder) == {"missing.txt": ABSENT}
+    folder, result = _keyed(recorded, "os.path.exists, isfile, isdir")
+    assert _files(result, folder) == {"flag": ABSENT, "data.txt": _sha(DATA.encode()), ".": FOLDER}
+
+
+def test_a_helper_loaded_by_path_is_keyed_on_its_source(recorded):
+    """Never in sys.modules, so no source of the import's: its read is. Python read its valid
+    bytecode, not the source; the bytecode stands for the source (Python checks it against it)."""
+    folder, result = _keyed(recorded, "a helper loaded by path")
+    assert _files(result, folder) == {"helper.py": _sha(HELPER.encode())}
+    assert Path(importlib.util.cache_from_source(str(folder / "helper.py"))).exists()
+
+
+def test_bytecode_python_writes_for_a_helper_loaded_by_path_does_not_make_it_uncacheable(recorded):
+    """The loader found no bytecode, read the source, and wrote the bytecode (a file written
+    while the target ran, but not one it read)."""
+    folder, result = _keyed(recorded, "a helper loaded by path, its bytecode written")
+    assert _files(result, folder) == {"fresh.py": _sha(HELPER.encode())}
+    assert Path(importlib.util.cache_from_source(str(folder / "fresh.py"))).exists()
+
+
+def test_whose_read_it_is_goes_by_the_code_s_file_not_its_module_s_name(recorded):
+    folder, result = _keyed(recorded, "a helper named like a module of the standard library")
+    assert _files(result, folder)["data.txt"] == _sha(DATA.encode())
+
+
+def test_a_thread_of_the_layer_s_reads_for_it(recorded):
+    folder, result = _keyed(recorded, "a thread it started")
+    assert _files(result, folder) == {"data.txt": _sha(DATA.encode())}
+
+
+def test_a_file_only_written_is_not_read(recorded):
+    folder, result = _keyed(recorded, "a file it only writes")
+    assert _files(result, folder) == {}
+
+
+def test_each_variable_read_is_keyed_on_its_value_or_on_being_unset(recorded):
+    """`[]`, `os.getenv`, `get`, `in`, `os.environb`, `setdefault`: the value the worker started
+    with (the parent's), unset included; a variable the layer set is keyed on its value before."""
+    _, result = _keyed(recorded, "variables")
+    assert dict(map(tuple, result["variables"])) == {
+        "LC_READS_A": _sha(b"a"),
+        "LC_READS_UNSET": UNSET,
+        "LC_READS_B": _sha(b"b"),
+        "LC_READS_C": _sha(b""),
+        "LC_READS_D": _sha(b"d"),
+        "LC_READS_E": UNSET,
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "layercheck reads a file and a variable",
+        "layercheck lists a folder",
+        "an import of a sibling module",
+        "a file of the standard library",
+    ],
+)
+def test_what_layercheck_the_import_system_or_the_standard_library_reads_is_not_the_layer_s(recorded, name):
+    """layercheck's own reads, even when the layer called it; the import system's listing of a
+    folder it searches (the module found is a source); a file the Python version keys."""
+    folder, result = _keyed(recorded, name)
+    expected = {"sibling_of_reads.py": _sha(b"X = 1\n")} if name == "an import of a sibling module" else {}
+    assert _files(result, folder) == expected
+    assert result["variables"] == []
+    if name == "a file of the standard library":
+        assert _files(result) == {}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED_UNCACHEABLE))
+def test_what_cannot_be_keyed_makes_the_target_uncacheable_and_never_raises(recorded, name):
+    _, result = recorded[name]
+    assert result["done"], "the recorder raised into the layer's code"
+    assert result["uncacheable"] == EXPECTED_UNCACHEABLE[name].value
+
+
+def test_the_recorder_puts_os_back_when_it_finishes(recorded):
+    """What `start` replaced in `os` (environ, environb, stat, access) is back after `finish`,
+    the originals even where the layer had replaced them with its own."""
+    assert all(result["restored"] for _, result in recorded.values())
