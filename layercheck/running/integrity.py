@@ -503,6 +503,7 @@ class _Unchanged:
     kw_values: tuple[Any, ...]
     cells: tuple[Any, ...]
     contents: tuple[Any, ...]
+    referents: list[Any]  # what the functions refer to, flat (`_functions_hold`): taken again when it changes harmlessly
 
     @classmethod
     def of(
@@ -533,6 +534,7 @@ class _Unchanged:
             tuple(v for _, kw in with_kw for v in kw.values()),
             tuple(cell for f in functions for cell, _ in f.cells),
             tuple(value for f in functions for _, value in f.cells),
+            gc.get_referents(*(f.fn for f in functions)),
         )
 
     def holds(self) -> bool:
@@ -542,15 +544,36 @@ class _Unchanged:
                 all(same(map(sys.modules.get, self.modules), self.module_objects))
                 and self._sizes_hold()
                 and all(same(itertools.chain.from_iterable(map(_call, self.getters, self.lives)), self.values))
-                and all(same(map(_CODE, self.functions), self.codes))
-                and all(same(map(_DEFAULTS, self.functions), self.defaults))
-                and all(same(map(_KWDEFAULTS, self.functions), self.kwdefaults))
+                and self._functions_hold()
                 and list(map(len, self.kw_dicts)) == list(self.kw_sizes)
                 and all(same(map(operator.getitem, self.kw_owners, self.kw_names), self.kw_values))
                 and all(same(map(_CONTENTS, self.cells), self.contents))
             )
         except (KeyError, ValueError):  # a name removed, a cell emptied
             return False
+
+    def _functions_hold(self) -> bool:
+        """Every function's code, defaults and keyword defaults the same objects. Reading those
+        attributes raises an audit event each (`object.__getattr__`), which costs where an
+        audit hook is installed (`running.reads`: thirty thousand calls of it per look); so
+        they are first compared in one call that raises one event: the objects each function
+        refers to (`gc.get_referents`, its code, defaults and keyword defaults among them),
+        which match the record unless something changed. What else a function refers to may
+        change without harm (its `__dict__` or `__annotations__`, made when first read): then
+        the attributes are compared, and the record of referents taken again."""
+        same = functools.partial(map, operator.is_)
+        referents = gc.get_referents(*self.functions)
+        recorded = self.referents
+        if len(referents) == len(recorded) and all(same(referents, recorded)):
+            return True
+        held = (
+            all(same(map(_CODE, self.functions), self.codes))
+            and all(same(map(_DEFAULTS, self.functions), self.defaults))
+            and all(same(map(_KWDEFAULTS, self.functions), self.kwdefaults))
+        )
+        if held:
+            recorded[:] = referents
+        return held
 
     def _sizes_hold(self) -> bool:
         """No name added, but to modules, and none there that hides a builtin (the recorded
