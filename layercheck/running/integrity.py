@@ -503,7 +503,9 @@ class _Unchanged:
     kw_values: tuple[Any, ...]
     cells: tuple[Any, ...]
     contents: tuple[Any, ...]
-    referents: list[Any]  # what the functions refer to, flat (`_functions_hold`): taken again when it changes harmlessly
+    referents: list[
+        Any
+    ]  # what the functions refer to, flat (`_functions_hold`): taken again when it changes harmlessly
 
     @classmethod
     def of(
