@@ -45,8 +45,9 @@ library's, NumPy's, CuPy's, layercheck's own: `sources.keyed_by_version`).
 
 **Robust.** The hook runs on every audit event of the process: a set lookup rejects all but the
 few dozen it watches. That is about half a microsecond an event, most of it Python's call of any
-hook; in a worker most events are the integrity guard's reads of the `__code__` of each function
-it watches (Python audits each), some 10,000 after every check. For the events it watches, and
+hook; the integrity guard, which watches ten thousand functions after every check, compares
+them in one call that raises one event (`integrity._Unchanged._functions_hold`) rather than
+reading their audited attributes one by one. For the events it watches, and
 in the wrappers, nothing raises into the layer's code: a failure makes the target uncacheable
 instead, and what the recording itself does (a path resolved, a frame asked for) is not
 recorded (`Reads._guarded`). A layer cannot remove an audit hook. Added before the layer's
