@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 
 import pytest
@@ -33,7 +34,10 @@ EXPECTED = _expected()
 @pytest.fixture(scope="module")
 def idioms_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("idioms") / "report.json"
-    proc = run_cli("run", CORPUS, "--jobs", "2", "-v", "--json", out, "--no-cache")
+    # A time zone that time_zone.py's tzset() changes: its new tzname then differs from the old
+    # (under an unchanged zone it is an equal value, which is no change at all).
+    env = {**os.environ, "TZ": "America/New_York"}
+    proc = run_cli("run", CORPUS, "--jobs", "2", "-v", "--json", out, "--no-cache", env=env)
     report = json.loads(out.read_text())
     return proc, {t["target"].rsplit("/", 1)[-1]: t for t in report["targets"]}
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import importlib
 import json
+import os
 import sys
 import threading
 import time
+import types
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -34,6 +37,7 @@ from layercheck.running.integrity import (
     ChangeKind,
     Guard,
     Snapshot,
+    computes_verdicts,
     describe,
 )
 from layercheck.running.runner import allowed_words
@@ -194,10 +198,53 @@ def test_numpy_reloaded_is_allowed_and_the_original_put_back_in_sys_modules(snap
 
 
 def test_tzset_is_allowed(snapshot):
-    time.tzset()  # new tuples in time.tzname: data that no code layercheck runs looks up
+    time.tzset()  # new tuples in time.tzname, equal to the old ones where TZ did not change
     changes, settled = snapshot.settle()
-    assert {c.allowed for c in changes} <= {Allowed.UNREAD}
+    assert {c.allowed for c in changes} <= {Allowed.UNREAD, Allowed.EQUAL}
     assert settled.changes() == ()
+
+
+def test_tzset_in_another_time_zone_is_allowed(snapshot, monkeypatch):
+    # New values, not only new objects, where TZ is not UTC: read by no verdict all the same
+    # (numpy's datetime printing reads `self.timezone`, an attribute of its own, not `time`'s).
+    monkeypatch.setenv("TZ", "America/New_York")
+    try:
+        time.tzset()
+        changes, settled = snapshot.settle()
+        assert changes and {c.allowed for c in changes} <= {Allowed.UNREAD, Allowed.EQUAL}, changes
+        assert settled.changes() == ()
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_a_name_rebound_to_an_equal_value_or_the_same_function_is_no_change(snapshot):
+    numeric = sys.modules[_NUMERIC]
+    names = [n for n, v in vars(numeric).items() if type(v) in (str, tuple) and not n.startswith("__")][:1]
+    functions = [n for n, v in vars(np).items() if type(v) is types.FunctionType and not vars(v)][:1]
+    assert names and functions
+    originals = {n: vars(numeric)[n] for n in names}
+    function = vars(np)[functions[0]]
+    try:
+        for n, v in originals.items():
+            setattr(numeric, n, copy.deepcopy(v) if type(v) is tuple else "".join(v))  # equal, not the same
+        setattr(
+            np,
+            functions[0],
+            types.FunctionType(
+                function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+            ),
+        )
+        changes, settled = snapshot.settle()
+        assert changes and {c.allowed for c in changes} == {Allowed.EQUAL}, changes
+        assert settled.changes() == ()
+        # Equal code under other globals is another function: judged by who reads it.
+        setattr(np, functions[0], types.FunctionType(function.__code__, {}, function.__name__))
+        assert [c.allowed for c in settled.changes()] != [Allowed.EQUAL]
+    finally:
+        for n, v in originals.items():
+            setattr(numeric, n, v)
+        setattr(np, functions[0], function)
 
 
 def test_numpys_settings_and_layerchecks_own_state_are_no_change(snapshot):
@@ -624,6 +671,56 @@ def test_a_layer_instance_that_replaces_numpy_when_copied_is_caught_and_still_ch
     )
     assert integrity.message.endswith(" more times")
     assert _by_name(report)["outputs_are_finite"].status == Status.PASSED
+
+
+def test_no_rendering_module_runs_while_verdicts_are_computed(tmp_path):
+    # The names only the rendering modules look up (builtins.print for the console, np.load for
+    # the reproducers' files) are not read by any verdict (integrity.RENDERING): checks run
+    # through the API and as a worker runs them, under a profiler, call none of their code.
+    from layercheck.results import Kind
+    from layercheck.running.batch import CheckJob
+    from layercheck.settings.options import Options
+
+    layer = tmp_path / "wrong.py"
+    layer.write_text(
+        "class Wrong:\n"
+        "    example_layout = '3,2:CB'\n\n"
+        "    def predict(self, X):\n"
+        "        return X * X\n\n"
+        "    def backward(self, X, Y, dLdY, memory):\n"
+        "        return 3 * dLdY * X\n"
+    )
+    called: set[str] = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            called.add(frame.f_globals.get("__name__") or "")
+
+    from layercheck.contract.layout import parse_layouts
+
+    job = CheckJob(
+        "wrong.py",
+        str(layer),
+        "Wrong",
+        Kind.LAYER,
+        tuple(parse_layouts("3,2:CB")),
+        {},
+        Options(),
+        60.0,
+        repro_folder=str(tmp_path),
+        record_sources=True,
+    )
+    sys.setprofile(profile)  # before the guards start: a hook there before, allowed
+    try:
+        layercheck.check_layer(_TampersOnCall, "3,2:CB")
+        payload = job.run(lambda kind, data: None)
+    finally:
+        sys.setprofile(None)
+        np.isfinite = _ORIGINAL_ISFINITE
+    assert payload["status"] == "failed" and any(name.endswith(".npz") for name in os.listdir(tmp_path))
+    ours = {name for name in called if name.partition(".")[0] == "layercheck"}
+    assert "layercheck.checks.gradients" in ours and "layercheck.reproducers.evidence" in ours
+    assert [name for name in ours if not computes_verdicts(name)] == []
 
 
 # -- the CLI, with CuPy --------------------------------------------------------------------------

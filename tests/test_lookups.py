@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from layercheck.running.lookups import Lookups
+from layercheck.running.lookups import Lookups, Reader
 
 fakenp = types.ModuleType("fakenp")
 fakenp.name = lambda: 1  # type: ignore[attr-defined]
@@ -24,25 +24,52 @@ def _functions(source: str) -> list[types.FunctionType]:
     return [value for value in namespace.values() if isinstance(value, types.FunctionType)]
 
 
-def _reader(source: str, name: str = "name") -> str | None:
-    return Lookups(lambda: _functions(source)).reader(vars(fakenp), fakenp, name)
+def _reader(source: str, name: str = "name", **kwargs) -> Reader | None:
+    return Lookups(lambda: _functions(source)).reader(vars(fakenp), fakenp, name, **kwargs)
 
 
 @pytest.mark.parametrize(
     "source",
     [
         "def f():\n    return np.name()",  # a global that is the module
-        "def f(xp):\n    return xp.name()",  # a local: it may be the module
-        "def f():\n    return make().name",  # a call's result: it may be the module
         "def f():\n    from fakenp import name\n    return name",  # imported by name inside a function
-        "def f(c):\n    return (np if c else other).name",  # reached from two places: either
-        "def f():\n    return getattr(np, 'name')",  # a lookup by a string the code holds
         "def f():\n    return [np.name for _ in range(2)]",  # in a nested code object
-        "def outer():\n    m = np\n    def inner():\n        return m.name\n    return inner",  # a cell
+        "def outer():\n    m = np\n    def f():\n        return m.name\n    return f\nf = outer()",  # a cell
     ],
 )
-def test_a_lookup_that_may_read_the_name_counts(source):
-    assert _reader(source) is not None
+def test_a_lookup_the_bytecode_places_in_the_namespace_is_certain(source):
+    reader = _reader(source)
+    assert reader is not None and reader.certain
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(xp):\n    return xp.name()",  # a local: it may be the module
+        "def f():\n    return make().name",  # a call's result: it may be the module
+        "def f():\n    return getattr(np, 'name')",  # a lookup by a string the code holds
+    ],
+)
+def test_a_lookup_that_may_read_the_name_counts_as_possible(source):
+    reader = _reader(source)
+    assert reader is not None and not reader.certain
+    assert str(reader).endswith("(perhaps: it reads that name from an object it is given)")
+    # Only where the namespace is handed around as a value, by code that may be handed it.
+    assert _reader(source, as_value=False) is None
+    functions = _functions(source)
+    assert Lookups(lambda: functions, holders=lambda fn: False).reader(vars(fakenp), fakenp, "name") is None
+
+
+def test_a_value_reached_from_two_places_may_be_either():
+    # `.name` of what two paths reach is read of the module on one of them: Python 3.10 copies
+    # the attribute read into each path (certain), later versions join them (possible).
+    assert _reader("def f(c):\n    return (other if c else np).name") is not None
+    assert _reader("def f(c):\n    return (np if c else other).name") is not None
+
+
+def test_a_certain_reader_is_named_before_a_possible_one():
+    reader = _reader("def a(xp):\n    return xp.name\n\ndef b():\n    return np.name")
+    assert reader == Reader("user.b", True)
 
 
 @pytest.mark.parametrize(
@@ -52,6 +79,8 @@ def test_a_lookup_that_may_read_the_name_counts(source):
         "def f():\n    from json import name\n    return name",  # imported from another module
         "def f():\n    return np.other_name()",  # another name
         "def f():\n    name = 3\n    return name",  # a local of that name
+        "class C:\n    def f(self):\n        return self.name\nf = C.f",  # a method's instance
+        "class C:\n    @classmethod\n    def f(cls):\n        return cls.name\nf = C.f.__func__",  # its class
     ],
 )
 def test_a_lookup_that_cannot_read_the_name_does_not_count(source):
@@ -59,14 +88,14 @@ def test_a_lookup_that_cannot_read_the_name_does_not_count(source):
 
 
 def test_the_reader_is_named():
-    assert _reader("def read_it():\n    return np.name()") == "user.read_it"
+    assert _reader("def read_it():\n    return np.name()") == Reader("user.read_it", True)
 
 
 def test_a_global_of_the_namespaces_own_functions_counts_with_globals_only():
     functions = _functions("def f():\n    return abs(-1)")
     namespace = functions[0].__globals__
     lookups = Lookups(lambda: functions)
-    assert lookups.reader(namespace, None, "abs", globals_only=True) == "user.f"
+    assert lookups.reader(namespace, None, "abs", globals_only=True) == Reader("user.f", True)
     # Another namespace's functions load their own globals, not this one's.
     assert lookups.reader(vars(other), None, "abs", globals_only=True) is None
     # An attribute of that name is no global.
@@ -77,7 +106,7 @@ def test_a_global_of_the_namespaces_own_functions_counts_with_globals_only():
 def test_builtins_are_read_by_every_function_that_does_not_hide_them():
     functions = _functions("def f():\n    return len([])")
     lookups = Lookups(lambda: functions)
-    assert lookups.reader(vars(builtins), builtins, "len") == "user.f"
+    assert lookups.reader(vars(builtins), builtins, "len") == Reader("user.f", True)
     assert lookups.reader(vars(builtins), builtins, "sorted") is None
     hidden = _functions("len = lambda x: 0\ndef f():\n    return len([])")
     assert Lookups(lambda: hidden).reader(vars(builtins), builtins, "len") is None

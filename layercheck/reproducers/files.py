@@ -1,10 +1,10 @@
-"""The parent's side of `--repro DIR`, and the worker's writer.
+"""The parent's side of `--repro DIR` (the worker's writer is `reproducers.evidence.evidence_writer`).
 
 - `check_repro_dir`: DIR validated up front (a folder, or one that can be made; writable), a
   one-line UsageError otherwise. Nothing is created before the run starts.
 - `ReproRun`: for one run, a staging folder inside DIR (same file system: a rename moves a
   file) with one folder per target; each target's worker writes `<check>.npz` there
-  (`evidence_writer`). When a target's report comes back, `attach` keeps only what it
+  (`reproducers.evidence.evidence_writer`). When a target's report comes back, `attach` keeps only what it
   expects: for each failed check that has a reproducer script, a regular file (no link) of
   bounded size that reads as an `.npz` of that check's evidence. It then writes the script
   itself (layercheck's own code under a header of values the parent knows: the module's path,
@@ -41,9 +41,8 @@ from typing import Any
 import numpy as np
 
 from layercheck.errors import UsageError
-from layercheck.interrupts import reraise_if_interrupt
 from layercheck.reporters.files import staged_file
-from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, LazyEvidence, ReproKind
+from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, SCRIPTS, ReproKind
 from layercheck.results import CheckResult, Status, TargetReport
 from layercheck.safetext import exception_text
 
@@ -52,40 +51,10 @@ __all__ = [
     "ReproDir",
     "ReproRun",
     "check_repro_dir",
-    "evidence_writer",
     "safe_stems",
     "script_text",
 ]
 
-# The checks that have a reproducer, and the evidence each one's script reads.
-SCRIPTS: Mapping[str, ReproKind] = {
-    "gradients_are_numerically_correct": ReproKind.GRADIENT,
-    "predict_does_not_modify_inputs": ReproKind.MUTATION,
-    "forward_does_not_modify_inputs": ReproKind.MUTATION,
-    "backward_does_not_modify_inputs": ReproKind.MUTATION,
-    "predict_is_deterministic": ReproKind.REPEAT,
-    "backward_is_repeatable": ReproKind.REPEAT,
-    "predict_is_consistent_in_type": ReproKind.TYPES,
-    "forward_is_consistent_in_type": ReproKind.TYPES,
-    "backward_is_consistent_in_type": ReproKind.TYPES,
-    "predict_is_consistent_across_observations": ReproKind.OBSERVATIONS,
-    "forward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
-    "backward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
-    "outputs_are_finite": ReproKind.FINITE,
-    "predict_is_consistent_on_gpu": ReproKind.PARITY,
-    "backward_is_consistent_on_gpu": ReproKind.PARITY,
-    "outputs_stay_on_device": ReproKind.TYPES,
-    "backward_is_consistent_in_size": ReproKind.SIZES,
-    "forward_predict_are_consistent_in_size": ReproKind.SIZES,
-    "output_format_is_consistent": ReproKind.SIZES,
-    "output_batch_size_matches_input": ReproKind.SIZES,
-    "predict_returns_valid_states": ReproKind.SIZES,
-    "forward_returns_valid_states": ReproKind.SIZES,
-    "initialize_does_not_change_nonempty_learnables": ReproKind.MUTATION,
-    "initialize_does_not_change_nonempty_states": ReproKind.MUTATION,
-    "backward_respects_compute_gradients": ReproKind.MASKS,
-    "reset_state_does_not_error": ReproKind.MUTATION,
-}
 _TEMPLATES = {kind: f"{kind.value}_script.py" for kind in ReproKind}
 
 STEM_LIMIT = 60  # characters of a target's part of a file name
@@ -153,23 +122,6 @@ def _readable(label: str) -> str:
     if not stem or stem[0].isdigit():
         stem = f"target_{stem}".rstrip("_")
     return stem
-
-
-def evidence_writer(folder: str) -> Callable[[str, LazyEvidence], None]:
-    """The worker's `on_evidence`: writes `<folder>/<check>.npz`. Nothing it fails at changes
-    a verdict: the parent then finds no file and names no reproducer."""
-
-    def write(check: str, evidence: LazyEvidence) -> None:
-        if check not in SCRIPTS:
-            return
-        try:
-            built = evidence()
-            if built.kind is SCRIPTS[check]:
-                built.write(os.path.join(folder, f"{check}.npz"))
-        except BaseException as exc:  # the layer's code may run (a property of an array it returned)
-            reraise_if_interrupt(exc)
-
-    return write
 
 
 def script_text(kind: ReproKind, module: Path, folder: Path, name: str, args: Mapping[str, Any], label: str) -> str:

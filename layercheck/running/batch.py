@@ -40,7 +40,8 @@ from layercheck.environment import Environment, collect
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
 from layercheck.numerics.devices import gpu_status
-from layercheck.reproducers.files import ReproDir, ReproRun, evidence_writer
+from layercheck.reproducers.evidence import evidence_writer
+from layercheck.reproducers.files import ReproDir, ReproRun
 from layercheck.results import (
     Cause,
     CheckResult,

@@ -80,6 +80,7 @@ import gc
 import importlib
 import itertools
 import operator
+import re
 import sys
 import threading
 import types
@@ -88,7 +89,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from layercheck.contract import calls
-from layercheck.running.lookups import Lookups
+from layercheck.numerics import devices
+from layercheck.running.lookups import Lookups, Reader
 
 __all__ = [
     "Allowed",
@@ -99,7 +101,9 @@ __all__ = [
     "INTEGRITY_ABOUT",
     "INTEGRITY_CHECK",
     "Reliance",
+    "RENDERING",
     "Snapshot",
+    "computes_verdicts",
     "describe",
     "prime",
 ]
@@ -167,6 +171,10 @@ _HOT = frozenset({"numpy", *_NUMPY_PUBLIC_LAZY, "cupy", "cupy.random", "cupy.lin
 # whose values a layer may change through their own API (`time.tzset()`). NumPy's internal
 # modules are watched whole: its C code looks names up there (`numpy._core._methods._sum`).
 _LOOKED_UP = frozenset({*_HOT, "cupyx", "builtins", "math", "cmath", "operator", "time"})
+# Of those, the ones code hands around as values: the array modules (layercheck's `xp`). A
+# name read from an object the bytecode does not name may be read from these, not from the
+# standard modules (`running.lookups`).
+_AS_VALUE = frozenset({*_HOT, "cupyx"})
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -198,6 +206,10 @@ class Allowed(str, enum.Enum):
     put back), and reported as a note, never as a failure."""
 
     UNREAD = "no code layercheck runs looks it up"
+    # Rebound to a value that does what the old one did (an equal number, text or table; a
+    # function of the same code and globals): `time.tzset()` under an unchanged TZ, a module
+    # reloaded in place. Accepted, and not said: nothing changed but objects' identity.
+    EQUAL = "an equal value"
     BUILTIN = "it is the builtin of that name itself"
     # A module layercheck imported was replaced in (or removed from) sys.modules: NumPy reloaded
     # to switch its promotion rules. layercheck computes with the module objects it imported,
@@ -265,6 +277,10 @@ class _Namespace:
     @functools.cached_property
     def names_set(self) -> frozenset[Any]:
         return frozenset(self.names)
+
+    @functools.cached_property
+    def recorded(self) -> dict[Any, Any]:
+        return dict(zip(self.names, self.values))
 
     def changes(self, judge: _Judge) -> Iterator[tuple[Change, Any]]:
         """Each change of a name, as `judge` judges it, with the name."""
@@ -367,6 +383,89 @@ class _Function:
             cell.cell_contents = value
 
 
+# Values compared by value, never by code of the layer's: exact builtin types only.
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
+_EQUIVALENCE_BUDGET = 10_000  # objects looked at, at most, to tell one value equivalent to another
+
+
+def _equivalent(old: Any, new: Any) -> bool:
+    """Whether `new` does for any code that reads it what `old` did (`Allowed.EQUAL`): equal
+    plain data (numbers, text, and tuples, lists, sets and dicts of them), or a function of
+    equal code, the same globals, equivalent defaults and the same closure's contents. Only
+    exact builtin types are compared by value, so no code of the layer's runs; past a budget
+    of objects the answer is no."""
+    budget = [_EQUIVALENCE_BUDGET]
+
+    def same(a: Any, b: Any) -> bool:
+        budget[0] -= 1
+        if budget[0] < 0 or type(a) is not type(b):
+            return False
+        if a is b:
+            return True
+        kind = type(a)
+        if kind in _PLAIN:
+            return bool(a == b) or (kind is float and a != a and b != b)  # NaN is NaN
+        if kind in (tuple, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if kind in (frozenset, set):
+            return len(a) == len(b) and all(type(x) in _PLAIN for x in a) and a == b
+        if kind is dict:
+            return (
+                len(a) == len(b)
+                and all(type(k) in _PLAIN for k in a)
+                and all(k in b and same(v, b[k]) for k, v in a.items())
+            )
+        if kind is types.FunctionType:
+            return (
+                a.__globals__ is b.__globals__
+                and _same_code(a.__code__, b.__code__)
+                and same(a.__defaults__, b.__defaults__)
+                and same(a.__kwdefaults__, b.__kwdefaults__)
+                and _same_cells(a.__closure__, b.__closure__)
+                and not vars(a)
+                and not vars(b)
+            )
+        return False
+
+    return old is not _MISSING and same(old, new)
+
+
+def _same_code(a: Any, b: Any) -> bool:
+    """Equal code objects, compared only where their constants are plain (a code object's `==`
+    compares its constants with theirs)."""
+    return (
+        type(a) is types.CodeType
+        and type(b) is types.CodeType
+        and _plain_constants(a)
+        and _plain_constants(b)
+        and a == b
+    )
+
+
+def _plain_constants(code: types.CodeType) -> bool:
+    pending: list[Any] = list(code.co_consts)
+    while pending:
+        constant = pending.pop()
+        kind = type(constant)
+        if kind is types.CodeType:
+            pending.extend(constant.co_consts)
+        elif kind in (tuple, frozenset):
+            pending.extend(constant)
+        elif kind not in _PLAIN:
+            return False
+    return True
+
+
+def _same_cells(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(_contents(x) is _contents(y) for x, y in zip(a, b))
+
+
+def _said(reader: Reader | None) -> str | None:
+    return None if reader is None else str(reader)
+
+
 def _same_items(live: Mapping[str, Any], recorded: tuple[tuple[str, Any], ...]) -> bool:
     return len(live) == len(recorded) and all(live.get(k, _MISSING) is v for k, v in recorded)
 
@@ -461,11 +560,13 @@ class Snapshot:
             if space.live.get(name, _MISSING) is vars(builtins).get(name, _MISSING):
                 return Change(kind, what, Allowed.BUILTIN), name
             reader = self.lookups.reader(space.live, None, name, globals_only=True)
-            return Change(kind, what, None if reader else Allowed.UNREAD, reader), name
+            return Change(kind, what, None if reader else Allowed.UNREAD, _said(reader)), name
+        if kind is ChangeKind.REPLACED and _equivalent(space.recorded.get(name, _MISSING), space.live.get(name)):
+            return Change(kind, what, Allowed.EQUAL), name
         if kind is ChangeKind.ADDED or space.reliance is Reliance.WHOLE or not isinstance(name, str):
             return Change(kind, what), name
-        reader = self.lookups.reader(space.live, space.module, name)
-        return Change(kind, what, None if reader else Allowed.UNREAD, reader), name
+        reader = self.lookups.reader(space.live, space.module, name, as_value=space.label in _AS_VALUE)
+        return Change(kind, what, None if reader else Allowed.UNREAD, _said(reader)), name
 
     def _accepting(self, accepted: set[int]) -> Snapshot:
         namespaces = tuple(n.again() if id(n) in accepted else n for n in self.namespaces)
@@ -627,7 +728,7 @@ class _Builder:
             modules,
             _Unchanged.of(namespaces, functions, modules),
             _Unchanged.of(hot, (), ()),
-            Lookups(functools.partial(_watched_functions, modules, tuple(f.fn for f in functions))),
+            Lookups(functools.partial(_watched_functions, modules, tuple(f.fn for f in functions)), _holds_modules),
         )
 
     def _module(self, name: str, module: types.ModuleType) -> None:
@@ -749,17 +850,74 @@ def _name_of(obj: Any, fallback: str) -> str:
     return f"{module}.{qualname}" if isinstance(module, str) and isinstance(qualname, str) else fallback
 
 
+# layercheck's modules that never run while a verdict is computed: they parse what the user
+# typed, render the reports and write files, in the parent process (and, through the Python
+# API, once the checks are done). A name only their code looks up is not what a verdict reads
+# (`builtins.print`, for the console; `np.load`, for reproducers' files). Their own names and
+# code are watched as every module of layercheck's is. tests/test_integrity.py runs checks,
+# in the API and as a worker does, under a profiler, and finds none of them called.
+RENDERING = (
+    "layercheck.cli",
+    "layercheck.reporters",
+    "layercheck.merging",
+    "layercheck.baseline",
+    "layercheck.runinfo",
+    "layercheck.templates",
+    "layercheck.pytest_plugin",
+    "layercheck.reproducers.files",
+    "layercheck.running.plan",
+    "layercheck.running.watching",
+    "layercheck.running.cache",
+    "layercheck.settings.config",
+)
+# The reproducers' scripts are run as programs of their own, from a copy of their text.
+_SCRIPTS = re.compile(r"layercheck\.reproducers\.\w+_script")
+
+
+def computes_verdicts(module: str, cupy: bool = True) -> bool:
+    """Whether code of the module named `module` may run while a verdict is computed: all but
+    layercheck's `RENDERING` modules and its reproducers' scripts, and CuPy's only where
+    `cupy` (a GPU is usable: without one no check calls CuPy, and CuPy's own code reads many
+    of NumPy's names, `np.load` in `cupy.load` among them)."""
+    if _SCRIPTS.fullmatch(module):
+        return False
+    if module.partition(".")[0] in _CUPY_PACKAGES:
+        return cupy
+    return not any(module == name or module.startswith(name + ".") for name in RENDERING)
+
+
+_CUPY_PACKAGES = frozenset({"cupy", "cupyx", "cupy_backends"})
+
+
+def _gpu_usable() -> bool:
+    """Whether this process found a usable GPU (`numerics.devices.gpu_status`, asked for by
+    the worker before the layer's module runs); never asked for here, where it would import
+    CuPy."""
+    return devices.gpu_status.cache_info().currsize > 0 and devices.gpu_status().usable
+
+
+def _holds_modules(fn: types.FunctionType) -> bool:
+    """Whether `fn`'s code may be handed a module as a value: layercheck's own (its numerics
+    take their array module as `xp`); NumPy's, CuPy's and the standard library's reach
+    modules through their globals."""
+    name = fn.__globals__.get("__name__")
+    return isinstance(name, str) and name.partition(".")[0] == "layercheck"
+
+
 def _watched_functions(
     modules: tuple[tuple[str, types.ModuleType], ...], recorded: tuple[types.FunctionType, ...]
 ) -> list[types.FunctionType]:
     """The functions whose code may compute a verdict: those recorded, and every other live
     function whose globals are a watched module's (a lambda in a table, a nested function),
-    found through the garbage collector once a change needs judging."""
-    namespaces = {id(vars(module)) for _, module in modules}
+    found through the garbage collector once a change needs judging; none of the modules that
+    only render (`computes_verdicts`)."""
+    cupy = _gpu_usable()
+    verdicts = {id(vars(module)) for name, module in modules if computes_verdicts(name, cupy)}
+    rendering = {id(vars(module)) for name, module in modules if not computes_verdicts(name, cupy)}
+    found = [fn for fn in recorded if id(fn.__globals__) not in rendering]
     seen = {id(fn) for fn in recorded}
-    found = list(recorded)
     for obj in gc.get_objects():
-        if type(obj) is types.FunctionType and id(obj) not in seen and id(obj.__globals__) in namespaces:
+        if type(obj) is types.FunctionType and id(obj) not in seen and id(obj.__globals__) in verdicts:
             seen.add(id(obj))
             found.append(obj)
     return found
@@ -1015,7 +1173,11 @@ class Guard:
             return None
         when = self.where if where is None else where
         # Each allowed change is said once: a layer may rebind its alias at every call.
-        allowed = tuple(c for c in changes if not c.tampering and c.what not in self._allowed_said)
+        allowed = tuple(
+            c
+            for c in changes
+            if not c.tampering and c.allowed is not Allowed.EQUAL and c.what not in self._allowed_said
+        )
         if allowed:
             self._allowed_said.update(c.what for c in allowed)
             self.allowed.append(Finding(allowed, when, at_call))

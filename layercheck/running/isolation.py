@@ -660,7 +660,9 @@ class _PlainData(pickle.Unpickler):
 
 def _read_message(raw: bytes) -> tuple[str, Any]:
     try:
-        message = _PlainData(io.BytesIO(raw)).load()
+        # `load` read from the class, which the bytecode names: no `.load` of an unnamed object
+        # that could be NumPy's (`running.lookups`), so a layer's own `np.load` wrapper is its own.
+        message = _PlainData.load(_PlainData(io.BytesIO(raw)))
     except _Unreadable:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the bytes make the unpickler raise

@@ -14,15 +14,19 @@ of the functions given (those of the watched modules: `running.integrity`):
 - `.NAME` loaded as an attribute of the namespace's module: `np.NAME`, `numpy.random.NAME`,
   `from numpy import NAME` inside a function. The object the attribute is read from is
   resolved where the bytecode says it for certain (a global, a closure's cell, an attribute
-  of a module so resolved); where it does not (a local variable such as `xp`, the result of a
-  call, a value that more than one path of the code reaches), it may be the module, and the
-  name counts;
-- `NAME` as a string constant of a function that calls `getattr`, `hasattr`, `attrgetter`
-  or `methodcaller`: a lookup the bytecode cannot place, which counts too.
+  of a module so resolved, a method's `self` or `cls`, which is never a module): then the
+  reader is certain. Where it does not (a local variable such as `xp`, the result of a call,
+  a value that more than one path of the code reaches), the object may be the module where
+  code is handed modules as values: layercheck's own, whose numerics take their array module
+  as `xp`, and only for the namespaces handed around so (NumPy's and CuPy's). NumPy's and the
+  standard library's code reach those through their module globals, which are resolved;
+- `NAME` as a string constant of such code that calls `getattr`, `hasattr`, `attrgetter` or
+  `methodcaller`: a lookup the bytecode cannot place, which may read it too.
 
 The answer errs one way only: a name is taken as looked up whenever that cannot be ruled
-out. It is computed when a change is found, not before (most runs find none): an index of
-the names each code object mentions, then the bytecode of those that mention the name.
+out, and the reader named says whether it certainly reads it (`Reader`). It is computed when
+a change is found, not before (most runs find none): an index of the names each code object
+mentions, then the bytecode of those that mention the name.
 """
 
 from __future__ import annotations
@@ -31,13 +35,18 @@ import builtins
 import dis
 import types
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Lookups"]
+__all__ = ["Lookups", "Reader"]
 
 _ATTRIBUTE = frozenset({"LOAD_ATTR", "LOAD_METHOD", "IMPORT_FROM"})
 _GLOBAL = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _DEREF = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF"})
+_FAST = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"})
+# The first parameter of a method by these names is its instance or its class: `self.timezone`
+# reads an attribute of an object, not of the `time` module.
+_INSTANCE = frozenset({"self", "cls"})
 # Instructions that leave the value an attribute is read from where it was.
 _TRANSPARENT = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL", "PRECALL", "RESUME"})
 # The interpreter looks these up in builtins itself: `import` and `class` statements.
@@ -48,53 +57,95 @@ _UNKNOWN = object()  # a value the bytecode does not determine
 _ELSEWHERE = object()  # a module known not to be the one asked about
 
 
+@dataclass(frozen=True)
+class Reader:
+    """A function that looks a name up: `certain` where the bytecode names the namespace it
+    reads from; else it reads the name from an object the bytecode does not name, which may
+    be the namespace's module (`xp.load`)."""
+
+    function: str
+    certain: bool
+
+    def __str__(self) -> str:
+        return (
+            self.function
+            if self.certain
+            else f"{self.function} (perhaps: it reads that name from an object it is given)"
+        )
+
+
 class Lookups:
     """The lookups of the code of the functions `functions()` returns, asked for once a
-    question needs them (see the module)."""
+    question needs them (see the module). `holders(fn)`: whether `fn`'s code may be handed a
+    module as a value (layercheck's `xp`): only there does a name read from an object the
+    bytecode does not name count, and only for a namespace that is handed around so (`as_value`)."""
 
-    def __init__(self, functions: Callable[[], Iterable[types.FunctionType]]):
+    def __init__(
+        self,
+        functions: Callable[[], Iterable[types.FunctionType]],
+        holders: Callable[[types.FunctionType], bool] = lambda fn: True,
+    ):
         self._functions = functions
+        self._holders = holders
         self._index: dict[str, list[tuple[types.FunctionType, types.CodeType]]] | None = None
         self._dynamic: dict[str, str] | None = None
-        self._answers: dict[tuple[int, str, bool], str | None] = {}
+        self._answers: dict[tuple[int, str, bool, bool], Reader | None] = {}
 
     def reader(
-        self, namespace: Mapping[str, Any], module: types.ModuleType | None, name: str, globals_only: bool = False
-    ) -> str | None:
-        """The qualified name of a function that looks `name` up in `namespace` (the `__dict__`
-        of `module`, when it is a module's), or None when none does. `globals_only`: as a
-        global of the namespace's own functions only (what a global added to a module that
-        hides a builtin changes)."""
-        key = (id(namespace), name, globals_only)
+        self,
+        namespace: Mapping[str, Any],
+        module: types.ModuleType | None,
+        name: str,
+        globals_only: bool = False,
+        as_value: bool = True,
+    ) -> Reader | None:
+        """A function that looks `name` up in `namespace` (the `__dict__` of `module`, when it
+        is a module's), or None when none does; one that certainly does first. `globals_only`:
+        as a global of the namespace's own functions only (what a global added to a module that
+        hides a builtin changes). `as_value`: the module may be handed around as a value (an
+        array module, `xp`), so that a name read from an object the code does not name may be
+        read from it."""
+        key = (id(namespace), name, globals_only, as_value)
         if key not in self._answers:
-            self._answers[key] = self._find(namespace, None if globals_only else module, name, globals_only)
+            self._answers[key] = self._find(namespace, None if globals_only else module, name, globals_only, as_value)
         return self._answers[key]
 
     def _find(
-        self, namespace: Mapping[str, Any], module: types.ModuleType | None, name: str, globals_only: bool
-    ) -> str | None:
+        self,
+        namespace: Mapping[str, Any],
+        module: types.ModuleType | None,
+        name: str,
+        globals_only: bool,
+        as_value: bool,
+    ) -> Reader | None:
         is_builtins = namespace is vars(builtins)
         if is_builtins and name in _IMPLICIT_BUILTINS:
-            return "the interpreter (import and class statements)"
+            return Reader("the interpreter (import and class statements)", True)
         index, dynamic = self._built()
+        possible: Reader | None = None
         for fn, code in index.get(name, ()):
             if globals_only and fn.__globals__ is not namespace:
                 continue
-            if _looks_up(fn, code, namespace, module, name, is_builtins, globals_only):
-                return _qualified(fn)
-        if module is not None and name in dynamic:
-            return dynamic[name]
-        return None
+            unnamed = as_value and not globals_only and self._holders(fn)
+            found = _looks_up(fn, code, namespace, module, name, is_builtins, globals_only, unnamed)
+            if found is _CERTAIN:
+                return Reader(_qualified(fn), True)
+            if found is _POSSIBLE and possible is None:
+                possible = Reader(_qualified(fn), False)
+        if possible is None and module is not None and as_value and name in dynamic:
+            possible = Reader(dynamic[name], False)
+        return possible
 
     def _built(self) -> tuple[dict[str, list[tuple[types.FunctionType, types.CodeType]]], dict[str, str]]:
         if self._index is None or self._dynamic is None:
             index: dict[str, list[tuple[types.FunctionType, types.CodeType]]] = {}
             dynamic: dict[str, str] = {}
             for fn in self._functions():
+                holder = self._holders(fn)
                 for code in _codes(fn.__code__):
                     for name in code.co_names:
                         index.setdefault(name, []).append((fn, code))
-                    if not _DYNAMIC.isdisjoint(code.co_names):
+                    if holder and not _DYNAMIC.isdisjoint(code.co_names):
                         for constant in code.co_consts:
                             if type(constant) is str and constant.isidentifier():
                                 dynamic.setdefault(constant, _qualified(fn))
@@ -115,6 +166,9 @@ def _qualified(fn: types.FunctionType) -> str:
     return f"{module}.{qualname}" if isinstance(module, str) and isinstance(qualname, str) else "a function"
 
 
+_CERTAIN, _POSSIBLE = "certain", "possible"
+
+
 def _looks_up(
     fn: types.FunctionType,
     code: types.CodeType,
@@ -123,13 +177,16 @@ def _looks_up(
     name: str,
     is_builtins: bool,
     globals_only: bool = False,
-) -> bool:
+    unnamed: bool = True,
+) -> str | None:
     """Whether an instruction of `code` (of `fn`, or nested in it) looks `name` up in `namespace`
-    (as a global only, with `globals_only`)."""
+    (as a global only, with `globals_only`): `_CERTAIN`, `_POSSIBLE` (from an object the
+    bytecode does not name, which counts only where `unnamed`), or None."""
     own_globals = fn.__globals__ is namespace
     value: Any = _UNKNOWN  # what the last instruction that pushed a value pushed
     imported: Any = _UNKNOWN  # what the last IMPORT_NAME pushed (IMPORT_FROM reads it)
     constants: list[Any] = [_UNKNOWN, _UNKNOWN]  # the last two LOAD_CONSTs: an import's level, fromlist
+    possible = False
     for ins in dis.get_instructions(code):
         op = ins.opname
         if op in _TRANSPARENT:
@@ -140,24 +197,24 @@ def _looks_up(
             constants = [constants[1], ins.argval]
         if op in _GLOBAL:
             if ins.argval == name and (own_globals or (is_builtins and name not in fn.__globals__)):
-                return True
+                return _CERTAIN
             value = _global(fn, ins.argval)
         elif op in _ATTRIBUTE:
             receiver = imported if op == "IMPORT_FROM" else value
-            if (
-                not globals_only
-                and ins.argval == name
-                and (receiver is _UNKNOWN or (module is not None and receiver is module))
-            ):
-                return True
+            if not globals_only and ins.argval == name:
+                if module is not None and receiver is module:
+                    return _CERTAIN
+                possible = possible or (unnamed and receiver is _UNKNOWN)
             value = vars(receiver).get(ins.argval, _UNKNOWN) if isinstance(receiver, types.ModuleType) else _UNKNOWN
         elif op == "IMPORT_NAME":
             value = imported = _imported(fn, ins.argval, constants[0], module)
         elif op in _DEREF:
             value = _cell(fn, code, ins.argval)
+        elif op in _FAST and ins.argval in _INSTANCE and code.co_argcount and code.co_varnames[0] == ins.argval:
+            value = _ELSEWHERE  # a method's own instance or class, never a module
         else:
             value = _UNKNOWN
-    return False
+    return _POSSIBLE if possible else None
 
 
 def _is_jump_target(ins: dis.Instruction) -> bool:
