@@ -247,6 +247,20 @@ def test_a_name_rebound_to_an_equal_value_or_the_same_function_is_no_change(snap
         setattr(np, functions[0], function)
 
 
+def test_a_table_of_layercheck_replaced_by_an_equal_copy_is_tampering(snapshot):
+    # The copy would be what layercheck reads, and its entries are not the ones watched.
+    from layercheck.checks import registry
+
+    original = registry.REGISTRY
+    registry.REGISTRY = dict(original)
+    try:
+        assert _seen(snapshot.changes()) == [(ChangeKind.REPLACED, "layercheck.checks.registry.REGISTRY", None)]
+        snapshot.settle()
+        assert registry.REGISTRY is original
+    finally:
+        registry.REGISTRY = original
+
+
 def test_numpys_settings_and_layerchecks_own_state_are_no_change(snapshot):
     errors, printing, state = np.geterr(), np.get_printoptions(), np.random.get_state()
     try:

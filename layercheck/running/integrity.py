@@ -388,12 +388,12 @@ _PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
 _EQUIVALENCE_BUDGET = 10_000  # objects looked at, at most, to tell one value equivalent to another
 
 
-def _equivalent(old: Any, new: Any) -> bool:
+def _equivalent(old: Any, new: Any, mutable: bool = True) -> bool:
     """Whether `new` does for any code that reads it what `old` did (`Allowed.EQUAL`): equal
-    plain data (numbers, text, and tuples, lists, sets and dicts of them), or a function of
-    equal code, the same globals, equivalent defaults and the same closure's contents. Only
-    exact builtin types are compared by value, so no code of the layer's runs; past a budget
-    of objects the answer is no."""
+    plain data (numbers, text, and tuples, lists, sets and dicts of them: the mutable ones only
+    where `mutable`), or a function of equal code, the same globals, equivalent defaults and
+    the same closure's contents. Only exact builtin types are compared by value, so no code of
+    the layer's runs; past a budget of objects the answer is no."""
     budget = [_EQUIVALENCE_BUDGET]
 
     def same(a: Any, b: Any) -> bool:
@@ -405,6 +405,8 @@ def _equivalent(old: Any, new: Any) -> bool:
         kind = type(a)
         if kind in _PLAIN:
             return bool(a == b) or (kind is float and a != a and b != b)  # NaN is NaN
+        if kind in (list, set, dict) and not mutable:
+            return False
         if kind in (tuple, list):
             return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
         if kind in (frozenset, set):
@@ -561,7 +563,11 @@ class Snapshot:
                 return Change(kind, what, Allowed.BUILTIN), name
             reader = self.lookups.reader(space.live, None, name, globals_only=True)
             return Change(kind, what, None if reader else Allowed.UNREAD, _said(reader)), name
-        if kind is ChangeKind.REPLACED and _equivalent(space.recorded.get(name, _MISSING), space.live.get(name)):
+        # layercheck's own tables must stay the objects it watches: a copy, equal today, could
+        # be changed tomorrow unseen (its entries are watched in the recorded one).
+        own = space.label.partition(".")[0] == "layercheck"
+        old = space.recorded.get(name, _MISSING)
+        if kind is ChangeKind.REPLACED and _equivalent(old, space.live.get(name), mutable=not own):
             return Change(kind, what, Allowed.EQUAL), name
         if kind is ChangeKind.ADDED or space.reliance is Reliance.WHOLE or not isinstance(name, str):
             return Change(kind, what), name
