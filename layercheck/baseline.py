@@ -42,7 +42,7 @@ from layercheck.errors import UsageError
 from layercheck.reporters.files import read_json_file, write_report
 from layercheck.reporters.junit import ERROR_CASE
 from layercheck.results import Report, Status, TargetReport
-from layercheck.runinfo import fingerprint
+from layercheck.runinfo import baseline_digest
 from layercheck.safetext import bounded, visible
 
 __all__ = ["TARGET_ERROR", "VERSION", "Baseline", "Entry", "failures_of", "label_key", "write_baseline"]
@@ -118,7 +118,7 @@ class Baseline:
     def digest(self) -> str:
         """A fingerprint of the entries (`RunInfo.baseline`): shards run against different
         baselines do not merge."""
-        return fingerprint([[e.target, e.check] for e in sorted(self.entries)])
+        return baseline_digest((e.target, e.check) for e in self.entries)
 
     @classmethod
     def load(cls, path: str, check_names: Iterable[str]) -> Baseline:

@@ -31,7 +31,7 @@ from layercheck.reporters.console import (
     print_wrapped,
     shows_progress,
 )
-from layercheck.reporters.files import Input, check_report_paths, to_stdout
+from layercheck.reporters.files import Input, check_no_input_overwritten, check_report_paths, to_stdout
 from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
@@ -40,7 +40,7 @@ from layercheck.running import reaping
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
 from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
-from layercheck.running.plan import inputs_of, make_batch
+from layercheck.running.plan import inputs_of, inputs_read, make_batch
 from layercheck.running.stopping import stopped_line
 from layercheck.running.watching import StillRunning, still_running_every_s
 from layercheck.safetext import bounded, visible
@@ -371,6 +371,10 @@ def run(
     if stopped is not None:
         console.print(stopped)
     github.finish(report)
+    try:  # the modules the layers imported and the files they read are known only now
+        check_no_input_overwritten(outputs, inputs_read(report))
+    except UsageError as exc:
+        usage_error(exc, github)
     status = _write_reports(
         report, ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)), status
     )
@@ -414,8 +418,8 @@ def _marking(baseline: Baseline | None, on_report):
 
 def _record_run(report: Report, strict: bool, baseline: Baseline | None, console) -> None:
     """What the report records of the run beyond its plan (`runinfo`): --strict and the
-    baseline; with a baseline, every target marked (those handed on are already) and the
-    baseline's stale entries said in one line."""
+    baseline (its digest and its entries); with a baseline, every target marked (those handed
+    on are already) and the baseline's stale entries said in one line."""
     if baseline is not None:
         for target in report.targets:
             baseline.apply(target)
@@ -423,7 +427,13 @@ def _record_run(report: Report, strict: bool, baseline: Baseline | None, console
         if line is not None:
             print_wrapped(console, Text(line))
     if report.run is not None:
-        report.run = replace(report.run, strict=strict, baseline=None if baseline is None else baseline.digest)
+        entries = None if baseline is None else tuple(sorted((e.target, e.check) for e in baseline.entries))
+        report.run = replace(
+            report.run,
+            strict=strict,
+            baseline=None if baseline is None else baseline.digest,
+            baseline_entries=entries,
+        )
 
 
 def _update_baseline(path: str, report: Report, console, status: int) -> int:

@@ -10,23 +10,30 @@ missing; targets at one position twice, or positions no shard holds. Durations a
 (the shards' time, not the wall time of the CI matrix).
 
 A shard is a file the user hands over, and what it holds decides the exit status, so nothing
-in it that layercheck can check against the rest is taken on trust (`read_shard`): a status
-`known` needs a run that recorded a --baseline (only the run's parent marks failures known,
-from the baseline file); every target's status and summary must be what its checks and error
-make them, and the report's summary what its targets' checks add up to.
+in it that layercheck can check against the rest is taken on trust (`read_shard`):
+
+- each target must be the one the run's plan has at its position (`RunInfo.plan`: a passing
+  target copied over a failing one is refused), and one of its shard's share of the plan
+  (`runinfo.shard_of`, as `run --shard` deals them);
+- a check or error marked `known` needs an entry of the run's --baseline that accepts it
+  (`RunInfo.baseline_entries`: only the run's parent marks failures known, from that file);
+- every target's status and summary must be what its checks and error make them, and the
+  report's summary what its targets' checks add up to.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from layercheck.baseline import TARGET_ERROR, label_key
 from layercheck.environment import Environment
 from layercheck.errors import UsageError
 from layercheck.reporters.files import read_json_file
 from layercheck.results import SCHEMA_VERSION, SUMMARY_STATUSES, MalformedReport, Report, Status, TargetReport
-from layercheck.runinfo import RunInfo
+from layercheck.runinfo import RunInfo, shard_of
 from layercheck.safetext import bounded, safe_repr, visible
 
 __all__ = ["Shard", "exit_status", "merge_shards", "merged_environment", "read_shard"]
@@ -71,14 +78,36 @@ def read_shard(path: str) -> Shard:
             f"{where}: the report records no run to merge (written by the Python API, an older layercheck, "
             "or a run interrupted before its targets were planned)"
         )
-    for target in report.targets:
-        if target.position is None or target.position >= report.run.planned:
-            raise UsageError(
-                f"{where}: target {visible(bounded(target.target, 200))} has no place in the run's plan "
-                f"of {report.run.planned} targets (position {target.position})"
-            )
+    _in_the_plan(where, report, report.run)
     _statuses_fit(where, data, report, report.run)
     return Shard(path, report, report.run)
+
+
+def _in_the_plan(where: str, report: Report, run: RunInfo) -> None:
+    """UsageError unless each target is the one the run's plan has at its position, and one
+    its shard checks (`runinfo.shard_of`)."""
+    k, n = run.shard or (1, 1)
+    shards = shard_of(run.plan, n)
+    for target in report.targets:
+        label = f"target {_label(target.target)}"
+        position = target.position
+        if position is None or position >= run.planned:
+            raise UsageError(
+                f"{where}: {label} has no place in the run's plan of {run.planned} targets (position {position})"
+            )
+        if target.target != run.plan[position]:
+            raise UsageError(
+                f"{where}: {label} is at position {position}, where the run's plan has {_label(run.plan[position])}"
+            )
+        if shards[position] != k:
+            raise UsageError(
+                f"{where}: {label} (position {position}) is not in the share of shard {k}/{n}: "
+                f"the plan deals it to shard {shards[position]}/{n}"
+            )
+
+
+def _label(label: str) -> str:
+    return visible(bounded(label, 200))
 
 
 def _statuses_fit(where: str, data: Mapping[str, Any], report: Report, run: RunInfo) -> None:
@@ -86,15 +115,8 @@ def _statuses_fit(where: str, data: Mapping[str, Any], report: Report, run: RunI
     it holds, and its run's record, make them (`Report.from_dict` derives them and reads only
     `known`): a file whose failures were relabelled is refused, not believed."""
     for written, target in zip(data["targets"], report.targets):
-        label = f"target {visible(bounded(target.target, 200))}"
-        if run.baseline is None:
-            known = [check.name for check in target.checks if check.status is Status.KNOWN]
-            if target.error_known or known:
-                what = "its error" if target.error_known else f"its check {visible(bounded(known[0], 100))}"
-                raise UsageError(
-                    f"{where}: {label}: {what} is marked known, but the run recorded no --baseline "
-                    "(only a baseline makes a failure known)"
-                )
+        label = f"target {_label(target.target)}"
+        _known_fits(where, label, target, run)
         status = written.get("status")
         if status != target.status.value:
             raise UsageError(
@@ -111,6 +133,40 @@ def _statuses_fit(where: str, data: Mapping[str, Any], report: Report, run: RunI
             f"{where}: the report's summary does not add up its targets' checks "
             f"(it says {_said(data.get('summary'))}; they are {_counted(report.summary)})"
         )
+
+
+def _known_fits(where: str, label: str, target: TargetReport, run: RunInfo) -> None:
+    """UsageError unless each failure of the target marked known is one that an entry of the
+    run's baseline accepts (as `baseline.Baseline.apply` marked them in the run). A failure
+    left unmarked is not looked for: it only fails the merge, as it would the run."""
+    known = [check.name for check in target.checks if check.status is Status.KNOWN]
+    if target.error_known:
+        known.insert(0, TARGET_ERROR)
+    if not known:
+        return
+    if run.baseline_entries is None:
+        raise UsageError(
+            f"{where}: {label}: {_failure(known[0])} is marked known, but the run recorded no --baseline "
+            "(only a baseline makes a failure known)"
+        )
+    key = label_key(target.target)  # as the run looked it up, from the same folder
+    entries = frozenset(run.baseline_entries)
+    for name in known:
+        if (key, name) not in entries:
+            hint = (
+                " (an absolute label is looked up relative to the working folder where it is below it: "
+                "merge from the folder the shards were run in)"
+                if os.path.isabs(target.target)
+                else ""
+            )
+            raise UsageError(
+                f"{where}: {label}: {_failure(name)} is marked known, but the run's --baseline has no entry "
+                f"{visible(bounded(key, 200))} :: {visible(bounded(name, 100))}{hint}"
+            )
+
+
+def _failure(name: str) -> str:
+    return "its error" if name == TARGET_ERROR else f"its check {visible(bounded(name, 100))}"
 
 
 def _counts_fit(written: Any, counts: Mapping[str, int]) -> bool:
@@ -144,7 +200,7 @@ def _fits(first: Shard, other: Shard) -> None:
     differences = mine.versions.differences(theirs.versions)
     if differences:
         raise UsageError(f"{a} and {b} were run with different versions ({'; '.join(differences)}); run them alike")
-    if mine.planned != theirs.planned or mine.settings != theirs.settings:
+    if mine.planned != theirs.planned or mine.settings != theirs.settings or mine.plan != theirs.plan:
         raise UsageError(
             f"{a} and {b} were run with different settings (targets, layouts, arguments or options): "
             "shards of different runs"
@@ -208,9 +264,14 @@ def merge_shards(shards: Sequence[Shard]) -> Report:
             assert target.position is not None  # read_shard refuses a target without one
             if target.position in placed:
                 earlier = placed[target.position][0]
+                holders = (
+                    f"{visible(shard.path)} holds"
+                    if earlier is shard
+                    else f"{visible(earlier.path)} and {visible(shard.path)} both hold"
+                )
                 raise UsageError(
-                    f"{visible(earlier.path)} and {visible(shard.path)} both hold the target at position "
-                    f"{target.position} ({visible(bounded(target.target, 200))})"
+                    f"{holders} the target at position {target.position} ({_label(target.target)})"
+                    f"{' twice' if earlier is shard else ''}"
                 )
             placed[target.position] = (shard, target)
     absent = [i for i in range(first.run.planned) if i not in placed]

@@ -5,12 +5,17 @@ unsharded would have given, and shards of different runs refused.
 - `shard`: [K, N] of `--shard K/N`, or null;
 - `planned`: how many targets the whole plan holds (every shard's targets, before `--shard`);
   each target's report records its place in that plan (`"position"`);
+- `plan`: the label of each target of the whole plan, in its order, as the reports name it:
+  what is at each position, and (`shard_of`) which shard checks it, so that `merge` refuses
+  a target at a position the plan gives another, or in a shard whose share it is not;
 - `settings`: a fingerprint of what decides the verdicts: every planned target's label, kind,
   layouts, constructor arguments and options (dtypes, seed, tolerances, checks, timeout...).
   Absolute paths are left out: shards run in CI clones in different folders still fit;
 - `versions`: Python, NumPy, CuPy (null without it) and layercheck;
 - `strict`: whether `--strict` made incomplete checks fail the run;
-- `baseline`: a fingerprint of the `--baseline` file's entries, or null;
+- `baseline`: a fingerprint of the `--baseline` file's entries (`baseline_digest`), or null;
+- `baseline_entries`: those entries, keyed as the file keys them (`{target: [check, ...]}`),
+  or null: `merge` refuses a failure marked `known` that no entry accepts;
 - `sources`: what the run checked, each file with the SHA-256 (hex) of its content, by path
   (`recorded_path`: relative to the working folder where the file is below it, so that CI
   clones in different folders still fit, else absolute): the file of every planned target
@@ -31,6 +36,7 @@ import importlib.metadata
 import json
 import os
 import platform
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +44,16 @@ import numpy as np
 
 from layercheck.version import __version__
 
-__all__ = ["RunInfo", "RunInfoError", "Versions", "fingerprint", "read_run", "recorded_path"]
+__all__ = [
+    "RunInfo",
+    "RunInfoError",
+    "Versions",
+    "baseline_digest",
+    "fingerprint",
+    "read_run",
+    "recorded_path",
+    "shard_of",
+]
 
 # The distributions CuPy comes in (`pip install cupy-cuda12x`); none installed: no CuPy.
 _CUPY_DISTRIBUTIONS = ("cupy", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
@@ -47,6 +62,18 @@ _MAX_PATH = 4_096  # PATH_MAX: a longer text is not a path a run recorded
 # Files a run records: each target's own, and what they import (a few thousand for a
 # framework); past this a record is not one layercheck wrote.
 _MAX_SOURCES = 1_000_000
+_MAX_TARGETS = 1_000_000  # planned targets, and a baseline's entries
+# Characters of a label as a report names it: NAME_LIMIT (500, `safetext`), each at most 6
+# once what UTF-8 cannot encode is spelled out (`\udc80`); and of a check's name.
+_MAX_NAME = 4_096
+# The keys a record has, each added in a later version with what it holds (for the message
+# that names a report of an older layercheck).
+_KEYS = ("shard", "planned", "settings", "versions", "strict", "baseline")
+_ADDED = {
+    "sources": "sources (the files it checked, with their digests)",
+    "plan": "plan (the label of each target it planned)",
+    "baseline_entries": "baseline entries (the failures its --baseline accepts)",
+}
 
 
 class RunInfoError(ValueError):
@@ -93,8 +120,15 @@ class RunInfo:
     strict: bool = False
     baseline: str | None = None
     sources: tuple[tuple[str, str], ...] = ()  # (recorded path, SHA-256 hex or ""), sorted by path
+    plan: tuple[str, ...] = ()  # each planned target's label, by position
+    baseline_entries: tuple[tuple[str, str], ...] | None = None  # (target, check), sorted; None: no --baseline
 
     def to_dict(self) -> dict[str, Any]:
+        entries: dict[str, list[str]] | None = None
+        if self.baseline_entries is not None:
+            entries = {}
+            for target, check in self.baseline_entries:
+                entries.setdefault(target, []).append(check)
         return {
             "shard": None if self.shard is None else list(self.shard),
             "planned": self.planned,
@@ -103,6 +137,8 @@ class RunInfo:
             "strict": self.strict,
             "baseline": self.baseline,
             "sources": dict(self.sources),
+            "plan": list(self.plan),
+            "baseline_entries": entries,
         }
 
 
@@ -112,11 +148,12 @@ def read_run(data: Any) -> RunInfo:
     Raises:
         RunInfoError: what does not fit, in one line.
     """
-    keys = {"shard", "planned", "settings", "versions", "strict", "baseline", "sources"}
-    if type(data) is dict and set(data) == keys - {"sources"}:
+    keys = {*_KEYS, *_ADDED}
+    if type(data) is dict and set(_KEYS) <= set(data) < keys:
+        missing = next(key for key in _ADDED if key not in data)
         raise RunInfoError(
-            "its run record holds no sources (the files it checked, with their digests): a report of an "
-            "older layercheck; run the shards again with this one"
+            f"its run record holds no {_ADDED[missing]}: a report of an older layercheck; run the shards again "
+            "with this one"
         )
     if type(data) is not dict or set(data) != keys:
         raise RunInfoError(f"its run record is not one layercheck writes (it needs the keys {', '.join(sorted(keys))})")
@@ -138,6 +175,14 @@ def read_run(data: Any) -> RunInfo:
         or any(versions[n] is not None and type(versions[n]) is not str for n in names)
     ):
         raise RunInfoError("its run's versions are not what layercheck writes")
+    plan = data["plan"]
+    if type(plan) is not list or len(plan) != planned or not all(_is_name(label) for label in plan):
+        raise RunInfoError(f"its run's plan is not the label of each of its {planned} planned targets")
+    entries = _baseline_entries(data["baseline_entries"])
+    if (entries is None) != (data["baseline"] is None) or (
+        entries is not None and baseline_digest(entries) != data["baseline"]
+    ):
+        raise RunInfoError("its run's baseline entries are not those of its baseline's fingerprint")
     return RunInfo(
         None if shard is None else (shard[0], shard[1]),
         planned,
@@ -146,7 +191,28 @@ def read_run(data: Any) -> RunInfo:
         data["strict"],
         data["baseline"],
         _sources(data["sources"]),
+        tuple(plan),
+        entries,
     )
+
+
+def _is_name(label: Any) -> bool:
+    return type(label) is str and 0 < len(label) <= _MAX_NAME
+
+
+def _baseline_entries(data: Any) -> tuple[tuple[str, str], ...] | None:
+    """A run record's `baseline_entries` read back: null, or a mapping of target to the names
+    of its checks."""
+    if data is None:
+        return None
+    if type(data) is not dict or len(data) > _MAX_TARGETS:
+        raise RunInfoError("its run's baseline entries are not a mapping of target to check names")
+    entries: set[tuple[str, str]] = set()
+    for target, checks in data.items():
+        if not target or type(checks) is not list or not all(_is_name(check) for check in checks):
+            raise RunInfoError(f"its run's baseline entries give {target[:200]!r} {str(checks)[:80]}, not check names")
+        entries.update((target, check) for check in checks)
+    return tuple(sorted(entries))
 
 
 def _sources(data: Any) -> tuple[tuple[str, str], ...]:
@@ -174,6 +240,22 @@ def recorded_path(path: str, root: str | None = None) -> str:
     if real.startswith(root.rstrip(os.sep) + os.sep):
         return os.path.relpath(real, root).replace(os.sep, "/")
     return real
+
+
+def shard_of(plan: Sequence[str], n: int) -> list[int]:
+    """The shard (1 to n) of `--shard K/N` that checks each target of a plan of these labels:
+    dealt round robin over the labels sorted (a label twice by its position), so that each
+    target is in exactly one shard, whichever shard plans it."""
+    shards = [0] * len(plan)
+    for rank, position in enumerate(sorted(range(len(plan)), key=lambda i: (plan[i], i))):
+        shards[position] = rank % n + 1
+    return shards
+
+
+def baseline_digest(entries: Iterable[tuple[str, str]]) -> str:
+    """The fingerprint of a baseline's (target, check) entries (`RunInfo.baseline`): shards
+    run against different baselines do not merge."""
+    return fingerprint([[target, check] for target, check in sorted(entries)])
 
 
 def fingerprint(data: Any) -> str:

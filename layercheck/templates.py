@@ -7,6 +7,7 @@ passes every check as written, so that a user edits something that works.
 from __future__ import annotations
 
 import keyword
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -329,14 +330,20 @@ def _doc(formula: str, state: tuple[str, ...]) -> str:
 
 
 def write_new(directory: str | Path, template: Template) -> Path:
-    """Write the template into `directory` (created if needed); never overwrite a file."""
-    folder = Path(directory)
-    path = folder / template.file_name
-    if path.exists():
+    """Write the template into `directory` (created if needed); never overwrite a file. The
+    file's path: as `directory` spells it, or its real path where that spelling reaches
+    nothing (`nope/../`).
+
+    The folder is taken where a report's would be (`os.path.realpath`: `nope/..` is the
+    working folder, and makes no folder `nope`); the file is created there, never through a
+    symlink of that name (`open(..., "x")`)."""
+    path = Path(directory) / template.file_name  # as the messages name it
+    folder = Path(os.path.realpath(directory))
+    if os.path.lexists(folder / template.file_name):
         raise UsageError(f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with open(path, "x", encoding="utf-8") as f:
+        with open(folder / template.file_name, "x", encoding="utf-8") as f:
             f.write(template.source)
     except FileExistsError:
         raise UsageError(
@@ -344,4 +351,4 @@ def write_new(directory: str | Path, template: Template) -> Path:
         ) from None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return path if path.exists() else folder / template.file_name  # a path that reaches it

@@ -21,9 +21,13 @@ from conftest import CLI_LAYERS, SAMPLES, one_line_usage_error, run_cli
 from test_ci_logs import BACKWARD, _after_resume, _bad, _env
 from test_cli import _UNDECIDABLE
 
+from layercheck.baseline import Baseline
+from layercheck.checks import REGISTRY
 from layercheck.errors import UsageError
 from layercheck.merging import exit_status, merge_shards, read_shard
+from layercheck.runinfo import baseline_digest, shard_of
 from layercheck.running.batch import run_batch
+from layercheck.running.integrity import INTEGRITY_CHECK
 from layercheck.running.plan import make_batch
 from layercheck.running.sources import SourceRecord
 
@@ -134,30 +138,50 @@ def test_shards_run_with_other_settings_are_refused(runs, tmp_path):
     one_line_usage_error(proc, f"s1.json and {other} were run with different settings")
 
 
-@pytest.mark.parametrize(
-    "field, value, needle",
-    [
-        ("versions", {"numpy": "0.0.1"}, "were run with different versions (numpy "),
-        ("strict", True, "s2.json was run with --strict, s1.json without"),
-        ("baseline", "0123456789abcdef", "were run with different --baseline files"),
-        ("planned", 6, "were run with different settings"),
-    ],
-)
-def test_shards_of_different_runs_are_refused(runs, tmp_path, field, value, needle):
-    def edit(data):
-        run = data["run"]
-        run[field] = {**run[field], **value} if isinstance(value, dict) else value
+def _another_baseline(data: dict[str, Any]) -> None:
+    data["run"]["baseline_entries"] = {"layers/a.py": ["target"]}
+    data["run"]["baseline"] = baseline_digest([("layers/a.py", "target")])
 
+
+def _a_longer_plan(data: dict[str, Any]) -> None:
+    data["run"]["planned"] = 6
+    data["run"]["plan"].append("layers/zz.py")  # sorted last: every other target keeps its shard
+
+
+def _another_order(data: dict[str, Any]) -> None:
+    """The plan alone differs (its targets dropped, or they would not be where it has them)."""
+    data["run"]["plan"].reverse()
+    data["targets"] = []
+    data["summary"] = dict.fromkeys(data["summary"], 0)
+
+
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (lambda data: data["run"]["versions"].update(numpy="0.0.1"), "were run with different versions (numpy "),
+        (lambda data: data["run"].update(strict=True), "s2.json was run with --strict, s1.json without"),
+        (_another_baseline, "were run with different --baseline files"),
+        (_a_longer_plan, "were run with different settings"),
+        (_another_order, "were run with different settings"),
+    ],
+    ids=["versions", "strict", "baseline", "planned", "plan"],
+)
+def test_shards_of_different_runs_are_refused(runs, tmp_path, edit, needle):
     proc = run_cli("merge", "s1.json", edited(runs, tmp_path, "s2.json", edit), cwd=runs["root"])
     one_line_usage_error(proc, needle)
 
 
-def test_targets_at_one_position_twice_are_refused(runs, tmp_path):
+def test_a_target_given_twice_in_a_shard_is_refused(runs, tmp_path):
     def edit(data):
-        data["targets"][0]["position"] = 0  # shard 1 holds position 0
+        target = data["targets"][0]
+        data["targets"].append(target)
+        for status, n in target["summary"].items():
+            data["summary"][status] += n
 
-    proc = run_cli("merge", "s1.json", edited(runs, tmp_path, "s2.json", edit), cwd=runs["root"])
-    one_line_usage_error(proc, f"s1.json and {tmp_path / 's2.json'} both hold the target at position 0 (layers/")
+    path = edited(runs, tmp_path, "s1.json", edit)
+    proc = run_cli("merge", path, "s2.json", cwd=runs["root"])
+    one_line_usage_error(proc, f"Error: {path} holds the target at position 0 (layers/")
+    assert proc.stderr.rstrip().endswith(") twice"), proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -226,6 +250,8 @@ def test_no_merged_report_overwrites_a_shard_it_reads(runs, tmp_path):
     one_line_usage_error(proc, f"Error: --html {tmp_path / 'link.html'} would overwrite s2.json, a report being merged")
     proc = run_cli("merge", "s1.json", "s2.json", "--junit", "layers/../s1.json", cwd=root)
     one_line_usage_error(proc, "Error: --junit layers/../s1.json would overwrite s1.json, a report being merged")
+    proc = run_cli("merge", "s1.json", "s2.json", "--json", "./nope/../s2.json", cwd=root)  # no nope/ to go up from
+    one_line_usage_error(proc, "Error: --json ./nope/../s2.json would overwrite s2.json, a report being merged")
     assert {name: (root / name).read_bytes() for name in shards} == shards
 
 
@@ -507,7 +533,10 @@ def test_known_statuses_of_a_run_that_recorded_a_baseline_are_read(runs, tmp_pat
 
     def edit(data):
         _known(data)
-        data["run"]["baseline"] = "0123456789abcdef"
+        target = _target(data, "known")
+        check = next(c["name"] for c in target["checks"] if c["status"] == "known")
+        data["run"]["baseline_entries"] = {target["target"]: [check]}
+        data["run"]["baseline"] = baseline_digest([(target["target"], check)])
 
     shard = read_shard(str(edited(runs, tmp_path, "s1.json", edit)))
     (target,) = [t for t in shard.report.targets if t.checks and t.status.value == "known"]
@@ -521,6 +550,242 @@ def test_a_clean_merge_exits_as_the_unsharded_run(runs):
     assert exit_status(merged, strict=False) == exit_status(whole, strict=False) == runs["procs"]["all"].returncode
     assert merged.summary == whole.summary
     assert [t.status for t in merged.targets] == [t.status for t in whole.targets]
+
+
+# -- each target where the plan has it, in its own shard (issue 36) ----------------------------
+
+
+def test_shard_of_deals_the_sorted_labels_round_robin():
+    # Sorted: a (position 1), a (3), b (2), c (0); a label twice by its position.
+    assert shard_of(["c", "a", "b", "a"], 2) == [2, 1, 1, 2]
+    assert shard_of(["c", "a", "b", "a"], 1) == [1, 1, 1, 1]
+    assert shard_of(["b", "a"], 3) == [2, 1]  # a shard may have no share
+
+
+def test_every_shard_records_the_whole_plan_and_holds_its_share_of_it(runs):
+    root = runs["root"]
+    whole = read_shard(str(root / "all.json"))
+    assert whole.run.plan == tuple(target.target for target in whole.report.targets)
+    for k in (1, 2):
+        shard = read_shard(str(root / f"s{k}.json"))
+        assert shard.run.plan == whole.run.plan
+        dealt = shard_of(shard.run.plan, 2)
+        assert [t.position for t in shard.report.targets] == [p for p in range(5) if dealt[p] == k]
+    assert json.loads((root / "s1.json").read_text())["run"]["plan"] == list(whole.run.plan)
+
+
+def _recount(data: dict[str, Any], removed: dict[str, Any] | None, added: dict[str, Any] | None) -> None:
+    """The report's summary made to count the checks of target `added` and not of `removed`."""
+    for status in data["summary"]:
+        data["summary"][status] += (added or {"summary": {}})["summary"].get(status, 0)
+        data["summary"][status] -= (removed or {"summary": {}})["summary"].get(status, 0)
+
+
+def _copied_over(data: dict[str, Any]) -> None:
+    """Shard 1's failing target replaced by a copy of its passing one, at the failing one's
+    position, the summary made to fit: the merge would pass."""
+    failing, passing = _target(data, "failed"), _target(data, "passed")
+    data["targets"][data["targets"].index(failing)] = {**passing, "position": failing["position"]}
+    _recount(data, failing, passing)
+
+
+def _swapped(data: dict[str, Any]) -> None:
+    first, second = data["targets"][:2]
+    first["position"], second["position"] = second["position"], first["position"]
+
+
+def test_a_target_where_the_plan_has_another_is_refused(runs, tmp_path):
+    plan = read_shard(str(runs["root"] / "s1.json")).run.plan
+    path = edited(runs, tmp_path, "s1.json", _copied_over)
+    with pytest.raises(UsageError) as refused:
+        read_shard(str(path))
+    (passing,) = [label for label in plan if label.startswith("layers/prelu.py")]
+    (failing,) = [label for label in plan if label.startswith("layers/srelu_swapped.py")]
+    assert str(refused.value) == (
+        f"{path}: target {passing} is at position {plan.index(failing)}, where the run's plan has {failing}"
+    )
+    one_line_usage_error(run_cli("merge", path, "s2.json", cwd=runs["root"]), f"target {passing} is at position ")
+    # Two targets that traded places: the first is where the plan has the second.
+    (tmp_path / "swapped").mkdir()
+    path = edited(runs, tmp_path / "swapped", "s1.json", _swapped)
+    first, second = read_shard(str(runs["root"] / "s1.json")).report.targets[:2]
+    with pytest.raises(UsageError) as refused:
+        read_shard(str(path))
+    assert str(refused.value) == (
+        f"{path}: target {first.target} is at position {second.position}, where the run's plan has {second.target}"
+    )
+
+
+def test_a_target_moved_to_another_shard_is_refused(runs, tmp_path):
+    """Shard 2's passing target moved, at its own position, into shard 1: every position is
+    held once, but shard 1 never checks it."""
+    moved = json.loads((runs["root"] / "s2.json").read_text())
+    target = _target(moved, "passed")
+    moved["targets"].remove(target)
+    _recount(moved, target, None)
+    (tmp_path / "s2.json").write_text(json.dumps(moved))
+    read_shard(str(tmp_path / "s2.json"))  # shard 2 without it holds only its own targets
+
+    def edit(data):
+        data["targets"].append(target)
+        _recount(data, None, target)
+
+    (tmp_path / "one").mkdir()
+    path = edited(runs, tmp_path / "one", "s1.json", edit)
+    with pytest.raises(UsageError) as refused:
+        read_shard(str(path))
+    assert str(refused.value) == (
+        f"{path}: target {target['target']} (position {target['position']}) is not in the share of shard 1/2: "
+        "the plan deals it to shard 2/2"
+    )
+
+
+# -- known failures: those the run's baseline accepts (issue 36) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def baselined(runs) -> dict[str, Any]:
+    """The layers of `runs` checked with a baseline that accepts the failures of
+    srelu_swapped.py alone (missing_dx.py fails, import_raises.py cannot be checked)."""
+    root = runs["root"]
+    every = json.loads((root / "all.json").read_text())
+    (swapped,) = [t for t in every["targets"] if t["target"].startswith("layers/srelu_swapped.py")]
+    failures = {swapped["target"]: [c["name"] for c in swapped["checks"] if c["status"] == "failed"]}
+    (root / "base.json").write_text(json.dumps({"version": 1, "failures": failures}))
+    args = ("run", "layers", "--no-cache", "--baseline", "base.json", "--shard", "1/1", "--json", "b.json")
+    proc = run_cli(*args, cwd=root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # missing_dx.py fails
+    return {"root": root, "shard": root / "b.json", "baseline": root / "base.json"}
+
+
+def test_a_run_records_its_baselines_entries(baselined):
+    shard = read_shard(str(baselined["shard"]))
+    baseline = Baseline.load(str(baselined["baseline"]), (*REGISTRY, INTEGRITY_CHECK))
+    entries = tuple(sorted((entry.target, entry.check) for entry in baseline.entries))
+    assert entries and {target for target, _ in entries} == {"layers/srelu_swapped.py:SReLUSwapped"}
+    assert shard.run.baseline_entries == entries and shard.run.baseline == baseline.digest
+    written = json.loads(baselined["shard"].read_text())["run"]["baseline_entries"]
+    assert written == json.loads(baselined["baseline"].read_text())["failures"]  # keyed as the baseline is
+    assert shard.report.summary["known"] == 1 and shard.report.summary["failed"] == 1
+    # The failures it accepts are read as known; the merge fails on the others alone.
+    (known,) = [t for t in shard.report.targets if t.status.value == "known"]
+    assert known.target.startswith("layers/srelu_swapped.py")
+    assert exit_status(merge_shards([shard]), strict=False) == 1
+
+
+def _edited_baselined(baselined, tmp_path: Path, edit) -> Path:
+    data = json.loads(baselined["shard"].read_text())
+    edit(data)
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _forged_known(data: dict[str, Any]) -> None:
+    """missing_dx.py's failure marked known, every status and summary made to fit (its other
+    checks could not decide: its status is incomplete)."""
+    _known(data)
+    target = _target(data, "known")
+    target["status"] = "incomplete" if target["summary"]["incomplete"] else "known"
+
+
+def test_a_failure_marked_known_that_no_entry_accepts_is_refused(baselined, tmp_path):
+    path = _edited_baselined(baselined, tmp_path, _forged_known)
+    (target,) = [t for t in json.loads(path.read_text())["targets"] if t["target"].startswith("layers/missing_dx.py")]
+    check = next(c["name"] for c in target["checks"] if c["status"] == "known")
+    with pytest.raises(UsageError) as refused:
+        read_shard(str(path))
+    assert str(refused.value) == (
+        f"{path}: target {target['target']}: its check {check} is marked known, but the run's --baseline has no "
+        f"entry {target['target']} :: {check}"
+    )
+    proc = run_cli("merge", path, cwd=baselined["root"])
+    one_line_usage_error(proc, f"its check {check} is marked known, but the run's --baseline has no entry ")
+
+    # The lookalike: the same shard, of a run whose baseline held that entry, is read.
+    def accepted(data):
+        _forged_known(data)
+        entries = {(t, c) for t, checks in data["run"]["baseline_entries"].items() for c in checks}
+        entries.add((target["target"], check))
+        data["run"]["baseline_entries"].setdefault(target["target"], []).append(check)
+        data["run"]["baseline"] = baseline_digest(entries)
+
+    (tmp_path / "accepted").mkdir()
+    shard = read_shard(str(_edited_baselined(baselined, tmp_path / "accepted", accepted)))
+    assert shard.report.summary["known"] == 2
+
+
+def test_an_error_marked_known_that_no_entry_accepts_is_refused(baselined, tmp_path):
+    path = _edited_baselined(baselined, tmp_path, _error_known)
+    with pytest.raises(UsageError) as refused:
+        read_shard(str(path))
+    assert str(refused.value) == (
+        f"{path}: target layers/import_raises.py: its error is marked known, but the run's --baseline has no entry "
+        "layers/import_raises.py :: target"
+    )
+
+
+def test_an_absolute_label_refused_says_it_is_looked_up_from_the_working_folder(baselined, tmp_path):
+    """A label outside the working folder is looked up as it is: the run that keyed it may
+    have been run from a folder above it. The hint is said for an absolute label alone (the
+    relative one above gets none)."""
+    outside = f"{tmp_path}/elsewhere/layers/missing_dx.py:SReLUMissingDX"
+
+    def edit(data):
+        _forged_known(data)
+        (target,) = [t for t in data["targets"] if t["target"].startswith("layers/missing_dx.py")]
+        plan = data["run"]["plan"]
+        plan[plan.index(target["target"])] = target["target"] = outside
+
+    path = _edited_baselined(baselined, tmp_path, edit)
+    with pytest.raises(UsageError, match=re.escape(f"has no entry {outside} :: ")) as refused:
+        read_shard(str(path))
+    assert str(refused.value).endswith(
+        " (an absolute label is looked up relative to the working folder where it is below it: merge from the "
+        "folder the shards were run in)"
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, needle",
+    [
+        (
+            lambda run: run.pop("plan"),
+            "its run record holds no plan (the label of each target it planned): a report of",
+        ),
+        (
+            lambda run: run.pop("baseline_entries"),
+            "its run record holds no baseline entries (the failures its --baseline accepts): a report of an older",
+        ),
+        (lambda run: run["plan"].pop(), "its run's plan is not the label of each of its 5 planned targets"),
+        (lambda run: run["plan"].__setitem__(0, 7), "its run's plan is not the label of each of its 5 planned targets"),
+        (
+            lambda run: run.update(baseline_entries={}),
+            "its run's baseline entries are not those of its baseline's fingerprint",
+        ),
+        (
+            lambda run: run.update(baseline_entries=[["a.py", "target"]], baseline="0" * 16),
+            "its run's baseline entries are not a mapping of target to check names",
+        ),
+        (
+            lambda run: run.update(baseline_entries={"a.py": "target"}, baseline="0" * 16),
+            "its run's baseline entries give 'a.py' target, not check names",
+        ),
+    ],
+    ids=[
+        "no-plan",
+        "no-entries",
+        "short-plan",
+        "not-a-label",
+        "entries-without-baseline",
+        "not-a-mapping",
+        "not-a-list",
+    ],
+)
+def test_a_run_record_without_its_plan_or_baseline_entries_is_refused(runs, tmp_path, edit, needle):
+    path = edited(runs, tmp_path, "s1.json", lambda data: edit(data["run"]))
+    with pytest.raises(UsageError, match=re.escape(f"{path}: not a JSON report of layercheck: {needle}")):
+        read_shard(str(path))
 
 
 # -- GitHub workflow commands in shards (issue 36) ---------------------------------------------

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -23,11 +24,18 @@ import pytest
 from conftest import GRADIENTS, SAMPLES, one_line_usage_error, run_cli
 
 from layercheck.errors import UsageError
-from layercheck.reporters.files import Input, check_report_paths
+from layercheck.reporters.files import (
+    Input,
+    check_no_input_overwritten,
+    check_report_paths,
+    destination,
+    write_report,
+)
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.reproducers.files import ReproRun, check_repro_dir
 from layercheck.results import CheckResult, Status, TargetReport
-from layercheck.running.plan import BEING_CHECKED, inputs_of, make_batch
+from layercheck.running.batch import run_batch
+from layercheck.running.plan import BEING_CHECKED, READ_BY_THE_LAYERS, inputs_of, inputs_read, make_batch
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="symlinks and hard links as on POSIX")
 
@@ -61,7 +69,13 @@ def test_a_report_path_naming_an_input_is_refused_however_it_is_spelled(tmp_path
     inputs = [Input(layer, BEING_CHECKED, "layers/layer.py")]
     (tmp_path / "link.json").symlink_to(layer)
     os.link(layer, tmp_path / "hard.json")
-    for spelled in (layer, tmp_path / "layers" / ".." / "layers" / "layer.py", tmp_path / "link.json"):
+    spellings = (
+        layer,
+        tmp_path / "layers" / ".." / "layers" / "layer.py",
+        tmp_path / "nope" / ".." / "layers" / "layer.py",  # `..` after a folder that is not there
+        tmp_path / "link.json",
+    )
+    for spelled in spellings:
         with pytest.raises(UsageError) as refused:
             check_report_paths({"--json": str(spelled)}, inputs)
         assert str(refused.value) == (
@@ -80,6 +94,49 @@ def test_a_report_path_naming_an_input_is_refused_however_it_is_spelled(tmp_path
         inputs,
     )
     assert layer.read_text() == ""
+
+
+def test_a_report_goes_where_every_check_looks(tmp_path, monkeypatch):
+    """`nope/../a.json`: the system finds no `nope/` to go up from, but the report is written
+    to `a.json` (as `os.path.realpath` reads it); the checks look there too."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.json").write_text("{}")
+    (tmp_path / "sub").mkdir()
+    where = destination("nope/../a.json")
+    assert where.path == str(tmp_path / "a.json") and where.identity == destination("a.json").identity is not None
+    write_report("nope/../new.json", "written")
+    assert (tmp_path / "new.json").read_text() == "written" and not (tmp_path / "nope").exists()
+    with pytest.raises(UsageError, match=r"^--json and --junit name the same file \(nope/\.\./a\.json\); "):
+        check_report_paths({"--json": "a.json", "--junit": "nope/../a.json"})
+    with pytest.raises(UsageError, match=r"^--json nope/\.\./sub: cannot write the report: it is a folder$"):
+        check_report_paths({"--json": "nope/../sub"})
+    # A device by the name given, a missing folder made as the report would make it: unchanged.
+    assert destination(os.devnull).path == os.devnull
+    assert destination("out/r.json") == destination(str(tmp_path / "out" / "r.json"))
+    check_report_paths({"--json": "nope/../b.json", "--junit": os.devnull, "--html": "out/r.html"})
+    with pytest.raises(
+        UsageError, match=r"^--json 'a\\x00b': cannot write the report: the name holds a NUL character$"
+    ):
+        check_report_paths({"--json": "a\0b"})
+
+
+def test_no_output_names_a_file_the_run_recorded_as_read(tmp_path, monkeypatch):
+    """After the run: the files it recorded (thousands, it may be) are each looked at once, and
+    an output naming one of them, however spelled, is refused; outputs that name none pass."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "layers").mkdir()
+    read = [Input(f"layers/m{i}.py", READ_BY_THE_LAYERS, f"layers/m{i}.py") for i in range(2000)]
+    for item in read:
+        Path(item.path).write_text("")
+    Path("layers/other.txt").write_text("")
+    check_no_input_overwritten({"--json": "layers/other.txt", "--junit": "new.xml", "--html": None}, read)
+    for spelled in ("layers/m1999.py", "nope/../layers/m1999.py", str(tmp_path / "layers" / "m1999.py")):
+        with pytest.raises(UsageError) as refused:
+            check_no_input_overwritten({"--json": "r.json", "--update-baseline": spelled}, read)
+        assert str(refused.value) == (
+            f"--update-baseline {spelled} would overwrite layers/m1999.py, a file the layers read: "
+            "give --update-baseline another file"
+        )
 
 
 def test_update_baseline_alone_may_rewrite_the_baseline_it_reads(tmp_path):
@@ -149,13 +206,30 @@ def project(tmp_path) -> Path:
             marks=posix_only,
         ),
         (("layers/double.py:Double", "--update-baseline", "layers/double.py"), "--update-baseline layers/double.py"),
+        (
+            ("layers/double.py", "--json", "./nope/../layers/double.py"),
+            "--json ./nope/../layers/double.py would overwrite layers/double.py, a file being checked",
+        ),
+        (
+            ("layers/double.py", "--update-baseline", "./nope/../layers/double.py"),
+            "--update-baseline ./nope/../layers/double.py would overwrite layers/double.py",
+        ),
         (("layers", "--config", "c.yaml", "--json", "c.yaml"), "--json c.yaml would overwrite c.yaml, the config file"),
         (
             ("layers", "--baseline", "b.json", "--junit", "b.json"),
             "--junit b.json would overwrite b.json, the --baseline file: give --junit another file",
         ),
     ],
-    ids=["target", "below-a-folder", "through-a-link", "update-baseline", "config", "baseline"],
+    ids=[
+        "target",
+        "below-a-folder",
+        "through-a-link",
+        "update-baseline",
+        "up-from-nothing",
+        "baseline-up-from-nothing",
+        "config",
+        "baseline",
+    ],
 )
 def test_run_refuses_an_output_that_names_an_input_before_importing_anything(project, args, said):
     before = {path: path.read_bytes() for path in project.rglob("*") if path.is_file() and not path.is_symlink()}
@@ -169,6 +243,88 @@ def test_update_baseline_refreshes_the_baseline_the_run_reads(project):
     proc = run_cli("run", "layers/double.py", "--baseline", "b.json", "--update-baseline", "b.json", cwd=project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "--update-baseline b.json: recorded 0 failure(s)" in proc.stdout
+
+
+# -- outputs naming a file the layers read, known once the run is over -------------------------
+
+# A layer that imports a helper beside it and reads a data file there while it runs.
+_READING = """
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import helper  # noqa: E402
+
+
+class Scaled:
+    example_layout = "3,2:CB"
+
+    def predict(self, X):
+        return helper.K * np.loadtxt(os.path.join(HERE, "scale.txt")) * X
+"""
+
+
+@pytest.fixture
+def reading(tmp_path) -> Path:
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "layers" / "scaled.py").write_text(_READING)
+    (tmp_path / "layers" / "helper.py").write_text("K = 2.0\n")
+    (tmp_path / "layers" / "scale.txt").write_text("1.5\n")
+    (tmp_path / "layers" / "notes.txt").write_text("not read\n")
+    return tmp_path
+
+
+def test_a_run_records_the_modules_its_layers_import_and_with_the_cache_the_files_they_read(reading, monkeypatch):
+    monkeypatch.chdir(reading)
+    settings = {"checks": "predict_does_not_error"}
+    for cache in ({"no_cache": True}, {"cache_dir": str(reading / "cache")}):
+        report = run_batch(make_batch(["layers/scaled.py"], settings=settings, **cache))
+        assert [t.status.value for t in report.targets] == ["passed"], report.targets
+        read = {os.fspath(item.path): item for item in inputs_read(report)}
+        assert {"layers/scaled.py", "layers/helper.py"} <= set(read) and "layers/notes.txt" not in read
+        assert all(item.what == READ_BY_THE_LAYERS and item.shown == path for path, item in read.items())
+    assert "layers/scale.txt" in read  # recorded for the cache, which was on
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (("--json", "layers/helper.py", "--no-cache"), "--json layers/helper.py would overwrite layers/helper.py"),
+        (
+            ("--junit", "./nope/../layers/helper.py", "--no-cache"),
+            "--junit ./nope/../layers/helper.py would overwrite layers/helper.py",
+        ),
+        (
+            ("--update-baseline", "layers/scale.txt", "--cache-dir", "cache"),
+            "--update-baseline layers/scale.txt would overwrite layers/scale.txt",
+        ),
+    ],
+    ids=["module", "module-up-from-nothing", "data-file"],
+)
+def test_run_refuses_an_output_naming_a_file_the_layers_read_once_it_is_over(reading, args, said):
+    """Known only after the run: its report is printed, then one line, exit 2, nothing written."""
+
+    def files() -> dict[Path, bytes]:  # the user's (the result cache's entries aside)
+        return {path: path.read_bytes() for path in (reading / "layers").iterdir()}
+
+    before = files()
+    proc = run_cli(
+        "run", "layers/scaled.py", "--checks", "predict_does_not_error", "--json", "r.json", *args, cwd=reading
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.splitlines() == [f"Error: {said}, a file the layers read: give {args[0]} another file"]
+    assert "PASSED layers/scaled.py" in proc.stdout and "Traceback" not in proc.stdout
+    assert files() == before
+    assert not (reading / "r.json").exists()  # no report is written, not even one that could be
+    # A file beside them that they do not read takes the report.
+    proc = run_cli(
+        "run", "layers/scaled.py", "--checks", "predict_does_not_error", "--json", "layers/notes.txt", cwd=reading
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((reading / "layers" / "notes.txt").read_text())["targets"][0]["status"] == "passed"
 
 
 # -- reproducers -----------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from conftest import not_ok, run_cli
 import layercheck
 from layercheck.cli import cli
 from layercheck.contract.loading import discover, import_module
+from layercheck.errors import UsageError
+from layercheck.templates import layer_template, write_new
 
 LAYERS = {
     "plain": [],
@@ -83,6 +85,17 @@ def test_an_existing_file_is_never_overwritten(tmp_path):
     proc = run_cli("new", "mine", "-o", tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "exists" in proc.stderr
     assert path.read_text() == "# mine\n"
+
+
+def test_a_folder_up_from_one_that_is_not_there_is_where_reports_would_go(tmp_path, monkeypatch):
+    """`-o nope/..`: the working folder, as for a report (`reporters.files.destination`); no
+    folder `nope` is made, even when the file is refused."""
+    monkeypatch.chdir(tmp_path)
+    written = write_new("nope/..", layer_template("Mine", (), (), False))
+    assert written == tmp_path / "mine.py" and written.exists() and not (tmp_path / "nope").exists()
+    with pytest.raises(UsageError, match=r"^nope/\.\./mine\.py exists; layercheck new never overwrites a file"):
+        write_new("nope/..", layer_template("Mine", (), (), False))
+    assert not (tmp_path / "nope").exists()
 
 
 @pytest.mark.parametrize(

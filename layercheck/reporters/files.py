@@ -13,9 +13,14 @@
 
 `check_report_paths` finds what can be known before the run (a folder, no permission, two
 reports on one file, a report that would overwrite one of the run's inputs), so that a
-report that cannot be written does not cost a whole run, and no run destroys what it reads.
+report that cannot be written does not cost a whole run, and no run destroys what it reads;
+`check_no_input_overwritten` is its check of inputs alone, for the files known only once the
+run is over (the modules the layers imported, the data files they read).
 Two paths name one file when they reach the same inode (through symlinks, `..`, hard links),
-whatever their spelling.
+whatever their spelling. Where a path leads is decided once, by `destination`, for the writer
+and for every check: `nope/../a.json` leads to `a.json` (as `os.path.realpath` and pytest's
+`--junitxml` read it, though the system finds no `nope/` to go up from), so the checks see
+the file the writer would replace.
 """
 
 from __future__ import annotations
@@ -31,7 +36,18 @@ from typing import Any
 
 from layercheck.errors import UsageError
 
-__all__ = ["STDOUT", "Input", "check_report_paths", "same_file", "staged_file", "to_stdout", "write_report"]
+__all__ = [
+    "STDOUT",
+    "Destination",
+    "Input",
+    "check_no_input_overwritten",
+    "check_report_paths",
+    "destination",
+    "same_file",
+    "staged_file",
+    "to_stdout",
+    "write_report",
+]
 
 STDOUT = "-"
 
@@ -54,6 +70,55 @@ def _write_to(fd: int, data: bytes) -> None:
         f.flush()
 
 
+@dataclass(frozen=True)
+class Destination:
+    """Where a report given a path goes (`destination`)."""
+
+    path: str  # what is opened (a device, a pipe) or replaced (a regular file, or a new one)
+    info: os.stat_result | None  # what is there now, through symlinks; None: nothing yet
+
+    @property
+    def replaced(self) -> bool:
+        """Whether the report replaces a file there (a regular one, or none yet) rather than
+        being written into what is there (a device, a pipe)."""
+        return self.info is None or stat.S_ISREG(self.info.st_mode)
+
+    @property
+    def identity(self) -> tuple[int, int] | None:
+        """The (device, inode) of the regular file there, else None."""
+        if self.info is None or not stat.S_ISREG(self.info.st_mode):
+            return None
+        return (self.info.st_dev, self.info.st_ino)
+
+
+def destination(path: str | os.PathLike[str]) -> Destination:
+    """Where a report written to `path` goes: the one answer of `write_report` and of every
+    check of `check_report_paths`, so that nothing is checked but what is written.
+
+    A device or a pipe is opened by the name given: `/dev/stdout` resolves to
+    `/proc/self/fd/1` and on to a pipe that has no name to open. Anything else is the file at
+    `os.path.realpath(path)`: symlinks followed, and `..` taken after the name before it even
+    where that name is nothing yet (`nope/../a.json` is `a.json`), which is where the file is
+    written.
+
+    Raises:
+        OSError: the path cannot be looked at (not a folder on the way, no permission).
+        ValueError: a NUL in the name.
+    """
+    try:
+        info: os.stat_result | None = os.stat(path)  # through symlinks
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return Destination(os.fspath(path), info)
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        info = None
+    return Destination(real, info)
+
+
 def write_report(path: str | os.PathLike, text: str) -> None:
     """Write `text` (UTF-8) to `path` by the rules of the module docstring.
 
@@ -67,16 +132,11 @@ def write_report(path: str | os.PathLike, text: str) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    try:
-        info: os.stat_result | None = os.stat(path)  # through symlinks
-    except FileNotFoundError:
-        info = None
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        # A device or a pipe, by the name given: /dev/stdout resolves to /proc/self/fd/1
-        # and on to a pipe that has no name to open.
-        _write_to(os.open(path, os.O_WRONLY), data)
+    where = destination(path)
+    if not where.replaced:  # a device or a pipe (a folder: the error opening it says so)
+        _write_to(os.open(where.path, os.O_WRONLY), data)
         return
-    real = os.path.realpath(path)
+    info, real = where.info, where.path
     folder = os.path.dirname(real) or "."
     os.makedirs(folder, exist_ok=True)
     mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
@@ -122,29 +182,23 @@ def staged_file(folder: str | os.PathLike[str], name: str, text: str) -> str:
     return tmp
 
 
-def _problem(path: str) -> str | None:
-    """Why `path` cannot take a report, found by trying (permission bits say little to root,
-    nothing of a read-only file system); else None. Nothing is truncated: an existing file
-    or device is opened to append, a missing one is created in its folder (made as the
-    report would make it) and removed again."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        return exc.strerror or str(exc)
+def _problem(where: Destination) -> str | None:
+    """Why the report's `destination` cannot take it, found by trying (permission bits say
+    little to root, nothing of a read-only file system); else None. Nothing is truncated: an
+    existing file or device is opened to append, a missing one is created in its folder (made
+    as the report would make it) and removed again."""
+    info, target = where.info, where.path
     if info is not None and stat.S_ISDIR(info.st_mode):
         return "it is a folder"
     try:
         if info is not None:
             if stat.S_ISFIFO(info.st_mode):  # opening a pipe waits for a reader
-                return None if os.access(path, os.W_OK) else "permission denied"
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+                return None if os.access(target, os.W_OK) else "permission denied"
+            os.close(os.open(target, os.O_WRONLY | os.O_APPEND))
             return None
-        real = os.path.realpath(path)
-        folder = os.path.dirname(real) or "."
+        folder = os.path.dirname(target) or "."
         os.makedirs(folder, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".probe")
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".probe")
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -155,7 +209,8 @@ def _problem(path: str) -> str | None:
 @dataclass(frozen=True)
 class Input:
     """A file a command reads (a file being checked, the config, a baseline, a shard being
-    merged), which no output path may name: the output would overwrite it."""
+    merged, a module the layers imported), which no output path may name: the output would
+    overwrite it."""
 
     path: str | os.PathLike[str]  # where it is read from
     what: str  # what it is, after its name in a message: "a file being checked"
@@ -166,13 +221,13 @@ class Input:
 
 
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """The (device, inode) of the regular file at `path` (through symlinks), else None: a
-    path to nothing, a folder, a device or a pipe names no file that a report replaces."""
+    """The (device, inode) of the regular file a report given `path` would replace
+    (`destination`), else None: a path to nothing, a folder, a device or a pipe names no file
+    that a report replaces."""
     try:
-        info = os.stat(path)
+        return destination(path).identity
     except (OSError, ValueError):  # ValueError: a NUL in the name
         return None
-    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
 
 
 def same_file(path: str | os.PathLike[str], inputs: Sequence[Input]) -> Input | None:
@@ -183,9 +238,33 @@ def same_file(path: str | os.PathLike[str], inputs: Sequence[Input]) -> Input | 
     return next((item for item in inputs if _identity(item.path) == identity), None)
 
 
+def check_no_input_overwritten(paths: Mapping[str, str | os.PathLike | None], inputs: Sequence[Input]) -> None:
+    """Refuse (UsageError) a report path that names one of `inputs` (but by the input's
+    `rewritten_by` options): "--json F would overwrite SHOWN, WHAT: give --json another file".
+
+    Args:
+        paths: option name (`--json`) to path; None where the report is not asked for.
+        inputs: the files the command reads.
+    """
+    given = {
+        option: os.fspath(path) for option, path in paths.items() if path is not None and os.fspath(path) != STDOUT
+    }
+    identities = {option: _identity(path) for option, path in given.items()}
+    if not any(identities.values()):  # no report replaces a file there now: none is an input
+        return
+    for item in inputs:  # each input looked at once: after a run they may be thousands
+        identity = _identity(item.path)
+        if identity is None:
+            continue
+        for option, path in given.items():
+            if identities[option] == identity and option not in item.rewritten_by:
+                shown = os.fspath(item.path) if item.shown is None else item.shown
+                raise UsageError(f"{option} {path} would overwrite {shown}, {item.what}: give {option} another file")
+
+
 def check_report_paths(paths: Mapping[str, str | os.PathLike | None], inputs: Sequence[Input] = ()) -> None:
     """Refuse (UsageError) report paths that name an input, that cannot be written, and two
-    reports on one file.
+    reports on one file, each path taken where `destination` leads it.
 
     Args:
         paths: option name (`--json`) to path; None where the report is not asked for.
@@ -202,17 +281,20 @@ def check_report_paths(paths: Mapping[str, str | os.PathLike | None], inputs: Se
                 raise UsageError(f"{seen[STDOUT]} and {option} both name standard output (-); give one a file")
             seen[STDOUT] = option
             continue
-        read = same_file(path, [item for item in inputs if option not in item.rewritten_by])
-        if read is not None:
-            shown = os.fspath(read.path) if read.shown is None else read.shown
-            raise UsageError(f"{option} {path} would overwrite {shown}, {read.what}: give {option} another file")
-        problem = _problem(path)
+        check_no_input_overwritten({option: path}, inputs)
+        try:
+            where = destination(path)
+        except OSError as exc:
+            raise UsageError(f"{option} {path}: cannot write the report: {exc.strerror or exc}") from None
+        except ValueError:
+            raise UsageError(f"{option} {path!r}: cannot write the report: the name holds a NUL character") from None
+        problem = _problem(where)
         if problem is not None:
             raise UsageError(f"{option} {path}: cannot write the report: {problem}")
-        real = os.path.realpath(path)
+        real = os.path.realpath(where.path)
         if real == os.devnull:
             continue
-        key = _identity(path) or real  # an existing file by its inode: a hard link is one file
+        key = where.identity or real  # an existing file by its inode: a hard link is one file
         if key in seen:
             raise UsageError(f"{seen[key]} and {option} name the same file ({path}); give each report its own")
         seen[key] = option

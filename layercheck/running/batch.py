@@ -6,7 +6,8 @@
 2. plan: each target gets its layouts (command line, else config, else `example_layout`),
    constructor arguments and options (command line over config target over config defaults);
    a target without a usable layout is reported with how to give one;
-3. shard: keep the targets of shard K of N (round robin over the sorted labels);
+3. shard: keep the targets of shard K of N (round robin over the sorted labels, as the
+   reports name them: `runinfo.shard_of`, which `merge` checks each shard's targets by);
 4. check: each target in its own worker, `jobs` at a time; the reports come back in target
    order whatever the order in which the workers finish (or, asked, as each finishes).
 
@@ -53,7 +54,7 @@ from layercheck.results import (
     cause_of,
     plain,
 )
-from layercheck.runinfo import RunInfo, Versions, fingerprint
+from layercheck.runinfo import RunInfo, Versions, fingerprint, shard_of
 from layercheck.running.cache import ResultCache, cache_key
 from layercheck.running.integrity import INTEGRITY_CHECK, Guard
 from layercheck.running.isolation import Outcome, run_jobs
@@ -516,7 +517,8 @@ def run_batch(
     run = _run_record(batch, items)
     checked = _planned_sources(batch, items)  # the whole plan's, before --shard
     if batch.shard is not None:
-        items = shard(items, *batch.shard, key=lambda item: item.label)
+        k, n = batch.shard
+        items = [item for item, at in zip(items, shard_of(run.plan, n)) if at == k]
     try:
         reports = _check(batch, items, on_report, on_progress, as_finished, still_running, checked)
     except Interrupted as exc:  # `_check` put what it has (every target, some interrupted)
@@ -529,8 +531,9 @@ def run_batch(
 
 
 def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
-    """What the report records to merge shards (`runinfo`): the whole plan's size and the
-    fingerprint of what decides its verdicts, without absolute paths (CI clones differ)."""
+    """What the report records to merge shards (`runinfo`): the whole plan's size and labels
+    (as the reports name them: `TargetReport` bounds them) and the fingerprint of what decides
+    its verdicts, without absolute paths (CI clones differ)."""
     plan = []
     for item in items:
         job = item.job
@@ -548,7 +551,8 @@ def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
                 "timeout": job.timeout,
             }
         )
-    return RunInfo(batch.shard, len(items), fingerprint(plain(plan)), Versions.current())
+    labels = tuple(TargetReport(item.label).target for item in items)
+    return RunInfo(batch.shard, len(items), fingerprint(plain(plan)), Versions.current(), plan=labels)
 
 
 def _planned_sources(batch: Batch, items: Sequence[_Item]) -> SourceRecord:
@@ -778,10 +782,8 @@ def _layouts(batch: Batch, entry: TargetEntry | None, target: _Found) -> tuple[L
 
 def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> list[Any]:
     """The items of shard k of n (k from 1): round robin over the items sorted by `key`, so
-    that every item is in exactly one shard; kept in their original order."""
-    order = sorted(range(len(items)), key=lambda i: (key(items[i]), i))
-    chosen = {index for rank, index in enumerate(order) if rank % n == k - 1}
-    return [item for i, item in enumerate(items) if i in chosen]
+    that every item is in exactly one shard; kept in their original order (`shard_of`)."""
+    return [item for item, at in zip(items, shard_of([key(item) for item in items], n)) if at == k]
 
 
 def _check(

@@ -23,6 +23,7 @@ from layercheck.contract.loading import parse_args
 from layercheck.errors import UsageError
 from layercheck.reporters.files import Input
 from layercheck.reproducers.files import check_repro_dir
+from layercheck.results import Report
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
 from layercheck.running.cache import cache_folder
 from layercheck.running.isolation import default_memory_cap
@@ -39,7 +40,7 @@ from layercheck.settings.options import (
     settings_from_command_line,
 )
 
-__all__ = ["BEING_CHECKED", "inputs_of", "make_batch"]
+__all__ = ["BEING_CHECKED", "READ_BY_THE_LAYERS", "inputs_of", "inputs_read", "make_batch"]
 
 
 def make_batch(
@@ -131,6 +132,20 @@ def inputs_of(batch: Batch) -> list[Input]:
         else:
             inputs.append(Input(request.path, BEING_CHECKED, shown))
     return inputs
+
+
+READ_BY_THE_LAYERS = "a file the layers read"
+
+
+def inputs_read(report: Report) -> list[Input]:
+    """The files a batch run recorded as read (`runinfo.RunInfo.sources`), which no report may
+    overwrite either, though they are known only once the run is over: the modules the layers
+    imported and, where the result cache was on and recorded them, the data files they opened
+    (of a target served from the cache, only the modules its file imported as it was found).
+    The targets' files and the config are among them, refused before the run by `inputs_of`."""
+    if report.run is None:
+        return []
+    return [Input(path, READ_BY_THE_LAYERS, path) for path, _ in report.run.sources]
 
 
 def _requests(targets: Sequence[str], config: Config | None) -> list[Request]:
