@@ -128,6 +128,18 @@ CASES = {
         "open('data.txt', opener=lambda name, flags: os.open(name, flags, dir_fd=folder)).read()"
     ),
     "os.stat in a folder it holds open": "import os\nos.stat('data.txt', dir_fd=os.open(HERE, os.O_RDONLY))",
+    "an import path changed past the limit": (
+        "import sys\n"
+        "for n in range(70):\n"
+        "    sys.path.insert(0, f'{HERE}/p{n}')\n"
+        "    try:\n"
+        "        import lc_reads_nowhere\n"
+        "    except ImportError:\n"
+        "        pass"
+    ),
+    "an import path that is no list": (
+        "import sys\nsys.path = tuple(sys.path)\ntry:\n    import lc_reads_nowhere\nexcept ImportError:\n    pass"
+    ),
 }
 EXPECTED_UNCACHEABLE = {
     "os.listdir": Uncacheable.LISTING,
@@ -150,6 +162,8 @@ EXPECTED_UNCACHEABLE = {
     "os.open in a folder it holds open": Uncacheable.DESCRIPTOR,
     "open with an opener in a folder it holds open": Uncacheable.DESCRIPTOR,
     "os.stat in a folder it holds open": Uncacheable.DESCRIPTOR,
+    "an import path changed past the limit": Uncacheable.TOO_MANY,
+    "an import path that is no list": Uncacheable.UNSEEN,
 }
 
 

@@ -160,9 +160,9 @@ def cacheable(report: TargetReport) -> bool:
 def cache_key(target: Mapping[str, Any], device: str, config: str | os.PathLike[str] | None = None) -> str | None:
     """The key of a target's entry: `target` (JSON-like data of what is checked and how: its
     label, class, layouts, arguments, settings) with the working folder, the environment (see
-    the module's docstring; `device`: the merged setting), and the config file's text where one
-    is used. None when the config file or the working folder cannot be read now: such a run is
-    not cached."""
+    the module's docstring; `device`: the merged setting), what decides which file an import
+    finds (`_imports`), and the config file's text where one is used. None when the config file
+    or the working folder cannot be read now: such a run is not cached."""
     try:
         folder = os.getcwd()  # where the workers run (`isolation._Setting`)
     except OSError:  # removed under the run: its workers could not start there either

@@ -200,6 +200,9 @@ _SUFFIXES = tuple(importlib.machinery.all_suffixes())
 # Distinct import paths (sys.path as the import system searched it) recorded for one target: a
 # layer that changes its path more often is not cached (`Uncacheable.TOO_MANY`).
 MAX_SEARCHES = 64
+# Paths whose signatures an import statement's search took before it looked (in every entry of
+# the path, where the module may be): past this many, the target is not cached either.
+_MAX_EARLY = 20 * MAX_SOURCES
 # The originals, bound before any layer runs: the recorder's own looks must not go through the
 # wrappers it installs (nor through a replacement a layer installed).
 _stat = os.stat
@@ -636,7 +639,7 @@ class Reads:
         modules = sys.modules
         if top in self._sought or (type(modules) is dict and top in modules):
             return
-        if len(self._sought) >= MAX_SOURCES:
+        if len(self._sought) >= MAX_SOURCES or len(self._early) >= _MAX_EARLY:
             self._refuse(Uncacheable.TOO_MANY)
             return
         self._sought[top] = (self._search, self._layers(caller))

@@ -134,8 +134,7 @@ class Uncacheable(str, enum.Enum):
     ENVIRONMENT = "reads the whole environment"  # iterates or copies os.environ
     # os.open(name, flags, dir_fd=fd), os.stat(name, dir_fd=fd): which file, the worker cannot tell
     DESCRIPTOR = "reads a file by its name in a folder it holds open"
-    # its reads there went unrecorded
-    REPLACED = "replaces os.environ or a function of os the worker records through"
+    REPLACED = "replaces os.environ or a function of os the worker records through"  # its reads went unrecorded
     TOO_MANY = "reads more files or variables, or changes its import path more often, than the cache keeps"
     UNSEEN = "reads in a way the worker could not record"  # the hook missing, or a read not understood
     # The worker recorded the modules imported (the run's record, `SourceRecord`) but not the
