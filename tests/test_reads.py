@@ -137,6 +137,13 @@ CASES = {
         "    except ImportError:\n"
         "        pass"
     ),
+    "a module made where it would have been found first, while it runs": (
+        "import os, sys\n"
+        "os.mkdir(HERE + '/first')\n"
+        "sys.path[:0] = [HERE + '/first', HERE]\n"
+        "import sibling_of_reads\n"
+        "open(HERE + '/first/sibling_of_reads.py', 'w').write('X = 2')"
+    ),
     "an import path that is no list": (
         "import sys\nsys.path = tuple(sys.path)\ntry:\n    import lc_reads_nowhere\nexcept ImportError:\n    pass"
     ),
@@ -164,6 +171,8 @@ EXPECTED_UNCACHEABLE = {
     "os.stat in a folder it holds open": Uncacheable.DESCRIPTOR,
     "an import path changed past the limit": Uncacheable.TOO_MANY,
     "an import path that is no list": Uncacheable.UNSEEN,
+    # Its search took the signature of first/sibling_of_reads.py before it looked: absent then.
+    "a module made where it would have been found first, while it runs": Uncacheable.CHANGED,
 }
 
 
