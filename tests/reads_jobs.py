@@ -32,4 +32,4 @@ class Reading:
         return {**inputs.to_data(), "done": namespace.get("done") is True, "restored": restored}
 
 
-_REPLACED = ("environ", "environb", "stat", "access")
+_REPLACED = ("environ", "environb", "stat", "lstat", "access", "readlink", "open")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import py_compile
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -32,6 +33,7 @@ from layercheck.running.sources import (
     MAX_SOURCES,
     UNSET,
     Inputs,
+    Look,
     Uncacheable,
     file_state,
     split_inputs,
@@ -294,10 +296,21 @@ def _clear_environment(monkeypatch) -> None:
 
 @pytest.mark.parametrize(
     "change",
-    ["numpy", "python", "layercheck", "layercheck's source", "a numeric variable"],
+    [
+        "numpy",
+        "python",
+        "layercheck",
+        "layercheck's source",
+        "a numeric variable",
+        "the import path",
+        "the environment",
+        "the interpreter",
+    ],
 )
 def test_a_version_change_checks_again(tmp_path, monkeypatch, change):
-    """The parent's key, in this process (`run_batch`): what a new version would change in it."""
+    """The parent's key, in this process (`run_batch`): what a new version would change in it;
+    and what decides which file an import finds (another PYTHONPATH, another virtual
+    environment sharing the working folder's cache: tox, nox)."""
     _write_layer(tmp_path, "a sibling module")
     monkeypatch.chdir(tmp_path)
     cache = tmp_path / "cache"
@@ -312,8 +325,14 @@ def test_a_version_change_checks_again(tmp_path, monkeypatch, change):
         monkeypatch.setattr(cache_module, "__version__", cache_module.__version__ + ".dev1")
     elif change == "layercheck's source":
         monkeypatch.setattr(cache_module, "_layercheck_digest", lambda: "0" * 64)
-    else:
+    elif change == "a numeric variable":
         monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    elif change == "the import path":
+        monkeypatch.syspath_prepend(str(tmp_path / "elsewhere"))
+    elif change == "the environment":
+        monkeypatch.setattr(sys, "prefix", sys.prefix + "-other")
+    else:
+        monkeypatch.setattr(sys, "executable", sys.executable + "-other")
     report = run_batch(_batch(tmp_path, cache)).targets[0]
     assert not report.cached and report.status == Status.PASSED
     assert run_batch(_batch(tmp_path, cache)).targets[0].cached
@@ -412,6 +431,18 @@ READS = {
     "in os.environ, set to nothing": (
         "", "pass", f"factor = 2.0 if {VARIABLE!r} in os.environ else 1.0", "unset", "variable empty"
     ),
+    # A dangling link made (`ln -s nowhere flip`): os.path.lexists looks with os.lstat.
+    "a link whose presence it tests": (
+        "", "pass", "factor = 2.0 if os.path.lexists(HERE / 'flip') else 1.0", "link none", "link dangling"
+    ),
+    # The newer of two checkpoints, by their times (`touch ckpt_b.txt`): the same contents.
+    "the newer of two files": (
+        "",
+        "pass",
+        "factor = float(max([HERE / 'ckpt_a.txt', HERE / 'ckpt_b.txt'], key=os.path.getmtime).read_text())",
+        "newer a",
+        "newer b",
+    ),
 }  # fmt: skip
 
 
@@ -437,6 +468,18 @@ def _make(folder: Path, what: str) -> None:
         (folder / "wrong.flag").write_text("", encoding="utf-8")
     elif kind == "no":
         (folder / "wrong.flag").unlink(missing_ok=True)
+    elif kind == "link":
+        flip = folder / "flip"
+        if value == "dangling" and not os.path.lexists(flip):
+            flip.symlink_to("nowhere")
+        elif value == "none":
+            flip.unlink(missing_ok=True)
+    elif kind == "newer":  # ckpt_a.txt holds 1.0, ckpt_b.txt 2.0; `value`'s is the newer by 10 s
+        for name, text in (("a", "1.0"), ("b", "2.0")):
+            checkpoint = folder / f"ckpt_{name}.txt"
+            checkpoint.write_text(text, encoding="utf-8")
+            time_ns = 1_700_000_000 * 10**9 + (10 * 10**9 if name == value else 0)
+            os.utime(checkpoint, ns=(time_ns, time_ns))
     elif kind == "variable":
         os.environ[VARIABLE] = "" if value == "empty" else value
     else:
@@ -485,6 +528,37 @@ def test_a_change_of_a_file_or_variable_the_layer_reads_checks_it_again(tmp_path
     assert ran and not report.cached and report.status == Status.PASSED
 
 
+def _touch(path: Path) -> None:
+    """New times for `path` (what a checkout, or `touch`, gives a file), its contents kept."""
+    later = os.stat(path).st_mtime_ns + 10 * 10**9
+    os.utime(path, ns=(later, later))
+
+
+def test_a_touch_of_a_file_only_opened_or_resolved_is_still_served(tmp_path, monkeypatch):
+    """The lookalike of the newer of two files: a file the layer only opens is keyed on its
+    contents; its own source, resolved (`Path(__file__).resolve()` looks at it with os.lstat),
+    on being a file. New times on both, and on the folder they are in, change neither."""
+    monkeypatch.chdir(tmp_path)
+    _reader(tmp_path, "open inside backward")
+    assert _run(tmp_path)[0].status == Status.PASSED
+    for path in (tmp_path / "factor.txt", tmp_path / "scale.py", tmp_path):
+        _touch(path)
+    report, ran = _run(tmp_path)
+    assert not ran and report.cached
+
+
+def test_a_look_is_keyed_on_what_it_returned_and_an_open_on_the_contents_alone(tmp_path):
+    """The states the parent takes again at each lookup (`Inputs.unchanged`): a file looked at
+    with os.stat (`Look.STAT`) changes with its time; a file opened does not."""
+    path = tmp_path / "ckpt.txt"
+    path.write_text("1.0", encoding="utf-8")
+    looked = Inputs(((str(path), file_state(str(path), {Look.STAT})),))
+    opened = Inputs(((str(path), file_state(str(path))),))
+    assert looked.unchanged() and opened.unchanged() and looked != opened
+    _touch(path)
+    assert opened.unchanged() and not looked.unchanged()
+
+
 def test_the_working_folder_is_part_of_the_key(tmp_path, monkeypatch):
     """A relative path is read from the working folder: the same target, with the same cache,
     checked from another folder whose file makes it wrong, is checked again."""
@@ -518,6 +592,107 @@ def test_a_layer_that_reads_nothing_more_is_still_served(tmp_path, monkeypatch):
     assert not ran and report.cached
 
 
+# -- what an import finds: a change of where it finds it checks again ---------------------
+
+
+def _importer(tmp_path: Path, top: str = "from phelper import FACTOR") -> Path:
+    """The reader in `layer/`, taking FACTOR from `top`'s import; the working folder is
+    `tmp_path`, so that `layer/` is first on the import path while the layer is imported (as
+    for `layercheck run layer/scale.py`). The folder of the layer."""
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    (layer / "scale.py").write_text(READER.format(top=top, init="pass", inner="factor = FACTOR"), encoding="utf-8")
+    return layer
+
+
+def _module(path: Path, text: str) -> None:
+    """A module at `path`: its source, or (`.pyc`) bytecode compiled from it, with no source."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix != ".pyc":
+        path.write_text(text, encoding="utf-8")
+        return
+    source = path.parent.parent / f"{path.stem}_source.py"
+    source.write_text(text, encoding="utf-8")
+    py_compile.compile(str(source), cfile=str(path), doraise=True)
+
+
+def test_the_same_files_through_another_import_path_check_again(tmp_path, monkeypatch):
+    """`from phelper import FACTOR` with PYTHONPATH=a (right), then b (wrong): the files the
+    first run read are unchanged, but the import path finds b's. Checked again, it fails; with
+    a again, it is served the entry of a."""
+    layer = _importer(tmp_path)
+    for name, text in (("a", RIGHT), ("b", WRONG)):
+        _module(tmp_path / name / "phelper.py", text)
+    monkeypatch.chdir(tmp_path)
+    expected = ((Status.PASSED, False), (Status.PASSED, True), (Status.FAILED, False), (Status.PASSED, True))
+    for folder, (status, cached) in zip(("a", "a", "b", "a"), expected):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.syspath_prepend(str(tmp_path / folder))
+            report, ran = _run(layer)
+        assert (report.status, report.cached, ran) == (status, cached, not cached), folder
+
+
+@pytest.mark.parametrize(
+    "made", ["layer/phelper.py", "layer/phelper/__init__.py", "layer/phelper.pyc", "a/phelper/__init__.py"]
+)
+def test_a_module_made_where_the_import_path_would_find_it_first_checks_again(tmp_path, monkeypatch, made):
+    """phelper is found in a/ (on PYTHONPATH). A phelper made where the import system looks
+    before it (the layer's folder, searched first while it is imported; a package, which is
+    found before a module of its folder), source, package or bytecode alone, would be imported
+    instead: no file the first run read changed, yet the layer is checked again, and fails."""
+    layer = _importer(tmp_path)
+    _module(tmp_path / "a" / "phelper.py", RIGHT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / "a"))
+    assert _run(layer)[0].status == Status.PASSED
+    assert _run(layer)[0].cached
+    _module(tmp_path / made, WRONG)
+    report, ran = _run(layer)
+    assert ran and not report.cached and report.status == Status.FAILED
+
+
+def test_a_module_made_where_the_import_path_looks_after_it_is_still_served(tmp_path, monkeypatch):
+    """The lookalike: a phelper made in the working folder, which is searched after a/ (last),
+    and a file beside the layer of another name: what the import finds is unchanged."""
+    layer = _importer(tmp_path)
+    _module(tmp_path / "a" / "phelper.py", RIGHT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / "a"))
+    assert _run(layer)[0].status == Status.PASSED
+    _module(tmp_path / "phelper.py", WRONG)
+    _module(layer / "phelpers.py", WRONG)
+    report, ran = _run(layer)
+    assert not ran and report.cached
+
+
+def test_a_portion_of_a_namespace_package_made_before_it_checks_again(tmp_path, monkeypatch):
+    """`from nsp.helper import FACTOR`, nsp a folder without `__init__.py` in a/: a folder nsp
+    made beside the layer is a portion searched before a/'s, and its helper.py is imported."""
+    layer = _importer(tmp_path, "from nsp.helper import FACTOR")
+    _module(tmp_path / "a" / "nsp" / "helper.py", RIGHT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / "a"))
+    assert _run(layer)[0].status == Status.PASSED
+    assert _run(layer)[0].cached
+    _module(layer / "nsp" / "helper.py", WRONG)
+    report, ran = _run(layer)
+    assert ran and not report.cached and report.status == Status.FAILED
+
+
+def test_an_optional_module_installed_later_checks_again(tmp_path, monkeypatch):
+    """A layer that falls back when an optional module fails to import: the module installed
+    later (in a folder of the import path) is imported, and the layer is checked again."""
+    layer = _importer(tmp_path, "try:\n    from optional_factor import FACTOR\nexcept ImportError:\n    FACTOR = 1.0")
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / "a"))
+    assert _run(layer)[0].status == Status.PASSED
+    assert _run(layer)[0].cached
+    _module(tmp_path / "a" / "optional_factor.py", WRONG)
+    report, ran = _run(layer)
+    assert ran and not report.cached and report.status == Status.FAILED
+
+
 # What the layer does besides reading its factor (1.0, from the layer's module), that no key can
 # hold: the target is checked every time, and nothing is stored.
 UNCACHEABLE = {
@@ -530,6 +705,10 @@ UNCACHEABLE = {
     ),
     "reads a device": "open(os.devnull, 'rb').read()",
     "replaces os.environ": "os.environ = {}",
+    # Which file that is, the worker cannot tell: the open's audit event names no folder.
+    "opens a file by name in a folder it holds open": (
+        "d = os.open(HERE, os.O_RDONLY); os.close(os.open('scale.py', os.O_RDONLY, dir_fd=d)); os.close(d)"
+    ),
 }
 
 
@@ -697,6 +876,11 @@ def _sent(files=(), variables=(), uncacheable=None) -> dict:
         _sent(variables=[["A", "set"]]),
         _sent(variables=[["A\0B", UNSET]]),
         _sent(uncacheable="did something odd"),
+        _sent(files=[["/a.py", "0" * 64 + ";stat=yesterday"]]),
+        _sent(files=[["/a.py", "0" * 64 + ";mtime=1"]]),
+        _sent(files=[["/a.py", "0" * 64 + ";target=none;link=file"]]),
+        _sent(files=[["/a.py", "0" * 64 + ";link=file;link=file"]]),
+        _sent(files=[["/a.py", ";link=file"]]),
     ],
     ids=[
         "not a dict",
@@ -710,6 +894,11 @@ def _sent(files=(), variables=(), uncacheable=None) -> dict:
         "a variable's state that is no digest",
         "a NUL in a name",
         "a reason of its own",
+        "a look's value that is not what it returns",
+        "a look of its own",
+        "looks out of order",
+        "a look twice",
+        "a look at a file that cannot be keyed",
     ],
 )
 def test_inputs_a_worker_sends_are_read_strictly(inputs):
@@ -720,15 +909,16 @@ def test_inputs_a_worker_sends_are_read_strictly(inputs):
 
 
 def test_inputs_read_back():
+    linked = f"{ABSENT};link=link;lstat=link:777:1000:1000:2049:12:7:-5;target={'3' * 64}"
     sent = _sent(
-        files=[["/b.py", "1" * 64], ["/a.py", ""], ["/c.npy", ABSENT]],
+        files=[["/b.py", "1" * 64], ["/a.py", ""], ["/c.npy", ABSENT], ["/d", linked]],
         variables=[["SCALE", UNSET], ["FACTOR", "2" * 64]],
         uncacheable=Uncacheable.LISTING.value,
     )
     rest, inputs = split_inputs({"target": "a.py", "inputs": sent})
     assert rest == {"target": "a.py"}
     assert inputs == Inputs(
-        (("/a.py", ""), ("/b.py", "1" * 64), ("/c.npy", ABSENT)),
+        (("/a.py", ""), ("/b.py", "1" * 64), ("/c.npy", ABSENT), ("/d", linked)),
         (("FACTOR", "2" * 64), ("SCALE", UNSET)),
         Uncacheable.LISTING,
     )

@@ -15,6 +15,8 @@ import hashlib
 import importlib.util
 import os
 import py_compile
+import sysconfig
+from importlib.machinery import all_suffixes
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ import pytest
 from reads_jobs import Reading
 
 from layercheck.running.isolation import run_jobs
-from layercheck.running.sources import ABSENT, FOLDER, UNSET, Uncacheable
+from layercheck.running.sources import ABSENT, FOLDER, UNSET, Look, Uncacheable, file_state
 
 DATA = "1.0\n"
 HELPER = "FACTOR = 1.0\n"
@@ -65,6 +67,19 @@ CASES = {
         "thread.start()\nthread.join()"
     ),
     "a file it only writes": "open(HERE + '/written.txt', 'w').write('x')\nopen(HERE + '/log.txt', 'a').write('x')",
+    # -- looks that return more than what a path is, keyed on what they returned -------------
+    "os.path.getmtime, os.access": (
+        "import os\nos.path.getmtime(HERE + '/data.txt')\nos.access(HERE + '/helper.py', os.R_OK)"
+    ),
+    "os.lstat": "import os\nos.lstat(HERE + '/link')",
+    "os.path.lexists, islink": "import os.path\nos.path.lexists(HERE + '/flip')\nos.path.islink(HERE + '/link')",
+    "os.readlink": "import os\nos.readlink(HERE + '/link')",
+    "Path.resolve, Path.exists": "from pathlib import Path\nPath(HERE, 'link').resolve()\nPath(HERE, 'data.txt').exists()",
+    # -- imports: where the module was found, and that nothing was before it ----------------
+    "an import of a sibling module": "import sys\nsys.path.insert(0, HERE)\nimport sibling_of_reads",
+    "a module that fails to import": (
+        "import sys\nsys.path.insert(0, HERE)\ntry:\n    import lc_reads_not_there\nexcept ImportError:\n    pass"
+    ),
     # -- environment variables, keyed ------------------------------------------------------
     "variables": (
         "import os\n"
@@ -84,7 +99,6 @@ CASES = {
     "layercheck lists a folder": (
         "from pathlib import Path\nfrom layercheck.contract.entries import module_files\nmodule_files(Path(HERE))"
     ),
-    "an import of a sibling module": "import sys\nsys.path.insert(0, HERE)\nimport sibling_of_reads",
     "a file of the standard library": "import json\nopen(json.__file__).read()",
     # -- uncacheable ----------------------------------------------------------------------
     "os.listdir": "import os\nos.listdir(HERE)",
@@ -106,6 +120,33 @@ CASES = {
     "a file of /proc": "open('/proc/self/status').read()",
     "an event with a garbled path": "import sys\nsys.audit('open', object(), 'r', 0)",
     "an event with no arguments": "import sys\nsys.audit('open')",
+    "os.open in a folder it holds open": (
+        "import os\nfolder = os.open(HERE, os.O_RDONLY)\nos.close(os.open('data.txt', os.O_RDONLY, dir_fd=folder))"
+    ),
+    "open with an opener in a folder it holds open": (
+        "import os\nfolder = os.open(HERE, os.O_RDONLY)\n"
+        "open('data.txt', opener=lambda name, flags: os.open(name, flags, dir_fd=folder)).read()"
+    ),
+    "os.stat in a folder it holds open": "import os\nos.stat('data.txt', dir_fd=os.open(HERE, os.O_RDONLY))",
+    "an import path changed past the limit": (
+        "import sys\n"
+        "for n in range(70):\n"
+        "    sys.path.insert(0, f'{HERE}/p{n}')\n"
+        "    try:\n"
+        "        import lc_reads_nowhere\n"
+        "    except ImportError:\n"
+        "        pass"
+    ),
+    "a module made where it would have been found first, while it runs": (
+        "import os, sys\n"
+        "os.mkdir(HERE + '/first')\n"
+        "sys.path[:0] = [HERE + '/first', HERE]\n"
+        "import sibling_of_reads\n"
+        "open(HERE + '/first/sibling_of_reads.py', 'w').write('X = 2')"
+    ),
+    "an import path that is no list": (
+        "import sys\nsys.path = tuple(sys.path)\ntry:\n    import lc_reads_nowhere\nexcept ImportError:\n    pass"
+    ),
 }
 EXPECTED_UNCACHEABLE = {
     "os.listdir": Uncacheable.LISTING,
@@ -125,6 +166,13 @@ EXPECTED_UNCACHEABLE = {
     "a file of /proc": Uncacheable.UNHASHABLE,
     "an event with a garbled path": Uncacheable.UNSEEN,
     "an event with no arguments": Uncacheable.UNSEEN,
+    "os.open in a folder it holds open": Uncacheable.DESCRIPTOR,
+    "open with an opener in a folder it holds open": Uncacheable.DESCRIPTOR,
+    "os.stat in a folder it holds open": Uncacheable.DESCRIPTOR,
+    "an import path changed past the limit": Uncacheable.TOO_MANY,
+    "an import path that is no list": Uncacheable.UNSEEN,
+    # Its search took the signature of first/sibling_of_reads.py before it looked: absent then.
+    "a module made where it would have been found first, while it runs": Uncacheable.CHANGED,
 }
 
 
@@ -153,6 +201,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
             (folder / "textwrap.py").write_text("def read(path):\n    return open(path).read()\n", encoding="utf-8")
             (folder / "sibling_of_reads.py").write_text("X = 1\n", encoding="utf-8")
             (folder / "count.txt").write_text("0", encoding="utf-8")
+            (folder / "link").symlink_to("data.txt")
             source = folder / "layer.py"
             folders.append(folder)
             jobs.append(Reading(f"HERE = {str(folder)!r}\n{code}\ndone = True\n", str(source)))
@@ -238,21 +287,81 @@ def test_each_variable_read_is_keyed_on_its_value_or_on_being_unset(recorded):
     }
 
 
+def test_a_look_that_returns_a_file_s_metadata_is_keyed_on_what_it_returned(recorded):
+    """os.path.getmtime, os.access: beside its contents, the file's type, permission bits,
+    owner, inode, size and modification time, as the look returned them (`Look.STAT`); a touch
+    is then a change. os.path.exists, isfile, isdir, which say only what is there, add nothing
+    to the contents' state (above)."""
+    folder, result = _keyed(recorded, "os.path.getmtime, os.access")
+    data, helper = str(folder / "data.txt"), str(folder / "helper.py")
+    assert _files(result, folder) == {
+        "data.txt": file_state(data, {Look.STAT}),
+        "helper.py": file_state(helper, {Look.STAT}),
+    }
+    assert _files(result)[data].startswith(f"{_sha(DATA.encode())};stat=file:")
+
+
+def test_a_look_that_does_not_follow_a_link_is_keyed_on_the_link(recorded):
+    """os.lstat: the link's own metadata; os.path.lexists and islink: what the path itself is
+    (nothing, a link); os.readlink: the link's text. The contents' state follows the link."""
+    folder, result = _keyed(recorded, "os.lstat")
+    assert _files(result, folder) == {"link": file_state(str(folder / "link"), {Look.LSTAT})}
+    assert ";lstat=link:" in _files(result, folder)["link"]
+    folder, result = _keyed(recorded, "os.path.lexists, islink")
+    assert _files(result, folder) == {"flip": f"{ABSENT};link={ABSENT}", "link": f"{_sha(DATA.encode())};link=link"}
+    folder, result = _keyed(recorded, "os.readlink")
+    assert _files(result, folder) == {"link": f"{_sha(DATA.encode())};target={_sha(b'data.txt')}"}
+
+
+def test_resolving_a_path_is_keyed_on_what_each_part_is_never_on_its_times(recorded):
+    """Path.resolve (os.path.realpath) looks at every folder of the path and reads each link:
+    keyed on each being a folder, a file or a link, and on the link's text; no size or time of
+    any of them (the idiom `Path(__file__).resolve()` stays served when a checkout touches it)."""
+    folder, result = _keyed(recorded, "Path.resolve, Path.exists")
+    files = _files(result)
+    assert files[str(folder / "link")] == f"{_sha(DATA.encode())};link=link;target={_sha(b'data.txt')}"
+    assert files[str(folder / "data.txt")] == f"{_sha(DATA.encode())};link=file"
+    assert files[str(folder)] == f"{FOLDER};link=folder"
+    assert all(";stat=" not in state and ";lstat=" not in state for state in files.values())
+
+
+def test_an_import_is_keyed_on_its_module_and_on_nothing_being_found_before_it(recorded):
+    """The module found first on the import path (HERE), with its source; every other file the
+    import system would have taken for it there, or before it, is keyed as absent: one made
+    there later would be imported instead."""
+    folder, result = _keyed(recorded, "an import of a sibling module")
+    would_be_found = {f"sibling_of_reads{suffix}": ABSENT for suffix in all_suffixes() if suffix != ".py"}
+    assert _files(result, folder) == {
+        "sibling_of_reads.py": _sha(b"X = 1\n"),
+        "sibling_of_reads": ABSENT,
+        **would_be_found,
+    }
+    assert all(path.startswith(str(folder)) for path in _files(result)), "found first: nothing before it"
+
+
+def test_a_module_that_fails_to_import_is_keyed_as_absent_wherever_it_was_looked_for(recorded):
+    """An optional module the layer falls back from: installed later (in site-packages, beside
+    the layer), it would be imported."""
+    folder, result = _keyed(recorded, "a module that fails to import")
+    files = _files(result)
+    for where in (str(folder), sysconfig.get_paths()["purelib"]):
+        for suffix in ("", *all_suffixes()):
+            assert files[os.path.join(where, "lc_reads_not_there" + suffix)] == ABSENT
+
+
 @pytest.mark.parametrize(
     "name",
     [
         "layercheck reads a file and a variable",
         "layercheck lists a folder",
-        "an import of a sibling module",
         "a file of the standard library",
     ],
 )
 def test_what_layercheck_the_import_system_or_the_standard_library_reads_is_not_the_layer_s(recorded, name):
-    """layercheck's own reads, even when the layer called it; the import system's listing of a
-    folder it searches (the module found is a source); a file the Python version keys."""
+    """layercheck's own reads, even when the layer called it; a file the Python version keys.
+    (The import system's listing of a folder it searches: `an import of a sibling module`.)"""
     folder, result = _keyed(recorded, name)
-    expected = {"sibling_of_reads.py": _sha(b"X = 1\n")} if name == "an import of a sibling module" else {}
-    assert _files(result, folder) == expected
+    assert _files(result, folder) == {}
     assert result["variables"] == []
     if name == "a file of the standard library":
         assert _files(result) == {}
@@ -266,6 +375,6 @@ def test_what_cannot_be_keyed_makes_the_target_uncacheable_and_never_raises(reco
 
 
 def test_the_recorder_puts_os_back_when_it_finishes(recorded):
-    """What `start` replaced in `os` (environ, environb, stat, access) is back after `finish`,
-    the originals even where the layer had replaced them with its own."""
+    """What `start` replaced in `os` (environ, environb, stat, lstat, access, readlink, open) is
+    back after `finish`, the originals even where the layer had replaced them with its own."""
     assert all(result["restored"] for _, result in recorded.values())

@@ -363,6 +363,8 @@ class CheckJob:
         # At import and again after the checks: a module imported at import may leave
         # sys.modules, and one imported inside predict appears only then.
         at_import = [] if before is None else imported_sources(before)
+        if reads is not None:
+            reads.note_imports()  # where each was found, while the modules at import are loaded
         emit("step", "constructing and initializing the layer")
         done: list[CheckResult] = []
         current = ["setting up the layer"]

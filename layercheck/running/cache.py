@@ -7,19 +7,29 @@ folder (a layer's relative paths, `os.getcwd()` and the last entry of its import
 on it), and the environment (the versions of Python, NumPy and layercheck, a digest of
 layercheck's own source, so that an edit of a development checkout counts, the variables that
 change a BLAS's or CuPy's arithmetic, and, unless the device is `cpu`, CuPy's version and
-whether a GPU is usable: that decides which checks run). The entry holds the report and the
-target's inputs as its worker recorded them (`running.sources.Inputs`):
+whether a GPU is usable: that decides which checks run), and what decides which file an import
+finds (`_imports`: the workers' import path, `sys.prefix` and the interpreter, the import
+system's finders: another PYTHONPATH, or another virtual environment sharing the working
+folder's cache, is another key). The entry holds the report and the target's inputs as its
+worker recorded them (`running.sources.Inputs`):
 
 - every file the verdict depends on, with its state: the source of the layer's module and of
-  each module it imported (`running.sources.imported_sources`), and each other file its side of
-  the worker opened for reading or looked at (`running.reads`: a data file beside it, a helper
-  loaded by path, a file whose absence it tested). The state is the SHA-256 of the file's bytes,
-  or that it is absent, or a folder (`running.sources.file_state`);
+  each module it imported (`running.sources.imported_sources`), each other file its side of the
+  worker opened for reading or looked at (`running.reads`: a data file beside it, a helper
+  loaded by path, a file whose absence it tested, the newer of two checkpoints), and each path
+  at which the import system would have found a module before the file it imported (a
+  `helper.py` made beside the layer would be imported instead). The state is the SHA-256 of the
+  file's bytes, or that it is absent, or a folder, followed by what each look that did not open
+  it returned (`running.sources.Look`: its type, permission bits, owner, inode, size and
+  modification time; what the path itself is, a link or not; a link's text)
+  (`running.sources.file_state`);
 - every environment variable it read, with the SHA-256 of its value, or that it was unset.
 
-A lookup takes each state again (hashing every file, reading each variable in this process) and
-is a hit only when all are unchanged. Hashing, not the files' sizes and times: an edit within the
-same second that keeps the size is an edit (the stale-`.pyc` defect that `contract.fresh` fixes).
+A lookup takes each state again (hashing every file, looking at each again, reading each
+variable in this process) and is a hit only when all are unchanged. Hashing, not the files'
+sizes and times: an edit within the same second that keeps the size is an edit (the stale-`.pyc`
+defect that `contract.fresh` fixes); a file's times are keyed only where the layer looked at them
+(`os.path.getmtime`): a checkout's new times on a file it only opens leave its entry served.
 
 Only complete verdicts are stored (`cacheable`). A target that could not be checked is not:
 a timeout, running out of memory, a crash, an interruption, a worker that could not start or
@@ -29,9 +39,9 @@ source, and an import error is cheap to find again. A layer that replaced functi
 relies on (the integrity check) is not stored either: its verdicts were undone, not decided.
 Nor is a verdict whose inputs cannot be keyed (`running.sources.Uncacheable`): a layer that
 lists a folder, starts a process, uses the network or native code through ctypes, reads the
-whole environment, a device, a pipe, a file of /proc, a file past the size limit or one that
-changed while it ran (it wrote it, say). What the worker cannot account for is checked every
-time, never served stale.
+whole environment, a device, a pipe, a file of /proc, a file past the size limit, one that
+changed while it ran (it wrote it, say), or one it opens by name in a folder it holds open
+(`dir_fd`). What the worker cannot account for is checked every time, never served stale.
 
 Where: `.layercheck_cache/` of the working folder, or `$LAYERCHECK_CACHE_DIR`, or
 `--cache-dir`. Entries go to its `results/` folder, made at the first store. A folder layercheck
@@ -76,6 +86,7 @@ import numpy as np
 from layercheck.errors import UsageError
 from layercheck.results import MalformedReport, Status, TargetReport, plain
 from layercheck.running.integrity import INTEGRITY_CHECK
+from layercheck.running.isolation import worker_sys_path
 from layercheck.running.sources import Inputs, digest_file, read_inputs
 from layercheck.safetext import exception_text, visible
 from layercheck.version import __version__
@@ -85,8 +96,10 @@ __all__ = ["CACHE_DIR", "CACHE_DIR_ENV", "ResultCache", "cache_folder", "cache_k
 CACHE_DIR = ".layercheck_cache"
 CACHE_DIR_ENV = "LAYERCHECK_CACHE_DIR"
 # Of an entry; in the key too, so that another format is a miss, never misread. 2: the files
-# and variables a layer reads beside its sources (an entry of 1 knew only the sources).
-_FORMAT = 2
+# and variables a layer reads beside its sources (an entry of 1 knew only the sources). 3: the
+# import path in the key, where the import system did not find a module, and what each look at
+# a file returned (`sources.Look`).
+_FORMAT = 3
 MAX_ENTRY_BYTES = 32 * 2**20  # reports are bounded (messages, tracebacks, details): far below
 _RESULTS = "results"
 _GITIGNORE = "# Created by layercheck: the result cache, never committed.\n*\n"
@@ -147,9 +160,9 @@ def cacheable(report: TargetReport) -> bool:
 def cache_key(target: Mapping[str, Any], device: str, config: str | os.PathLike[str] | None = None) -> str | None:
     """The key of a target's entry: `target` (JSON-like data of what is checked and how: its
     label, class, layouts, arguments, settings) with the working folder, the environment (see
-    the module's docstring; `device`: the merged setting), and the config file's text where one
-    is used. None when the config file or the working folder cannot be read now: such a run is
-    not cached."""
+    the module's docstring; `device`: the merged setting), what decides which file an import
+    finds (`_imports`), and the config file's text where one is used. None when the config file
+    or the working folder cannot be read now: such a run is not cached."""
     try:
         folder = os.getcwd()  # where the workers run (`isolation._Setting`)
     except OSError:  # removed under the run: its workers could not start there either
@@ -159,6 +172,7 @@ def cache_key(target: Mapping[str, Any], device: str, config: str | os.PathLike[
         "target": plain(target),
         "folder": folder,
         "environment": _environment(device != "cpu"),
+        "imports": _imports(),
         "config": None,
     }
     if config is not None:
@@ -185,6 +199,35 @@ def _environment(gpu: bool) -> dict[str, Any]:
     if gpu:
         environment["gpu"] = _gpu()
     return environment
+
+
+def _imports() -> dict[str, Any]:
+    """What decides which file an import finds, beside the files themselves: the import path of
+    the workers (`isolation.worker_sys_path`: PYTHONPATH's entries, the environment's
+    site-packages, the working folder), the environment (`sys.prefix`) and its interpreter,
+    and the finders the import system asks (an editable install's, which a `.pth` file put
+    there, maps names to folders in its module's text)."""
+    return {
+        "path": worker_sys_path(),
+        "prefix": sys.prefix,
+        "executable": sys.executable,
+        "finders": _finders(),
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def _finders() -> list[list[Any]]:
+    """Each finder of `sys.meta_path` and hook of `sys.path_hooks`, by its name and the SHA-256
+    of its module's file (None where it has none: built in, frozen), once per process: they are
+    put there at the interpreter's start, the workers' as this process's."""
+    found: list[list[Any]] = []
+    for finder in [*sys.meta_path, *sys.path_hooks]:
+        module_name = getattr(finder, "__module__", None)
+        name = getattr(finder, "__qualname__", None) or type(finder).__qualname__
+        module = sys.modules.get(module_name) if type(module_name) is str else None
+        path = getattr(module, "__file__", None)
+        found.append([f"{module_name}.{name}", digest_file(path) if type(path) is str else None])
+    return found
 
 
 def _gpu() -> dict[str, Any]:

@@ -16,13 +16,16 @@ it compiled: an edit made while the checks ran is then seen as a change, where h
 afterwards would have stored the old verdict under the new source.
 
 **Reads.** Every other file the layer opens or looks at (a data file beside it, a helper loaded
-by path that never enters `sys.modules`) and every environment variable it reads are recorded
-by `running.reads` while the target runs. A file is keyed on its state (`file_state`: the SHA-256
-of its bytes, or that it is absent, or a folder); a variable on the SHA-256 of its value, or
-that it is unset (`variable_state`): a variable set later is a change as an edited one is. Only
-digests are kept, never a variable's value: an entry on disk holds no token the layer read.
-Whatever the worker cannot key (a folder listed, a process started, the network, a device, a
-file that changed while the layer ran) makes the target uncacheable (`Uncacheable`).
+by path that never enters `sys.modules`), every path at which the import system would have
+found a module before the file it imported, and every environment variable the layer reads are
+recorded by `running.reads` while the target runs. A file is keyed on its state (`file_state`:
+the SHA-256 of its bytes, or that it is absent, or a folder, followed by what each look the
+layer made at it without opening it returned: its metadata, a link's own, a link's text,
+`Look`); a variable on the SHA-256 of its value, or that it is unset (`variable_state`): a
+variable set later is a change as an edited one is. Only digests are kept, never a variable's
+value: an entry on disk holds no token the layer read. Whatever the worker cannot key (a folder
+listed, a process started, the network, a device, a file that changed while the layer ran, a
+file opened by name in a folder held open) makes the target uncacheable (`Uncacheable`).
 
 The parent stores a verdict only where every file and variable is still as the worker saw it
 (`cache.ResultCache.store`), and serves it only while they stay so (`cache.ResultCache.lookup`).
@@ -40,9 +43,11 @@ file does.
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import hashlib
 import os
+import re
 import site
 import stat
 import sys
@@ -66,10 +71,12 @@ __all__ = [
     "MAX_VARIABLES",
     "UNSET",
     "Inputs",
+    "Look",
     "SourceRecord",
     "Sources",
     "Uncacheable",
     "Variables",
+    "contents_of",
     "digest_file",
     "file_state",
     "imported_sources",
@@ -77,6 +84,7 @@ __all__ = [
     "is_pseudo_file",
     "keyed_by_version",
     "loaded_modules",
+    "looks_of",
     "read_inputs",
     "split_inputs",
     "variable_state",
@@ -98,6 +106,10 @@ ABSENT = "absent"  # nothing there (a missing file the layer tried, or looked fo
 FOLDER = "folder"  # a folder, looked at (`os.path.isdir`) but not listed: listing is uncacheable
 UNSET = "unset"
 _FILE_WORDS = frozenset({ABSENT, FOLDER})
+# What a look (`Look`) says a path is: a regular file, a folder, a symbolic link, anything else
+# (a device, a pipe, a socket); `ABSENT` where nothing is.
+_KINDS = {stat.S_IFREG: "file", stat.S_IFDIR: "folder", stat.S_IFLNK: "link"}
+_OTHER = "other"
 # Files of the kernel's, not of a disk: /proc and /sys report a size of 0 and change with every
 # read; /dev holds devices. None of them can be keyed on their contents.
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
@@ -120,8 +132,10 @@ class Uncacheable(str, enum.Enum):
     UNHASHABLE = "reads a file that cannot be hashed"  # a device, a pipe, /proc, past the size limit
     CHANGED = "reads a file that changed while it ran"  # it wrote it, or something else did
     ENVIRONMENT = "reads the whole environment"  # iterates or copies os.environ
-    REPLACED = "replaces os.environ, os.stat or os.access"  # its reads there went unrecorded
-    TOO_MANY = "reads more files or variables than the cache keeps"
+    # os.open(name, flags, dir_fd=fd), os.stat(name, dir_fd=fd): which file, the worker cannot tell
+    DESCRIPTOR = "reads a file by its name in a folder it holds open"
+    REPLACED = "replaces os.environ or a function of os the worker records through"  # its reads went unrecorded
+    TOO_MANY = "reads more files or variables, or changes its import path more often, than the cache keeps"
     UNSEEN = "reads in a way the worker could not record"  # the hook missing, or a read not understood
     # The worker recorded the modules imported (the run's record, `SourceRecord`) but not the
     # layer's other reads: the cache was off.
@@ -129,6 +143,38 @@ class Uncacheable(str, enum.Enum):
 
 
 _REASONS = frozenset(reason.value for reason in Uncacheable)
+
+
+class Look(str, enum.Enum):
+    """A look at a path that does not open it (`running.reads`: `os.stat`, `os.lstat`,
+    `os.access`, `os.readlink` and what is built on them), keyed on what it returned, beside the
+    path's contents: a layer may decide on a file's time, or on a link being there, as much as
+    on its bytes. A file's state holds each look made at it (`file_state`)."""
+
+    # os.stat, os.path.getmtime, os.access, Path.stat: the file's type and permission bits, its
+    # owner, device and inode, its size and modification time (not its access or change time)
+    STAT = "stat"
+    LSTAT = "lstat"  # os.lstat: the same of the path itself (a link not followed)
+    # os.path.islink, os.path.lexists, os.path.realpath: only what the path itself is (a link, a
+    # file, a folder, nothing); their looks say no more. (os.path.exists and isdir, which follow
+    # links, say what the contents' state says: no look is added for them.)
+    LINK = "link"
+    TARGET = "target"  # os.readlink: the text of the link (its SHA-256)
+
+
+# The state of a file: its contents' state, then each look's value, in the order of the looks'
+# names: "<contents>;link=file;stat=file:644:1000:1000:2049:1234:5:1700000000000000000".
+_LOOK_SEPARATOR = ";"
+_LOOK_ORDER = tuple(sorted(Look, key=lambda look: look.value))
+_NONE = "none"  # os.readlink of a path that is not a link
+_KIND_WORD = "(?:file|folder|link|other)"
+_METADATA = re.compile(rf"(?:{ABSENT}|{_KIND_WORD}:[0-7]{{1,4}}(?::[0-9]{{1,20}}){{5}}:-?[0-9]{{1,20}})")
+_LOOK_VALUES = {
+    Look.STAT: _METADATA,
+    Look.LSTAT: _METADATA,
+    Look.LINK: re.compile(rf"(?:{ABSENT}|{_KIND_WORD})"),
+    Look.TARGET: re.compile(rf"(?:{ABSENT}|{_NONE}|[0-9a-f]{{64}})"),
+}
 
 
 @dataclass(frozen=True)
@@ -148,12 +194,13 @@ class Inputs:
             self.uncacheable is None
             and len(self.files) <= MAX_SOURCES
             and len(self.variables) <= MAX_VARIABLES
-            and all(state for _, state in self.files)
+            and all(contents_of(state) for _, state in self.files)
         )
 
     def unchanged(self) -> bool:
-        """Whether every file and variable is as recorded, now, in this process."""
-        return all(file_state(path) == state for path, state in self.files) and all(
+        """Whether every file and variable is as recorded, now, in this process: each file's
+        contents, and what each look the worker recorded at it returns now."""
+        return all(file_state(path, looks_of(state)) == state for path, state in self.files) and all(
             variable_state(os.environ.get(name)) == state for name, state in self.variables
         )
 
@@ -186,11 +233,37 @@ def digest_file(path: str) -> str | None:
         return None
 
 
-def file_state(path: str) -> str:
-    """What a verdict keys a file on: the SHA-256 (hex) of its bytes, `ABSENT` or `FOLDER`; ""
-    for what cannot be keyed (a device, a pipe, one that cannot be read or is past the size
-    limit), which matches no recorded state. (A file of /proc or /sys reads as a file: the
-    worker never records one, `is_pseudo_file`.)"""
+def file_state(path: str, looks: Collection[Look] = ()) -> str:
+    """What a verdict keys a file on: the state of its contents (the SHA-256 (hex) of its bytes,
+    `ABSENT` or `FOLDER`), followed by what each of `looks` returns now (see `Look`); "" for
+    what cannot be keyed (a device, a pipe, one that cannot be read or is past the size limit,
+    a look that fails), which matches no recorded state. (A file of /proc or /sys reads as a
+    file: the worker never records one, `is_pseudo_file`.)"""
+    contents = _contents_state(path)
+    if not contents:
+        return ""
+    parts = [contents]
+    for look in _LOOK_ORDER:
+        if look in looks:
+            value = _look(path, look)
+            if value is None:
+                return ""
+            parts.append(f"{look.value}={value}")
+    return _LOOK_SEPARATOR.join(parts)
+
+
+def contents_of(state: str) -> str:
+    """The state of a file's contents, from its whole state (`file_state`)."""
+    return state.partition(_LOOK_SEPARATOR)[0]
+
+
+def looks_of(state: str) -> frozenset[Look]:
+    """The looks a file's state (`file_state`, read strictly by `read_inputs`) holds."""
+    _, _, rest = state.partition(_LOOK_SEPARATOR)
+    return frozenset(Look(part.partition("=")[0]) for part in rest.split(_LOOK_SEPARATOR)) if rest else frozenset()
+
+
+def _contents_state(path: str) -> str:
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -200,6 +273,34 @@ def file_state(path: str) -> str:
     if stat.S_ISDIR(info.st_mode):
         return FOLDER
     return digest_file(path) or ""
+
+
+def _look(path: str, look: Look) -> str | None:
+    """What `look` at `path` returns now, as a file's state holds it; None where it fails
+    otherwise than by there being nothing there."""
+    try:
+        if look is Look.TARGET:
+            return hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+        info = os.lstat(path) if look in (Look.LSTAT, Look.LINK) else os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return ABSENT
+    except OSError as exc:
+        if look is Look.TARGET and exc.errno == errno.EINVAL:  # there, and not a link
+            return _NONE
+        return None
+    except ValueError:  # a NUL in the path
+        return None
+    kind = _KINDS.get(stat.S_IFMT(info.st_mode), _OTHER)
+    if look is Look.LINK:
+        return kind
+    return ":".join(
+        (
+            kind,
+            f"{stat.S_IMODE(info.st_mode):o}",
+            *(str(value) for value in (info.st_uid, info.st_gid, info.st_dev, info.st_ino, info.st_size)),
+            str(info.st_mtime_ns),
+        )
+    )
 
 
 def variable_state(value: str | None) -> str:
@@ -384,8 +485,22 @@ def _pairs(value: Any, what: str, limit: int, problem: Any) -> tuple[tuple[str, 
 def _file_problem(path: str, state: str) -> str | None:
     if not os.path.isabs(path) or len(path) > _MAX_PATH or "\0" in path:
         return "not an absolute path"
-    if state and state not in _FILE_WORDS and not _is_digest(state):
+    contents, _, rest = state.partition(_LOOK_SEPARATOR)
+    if contents and contents not in _FILE_WORDS and not _is_digest(contents):
         return "its state is neither a digest nor absent nor folder"
+    if not rest:
+        return None
+    if not contents:
+        return "a file that cannot be keyed has no looks"
+    names = []
+    for part in rest.split(_LOOK_SEPARATOR):
+        name, equals, value = part.partition("=")
+        look = next((look for look in Look if look.value == name), None)
+        if not equals or look is None or not _LOOK_VALUES[look].fullmatch(value):
+            return f"{_shown(part)} is not a look and what it returned"
+        names.append(name)
+    if names != sorted(set(names)):
+        return "its looks are not each once, in order"
     return None
 
 
@@ -430,8 +545,9 @@ class SourceRecord:
         """Record the files a worker sent (`Inputs.files`): those with content, or none that
         could be read; a file the layer found absent, or a folder, has no content to record."""
         for path, state in files:
-            if state == "" or _is_digest(state):
-                self.add(path, state)
+            contents = contents_of(state)
+            if contents == "" or _is_digest(contents):
+                self.add(path, contents)
 
     def recorded(self) -> tuple[tuple[str, str], ...]:
         """(path, digest) of every file recorded, sorted by path."""
