@@ -35,6 +35,13 @@ CASES = {
     # -- files, keyed ----------------------------------------------------------------------
     "open": "open(HERE + '/data.txt').read()",
     "np.load": "import numpy as np\nnp.load(HERE + '/data.npy')",
+    # What os.supports_follow_symlinks says of os.stat decides what shutil does: the recording
+    # stat must answer as the real one.
+    "shutil.copy2": (
+        "import os, shutil\nassert os.stat in os.supports_follow_symlinks and os.stat in os.supports_dir_fd\n"
+        "shutil.copy2(HERE + '/data.txt', HERE + '/copy.txt')\n"
+        "shutil.copystat(HERE + '/data.txt', HERE + '/copy.txt', follow_symlinks=False)"
+    ),
     "Path.read_text of a missing file": (
         "from pathlib import Path\ntry:\n    Path(HERE, 'missing.txt').read_text()\nexcept FileNotFoundError:\n    pass"
     ),
@@ -233,6 +240,11 @@ def test_a_file_opened_is_keyed_on_its_contents(recorded):
     assert _files(result, folder) == {"data.txt": _sha(DATA.encode())}
     folder, result = _keyed(recorded, "np.load")
     assert _files(result, folder) == {"data.npy": _sha((folder / "data.npy").read_bytes())}
+
+
+def test_shutil_runs_as_without_the_recorder(recorded):
+    _, result = recorded["shutil.copy2"]
+    assert result["done"] and result["restored"], result  # done: the assertions inside it held
 
 
 def test_a_missing_file_is_keyed_as_absent_and_a_folder_as_a_folder(recorded):

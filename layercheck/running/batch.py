@@ -801,7 +801,7 @@ def _check(
     # With --repro every target is checked: a verdict from the cache has no reproducer.
     cache = None if batch.cache is None or batch.repro is not None else ResultCache(batch.cache)
     try:
-        keys = {} if cache is None else _from_cache(batch, items, cache)
+        keys = {} if cache is None else _from_cache(batch, items, cache, checked)
     except Interrupted as exc:  # while looking up: every target not found yet is interrupted
         exc.report = Report([item.report or _interrupted(item.label, exc) for item in items])
         for report in exc.report.targets:
@@ -913,10 +913,12 @@ def _check_jobs(
     return reports  # type: ignore[return-value]
 
 
-def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[int, str]:
+def _from_cache(
+    batch: Batch, items: list[_Item], cache: ResultCache, checked: SourceRecord | None = None
+) -> dict[int, str]:
     """Serve each target whose entry is found (`ResultCache.lookup`) from the cache: its item
-    gets the report and loses its job. The others' keys, by item, to store what they find;
-    their jobs now record what they read."""
+    gets the report and loses its job, and `checked` the files it read when it was checked.
+    The others' keys, by item, to store what they find; their jobs now record what they read."""
     keys = {}
     for index, item in enumerate(items):
         job = item.job
@@ -925,10 +927,12 @@ def _from_cache(batch: Batch, items: list[_Item], cache: ResultCache) -> dict[in
         key = _cache_key(batch, job)
         if key is None:
             continue
-        report = cache.lookup(key)
+        found = cache.lookup_with_inputs(key)
         # An entry is data on disk: it must fit what is asked as a worker's report must.
-        if report is not None and _unexpected_report(job, report, cached=True) is None:
-            item.job, item.report = None, report
+        if found is not None and _unexpected_report(job, found[0], cached=True) is None:
+            item.job, item.report = None, found[0]
+            if checked is not None:
+                checked.update(found[1].files)
             continue
         keys[index] = key
         item.job = dataclasses.replace(job, record_sources=True, record_reads=True)

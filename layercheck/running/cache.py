@@ -282,6 +282,12 @@ class ResultCache:
     def lookup(self, key: str) -> TargetReport | None:
         """The report stored under `key`, marked cached, when every file and variable it
         depends on is unchanged; else None (no entry, an unreadable or foreign one, a change)."""
+        found = self.lookup_with_inputs(key)
+        return None if found is None else found[0]
+
+    def lookup_with_inputs(self, key: str) -> tuple[TargetReport, Inputs] | None:
+        """`lookup`, with what the entry recorded the target to read: a run's record of the
+        files it checked (`runinfo.RunInfo.sources`) holds a cached target's files too."""
         entry = self._read(self._entry(key))
         if entry is None or entry.get("format") != _FORMAT or entry.get("key") != key:
             return None
@@ -295,7 +301,7 @@ class ResultCache:
         if not cacheable(report):
             return None  # not what `store` writes: another program's, or an older layercheck's
         report.cached = True
-        return report
+        return report, inputs
 
     @staticmethod
     def _read(path: Path) -> dict[str, Any] | None:

@@ -192,6 +192,7 @@ _ACCESS_MODE = getattr(os, "O_ACCMODE", 3)
 _OWN, _LIBRARY, _LAYER = "own", "library", "layer"
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # layercheck/
 _OWN_ROOTS = tuple({_PACKAGE, os.path.realpath(_PACKAGE)})  # as imported, and through any link
+_SUPPORTS = ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids")
 _GONE: tuple[Any, ...] = ()  # a signature's part where nothing is
 _NOT_YET: Any = object()  # no signature taken before
 # Every ending of a module's file the import system looks for in a folder: source, bytecode
@@ -351,6 +352,7 @@ class Reads:
         self._environment: dict[str, str] = {}  # as the worker started
         # (owner, name, what this put there, what was there): os's names, pathlib's on 3.10
         self._installed: list[tuple[Any, str, Any, Any]] = []
+        self._supported: list[tuple[set[Any], Any]] = []  # os.supports_* sets the wrappers joined
         # -- the import system's searches
         self._before: frozenset[str] = frozenset()  # the modules loaded at `start`
         self._searches: dict[tuple[str, ...], None] = {}  # each import path searched, absolute
@@ -417,8 +419,17 @@ class Reads:
         return reads
 
     def _install(self, owner: Any, name: str, value: Any) -> None:
-        self._installed.append((owner, name, value, vars(owner)[name]))
+        original = vars(owner)[name]
+        self._installed.append((owner, name, value, original))
         setattr(owner, name, value)
+        if owner is os and callable(original):
+            # `os.stat in os.supports_follow_symlinks` decides what shutil.copystat (copy2) and
+            # os.walk do: the recording stat must answer as the real one does.
+            for table_name in _SUPPORTS:
+                table = getattr(os, table_name, None)
+                if isinstance(table, set) and original in table:
+                    table.add(value)
+                    self._supported.append((table, value))
 
     def note_imports(self) -> None:
         """Record how the import path found each module imported since `start` (see the
@@ -436,6 +447,8 @@ class Reads:
             if vars(owner).get(name) is not value:  # the layer's own replacement: its reads went by
                 self._refuse(Uncacheable.REPLACED)
             setattr(owner, name, original)
+        for table, value in self._supported:
+            table.discard(value)
         try:
             self._note_imports()
             self._note_failed_imports()
