@@ -141,7 +141,7 @@ def write_report(path: str | os.PathLike, text: str) -> None:
     os.makedirs(folder, exist_ok=True)
     mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".tmp")
+        tmp = _staged(folder, os.path.basename(real), data, mode)
     except PermissionError:
         if info is None:
             raise
@@ -149,14 +149,9 @@ def write_report(path: str | os.PathLike, text: str) -> None:
         _write_to(os.open(real, os.O_WRONLY | os.O_TRUNC), data)
         return
     try:
-        os.chmod(tmp, mode)  # mkstemp makes 0600
-        _write_to(fd, data)
         os.replace(tmp, real)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove(tmp)
         raise
 
 
@@ -169,17 +164,27 @@ def staged_file(folder: str | os.PathLike[str], name: str, text: str) -> str:
     Raises:
         OSError: it cannot be written; nothing is left behind then.
     """
+    return _staged(folder, name, text.encode("utf-8", "backslashreplace"), 0o666 & ~_umask())
+
+
+def _staged(folder: str | os.PathLike[str], name: str, data: bytes, mode: int) -> str:
+    """A new hidden file `.NAME.*.tmp` in `folder` holding `data`, with `mode`; its path. Nothing
+    is left behind when it cannot be written (OSError)."""
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
     try:
-        _write_to(fd, text.encode("utf-8", "backslashreplace"))  # closes fd, whatever happens
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600
+        _write_to(fd, data)  # closes fd, whatever happens
+        os.chmod(tmp, mode)  # mkstemp makes 0600
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove(tmp)
         raise
     return tmp
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _problem(where: Destination) -> str | None:
