@@ -126,3 +126,20 @@ def test_the_index_is_built_once_when_first_asked():
     lookups.reader(vars(fakenp), fakenp, "name")
     lookups.reader(vars(fakenp), fakenp, "other_name")
     assert asked == [1]
+
+
+def test_import_a_dot_b_as_c_reads_b_from_the_package():
+    # `import numpy.fft as fft` pushes numpy and reads its attribute fft: it reads numpy's
+    # `fft`, and nothing of numpy.fft's.
+    package = types.ModuleType("fakepkg")
+    sub = types.ModuleType("fakepkg.sub")
+    package.sub = sub  # type: ignore[attr-defined]
+    sub.name = 1  # type: ignore[attr-defined]
+    functions = _functions("def f():\n    import fakepkg.sub as s\n    return s")
+    modules = {"fakepkg": package, "fakepkg.sub": sub}
+    lookups = Lookups(lambda: functions, modules=lambda: modules)
+    assert lookups.reader(vars(sub), sub, "sub") is None
+    assert lookups.reader(vars(package), package, "sub") is not None
+    # ... and what is read from the name it binds is read from the submodule.
+    reading = _functions("def f():\n    import fakepkg.sub as s\n    return s.name")
+    assert Lookups(lambda: reading, modules=lambda: modules).reader(vars(sub), sub, "name") is not None

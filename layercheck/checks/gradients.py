@@ -543,6 +543,10 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
             verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng))
         else:
             verdicts.append(_verdict(session, problem, baseline, tol, index))
+    if [v.index for v in verdicts] != list(range(len(problem.names))):
+        # Never a pass that decided fewer arguments than there are: whatever made the loop
+        # above skip one (a defect, or a `range` the layer replaced) makes no verdict.
+        raise RuntimeError(f"{len(verdicts)} verdict(s) for {len(problem.names)} argument(s)")
     if len(checkable) > 1:
         return _Run(verdicts, joint_failed, joint_s)
     probes = sum(len(v.probes) for v in verdicts)

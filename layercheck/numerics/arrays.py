@@ -30,6 +30,7 @@ __all__ = [
     "at_precision",
     "cast",
     "coarser_precision",
+    "machine_epsilon",
     "copy_tree",
     "describe",
     "dot",
@@ -151,11 +152,37 @@ def is_complex(x: Any) -> bool:
     return dtype.kind == "c"
 
 
+def _floating() -> tuple[dict[np.dtype[Any], float], dict[np.dtype[Any], np.dtype[Any]]]:
+    """Each floating and complex dtype's machine epsilon, and the real dtype of each complex one."""
+    epsilon: dict[np.dtype[Any], float] = {}
+    real: dict[np.dtype[Any], np.dtype[Any]] = {}
+    for kind in (np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128, np.clongdouble):
+        info = np.finfo(kind)
+        epsilon[np.dtype(kind)] = float(info.eps)
+        real[np.dtype(kind)] = np.dtype(info.dtype)
+    return epsilon, real
+
+
+# Taken when layercheck is imported, before any code of a layer's runs: a layer that sets
+# `np.finfo(np.float64).eps` (an attribute of an object NumPy keeps) changes NumPy's value, not
+# the one the verdicts are computed with (running.integrity watches this table).
+_EPSILON, _REAL = _floating()
+
+
+def machine_epsilon(dtype: Any) -> float:
+    """`np.finfo(dtype).eps` as it was before any layer ran (of the real part, for complex)."""
+    kind: np.dtype[Any] = np.dtype(dtype)
+    found = _EPSILON.get(kind)
+    return float(np.finfo(kind).eps) if found is None else found  # a dtype NumPy gained since
+
+
 def precision_of(dtype: Any) -> np.dtype[Any]:
     """The real floating type that carries a dtype's precision (complex64 -> float32)."""
-    dtype = np.dtype(dtype)
-    real: np.dtype[Any] = np.finfo(dtype).dtype if dtype.kind == "c" else dtype  # finfo(<Any>) is Any to the stubs
-    return real
+    found: np.dtype[Any] = np.dtype(dtype)  # NumPy's stubs type np.dtype(<Any>) as Any
+    if found.kind != "c":
+        return found
+    real = _REAL.get(found)
+    return np.dtype(np.finfo(found).dtype) if real is None else real
 
 
 def coarser_precision(x: Any, than: Any) -> np.dtype[Any] | None:
@@ -164,7 +191,7 @@ def coarser_precision(x: Any, than: Any) -> np.dtype[Any] | None:
     if getattr(getattr(x, "dtype", None), "kind", "") not in ("f", "c"):
         return None
     own = precision_of(x.dtype)
-    return own if np.finfo(own).eps > np.finfo(precision_of(than)).eps else None
+    return own if machine_epsilon(own) > machine_epsilon(precision_of(than)) else None
 
 
 def at_precision(dtype: Any, like: Any) -> np.dtype[Any]:

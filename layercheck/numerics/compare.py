@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, is_array, namespace_of, to_host
+from layercheck.numerics.arrays import fetch, is_array, machine_epsilon, namespace_of, to_host
 
 __all__ = ["Mismatch", "largest_magnitude", "mismatch", "repeat_tolerance", "scaled_atol"]
 
@@ -178,7 +178,7 @@ def repeat_tolerance(y: Any) -> float:
     value (exact up to reordered reductions); 0 for integer outputs."""
     if np.dtype(y.dtype).kind not in "fc":
         return 0.0
-    return 16 * float(np.finfo(y.dtype).eps) * largest_magnitude(y)
+    return 16 * machine_epsilon(y.dtype) * largest_magnitude(y)
 
 
 def scaled_atol(rtol: float, atol: float, values: Any) -> float:

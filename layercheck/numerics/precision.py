@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, is_array, namespace_of, norm_sq, random_signs
+from layercheck.numerics.arrays import fetch, is_array, machine_epsilon, namespace_of, norm_sq, random_signs
 from layercheck.numerics.gradients.engine import keep_inside
 
 __all__ = ["PrecisionFinding", "measure_precision"]
@@ -60,7 +60,7 @@ class PrecisionFinding:
 
     def describe(self, method: str) -> str:
         """The finding in words, for a layer that lost precision."""
-        eps64, eps32 = float(np.finfo(np.float64).eps), float(np.finfo(np.float32).eps)
+        eps64, eps32 = machine_epsilon(np.float64), machine_epsilon(np.float32)
         text = (
             f"{method} computes below float64 precision: moving its {self.moved} by a relative {self.step:g} gives outputs "
             f"with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, float32 at "
@@ -106,7 +106,7 @@ def measure_precision(
         if wider is None or wider <= _LOST:
             return none
         first = wider
-    elif first <= _ULPS * float(np.finfo(nominal).eps):
+    elif first <= _ULPS * machine_epsilon(nominal):
         return PrecisionFinding(nominal, first, False)
     else:
         # Round-off does not grow with the step; kinks crossed (more of them, each by more)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from layercheck.numerics.arrays import machine_epsilon
 from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis
@@ -57,7 +58,7 @@ def gradient_evidence(
             continue
         i = verdict.index
         data[f"v{i}"] = probe.direction
-        eps = float(np.finfo(problem.coarse.get(i, tol.precision)).eps)
+        eps = machine_epsilon(problem.coarse.get(i, tol.precision))
         failures.append(
             {
                 "index": i,

@@ -130,7 +130,17 @@ INTEGRITY_ABOUT = (
 # from what the parent hears, so those modules and their Python classes are watched too.
 _PACKAGES = ("numpy", "cupy", "cupyx", "layercheck")
 _CHANNEL = ("multiprocessing.connection", "multiprocessing.reduction", "pickle", "_pickle", "copyreg", "struct", "io")
-_STANDARD = ("builtins", "math", "cmath", "operator", "time", *_CHANNEL)
+# The standard library the verdicts and the worker's report are made with: a layer that
+# rebinds `enum.Enum.value` could report a failed check as passed. (Not the modules real
+# libraries configure and no verdict reads: warnings, logging, os, traceback, signal...)
+_VERDICT_STANDARD = (
+    "enum", "dataclasses", "copy", "functools", "json", "json.encoder", "json.decoder", "inspect", "re",
+    "fractions", "numbers", "zlib", "contextlib", "_collections_abc", "collections.abc", "itertools", "types",
+)  # fmt: skip
+# What decides which names code looks up (`running.lookups` reads bytecode with them): watched
+# whole, and their tables compared by value before any judgement (`_Machinery`).
+_MACHINERY = ("dis", "opcode", "gc")
+_STANDARD = ("builtins", "math", "cmath", "operator", "time", *_CHANNEL, *_VERDICT_STANDARD, *_MACHINERY)
 # The classes on that path (Connection, ForkingPickler); `pickle`'s Python classes are not on it
 # (it pickles with `_pickle`'s).
 _CHANNEL_CLASSES = ("multiprocessing.connection", "multiprocessing.reduction")
@@ -161,7 +171,29 @@ def _import_lazy_numpy() -> None:
         importlib.import_module(name)
 
 
+def _fill_numpy_caches() -> None:
+    """NumPy's C code looks some of its Python functions up on first use and keeps them: the
+    reductions an array's methods forward to (`numpy._core._methods._sum`, `_any`, `_amax`...),
+    the functions that print arrays. A layer's module would otherwise be the first to use them:
+    it could swap one in, use it once, so that NumPy keeps it, and put the original back, where
+    no record of names can see the difference. Used here, before any code of the layer's
+    runs, they are NumPy's own for the rest of the process."""
+    import numpy as np  # noqa: PLC0415 - imported above by _import_lazy_numpy; bound here only
+
+    a = np.arange(6.0).reshape(2, 3)
+    for reduce in (a.sum, a.prod, a.mean, a.std, a.var, a.max, a.min, a.any, a.all):
+        reduce()
+        reduce(axis=0)
+    a.clip(0.0, 1.0)
+    a.argmax()
+    a.argmin()
+    for shown in (a, a[0, 0], np.float32(1.0), np.array(["x"]), np.zeros((), dtype=[("f", "f8")])):
+        repr(shown)
+        str(shown)
+
+
 _import_lazy_numpy()
+_fill_numpy_caches()
 # Looked at after every call of the layer (tens of microseconds): the names a layer would
 # replace first, so that a replacement undone by a later call within the same check is seen
 # too. Everything is looked at after each check.
@@ -170,7 +202,11 @@ _HOT = frozenset({"numpy", *_NUMPY_PUBLIC_LAZY, "cupy", "cupy.random", "cupy.lin
 # public ones, whose names real libraries rebind (`np.long = int`), and the standard modules
 # whose values a layer may change through their own API (`time.tzset()`). NumPy's internal
 # modules are watched whole: its C code looks names up there (`numpy._core._methods._sum`).
-_LOOKED_UP = frozenset({*_HOT, "cupyx", "builtins", "math", "cmath", "operator", "time"})
+_LOOKED_UP = frozenset({*_HOT, "cupyx", "builtins", "math", "cmath", "operator", "time", *_VERDICT_STANDARD})
+# Looked at after every call of the layer too: the standard modules whose functions the
+# numerics call between two calls of the layer (a replacement made in one call and undone
+# before the check ends, by a finalizer, is then seen).
+_HOT_STANDARD = frozenset({"builtins", "math", "cmath", "operator", "time"})
 # Of those, the ones code hands around as values: the array modules (layercheck's `xp`). A
 # name read from an object the bytecode does not name may be read from these, not from the
 # standard modules (`running.lookups`).
@@ -178,6 +214,10 @@ _AS_VALUE = frozenset({*_HOT, "cupyx"})
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
 _BUILTIN_NAMES = frozenset(vars(builtins))
+# What the guard itself looks with, bound before any code of a layer's runs (`gc` is watched
+# too: a replacement is found, but must not be what finds the rest).
+_get_referents = gc.get_referents
+_get_objects = gc.get_objects
 
 
 class ChangeKind(str, enum.Enum):
@@ -199,6 +239,11 @@ class Reliance(enum.Enum):
     # real libraries rebind names of (`np.long = int`), and the standard modules whose data a
     # layer may change through their own API (`time.tzset()` rebinds `time.tzname`).
     LOOKED_UP = "looked up"
+    # A class of NumPy's, CuPy's or the standard library's: the names read as attributes of the
+    # class, a subclass or any instance by code layercheck runs (an attribute added to a class
+    # changes every instance that reads it: `np.poly1d._repr_latex_` is read by none). Special
+    # names (`__eq__`, `__array_ufunc__`) are read by the interpreter itself: they always count.
+    ATTRIBUTES = "attributes"
 
 
 class Allowed(str, enum.Enum):
@@ -273,6 +318,7 @@ class _Namespace:
     skipped: frozenset[str] = frozenset()  # names not recorded on purpose: a module's runtime globals
     reliance: Reliance = Reliance.WHOLE
     module: types.ModuleType | None = None
+    cls: type | None = None  # the class whose namespace it is (Reliance.ATTRIBUTES)
 
     @functools.cached_property
     def names_set(self) -> frozenset[Any]:
@@ -420,6 +466,7 @@ def _equivalent(old: Any, new: Any, mutable: bool = True) -> bool:
         if kind is types.FunctionType:
             return (
                 a.__globals__ is b.__globals__
+                and getattr(a, "__builtins__", None) is getattr(b, "__builtins__", None)  # taken when made
                 and _same_code(a.__code__, b.__code__)
                 and same(a.__defaults__, b.__defaults__)
                 and same(a.__kwdefaults__, b.__kwdefaults__)
@@ -569,14 +616,21 @@ class Snapshot:
         old = space.recorded.get(name, _MISSING)
         if kind is ChangeKind.REPLACED and _equivalent(old, space.live.get(name), mutable=not own):
             return Change(kind, what, Allowed.EQUAL), name
-        if kind is ChangeKind.ADDED or space.reliance is Reliance.WHOLE or not isinstance(name, str):
+        if space.reliance is Reliance.WHOLE or not isinstance(name, str):
             return Change(kind, what), name
-        reader = self.lookups.reader(space.live, space.module, name, as_value=space.label in _AS_VALUE)
+        if space.reliance is Reliance.ATTRIBUTES:
+            if name.startswith("__") and name.endswith("__"):  # looked up by the interpreter itself
+                return Change(kind, what, None, "the interpreter (a special method)"), name
+            reader = self.lookups.reader(space.live, space.cls, name, instances=True)
+        elif kind is ChangeKind.ADDED:
+            return Change(kind, what), name
+        else:
+            reader = self.lookups.reader(space.live, space.module, name, as_value=space.label in _AS_VALUE)
         return Change(kind, what, None if reader else Allowed.UNREAD, _said(reader)), name
 
     def _accepting(self, accepted: set[int]) -> Snapshot:
         namespaces = tuple(n.again() if id(n) in accepted else n for n in self.namespaces)
-        hot = tuple(n for n in namespaces if n.label in _HOT)
+        hot = tuple(n for n in namespaces if n.label in _HOT or n.label in _HOT_STANDARD)
         return dataclasses.replace(
             self,
             namespaces=namespaces,
@@ -643,7 +697,7 @@ class _Unchanged:
             tuple(v for _, kw in with_kw for v in kw.values()),
             tuple(cell for f in functions for cell, _ in f.cells),
             tuple(value for f in functions for _, value in f.cells),
-            gc.get_referents(*(f.fn for f in functions)),
+            _get_referents(*(f.fn for f in functions)),
         )
 
     def holds(self) -> bool:
@@ -671,7 +725,7 @@ class _Unchanged:
         change without harm (its `__dict__` or `__annotations__`, made when first read): then
         the attributes are compared, and the record of referents taken again."""
         same = functools.partial(map, operator.is_)
-        referents = gc.get_referents(*self.functions)
+        referents = _get_referents(*self.functions)
         recorded = self.referents
         if len(referents) == len(recorded) and all(same(referents, recorded)):
             return True
@@ -727,14 +781,18 @@ class _Builder:
         for name, module in modules:
             self._module(name, module)
         namespaces, functions = tuple(self.namespaces), tuple(self.functions.values())
-        hot = tuple(n for n in namespaces if n.label in _HOT)
+        hot = tuple(n for n in namespaces if n.label in _HOT or n.label in _HOT_STANDARD)
         return Snapshot(
             namespaces,
             functions,
             modules,
             _Unchanged.of(namespaces, functions, modules),
             _Unchanged.of(hot, (), ()),
-            Lookups(functools.partial(_watched_functions, modules, tuple(f.fn for f in functions)), _holds_modules),
+            Lookups(
+                functools.partial(_watched_functions, modules, tuple(f.fn for f in functions)),
+                _holds_modules,
+                functools.partial(dict, modules),
+            ),
         )
 
     def _module(self, name: str, module: types.ModuleType) -> None:
@@ -749,17 +807,21 @@ class _Builder:
             if attr in skip:
                 continue
             self._value(f"{name}.{attr}", value, own)
-            if own and type(value) is dict:
-                self._dict(f"{name}.{attr}", value)
+            if type(value) is dict and (own or (reliance is Reliance.WHOLE and name.partition(".")[0] in _PACKAGES)):
+                self._dict(f"{name}.{attr}", value, own)
 
-    def _dict(self, label: str, table: dict[Any, Any]) -> None:
-        """A module-level table of layercheck's (the registry): its entries, and the instances
-        of layercheck's classes it holds (a check's `run`)."""
+    def _dict(self, label: str, table: dict[Any, Any], own: bool) -> None:
+        """A module-level table: of layercheck's (the registry), its entries and the instances of
+        layercheck's classes it holds (a check's `run`); of NumPy's or CuPy's internal modules
+        (`sctypeDict`, which `np.dtype("float64")` reads), its entries, with keys added allowed
+        (a new alias of a type changes no existing one)."""
         if id(table) in self.seen or table is vars(builtins):  # a module's __builtins__: watched as builtins
             return
         self.seen.add(id(table))
         label = self.homes.get(id(table), label)
-        self._add(label, table, table, _NONE)
+        self._add(label, table, table, _NONE if own else _FREE)
+        if not own:
+            return
         for key, value in list(table.items()):
             if _is_own_instance(value) and id(value) not in self.seen:
                 self.seen.add(id(value))
@@ -769,7 +831,10 @@ class _Builder:
         if isinstance(value, type):
             if _mutable_class(value) and id(value) not in self.seen and _defined_in_watched(value):
                 self.seen.add(id(value))
-                self._add(_name_of(value, label), value, value.__dict__, _NONE, _DESCRIPTIVE)
+                # layercheck's own classes and the worker's channel's are watched whole.
+                whole = _defined_in_own(value) or getattr(value, "__module__", None) in _CHANNEL_CLASSES
+                reliance = Reliance.WHOLE if whole else Reliance.ATTRIBUTES
+                self._add(_name_of(value, label), value, value.__dict__, _NONE, _DESCRIPTIVE, reliance, None, value)
                 for member in list(vars(value).values()):
                     self._function(member)
                 if issubclass(value, enum.Enum) and _defined_in_own(value):
@@ -811,11 +876,12 @@ class _Builder:
         skip: frozenset[str] = frozenset(),
         reliance: Reliance = Reliance.WHOLE,
         module: types.ModuleType | None = None,
+        cls: type | None = None,
     ) -> None:
         items = [(k, v) for k, v in list(live.items()) if k not in skip]
         names, values = tuple(k for k, _ in items), tuple(v for _, v in items)
         self.namespaces.append(
-            _Namespace(label, owner, live, names, values, additions, frozenset(skip), reliance, module)
+            _Namespace(label, owner, live, names, values, additions, frozenset(skip), reliance, module, cls)
         )
 
 
@@ -922,7 +988,7 @@ def _watched_functions(
     rendering = {id(vars(module)) for name, module in modules if not computes_verdicts(name, cupy)}
     found = [fn for fn in recorded if id(fn.__globals__) not in rendering]
     seen = {id(fn) for fn in recorded}
-    for obj in gc.get_objects():
+    for obj in _get_objects():
         if type(obj) is types.FunctionType and id(obj) not in seen and id(obj.__globals__) in verdicts:
             seen.add(id(obj))
             found.append(obj)
@@ -945,7 +1011,7 @@ def _mutable_class(cls: type) -> bool:
 
 def _defined_in_watched(cls: type) -> bool:
     module = getattr(cls, "__module__", None)
-    return isinstance(module, str) and (module.partition(".")[0] in _PACKAGES or module in _CHANNEL_CLASSES)
+    return isinstance(module, str) and (module.partition(".")[0] in _PACKAGES or module in _STANDARD)
 
 
 def _defined_in_own(cls: type) -> bool:
@@ -1130,6 +1196,7 @@ class Guard:
         self.findings: list[Finding] = []  # tampering, in the order found
         self.allowed: list[Finding] = []  # changes that touch no verdict (a note)
         self._allowed_said: set[str] = set()
+        self._clock = vars(calls)["_clock"]  # the worker's shared clock, installed before
 
     @property
     def first(self) -> Finding | None:
@@ -1152,8 +1219,8 @@ class Guard:
 
     def stop(self) -> None:
         """The last look: the caller's session is left with the originals of what a verdict reads."""
-        calls.guard(None)
         self.verify()
+        calls.guard(None)
 
     def after_call(self) -> None:
         """After a call of the layer: NumPy's public names and the interpreter's hooks looked
@@ -1162,12 +1229,32 @@ class Guard:
         if not (self._hooks.hold() and self._snapshot.hot.holds()):
             self.verify(at_call=True)
 
+    def _calls_kept(self) -> tuple[Change, ...]:
+        """`contract.calls`' record of the layer's calls as this guard set it: its hook after
+        each call (set to None, no look would follow a call), its depth (0 between calls: more,
+        and no call would look, nor be timed), its clock. Its module leaves them out of what
+        the snapshot records (they change while the layer runs): a verify runs between calls,
+        where each has one right value. Put back where changed."""
+        namespace = vars(calls)
+        found = []
+        for name, right in (("_after", self.after_call), ("_depth", 0), ("_clock", self._clock)):
+            now = namespace.get(name, _MISSING)
+            if name == "_after":
+                same = _same_hook(now, right)
+            else:
+                same = now is right or (type(now) is int and now == right)
+            if not same:
+                found.append(Change(ChangeKind.REPLACED, f"layercheck.contract.calls.{name}"))
+                namespace[name] = right
+        return tuple(found)
+
     def verify(self, where: str | None = None, at_call: bool = False) -> Finding | None:
         """Changes since the snapshot, judged and settled; the finding of the tampering among
         them, if any."""
         hooks = self._hooks.changes()  # first: a trace function could rewrite what follows
         if hooks:
             self._hooks.restore()
+        hooks += self._calls_kept()
         held = self._held()
         swapped = (_SNAPSHOT_SWAPPED,) if self._snapshot is not held else ()
         found, settled = held.settle()

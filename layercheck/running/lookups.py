@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import builtins
 import dis
+import opcode
+import operator
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -53,8 +55,13 @@ _TRANSPARENT = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL", "PRECALL"
 _IMPLICIT_BUILTINS = frozenset({"__import__", "__build_class__"})
 # A string constant of a function that calls one of these may be an attribute's name.
 _DYNAMIC = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller"})
+# The bytecode reader, bound before any code of a layer's runs: a layer that rebinds
+# `dis.get_instructions` is found (the integrity guard watches `dis` whole) but must not be
+# what judges the other changes it made in the same breath.
+_instructions = dis.get_instructions
 _UNKNOWN = object()  # a value the bytecode does not determine
 _ELSEWHERE = object()  # a module known not to be the one asked about
+_SELF = object()  # a method's own instance or class: never a module, perhaps an instance of the class asked about
 
 
 @dataclass(frozen=True)
@@ -84,40 +91,48 @@ class Lookups:
         self,
         functions: Callable[[], Iterable[types.FunctionType]],
         holders: Callable[[types.FunctionType], bool] = lambda fn: True,
+        modules: Callable[[], Mapping[str, types.ModuleType]] = lambda: {},
     ):
         self._functions = functions
         self._holders = holders
+        self._modules = modules
         self._index: dict[str, list[tuple[types.FunctionType, types.CodeType]]] | None = None
         self._dynamic: dict[str, str] | None = None
-        self._answers: dict[tuple[int, str, bool, bool], Reader | None] = {}
+        self._answers: dict[tuple[int, str, bool, bool, bool], Reader | None] = {}
 
     def reader(
         self,
         namespace: Mapping[str, Any],
-        module: types.ModuleType | None,
+        module: Any,
         name: str,
         globals_only: bool = False,
         as_value: bool = True,
+        instances: bool = False,
     ) -> Reader | None:
         """A function that looks `name` up in `namespace` (the `__dict__` of `module`, when it
         is a module's), or None when none does; one that certainly does first. `globals_only`:
         as a global of the namespace's own functions only (what a global added to a module that
         hides a builtin changes). `as_value`: the module may be handed around as a value (an
         array module, `xp`), so that a name read from an object the code does not name may be
-        read from it."""
-        key = (id(namespace), name, globals_only, as_value)
+        read from it. `instances`: `module` is a class, whose names are read through the class,
+        a subclass or any instance, by any code."""
+        key = (id(namespace), name, globals_only, as_value, instances)
         if key not in self._answers:
-            self._answers[key] = self._find(namespace, None if globals_only else module, name, globals_only, as_value)
+            owner = None if globals_only else module
+            self._answers[key] = self._find(namespace, owner, name, globals_only, as_value, instances)
         return self._answers[key]
 
     def _find(
         self,
         namespace: Mapping[str, Any],
-        module: types.ModuleType | None,
+        module: Any,
         name: str,
         globals_only: bool,
         as_value: bool,
+        instances: bool = False,
     ) -> Reader | None:
+        if not _same_tables(_tables(), _TABLES):  # the reader's own tables changed in place: not to be trusted
+            return Reader("the bytecode reader itself, whose tables the layer changed", True)
         is_builtins = namespace is vars(builtins)
         if is_builtins and name in _IMPLICIT_BUILTINS:
             return Reader("the interpreter (import and class statements)", True)
@@ -127,12 +142,14 @@ class Lookups:
             if globals_only and fn.__globals__ is not namespace:
                 continue
             unnamed = as_value and not globals_only and self._holders(fn)
-            found = _looks_up(fn, code, namespace, module, name, is_builtins, globals_only, unnamed)
+            found = _looks_up(
+                fn, code, namespace, module, name, is_builtins, globals_only, unnamed, instances, self._modules()
+            )
             if found is _CERTAIN:
                 return Reader(_qualified(fn), True)
             if found is _POSSIBLE and possible is None:
                 possible = Reader(_qualified(fn), False)
-        if possible is None and module is not None and as_value and name in dynamic:
+        if possible is None and module is not None and (as_value or instances) and name in dynamic:
             possible = Reader(dynamic[name], False)
         return possible
 
@@ -151,6 +168,32 @@ class Lookups:
                                 dynamic.setdefault(constant, _qualified(fn))
             self._index, self._dynamic = index, dynamic
         return self._index, self._dynamic
+
+
+def _tables() -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """The members of the tables `dis` and `opcode` read bytecode with (an opcode's name, which
+    ones jump...), flat (a dict's keys and values in turn). A layer that changes one in place
+    (`opcode.opname[...] = ...`) makes every name read (`Lookups.reader`: the answer errs one
+    way only). They are compared by identity (`_same_tables`): no code of the layer's runs."""
+    found = []
+    for module in (dis, opcode):
+        for name, value in sorted(vars(module).items()):
+            if name == "__builtins__":
+                continue
+            if type(value) is dict:
+                found.append((f"{module.__name__}.{name}", tuple(part for item in value.items() for part in item)))
+            elif type(value) in (list, tuple, set, frozenset):
+                found.append((f"{module.__name__}.{name}", tuple(value)))
+    return tuple(found)
+
+
+def _same_tables(now: tuple[tuple[str, tuple[Any, ...]], ...], then: tuple[tuple[str, tuple[Any, ...]], ...]) -> bool:
+    return len(now) == len(then) and all(
+        a == b and len(x) == len(y) and all(map(operator.is_, x, y)) for (a, x), (b, y) in zip(now, then)
+    )
+
+
+_TABLES = _tables()
 
 
 def _codes(code: types.CodeType) -> list[types.CodeType]:
@@ -173,21 +216,27 @@ def _looks_up(
     fn: types.FunctionType,
     code: types.CodeType,
     namespace: Mapping[str, Any],
-    module: types.ModuleType | None,
+    module: Any,
     name: str,
     is_builtins: bool,
     globals_only: bool = False,
     unnamed: bool = True,
+    instances: bool = False,
+    modules: Mapping[str, types.ModuleType] | None = None,
 ) -> str | None:
     """Whether an instruction of `code` (of `fn`, or nested in it) looks `name` up in `namespace`
     (as a global only, with `globals_only`): `_CERTAIN`, `_POSSIBLE` (from an object the
-    bytecode does not name, which counts only where `unnamed`), or None."""
+    bytecode does not name, which counts only where `unnamed`), or None. With `instances`,
+    `module` is a class, read from through itself, a subclass, or any instance (an object the
+    bytecode does not name, a method's `self`), in any code."""
     own_globals = fn.__globals__ is namespace
+    modules = {} if modules is None else modules
     value: Any = _UNKNOWN  # what the last instruction that pushed a value pushed
     imported: Any = _UNKNOWN  # what the last IMPORT_NAME pushed (IMPORT_FROM reads it)
+    dotted = False  # whether it was `import a.b as c` (IMPORT_FROM then reads down the names)
     constants: list[Any] = [_UNKNOWN, _UNKNOWN]  # the last two LOAD_CONSTs: an import's level, fromlist
     possible = False
-    for ins in dis.get_instructions(code):
+    for ins in _instructions(code):
         op = ins.opname
         if op in _TRANSPARENT:
             continue
@@ -202,19 +251,29 @@ def _looks_up(
         elif op in _ATTRIBUTE:
             receiver = imported if op == "IMPORT_FROM" else value
             if not globals_only and ins.argval == name:
-                if module is not None and receiver is module:
+                if module is not None and (receiver is module or (instances and _subclass(receiver, module))):
                     return _CERTAIN
-                possible = possible or (unnamed and receiver is _UNKNOWN)
+                possible = (
+                    possible or (receiver is _UNKNOWN and (unnamed or instances)) or (instances and receiver is _SELF)
+                )
             value = vars(receiver).get(ins.argval, _UNKNOWN) if isinstance(receiver, types.ModuleType) else _UNKNOWN
+            if op == "IMPORT_FROM" and dotted:  # `import a.b.c as d`: each name read from the last
+                imported = value
         elif op == "IMPORT_NAME":
-            value = imported = _imported(fn, ins.argval, constants[0], module)
+            # `from a.b import c` reads from a.b; `import a.b [as d]` pushes the package a.
+            dotted = constants[1] is None
+            value = imported = _imported(fn, ins.argval, constants[0], dotted, modules, module)
         elif op in _DEREF:
             value = _cell(fn, code, ins.argval)
         elif op in _FAST and ins.argval in _INSTANCE and code.co_argcount and code.co_varnames[0] == ins.argval:
-            value = _ELSEWHERE  # a method's own instance or class, never a module
+            value = _SELF
         else:
             value = _UNKNOWN
     return _POSSIBLE if possible else None
+
+
+def _subclass(value: Any, cls: Any) -> bool:
+    return isinstance(value, type) and isinstance(cls, type) and issubclass(value, cls)
 
 
 def _is_jump_target(ins: dis.Instruction) -> bool:
@@ -228,15 +287,23 @@ def _global(fn: types.FunctionType, name: str) -> Any:
     namespace = fn.__globals__
     if name in namespace:
         return namespace[name]
-    table = fn.__builtins__ if isinstance(getattr(fn, "__builtins__", None), dict) else vars(builtins)
-    return table.get(name, _UNKNOWN)
+    table = getattr(fn, "__builtins__", None)  # Python 3.10+: the builtins the function was made with
+    return (table if isinstance(table, dict) else vars(builtins)).get(name, _UNKNOWN)
 
 
-def _imported(fn: types.FunctionType, name: str, level: Any, module: types.ModuleType | None) -> Any:
-    """What `from NAME import ...` inside `fn` reads from, as far as this question goes:
-    `module` when the import names it, another module when it names another, unknown when
-    its level is not known. An import resolves through `sys.modules` when it runs, which
-    `running.integrity` keeps as recorded."""
+def _imported(
+    fn: types.FunctionType,
+    name: str,
+    level: Any,
+    dotted: bool,
+    modules: Mapping[str, types.ModuleType],
+    module: Any = None,
+) -> Any:
+    """What an import inside `fn` pushes, as far as these questions go: the module of `modules`
+    (those watched, as the snapshot recorded them) it names, another module where it names
+    none of them, unknown where its level is not known. For `import a.b` (`dotted`) that is
+    the package `a`; `module`, the one asked about, where `modules` lacks it. An import
+    resolves through `sys.modules` when it runs, which `running.integrity` keeps as recorded."""
     if type(level) is not int or level < 0:
         return _UNKNOWN
     if level > 0:
@@ -245,8 +312,11 @@ def _imported(fn: types.FunctionType, name: str, level: Any, module: types.Modul
             return _UNKNOWN
         base = package.rsplit(".", level - 1)[0] if level > 1 else package
         name = f"{base}.{name}" if name else base
-    wanted = getattr(module, "__name__", None) if module is not None else None
-    return module if name == wanted else _ELSEWHERE
+    if dotted:
+        name = name.partition(".")[0]
+    if name in modules:
+        return modules[name]
+    return module if isinstance(module, types.ModuleType) and name == module.__name__ else _ELSEWHERE
 
 
 def _cell(fn: types.FunctionType, code: types.CodeType, name: str) -> Any:

@@ -123,6 +123,10 @@ def unexpected(where: str, exc: BaseException) -> CheckResult:
     )
 
 
+_TAMPERED = (
+    f"the layer replaced what layercheck computes with (see {INTEGRITY_CHECK}), which may be what made "
+    "layercheck fail here"
+)
 _BUG = (
     "this is a defect of layercheck, not of the layer: please report it with the layer (or a "
     "smaller one that shows it), the command and this traceback"
@@ -218,9 +222,14 @@ def _run_target(
     report.allowed_changes = [allowed_words(finding) for finding in guard.allowed]
     internal = [c for c in report.checks if c.cause is Cause.INTERNAL]
     if internal and report.error is None:
-        # Never a pass, nor the layer's fault: the target could not be checked.
+        # Never a pass: the target could not be checked. Nor the layer's fault, unless it
+        # replaced what layercheck computes with, which may be what broke.
         names = ", ".join(c.name for c in internal)
-        report.error = f"{internal[0].message} (in {names}); {_BUG}"
+        why = _TAMPERED if guard.findings else _BUG
+        if guard.findings:
+            for check in internal:
+                check.explanation = [_TAMPERED]
+        report.error = f"{internal[0].message} (in {names}); {why}"
         report.traceback, report.cause = internal[0].traceback, Cause.INTERNAL
     report.bound()
     report.duration_s = perf_counter() - start
@@ -238,7 +247,7 @@ def _replaced(findings: Sequence[Finding]) -> CheckResult:
         rest = len(later) - _LATER_SHOWN
         message += f"; again {_joined(later[:_LATER_SHOWN] + ([f'{rest} more times'] if rest > 0 else []))}"
     changes = [change for finding in findings for change in finding.changes]
-    readers = [f"{c.what} is looked up by {c.reader}" for c in changes if c.reader is not None]
+    readers = list(dict.fromkeys(f"{c.what} is looked up by {c.reader}" for c in changes if c.reader is not None))
     explanation = [
         "layercheck put the originals back at once: every other check decided with them"
         + (

@@ -32,7 +32,7 @@ import numpy as np
 from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
-from layercheck.numerics.arrays import DTYPES
+from layercheck.numerics.arrays import DTYPES, machine_epsilon
 from layercheck.numerics.devices import require_usable_gpu
 from layercheck.settings.values import Invalid, check_keys, number, show
 
@@ -598,9 +598,9 @@ class Options:
         if eps is None:  # not a NumPy float (an extension type): the coarsest known precision
             rtol, atol = self.tolerance(known[0])
             return rtol, atol
-        nearest = min(known, key=lambda name: abs(math.log(eps / float(np.finfo(name).eps))))
+        nearest = min(known, key=lambda name: abs(math.log(eps / machine_epsilon(name))))
         rtol, atol = self.tolerance(nearest)
-        if eps > float(np.finfo(known[0]).eps):
+        if eps > machine_epsilon(known[0]):
             rtol = max(rtol, _COARSE_ULPS * eps)
         return rtol, atol
 
@@ -612,7 +612,7 @@ _COARSE_ULPS = 16
 
 def _epsilon(dtype: np.dtype[Any]) -> float | None:
     try:
-        return float(np.finfo(dtype).eps)
+        return machine_epsilon(dtype)
     except (ValueError, TypeError):  # an integer or extension dtype
         return None
 

@@ -39,7 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import Scalars, dot, fetch, namespace_of, norm_sq, random_signs, to_module
+from layercheck.numerics.arrays import (
+    Scalars,
+    dot,
+    fetch,
+    machine_epsilon,
+    namespace_of,
+    norm_sq,
+    precision_of,
+    random_signs,
+    to_module,
+)
 from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput
 from layercheck.results import Cause, Status, cause_of
 
@@ -148,7 +158,7 @@ class GradientProblem:
     def roundoff_terms(self, moved: list[int], squares: list[float], eps: float) -> float:
         """The analytic side's round-off scale |g v| over the moved arguments, from each one's
         sum((g_i v_i)^2), in units of `eps`: a coarser gradient weighs by its own epsilon."""
-        weights = [float(np.finfo(self.coarse[i]).eps) / eps if i in self.coarse else 1.0 for i in moved]
+        weights = [machine_epsilon(self.coarse[i]) / eps if i in self.coarse else 1.0 for i in moved]
         return math.sqrt(sum(sq * w * w for sq, w in zip(squares, weights)))
 
     def evaluate(self, index: int, value: np.ndarray) -> list[np.ndarray]:
@@ -220,7 +230,7 @@ class Tolerances:
 
     @property
     def eps(self) -> float:
-        return float(np.finfo(self.precision).eps)
+        return machine_epsilon(self.precision)
 
     @property
     def step(self) -> float:
@@ -545,7 +555,7 @@ def _scratch(like: Any, spare: Any = None) -> tuple[Any, Any]:
     more, of `like`'s shape and real dtype) and a new one, or two new ones."""
     xp = namespace_of(like)
     real = np.dtype(like.dtype).kind == "f"
-    dtype = like.dtype if real else np.finfo(like.dtype).dtype
+    dtype = like.dtype if real else precision_of(like.dtype)
     fits = spare is not None and spare.shape == like.shape and spare.dtype == dtype
     fits = fits and getattr(spare.flags, "writeable", True)
     return (spare if fits else xp.empty(like.shape, dtype)), xp.empty(like.shape, dtype)
