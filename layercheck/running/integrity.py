@@ -207,6 +207,11 @@ _LOOKED_UP = frozenset({*_HOT, "cupyx", "builtins", "math", "cmath", "operator",
 # numerics call between two calls of the layer (a replacement made in one call and undone
 # before the check ends, by a finalizer, is then seen).
 _HOT_STANDARD = frozenset({"builtins", "math", "cmath", "operator", "time"})
+# NumPy's tables of its types by name (`np.dtype("float64")` reads `sctypeDict`): their entries
+# are watched. Not NumPy's other tables: some hold settings that its own API changes in place
+# (NumPy 1's `_format_options`, which `np.set_printoptions` updates), or what a reload registers
+# again (`getlimits._KNOWN_TYPES`).
+_NUMPY_TABLES = frozenset({"sctypeDict", "allTypes", "sctypes", "typeDict"})
 # Of those, the ones code hands around as values: the array modules (layercheck's `xp`). A
 # name read from an object the bytecode does not name may be read from these, not from the
 # standard modules (`running.lookups`).
@@ -807,14 +812,14 @@ class _Builder:
             if attr in skip:
                 continue
             self._value(f"{name}.{attr}", value, own)
-            if type(value) is dict and (own or (reliance is Reliance.WHOLE and name.partition(".")[0] in _PACKAGES)):
+            if type(value) is dict and (own or (attr in _NUMPY_TABLES and name.partition(".")[0] == "numpy")):
                 self._dict(f"{name}.{attr}", value, own)
 
     def _dict(self, label: str, table: dict[Any, Any], own: bool) -> None:
         """A module-level table: of layercheck's (the registry), its entries and the instances of
-        layercheck's classes it holds (a check's `run`); of NumPy's or CuPy's internal modules
-        (`sctypeDict`, which `np.dtype("float64")` reads), its entries, with keys added allowed
-        (a new alias of a type changes no existing one)."""
+        layercheck's classes it holds (a check's `run`); of NumPy's that name its types
+        (`_NUMPY_TABLES`), its entries, with keys added allowed (a new alias of a type changes
+        no existing one)."""
         if id(table) in self.seen or table is vars(builtins):  # a module's __builtins__: watched as builtins
             return
         self.seen.add(id(table))

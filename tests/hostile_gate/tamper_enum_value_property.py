@@ -1,6 +1,7 @@
 r"""Failed: the module replaced enum\.Enum\.value"""
 
 import enum
+import types
 
 _value = vars(enum.Enum)["value"]
 
@@ -14,7 +15,7 @@ def _said(self):
     return value
 
 
-enum.Enum.value = enum.property(_said)
+enum.Enum.value = getattr(enum, "property", types.DynamicClassAttribute)(_said)  # enum.property: Python 3.11+
 
 
 class WrongSquare:

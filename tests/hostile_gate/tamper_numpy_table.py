@@ -1,4 +1,4 @@
-r"""Failed: the module replaced numpy\.\w+\.sctypeDict\.float64"""
+r"""Failed: the module replaced numpy(\.\w+)*\.sctypeDict\.float64"""
 
 import numpy as np
 
