@@ -227,8 +227,8 @@ def _run_target(
         names = ", ".join(c.name for c in internal)
         why = _TAMPERED if guard.findings else _BUG
         if guard.findings:
-            for check in internal:
-                check.explanation = [_TAMPERED]
+            for result in internal:
+                result.explanation = [_TAMPERED]
         report.error = f"{internal[0].message} (in {names}); {why}"
         report.traceback, report.cause = internal[0].traceback, Cause.INTERNAL
     report.bound()
