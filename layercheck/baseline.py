@@ -91,7 +91,7 @@ def failures_of(targets: Iterable[TargetReport]) -> list[Entry]:
     return sorted(found)
 
 
-def write_baseline(path: str | os.PathLike, report: Report) -> int:
+def write_baseline(path: str | os.PathLike[str], report: Report) -> int:
     """Record the report's failures in `path` (written as report files are: atomically); how
     many entries it holds.
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import shlex
 import signal
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
 import click
+from rich.console import Console
 from rich.text import Text
 
 from layercheck.baseline import Baseline, write_baseline
@@ -35,7 +38,7 @@ from layercheck.reporters.files import Input, check_no_input_overwritten, check_
 from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
-from layercheck.results import Kind, Report, Status
+from layercheck.results import Kind, Report, Status, TargetReport
 from layercheck.running import reaping
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
@@ -50,6 +53,8 @@ from layercheck.templates import function_template, layer_template, names_of, wr
 from layercheck.version import __version__
 
 __all__ = ["cli", "list_checks", "main", "merge", "new", "run", "usage_error"]
+
+Writer = Callable[[Report, str], None]  # a report file's writer: `write_json`...
 
 
 def main() -> None:
@@ -94,7 +99,7 @@ def usage_error(exc: UsageError, log: GitHubLog | None = None) -> None:
     sys.exit(2)
 
 
-def _github_log(console) -> GitHubLog:
+def _github_log(console: Console) -> GitHubLog:
     """The report's `GitHubLog` (`run` and `merge` alike), started: with GITHUB_ACTIONS=true
     nothing printed from here on is read as a workflow command, until `finish` prints the
     annotations; commands are resumed however the command ends."""
@@ -129,7 +134,7 @@ _JUNIT_HELP = "Write the report as JUnit XML (- for standard output)."
 )
 @click.version_option(__version__, prog_name="layercheck")
 @click.pass_context
-def cli(ctx):
+def cli(ctx: click.Context) -> None:
     """Validate hand-written neural-network layers and their backward passes."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
@@ -264,30 +269,30 @@ def cli(ctx):
     help=f"Folder of the result cache  [default: ${CACHE_DIR_ENV}, else {CACHE_DIR} of the working folder]",
 )
 def run(
-    targets,
-    layouts,
-    args,
-    config_path,
-    jobs,
-    max_memory,
-    shard_text,
-    json_path,
-    junit_path,
-    html_path,
-    repro_dir,
-    keyword,
-    exitfirst,
-    maxfail,
-    quiet,
-    verbose,
-    strict,
-    only_layers,
-    baseline_path,
-    update_baseline_path,
-    no_cache,
-    cache_dir,
-    **settings,
-):
+    targets: tuple[str, ...],
+    layouts: tuple[str, ...],
+    args: tuple[str, ...],
+    config_path: str | None,
+    jobs: str,
+    max_memory: str | None,
+    shard_text: str | None,
+    json_path: str | None,
+    junit_path: str | None,
+    html_path: str | None,
+    repro_dir: str | None,
+    keyword: str | None,
+    exitfirst: bool,
+    maxfail: str | None,
+    quiet: bool,
+    verbose: bool,
+    strict: bool,
+    only_layers: bool,
+    baseline_path: str | None,
+    update_baseline_path: str | None,
+    no_cache: bool,
+    cache_dir: str | None,
+    **settings: Any,
+) -> None:
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
     Exit status: 0 when every check passed, was skipped or was incomplete (with --strict:
@@ -332,9 +337,13 @@ def run(
         }
         # No output overwrites what the run reads (its folders are listed only when there is
         # an output); `--update-baseline` may refresh the `--baseline` file.
-        read = [Input(baseline_path, "the --baseline file", rewritten_by=frozenset({"--update-baseline"}))]
+        read = (
+            []
+            if not baseline_path
+            else [Input(baseline_path, "the --baseline file", rewritten_by=frozenset({"--update-baseline"}))]
+        )
         written = any(path is not None for path in outputs.values())
-        check_report_paths(outputs, inputs_of(batch) + (read if baseline_path else []) if written else [])
+        check_report_paths(outputs, inputs_of(batch) + read if written else [])
     except UsageError as exc:
         usage_error(exc)
 
@@ -387,7 +396,7 @@ def run(
     sys.exit(status)
 
 
-def _strict_line(console, report: Report, strict: bool) -> bool:
+def _strict_line(console: Console, report: Report, strict: bool) -> bool:
     """With `strict`, say how many incomplete checks fail the run; whether any does."""
     incomplete = report.summary[Status.INCOMPLETE.value]
     if strict and incomplete:
@@ -396,7 +405,7 @@ def _strict_line(console, report: Report, strict: bool) -> bool:
     return bool(strict and incomplete)
 
 
-def _write_reports(report: Report, writers, status: int) -> int:
+def _write_reports(report: Report, writers: Iterable[tuple[str | None, Writer]], status: int) -> int:
     """Write the report with each (path, writer) whose path is given; the exit status:
     `status`, or 2 after a passing run where a report could not be written."""
     for path, write in writers:
@@ -409,14 +418,18 @@ def _write_reports(report: Report, writers, status: int) -> int:
     return status
 
 
-def _marking(baseline: Baseline | None, on_report):
+def _marking(baseline: Baseline | None, on_report: Callable[[TargetReport], None]) -> Callable[[TargetReport], None]:
     """`on_report` of the targets with the failures `baseline` accepts marked known first."""
     if baseline is None:
         return on_report
-    return lambda target: on_report(baseline.apply(target))
+
+    def marked(target: TargetReport) -> None:
+        on_report(baseline.apply(target))
+
+    return marked
 
 
-def _record_run(report: Report, strict: bool, baseline: Baseline | None, console) -> None:
+def _record_run(report: Report, strict: bool, baseline: Baseline | None, console: Console) -> None:
     """What the report records of the run beyond its plan (`runinfo`): --strict and the
     baseline (its digest and its entries); with a baseline, every target marked (those handed
     on are already) and the baseline's stale entries said in one line."""
@@ -436,7 +449,7 @@ def _record_run(report: Report, strict: bool, baseline: Baseline | None, console
         )
 
 
-def _update_baseline(path: str, report: Report, console, status: int) -> int:
+def _update_baseline(path: str, report: Report, console: Console, status: int) -> int:
     """Write the baseline of `report`'s failures; the exit status: 0 once it is written (the
     failures are what it records: the run did what was asked), a report's error (2) kept."""
     try:
@@ -455,7 +468,14 @@ def _update_baseline(path: str, report: Report, console, status: int) -> int:
 @click.option("--html", "html_path", type=_REPORT_PATH, help="Write the report as one self-contained HTML page.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
-def merge(reports, json_path, junit_path, html_path, quiet, verbose):
+def merge(
+    reports: tuple[str, ...],
+    json_path: str | None,
+    junit_path: str | None,
+    html_path: str | None,
+    quiet: bool,
+    verbose: bool,
+) -> None:
     """Merge the --json reports of the shards of one run (run --shard K/N --json F) into the
     report that run unsharded gives: its targets in order, its summary and its exit status.
 
@@ -491,10 +511,9 @@ def merge(reports, json_path, junit_path, html_path, quiet, verbose):
 
 
 @cli.command("list-checks")
-def list_checks():
+def list_checks() -> None:
     """List every check: its name (as --checks and --skip take it), what it verifies, what it
     applies to, and its MATLAB counterpart."""
-    from rich.text import Text
 
     console = make_console()
     applies: dict[tuple[Kind, ...], str] = {(Kind.LAYER,): "layers", (Kind.FUNCTION,): "operations"}
@@ -527,7 +546,14 @@ def list_checks():
 @click.option(
     "-o", "--output", "directory", default=".", show_default=True, metavar="DIR", help="Folder to write into."
 )
-def new(name, learnables, state_names, backward, operation, directory):
+def new(
+    name: str,
+    learnables: str | None,
+    state_names: str | None,
+    backward: bool,
+    operation: bool,
+    directory: str,
+) -> None:
     """Write a template layer (or operation) file NAME.py that passes every check as written."""
     try:
         if operation:

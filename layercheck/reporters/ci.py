@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from rich.console import Console
@@ -48,7 +48,7 @@ __all__ = [
 _MESSAGE_LIMIT = 1_000  # characters of a message in an annotation (GitHub shows a few lines)
 
 
-def still_running(console: Console):
+def still_running(console: Console) -> Callable[[str, float, str], None]:
     """The `StillRunning.say` of a console: `... LABEL still running after 30 s, in CHECK`.
     The line starts with layercheck's own `...`, never with the label (a file's name)."""
 

@@ -52,7 +52,7 @@ __all__ = [
 STDOUT = "-"
 
 
-def to_stdout(*paths: str | os.PathLike | None) -> bool:
+def to_stdout(*paths: str | os.PathLike[str] | None) -> bool:
     """Whether one of the report paths is standard output (`-`)."""
     return any(path is not None and os.fspath(path) == STDOUT for path in paths)
 
@@ -119,7 +119,7 @@ def destination(path: str | os.PathLike[str]) -> Destination:
     return Destination(real, info)
 
 
-def write_report(path: str | os.PathLike, text: str) -> None:
+def write_report(path: str | os.PathLike[str], text: str) -> None:
     """Write `text` (UTF-8) to `path` by the rules of the module docstring.
 
     Raises:
@@ -243,7 +243,7 @@ def same_file(path: str | os.PathLike[str], inputs: Sequence[Input]) -> Input | 
     return next((item for item in inputs if _identity(item.path) == identity), None)
 
 
-def check_no_input_overwritten(paths: Mapping[str, str | os.PathLike | None], inputs: Sequence[Input]) -> None:
+def check_no_input_overwritten(paths: Mapping[str, str | os.PathLike[str] | None], inputs: Sequence[Input]) -> None:
     """Refuse (UsageError) a report path that names one of `inputs` (but by the input's
     `rewritten_by` options): "--json F would overwrite SHOWN, WHAT: give --json another file".
 
@@ -267,7 +267,7 @@ def check_no_input_overwritten(paths: Mapping[str, str | os.PathLike | None], in
                 raise UsageError(f"{option} {path} would overwrite {shown}, {item.what}: give {option} another file")
 
 
-def check_report_paths(paths: Mapping[str, str | os.PathLike | None], inputs: Sequence[Input] = ()) -> None:
+def check_report_paths(paths: Mapping[str, str | os.PathLike[str] | None], inputs: Sequence[Input] = ()) -> None:
     """Refuse (UsageError) report paths that name an input, that cannot be written, and two
     reports on one file, each path taken where `destination` leads it.
 
@@ -305,7 +305,7 @@ def check_report_paths(paths: Mapping[str, str | os.PathLike | None], inputs: Se
         seen[key] = option
 
 
-def read_json_file(path: str | os.PathLike, where: str, what: str, max_bytes: int, missing: str = "") -> Any:
+def read_json_file(path: str | os.PathLike[str], where: str, what: str, max_bytes: int, missing: str = "") -> Any:
     """A JSON file layercheck wrote (a report read back, a baseline), read within `max_bytes`.
 
     Raises:

@@ -216,6 +216,6 @@ def report_html(report: Report) -> str:
     )
 
 
-def write_html(report: Report, path: str | os.PathLike) -> None:
+def write_html(report: Report, path: str | os.PathLike[str]) -> None:
     """Write as `reporters.files.write_report` does, like the JSON and JUnit reports."""
     write_report(path, report_html(report))

@@ -15,6 +15,6 @@ def report_json(report: Report) -> str:
     return json.dumps(plain(report.to_dict()), indent=2, allow_nan=False)
 
 
-def write_json(report: Report, path: str | os.PathLike) -> None:
+def write_json(report: Report, path: str | os.PathLike[str]) -> None:
     """Write as `reporters.files.write_report` does (atomically where `path` is a regular file)."""
     write_report(path, report_json(report))

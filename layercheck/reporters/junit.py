@@ -191,6 +191,6 @@ def report_junit(report: Report) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def write_junit(report: Report, path: str | os.PathLike) -> None:
+def write_junit(report: Report, path: str | os.PathLike[str]) -> None:
     """Write as `reporters.files.write_report` does, like the JSON report."""
     write_report(path, report_junit(report))

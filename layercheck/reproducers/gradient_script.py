@@ -198,7 +198,7 @@ def _wrong(got: dict[str, Any]) -> bool:
     """The analytic side is not a finite number, or differs by more than the tolerance."""
     if not math.isfinite(got["analytic"]):
         return True
-    return abs(got["analytic"] - got["numeric"]) > got["tolerance"]
+    return bool(abs(got["analytic"] - got["numeric"]) > got["tolerance"])
 
 
 def _number(x: Any) -> str:

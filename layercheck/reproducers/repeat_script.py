@@ -40,15 +40,23 @@ def twice(saved: Saved) -> tuple[list[str], list[Any], list[Any]]:
     """The names of the results, and the results of the first and the second call."""
     meta = saved.meta
     obj, _, _ = saved.built()
-    fresh_inputs = lambda: saved.arguments()[: saved.n_in]  # noqa: E731 - the same values, new arrays
+
+    def fresh_inputs() -> list[Any]:  # the same values, new arrays
+        return saved.arguments()[: saved.n_in]
+
     if meta["method"] == "predict":
         names = list(meta["outputs"]) + [f"updated {s}" for s in meta["state"]]
         first = [y.copy() for y in sum(saved.predict(obj, fresh_inputs()), [])]
         second = sum(saved.predict(obj, fresh_inputs()), [])
         return names, first, second
     names = [f"dLd{n}" for n in meta["gradient_names"]]
-    dLdY = lambda: [saved.array(f"w{j}") for j in range(saved.n_out)]  # noqa: E731
-    dLdS = lambda: [saved.array(f"w{saved.n_out + j}") for j in range(len(meta["state"]))]  # noqa: E731
+
+    def dLdY() -> list[Any]:
+        return [saved.array(f"w{j}") for j in range(saved.n_out)]
+
+    def dLdS() -> list[Any]:
+        return [saved.array(f"w{saved.n_out + j}") for j in range(len(meta["state"]))]
+
     first = [None if g is None else g.copy() for g in saved.trained(obj, fresh_inputs(), dLdY(), dLdS())]
     if meta["target_kind"] == "layer":
         saved.predict(obj, fresh_inputs())

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from layercheck.checks import Check
 from layercheck.clock import perf_counter
 from layercheck.contract.adapter import kind_of
 from layercheck.contract.entries import EntryKind, inspect_entry, module_files
@@ -369,7 +370,7 @@ class CheckJob:
         done: list[CheckResult] = []
         current = ["setting up the layer"]
 
-        def on_start(check) -> None:
+        def on_start(check: Check) -> None:
             current[0] = check.name
             emit("start", check.name)
 
@@ -791,8 +792,8 @@ def shard(items: Sequence[Any], k: int, n: int, key: Callable[[Any], str]) -> li
 def _check(
     batch: Batch,
     items: list[_Item],
-    on_report,
-    on_progress,
+    on_report: Callable[[TargetReport], None] | None,
+    on_progress: Progress | None,
     as_finished: bool = False,
     still_running: StillRunning | None = None,
     checked: SourceRecord | None = None,
@@ -833,8 +834,8 @@ def _check_jobs(
     jobs: list[CheckJob],
     repro: ReproRun | None,
     keep: Callable[[int, CheckJob, TargetReport, Inputs], None],
-    on_report,
-    on_progress,
+    on_report: Callable[[TargetReport], None] | None,
+    on_progress: Progress | None,
     as_finished: bool,
     still_running: StillRunning | None,
 ) -> list[TargetReport]:
@@ -850,14 +851,15 @@ def _check_jobs(
 
     def flush() -> None:  # hand on the reports that are ready, in target order
         nonlocal next_out
-        while next_out < len(reports) and reports[next_out] is not None:
+        while next_out < len(reports) and (ready := reports[next_out]) is not None:
             if on_report is not None:
-                on_report(reports[next_out])
+                on_report(ready)
             next_out += 1
 
     def hand(index: int) -> None:  # as_finished: once each, a report cut short again whole
-        if index not in handed and on_report is not None:
-            on_report(reports[index])
+        report = reports[index]
+        if index not in handed and on_report is not None and report is not None:
+            on_report(report)
         handed.add(index)
 
     count = _counter("checking targets", len(runs), on_progress)
@@ -1133,7 +1135,7 @@ def _whose_time(outcome: Outcome, timeout: float) -> str:
     return f": the layer's call under way had run {running:.3g} s"
 
 
-def _counter(what: str, total: int, on_progress: Progress | None):
+def _counter(what: str, total: int, on_progress: Progress | None) -> Callable[[int, Outcome], None]:
     # Indices, not a count: a job handed on again after a signal cut its first hand-on
     # short (`run_jobs`) is counted once.
     done: set[int] = set()

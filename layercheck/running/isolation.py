@@ -420,7 +420,7 @@ def worker_sys_path(path: Sequence[str] | None = None, cwd: str | None = None) -
     return path if cwd in path else [*path, cwd]
 
 
-def _context():
+def _context() -> Any:  # a multiprocessing context (its classes are private to multiprocessing)
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         # The forkserver imports layercheck once; every worker is forked with it loaded. The
@@ -457,7 +457,9 @@ def _start_forkserver(context: Any, folder: str) -> None:
 class _Running:
     """One worker process and what it has sent so far."""
 
-    def __init__(self, index, job, process, conn, output_path, clock: Any = None):
+    def __init__(
+        self, index: int, job: Job, process: Any, conn: Connection, output_path: Path, clock: Any = None
+    ) -> None:
         self.index, self.job, self.process, self.conn, self.output_path = index, job, process, conn, output_path
         self.forkserver = _current_forkserver()  # the worker dies with it (`reaping.enter_worker`)
         self.lost_forkserver = False
@@ -477,7 +479,7 @@ class _Running:
         self.watched = 0  # how many multiples of `Watch.every_s` it has been told of
 
     @classmethod
-    def start(cls, context, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running:
+    def start(cls, context: Any, index: int, job: Job, setting: _Setting, scratch: Path) -> _Running:
         output_path = scratch / f"worker-{index}.out"
         parent_conn, child_conn = context.Pipe(duplex=False)
         clock = context.Value("d", 0.0, lock=False)  # contract.calls: when the layer's call under way began

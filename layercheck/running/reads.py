@@ -827,7 +827,7 @@ def _frame(depth: int) -> FrameType | None:
         return None
 
 
-class _RecordingEnviron(os._Environ):  # os.environ's (str) or os.environb's (bytes)
+class _RecordingEnviron(os._Environ[Any]):  # os.environ's (str) or os.environb's (bytes)
     """`os.environ` (or `os.environb`), sharing its data, that tells `read(name, frame)` of each
     name looked up and `read_all(frame)` of every way to see them all. `get`, `in`, `setdefault`,
     `pop` and `os.getenv` all look up through `__getitem__` (the frames of `collections.abc` and

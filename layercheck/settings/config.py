@@ -88,7 +88,7 @@ class Config:
 # -- reading -----------------------------------------------------------------------------
 
 
-def load_config(path: str | os.PathLike, *, check_names: Sequence[str]) -> Config:
+def load_config(path: str | os.PathLike[str], *, check_names: Sequence[str]) -> Config:
     """Read and validate a config file; paths in it are relative to its folder.
 
     `check_names` are the names `checks` and `skip` accept (the registry's, handed in: settings
