@@ -13,7 +13,7 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import INTERNAL_FRAME, PACKAGE, TESTS, run_cli
+from conftest import INTERNAL_FRAME, PACKAGE, SAMPLES, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, IsAlive, Sleep, StartsAChild
 
 from layercheck.interrupts import Interrupted
@@ -332,3 +332,15 @@ def test_bad_shard_exits_2_with_one_line(shard):
     proc = run_cli("run", "sample_layers/prelu.py", "--shard", shard)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "--shard" in proc.stderr and proc.stdout == ""
+
+
+def test_a_temporary_folder_too_long_for_the_forkserver_socket_still_runs(tmp_path):
+    """The forkserver's socket lives below TMPDIR, and an AF_UNIX address holds about 100 bytes:
+    a TMPDIR of a CI runner's depth once gave a traceback of multiprocessing's. (A process of
+    its own: multiprocessing makes its folder once a process.)"""
+    deep = tmp_path / ("t" * 60) / ("u" * 60)
+    deep.mkdir(parents=True)
+    proc = run_cli("run", SAMPLES / "prelu.py", "--no-cache", "-q", env={**os.environ, "TMPDIR": str(deep)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(deep.iterdir()) == []  # its own scratch folder is removed; the socket's never was there

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO
+from conftest import PACKAGE
 
 import layercheck
 from layercheck.reporters.console import ConsoleReporter, make_console
@@ -441,14 +441,14 @@ def _status_literals(path: Path) -> list[tuple[int, str]]:
 
 
 def test_no_module_cuts_finished_text_or_spells_a_status():
-    package = REPO / "layercheck"
+    package = PACKAGE
     cuts, literals = [], []
     for path in sorted(package.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         if 'split(": ", 1)' in text or "split(': ', 1)" in text:
-            cuts.append(str(path.relative_to(REPO)))
+            cuts.append(str(path.relative_to(PACKAGE.parent)))
         if path.name != "results.py":
-            literals += [(str(path.relative_to(REPO)), *found) for found in _status_literals(path)]
+            literals += [(str(path.relative_to(PACKAGE.parent)), *found) for found in _status_literals(path)]
     assert cuts == []
     assert literals == []
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CHECK_NAMES, REPO, SAMPLES, run_cli
+from conftest import CHECK_NAMES, PACKAGE, SAMPLES, run_cli
 
 import layercheck
 from layercheck import UsageError
@@ -21,7 +21,7 @@ from layercheck.settings.options import (
     options_from,
 )
 
-SETTINGS_PACKAGE = REPO / "layercheck" / "settings"
+SETTINGS_PACKAGE = PACKAGE / "settings"
 
 # -- a 0 tolerance is a tolerance ----------------------------------------------------------
 

@@ -446,12 +446,42 @@ def _start_forkserver(context: Any, folder: str) -> None:
         return
     from multiprocessing import forkserver
 
+    _short_socket_folder()
     here = os.getcwd()
     os.chdir(folder)
     try:
         forkserver.ensure_running()
     finally:
         os.chdir(here)
+
+
+# The forkserver listens on a socket at TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, and an AF_UNIX
+# address holds at most 107 bytes (103 on macOS): a long TMPDIR (a CI runner's or a test
+# runner's folder, macOS's /var/folders/...) fails with "AF_UNIX path too long". Where it would,
+# multiprocessing's folder is made in a short system folder instead.
+_SOCKET_ADDRESS_MAX = 103
+_SOCKET_BELOW_TMPDIR = len("/pymp-XXXXXXXX/listener-XXXXXXXX")
+_SHORT_FOLDERS = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
+def _short_socket_folder() -> None:
+    """Make multiprocessing's folder (`multiprocessing.util.get_temp_dir`, made once a process)
+    in the first of `_SHORT_FOLDERS` that is writable when TMPDIR is too long for the socket."""
+    from multiprocessing import process, util
+
+    config = getattr(process.current_process(), "_config", {})
+    if config.get("tempdir") is not None:  # made already: the forkserver's socket is there
+        return
+    if len(os.fsencode(tempfile.gettempdir())) + _SOCKET_BELOW_TMPDIR <= _SOCKET_ADDRESS_MAX:
+        return
+    for folder in _SHORT_FOLDERS:
+        if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            before, tempfile.tempdir = tempfile.tempdir, folder
+            try:
+                util.get_temp_dir()
+            finally:
+                tempfile.tempdir = before
+            return
 
 
 class _Running:
