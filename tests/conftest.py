@@ -12,10 +12,13 @@ pytest's default import mode, and the module is the one pytest loaded).
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import os
 import re
 import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,29 +111,139 @@ def mentions(text: str, word: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text) is not None
 
 
-def run_cli(*args: str, cwd: Path = REPO, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`python -m layercheck ARGS...` with stdout and stderr captured (both are pipes). The
-    environment is os.environ's, given explicitly: a COLUMNS that a library set in the C
+# What a process reads once, as it starts or imports a library (the import path, the temporary
+# folder, the time zone, the locale, the settings of CUDA, CuPy, NumPy and the BLAS): a run
+# given other values than this process has needs a process of its own to see them.
+_READ_AT_START = re.compile(r"PYTHON|PATH$|TMPDIR$|TEMP$|TMP$|TZ$|LD_|CUDA|CUPY|NPY_|OMP_|OPENBLAS|MKL_|LANG$|LC_")
+
+
+def run_cli(
+    *args: object, cwd: Path = REPO, env: dict | None = None, timeout: float = 600, process: bool = False
+) -> subprocess.CompletedProcess:
+    """`python -m layercheck ARGS...` with stdout and stderr captured (as pipes would).
+
+    In this process by default (`cli.invoke`, with `env` as os.environ and `cwd` as the working
+    folder while it runs): the checks run in worker processes all the same, and a run costs
+    no interpreter and no forkserver of its own. In a process of its own (`python -m
+    layercheck`) with `process`, or where `env` changes what only a new process reads
+    (`_READ_AT_START`): for the tests whose subject is the process.
+
+    The environment is os.environ's, given explicitly: a COLUMNS that a library set in the C
     environment (curses does) and os.environ does not show would otherwise wrap the output.
-    The timeout is a guard against a hung run, not a measure: a loaded CI machine (room 3, CuPy
-    imported in every worker) took over 120 s for a folder of the corpus."""
+    The timeout (a process's only) is a guard against a hung run, not a measure: a loaded CI
+    machine (room 3, CuPy imported in every worker) took over 120 s for a folder of the corpus."""
     env = dict(os.environ) if env is None else env
     if CACHE_DIR_ENV in os.environ:  # an environment made from scratch keeps the test's cache too
         env = {CACHE_DIR_ENV: os.environ[CACHE_DIR_ENV], **env}
-    return subprocess.run(
-        [sys.executable, "-m", "layercheck", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    argv = [str(arg) for arg in args]
+    if process or _differs_at_start(env):
+        return subprocess.run(
+            [sys.executable, "-m", "layercheck", *argv],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    return _run_in_this_process(argv, cwd, env)
+
+
+def _differs_at_start(env: dict) -> bool:
+    names = {name for name in (*env, *os.environ) if _READ_AT_START.match(name)}
+    return any(env.get(name) != os.environ.get(name) for name in names)
+
+
+def _run_in_this_process(argv: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    """`cli.invoke(argv)` as `python -m layercheck` would run it: its exit status, and what it
+    wrote on stdout and stderr (a traceback of layercheck's own on stderr, status 1)."""
+    from layercheck.cli import invoke
+
+    out, err = _Pipe(), _Pipe()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = invoke(argv, prog_name="python -m layercheck")
+            except SystemExit as exc:
+                code = _exit_status(exc.code)
+            except BaseException:  # noqa: BLE001 - what the interpreter would print and exit 1 with
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["layercheck", *argv], code, out.text(), err.text())
+
+
+class _Pipe(io.TextIOWrapper):
+    """What a process writes into a pipe, read as `subprocess.run(text=True)` reads it: UTF-8
+    with a binary buffer under it (`--json -` writes the report there), lines ended by \\n,
+    \\r\\n or \\r."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+    def text(self) -> str:
+        self.flush()
+        data = self.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
+        return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _exit_status(code: object) -> int:
+    """The status `sys.exit(code)` gives a process (a message is printed on stderr, status 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
 
 
 def pytest_configure(config):
     cupy_rooms.pytest_configure(config)  # the stand-in's tests in a process of their own
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        # pytest-xdist gives its workers COLUMNS and LINES of the terminal it started in; the
+        # tests see what a plain `pytest` sees, a pipe that wraps only where a test asks.
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
     # nan_output.py is meant to take log of negative numbers; its RuntimeWarning is expected.
     config.addinivalue_line("filterwarnings", "ignore:invalid value encountered in log:RuntimeWarning")
+
+
+# CI's tiers (.ci/run): room 1 runs the whole suite; each other room runs the quick tier and
+# the tests of what differs there: the interpreter (bytecode, audit hooks, the import system,
+# processes and signals: Python 3.10 and 3.13), NumPy (the numerics: NumPy 1.23), CuPy (CuPy
+# installed without a GPU, and the stand-in). A test module belongs to one tier.
+TIERS = {
+    "quick": (
+        "baseline config console docs_site html html_browser junit layout merge odd_entries output_paths "
+        "payload pre_commit results run_options session settings templates terminal user_files visible_text"
+    ),
+    "interpreter": "cache forkserver_attacks hostile_gate idioms integrity isolation lookups reads reaping",
+    "numerics": (
+        "checks complex corpus diagnosis findings fuzz gradient_engine non_finite_move nothing_lost "
+        "observations operations real_layers samples verdicts"
+    ),
+    "cupy": "cupy_refusals cupy_rooms devices fake_cupy gpu",
+    # The rest of room 1: what runs the product as users do, whole (the pages' examples, the
+    # CLI, CI logs, the pytest plugin, reproducers), the same in every room.
+    "whole": "ci_logs cli docs_examples pytest_plugin repro repro_kinds",
+}
+TIER_OF = {f"test_{name}": tier for tier, names in TIERS.items() for name in names.split()}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        if module.startswith("test_"):
+            if module not in TIER_OF:
+                raise pytest.UsageError(f"tests/{module}.py is in no tier: name it in TIERS (tests/conftest.py)")
+            item.add_marker(TIER_OF[module])
 
 
 @pytest.fixture(autouse=True)

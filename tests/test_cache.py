@@ -838,7 +838,8 @@ def test_runs_with_jobs_and_at_once_share_one_cache(tmp_path):
         assert proc.returncode == 0
     assert len(_entries(_cache_dir())) == 3
     assert not [p for p in (_cache_dir() / "results").iterdir() if p.name.startswith(".tmp-")]
-    proc = run_cli("run", ".", "--jobs", "2", "--json", "r.json", cwd=tmp_path)
+    # A process as the two were: one started from pytest has another import path, a key of its own.
+    proc = run_cli("run", ".", "--jobs", "2", "--json", "r.json", cwd=tmp_path, process=True)
     targets = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["targets"]
     assert [t["cached"] for t in targets] == [True, True, True] and proc.stdout.count("(cached)") == 3
 
@@ -1012,7 +1013,7 @@ def test_the_worker_records_the_digest_of_the_source_that_ran(tmp_path):
 def test_only_complete_verdicts_are_cacheable():
     from layercheck.results import Cause, CheckResult
     from layercheck.running.cache import cacheable
-    from layercheck.running.integrity import INTEGRITY_CHECK
+    from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
     passed = [CheckResult("predict_does_not_error", Status.PASSED)]
     assert cacheable(TargetReport("a.py", checks=passed))

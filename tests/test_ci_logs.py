@@ -25,10 +25,10 @@ from isolation_jobs import Sleep, WaitFor
 from layercheck.errors import UsageError
 from layercheck.reporters.ci import escape_data, escape_property
 from layercheck.results import CheckResult, Status, TargetReport
-from layercheck.running.isolation import Watch, run_jobs
 from layercheck.running.keywords import parse_keyword
 from layercheck.running.stopping import MaxFail, parse_maxfail
 from layercheck.running.watching import STILL_RUNNING_ENV, still_running_every_s
+from layercheck.sandbox.isolation import Watch, run_jobs
 
 BACKWARD = "backward_does_not_error"
 

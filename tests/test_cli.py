@@ -16,7 +16,7 @@ from conftest import CLI_LAYERS, CORPUS, INTERNAL_FRAME, REPO, SAMPLES, declared
 
 from layercheck.checks import REGISTRY
 from layercheck.cli import cli
-from layercheck.running.isolation import worker_sys_path
+from layercheck.sandbox.isolation import worker_sys_path
 
 SRELU = "sample_layers/srelu.py"
 PRELU = "sample_layers/prelu.py"
@@ -277,11 +277,13 @@ def test_quiet_prints_only_failures_and_summaries():
         assert passing not in out
 
 
-def test_folder_form_checks_every_layer_module(tmp_path):
+def test_folder_form_checks_every_layer_module_and_reports_plain_function_modules_too(tmp_path):
     out = tmp_path / "corpus.json"
     proc = run_cli("run", "tests/corpus", "--quiet", "--json", out)
     assert proc.returncode == 1, "the corpus holds broken layers"
     targets = json.loads(out.read_text())["targets"]
+    reported = {t["target"].split(":")[0].replace("\\", "/").rsplit("/", 1)[-1] for t in targets}
+    assert {p.name for p in layer_files(CORPUS)} - reported == set()
     by_file = {t["target"].split(":")[0].replace("\\", "/").rsplit("/", 1)[-1]: t for t in targets}
     class_modules = [p for p in layer_files(CORPUS) if "\nclass " in p.read_text()]
     for path in class_modules:
@@ -318,16 +320,6 @@ def test_cli_runner_runs_a_target():
 
 
 # -- known defects (see the report of the test-suite author) ----------------------------------
-
-
-def test_folder_form_reports_plain_function_modules_too(tmp_path):
-    out = tmp_path / "corpus.json"
-    run_cli("run", "tests/corpus", "--quiet", "--json", out)
-    reported = {
-        t["target"].split(":")[0].replace("\\", "/").rsplit("/", 1)[-1] for t in json.loads(out.read_text())["targets"]
-    }
-    missing = {p.name for p in layer_files(CORPUS)} - reported
-    assert missing == set()
 
 
 @pytest.mark.parametrize("args", [["--seed", "abc"], ["--no-such-option"]], ids=["bad-seed", "unknown-option"])

@@ -7,9 +7,9 @@ import io
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import conftest
 import numpy as np
 import pytest
 from rich.console import Console
@@ -28,14 +28,7 @@ MISSING_DX = "sample_layers/buggy/srelu_missing_dx.py"
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "layercheck", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-        timeout=300,
-    )
+    return conftest.run_cli(*args, env={**os.environ, **(env or {})})
 
 
 def _report(*paths: Path, **options) -> Report:

@@ -306,7 +306,7 @@ def test_the_quick_start_is_two_commands_and_ci_runs_the_second_as_written():
     ][0]
     install_and_run, install_and_test = quick_start.text.splitlines()
     assert install_and_run.startswith("pip install -e . && layercheck run ")
-    assert install_and_test == 'pip install -e ".[test]" && python -m pytest -q'
+    assert install_and_test == 'pip install -e ".[test]" && python -m pytest -q -n auto'
     ci = REPO / ".ci" / "run"
     if not ci.exists():
         pytest.skip(".ci/ is not part of an sdist")

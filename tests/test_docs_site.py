@@ -19,7 +19,7 @@ from layercheck.checks import REGISTRY
 from layercheck.checks.layouts import OTHER_BATCH_SIZES
 from layercheck.cli import cli
 from layercheck.reproducers.files import SCRIPTS
-from layercheck.running.integrity import INTEGRITY_CHECK
+from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from layercheck.running import isolation, reaping
-from layercheck.running.isolation import run_jobs
+from layercheck.sandbox import isolation, reaping
+from layercheck.sandbox.isolation import run_jobs
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forkserver, /proc and prctl: Linux")
 

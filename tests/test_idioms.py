@@ -13,7 +13,7 @@ import re
 import pytest
 from conftest import TESTS, run_cli
 
-from layercheck.running.integrity import INTEGRITY_CHECK
+from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
 CORPUS = TESTS / "corpus_idioms"
 

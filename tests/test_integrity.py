@@ -1,5 +1,5 @@
 """Verdicts no layer can fake, and no layer failed for what touches no verdict (issues 27 and
-36, DESIGN.md section 7): `running.integrity` records what layercheck computes its verdicts
+36, DESIGN.md section 7): `sandbox.integrity` records what layercheck computes its verdicts
 with, judges each change a layer makes by its effect, puts tampering back and names it; the
 runner fails the target for it and still decides every other check.
 
@@ -30,7 +30,8 @@ import layercheck.numerics.compare as compare
 from layercheck.checks import REGISTRY, passed
 from layercheck.contract import calls
 from layercheck.results import Status
-from layercheck.running.integrity import (
+from layercheck.running.runner import allowed_words
+from layercheck.sandbox.integrity import (
     INTEGRITY_CHECK,
     Allowed,
     Change,
@@ -40,7 +41,6 @@ from layercheck.running.integrity import (
     computes_verdicts,
     describe,
 )
-from layercheck.running.runner import allowed_words
 
 _ORIGINAL_ISFINITE = np.isfinite  # looked up by layercheck's outputs_are_finite, among others
 _ORIGINAL_ALLCLOSE = np.allclose  # looked up by no code layercheck runs
@@ -504,7 +504,7 @@ def test_a_guards_snapshot_swapped_for_a_later_one_is_found_with_what_it_hid():
         finding = guard.verify("when it was imported")
         assert finding is not None
         assert _seen(finding.changes) == [
-            (ChangeKind.REPLACED, "layercheck.running.integrity.Guard._snapshot", None),
+            (ChangeKind.REPLACED, "layercheck.sandbox.integrity.Guard._snapshot", None),
             (ChangeKind.REPLACED, "numpy.isfinite", None),
         ]
         assert np.isfinite is _ORIGINAL_ISFINITE

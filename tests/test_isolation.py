@@ -17,7 +17,7 @@ from conftest import INTERNAL_FRAME, PACKAGE, SAMPLES, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, IsAlive, Sleep, StartsAChild
 
 from layercheck.interrupts import Interrupted
-from layercheck.running.isolation import run_jobs, signal_reason
+from layercheck.sandbox.isolation import run_jobs, signal_reason
 from layercheck.userframes import exception_summary, user_stack
 
 HOSTILE = TESTS / "hostile"

@@ -1,4 +1,4 @@
-"""Which names of a namespace code looks up (`running.lookups`, issue 36): the effect a
+"""Which names of a namespace code looks up (`sandbox.lookups`, issue 36): the effect a
 replaced name can have, read from the bytecode. The answer may say "looked up" where a
 closer reading would not; it never says "not looked up" where the code may read the name."""
 
@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from layercheck.running.lookups import Lookups, Reader
+from layercheck.sandbox.lookups import Lookups, Reader
 
 fakenp = types.ModuleType("fakenp")
 fakenp.name = lambda: 1  # type: ignore[attr-defined]

@@ -27,9 +27,9 @@ from layercheck.errors import UsageError
 from layercheck.merging import exit_status, merge_shards, read_shard
 from layercheck.runinfo import baseline_digest, shard_of
 from layercheck.running.batch import run_batch
-from layercheck.running.integrity import INTEGRITY_CHECK
 from layercheck.running.plan import make_batch
 from layercheck.running.sources import SourceRecord
+from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
 LAYERS = {
     "srelu.py": SAMPLES / "srelu.py",  # passes

@@ -9,7 +9,7 @@
   not followed (no loop) and no file is listed twice.
 - What a layer's module does to the process: a `cupy` it puts in `sys.modules`, `str`
   subclasses as learnable names, an `input_domain` that `--domain` would refuse, clocks it
-  replaces (durations stay true; the replacement fails the target, `running.integrity`).
+  replaces (durations stay true; the replacement fails the target, `sandbox.integrity`).
 
 These entries are made in tmp_path at test time: git cannot hold pipes, sockets or loops.
 """
@@ -41,7 +41,7 @@ from layercheck.contract.layout import Layout, parse_layout
 from layercheck.errors import ContractError, UsageError
 from layercheck.numerics.devices import gpu_status
 from layercheck.results import Status
-from layercheck.running.integrity import Snapshot
+from layercheck.sandbox.integrity import Snapshot
 from layercheck.settings.config import parse_config_text
 from layercheck.userframes import user_stack
 
@@ -489,7 +489,7 @@ def test_durations_stay_finite_when_the_layer_replaces_the_clocks(monkeypatch):
 
     # Whether a replaced clock is tampering depends on whether code layercheck runs reads it:
     # time.monotonic is read by multiprocessing's channel where that is loaded (a worker); the
-    # guard decides from the code there is (running.lookups), and so does this test.
+    # guard decides from the code there is (sandbox.lookups), and so does this test.
     read = Snapshot.take().lookups.reader(vars(time), time, "monotonic") is not None
     report = layercheck.check_layer(NanClocks, "3,2:CB")
     failed = [check for check in report.checks if check.status is Status.FAILED]

@@ -21,8 +21,8 @@ from layercheck.errors import UsageError
 from layercheck.reporters.console import ConsoleReporter, Verbosity
 from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, Status, TargetReport
 from layercheck.running.batch import CheckJob, Discovered, _checked, _expected_checks, _unexpected_checks
-from layercheck.running.integrity import INTEGRITY_CHECK
-from layercheck.running.isolation import Outcome, _read_message, _Unreadable
+from layercheck.sandbox.integrity import INTEGRITY_CHECK
+from layercheck.sandbox.isolation import Outcome, _read_message, _Unreadable
 from layercheck.settings.options import Options, parse_input_domain
 
 GRADIENTS = "gradients_are_numerically_correct"

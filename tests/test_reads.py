@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from reads_jobs import Reading
 
-from layercheck.running.isolation import run_jobs
 from layercheck.running.sources import ABSENT, FOLDER, UNSET, Look, Uncacheable, file_state
+from layercheck.sandbox.isolation import run_jobs
 
 DATA = "1.0\n"
 HELPER = "FACTOR = 1.0\n"

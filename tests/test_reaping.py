@@ -1,5 +1,5 @@
 """Processes a layer starts, however they leave their parent, end when layercheck sweeps
-(layercheck.running.reaping); what is not below the process swept is never touched."""
+(layercheck.sandbox.reaping); what is not below the process swept is never touched."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 import pytest
 from conftest import REPO
 
-from layercheck.running import reaping
+from layercheck.sandbox import reaping
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl")
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/p
 # session of its own and a daemon forked twice that ignores SIGTERM, prints their pids, waits.
 _WORKER = """
 import os, signal, subprocess, sys, time
-from layercheck.running import reaping
+from layercheck.sandbox import reaping
 reaping.enter_worker()
 plain = subprocess.Popen(["sleep", "1000"]).pid
 session = subprocess.Popen(["sleep", "1000"], start_new_session=True).pid
@@ -112,7 +112,7 @@ def test_a_sweep_goes_on_past_reads_that_missed_a_process(worker, monkeypatch):
 
 
 def test_a_worker_dies_with_its_parent():
-    worker = "from layercheck.running import reaping; import time; reaping.enter_worker(); print(flush=True); time.sleep(1000)"
+    worker = "from layercheck.sandbox import reaping; import time; reaping.enter_worker(); print(flush=True); time.sleep(1000)"
     code = (
         "import subprocess, sys\n"
         f"worker = subprocess.Popen([sys.executable, '-c', {worker!r}], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
@@ -130,7 +130,7 @@ def test_a_worker_dies_with_its_parent():
 def test_preparing_the_forkserver_does_nothing_in_any_other_process():
     code = (
         "import ctypes\n"
-        "from layercheck.running import reaping\n"
+        "from layercheck.sandbox import reaping\n"
         "reaping.prepare_forkserver()\n"
         "flag = ctypes.c_int(-1)\n"
         "ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER\n"
@@ -144,7 +144,7 @@ def test_the_subreaper_flag_is_read_as_the_kernel_sets_it():
     # The lookalike of the test above: in a process that asks for it, the flag reads 1.
     code = (
         "import ctypes\n"
-        "from layercheck.running import reaping\n"
+        "from layercheck.sandbox import reaping\n"
         "reaping.enter_worker()\n"
         "flag = ctypes.c_int(-1)\n"
         "ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)\n"
@@ -169,7 +169,7 @@ while True:
 """
 _HOPPING_WORKER = """
 import os, time
-from layercheck.running import reaping
+from layercheck.sandbox import reaping
 reaping.enter_worker()
 if os.fork() == 0:
     while True:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import conftest
 import numpy as np
 import pytest
 from conftest import CORPUS, GRADIENTS, SAMPLES, run_isolated
@@ -25,15 +26,7 @@ SCRIPT = f"layer__{GRADIENTS}.py"
 
 
 def _layercheck(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "layercheck", "run", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=600,
-    )
+    return conftest.run_cli("run", *argv, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
 
 
 def _worst_failing_probe(report: dict, argument: str) -> dict:

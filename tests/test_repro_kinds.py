@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import conftest
 import pytest
 from conftest import CORPUS, FUNCTIONS, TESTS, run_isolated
 from cupy_rooms import ROOM, STAND_IN, Room
@@ -250,14 +250,7 @@ def test_every_kind_has_a_case_and_a_script():
 
 
 def _layercheck(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "layercheck", "run", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=600,
-    )
+    return conftest.run_cli("run", *argv, cwd=cwd, env={**os.environ, "COLUMNS": "200"})
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.source.stem}-{c.check}" for c in CASES])

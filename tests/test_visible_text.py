@@ -12,12 +12,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import conftest
 import pytest
-from conftest import REPO, TESTS
+from conftest import TESTS
 from rich.console import Console
 
 from layercheck.reporters.console import ConsoleReporter, Verbosity
@@ -222,14 +222,8 @@ def _hostile_folder(tmp_path: Path) -> Path:
 
 
 def _run(*args: object, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "layercheck", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")} | env,
-        timeout=300,
-    )
+    kept = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")}
+    return conftest.run_cli(*args, env=kept | env)
 
 
 # layercheck's own SGR sequences: bold, dim, the colours of the statuses, and the reset

@@ -16,7 +16,7 @@ def _shadow_nothing_when_run_with_m() -> None:
     is imported, so a user's `yaml.py`, `numpy.py` or `click.py` there would be imported in
     place of the library (what PYTHONSAFEPATH turns off). While Python locates the module of
     `-m`, `sys.argv[0]` is "-m": then, and only for layercheck's own run, that first entry
-    moves to the end, as in the workers (`running.isolation.worker_sys_path`): it shadows
+    moves to the end, as in the workers (`sandbox.isolation.worker_sys_path`): it shadows
     nothing, and a checkout run without being installed still finds layercheck there. A
     `layercheck/` in the working folder is found by Python itself before this runs."""
     if _sys.argv[:1] != ["-m"] or not any(a in ("layercheck", "layercheck.cli") for a in _sys.orig_argv):

@@ -11,7 +11,7 @@ raised out of `check_layer`, in the main thread). What cannot be contained in-pr
 layer that hangs, crashes the interpreter or exhausts memory, or changes global state such
 as environment variables or `sys.modules`) needs a worker process: `layercheck run`. NumPy's
 and layercheck's functions are the exception: one the layer replaces while it is checked is
-put back, and the check fails (`running.integrity`).
+put back, and the check fails (`sandbox.integrity`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from layercheck.contract.loading import constructor
 from layercheck.errors import UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.results import TargetReport
-from layercheck.running.integrity import Guard
 from layercheck.running.runner import run_target
 from layercheck.safetext import exception_text, type_name
+from layercheck.sandbox import Guard
 from layercheck.settings.options import make_options, parse_input_layouts
 
 __all__ = ["check_function", "check_layer"]
@@ -159,7 +159,7 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
 
     NumPy's and layercheck's functions are recorded first: one the layer replaces while it is
     checked fails the check and is put back, so that the caller's session is left as it was
-    (`running.integrity`). What the caller's process did before (the layer's module, once
+    (`sandbox.integrity`). What the caller's process did before (the layer's module, once
     imported) is what the layer is judged under: only `layercheck run`, which imports the
     module in a worker of its own, sees what a module does when it is imported.
     """

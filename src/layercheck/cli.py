@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,20 +39,19 @@ from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
 from layercheck.results import Kind, Report, Status, TargetReport
-from layercheck.running import reaping
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
-from layercheck.running.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK
 from layercheck.running.plan import inputs_of, inputs_read, make_batch
 from layercheck.running.stopping import stopped_line
 from layercheck.running.watching import StillRunning, still_running_every_s
 from layercheck.safetext import bounded, visible
+from layercheck.sandbox import INTEGRITY_ABOUT, INTEGRITY_CHECK, reaping
 from layercheck.settings.config import CONFIG_REFERENCE
 from layercheck.settings.options import DEVICES
 from layercheck.templates import function_template, layer_template, names_of, write_new
 from layercheck.version import __version__
 
-__all__ = ["cli", "list_checks", "main", "merge", "new", "run", "usage_error"]
+__all__ = ["cli", "invoke", "list_checks", "main", "merge", "new", "run", "usage_error"]
 
 Writer = Callable[[Report, str], None]  # a report file's writer: `write_json`...
 
@@ -63,22 +62,29 @@ def main() -> None:
     # a layer leaves behind once it has killed the forkserver, and kills that too
     # (`reaping.sweep_adopted`).
     reaping.adopt_orphans()
+    sys.exit(invoke())
+
+
+def invoke(argv: Sequence[str] | None = None, prog_name: str | None = None) -> int:
+    """Run the command line `argv` (None: `sys.argv[1:]`) and give its exit status; a command
+    that exits with a status raises SystemExit, as from the console script. For a caller that
+    runs commands in its own process (layercheck's tests): `main` also adopts orphans."""
     try:
-        code = cli.main(standalone_mode=False)
+        code = cli.main(args=None if argv is None else list(argv), prog_name=prog_name, standalone_mode=False)
     except click.UsageError as exc:
         click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
-        sys.exit(2)
+        return 2
     except click.ClickException as exc:
         click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.Abort as exc:  # click turns a KeyboardInterrupt into Abort
         cause = exc.__cause__ or exc.__context__
         signum = cause.signum if isinstance(cause, Interrupted) else signal.SIGINT
         if isinstance(cause, KeyboardInterrupt):
             click.echo(f"interrupted ({signal.Signals(signum).name})", err=True)
-            sys.exit(exit_status(signum))
-        sys.exit(1)
-    sys.exit(code or 0)
+            return exit_status(signum)
+        return 1
+    return code if isinstance(code, int) else 0
 
 
 def _one_line(text: object) -> str:

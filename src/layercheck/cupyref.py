@@ -57,7 +57,7 @@ def _not_imported(module: Any) -> str | None:
 # The last `cupy` judged and its array class: the engine asks for every array it touches, and
 # judging reads the file system (the module's origin).
 _judged: tuple[Any, type | None] = (None, None)
-_RUNTIME_GLOBALS = ("_judged",)  # rebound while the checks run: not watched (running.integrity)
+_RUNTIME_GLOBALS = ("_judged",)  # rebound while the checks run: not watched (sandbox.integrity)
 
 
 def cupy_array_class() -> type | None:

@@ -255,7 +255,7 @@ class TargetReport:
     cause: Cause | None = None
     notes: list[str] = field(default_factory=list)  # what was not tested, in words
     # What the module or the layer changed in the process that judged it and that no verdict
-    # reads (an alias restored, NumPy reloaded: `running.integrity`), in words: said with -v.
+    # reads (an alias restored, NumPy reloaded: `sandbox.integrity`), in words: said with -v.
     allowed_changes: list[str] = field(default_factory=list)
     # The target's place in the run's whole plan (before --shard), from 0: how `layercheck
     # merge` puts shards back in order. None outside a batch run (the API).

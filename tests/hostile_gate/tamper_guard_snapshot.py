@@ -1,9 +1,9 @@
-r"""Failed: the module replaced layercheck\.running\.integrity\.Guard\._snapshot, layercheck\.checks\.registry\.REGISTRY"""
+r"""Failed: the module replaced layercheck\.sandbox\.integrity\.Guard\._snapshot, layercheck\.checks\.registry\.REGISTRY"""
 
 import sys
 
 from layercheck.checks import REGISTRY, passed
-from layercheck.running.integrity import Guard, Snapshot
+from layercheck.sandbox.integrity import Guard, Snapshot
 
 for _check in REGISTRY.values():
     object.__setattr__(_check, "run", lambda session: passed())  # every check passes

@@ -7,7 +7,7 @@ is a shared double (`multiprocessing.Value`) that holds the monotonic time at wh
 outermost call under way started, or 0 between calls; elsewhere there is none and `run`
 only calls.
 
-After each outermost call `run` also calls the hook `guard` installed (`running.integrity`:
+After each outermost call `run` also calls the hook `guard` installed (`sandbox.integrity`:
 a quick look whether the layer replaced NumPy's functions, before layercheck uses them).
 """
 
@@ -30,7 +30,7 @@ class Clock(Protocol):
 _clock: Clock | None = None
 _depth = 0  # calls of the layer under way (predict from forward, say): the outermost counts
 _after: Callable[[], None] | None = None  # called after each outermost call
-# The globals this module rebinds while the layer runs: `running.integrity` leaves them out of
+# The globals this module rebinds while the layer runs: `sandbox.integrity` leaves them out of
 # what it watches.
 _RUNTIME_GLOBALS = ("_clock", "_depth", "_after")
 

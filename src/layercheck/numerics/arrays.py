@@ -165,7 +165,7 @@ def _floating() -> tuple[dict[np.dtype[Any], float], dict[np.dtype[Any], np.dtyp
 
 # Taken when layercheck is imported, before any code of a layer's runs: a layer that sets
 # `np.finfo(np.float64).eps` (an attribute of an object NumPy keeps) changes NumPy's value, not
-# the one the verdicts are computed with (running.integrity watches this table).
+# the one the verdicts are computed with (sandbox.integrity watches this table).
 _EPSILON, _REAL = _floating()
 
 

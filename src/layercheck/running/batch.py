@@ -57,8 +57,6 @@ from layercheck.results import (
 )
 from layercheck.runinfo import RunInfo, Versions, fingerprint, shard_of
 from layercheck.running.cache import ResultCache, cache_key
-from layercheck.running.integrity import INTEGRITY_CHECK, Guard
-from layercheck.running.isolation import Outcome, run_jobs
 from layercheck.running.keywords import Keyword
 from layercheck.running.reads import Reads
 from layercheck.running.runner import run_target, select_checks, unexpected
@@ -74,6 +72,7 @@ from layercheck.running.sources import (
 from layercheck.running.stopping import MaxFail
 from layercheck.running.watching import StillRunning, watch_of
 from layercheck.safetext import bounded, exception_text, safe_repr, visible
+from layercheck.sandbox import INTEGRITY_CHECK, Guard, Outcome, run_jobs
 from layercheck.settings.config import Config, TargetEntry
 from layercheck.settings.options import (
     DEFAULT_TIMEOUT,

@@ -85,10 +85,9 @@ import numpy as np
 
 from layercheck.errors import UsageError
 from layercheck.results import MalformedReport, Status, TargetReport, plain
-from layercheck.running.integrity import INTEGRITY_CHECK
-from layercheck.running.isolation import worker_sys_path
 from layercheck.running.sources import Inputs, digest_file, read_inputs
 from layercheck.safetext import exception_text, visible
+from layercheck.sandbox import INTEGRITY_CHECK, worker_sys_path
 from layercheck.version import __version__
 
 __all__ = ["CACHE_DIR", "CACHE_DIR_ENV", "ResultCache", "cache_folder", "cache_key", "cacheable", "default_cache_dir"]

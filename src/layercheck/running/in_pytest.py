@@ -27,8 +27,8 @@ from layercheck.reporters.text import target_text
 from layercheck.results import Status, TargetReport
 from layercheck.running.batch import Batch, Request, discover_files, run_batch
 from layercheck.running.cache import cache_folder
-from layercheck.running.isolation import default_memory_cap
 from layercheck.safetext import visible
+from layercheck.sandbox import default_memory_cap
 from layercheck.settings.config import Config, load_config
 from layercheck.settings.options import DEFAULT_TIMEOUT, Settings, settings_from_command_line
 

@@ -26,9 +26,9 @@ from layercheck.reproducers.files import check_repro_dir
 from layercheck.results import Report
 from layercheck.running.batch import Batch, Request, requests_from_config, requests_from_specs
 from layercheck.running.cache import cache_folder
-from layercheck.running.isolation import default_memory_cap
 from layercheck.running.keywords import parse_keyword
 from layercheck.running.stopping import parse_maxfail
+from layercheck.sandbox import default_memory_cap
 from layercheck.settings.config import Config, load_config
 from layercheck.settings.options import (
     merge_settings,

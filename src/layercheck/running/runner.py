@@ -13,9 +13,9 @@ from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.reproducers.evidence import LazyEvidence
 from layercheck.results import STATUSES, Cause, CheckResult, Kind, Status, TargetReport, cause_of
-from layercheck.running.integrity import INTEGRITY_CHECK, Allowed, ChangeKind, Finding, Guard
 from layercheck.running.session import Session, notes
 from layercheck.safetext import exception_text, safe_repr
+from layercheck.sandbox import INTEGRITY_CHECK, Allowed, ChangeKind, Finding, Guard
 from layercheck.settings.options import Options
 from layercheck.userframes import exception_summary, own_frame, user_traceback
 
@@ -150,7 +150,7 @@ def run_target(
     reports with them where it is, so that a hang or a crash can be placed).
 
     `guard` holds what layercheck computes its verdicts with as it was before the layer's
-    module was imported (`running.integrity`); without one, as it is now. Tampering found (at
+    module was imported (`sandbox.integrity`); without one, as it is now. Tampering found (at
     import, while the layer is set up, in a check) is put back at once and reported as the
     failed `module_does_not_replace_numpy_or_layercheck`; every check still runs, with the
     originals, and decides, but one during which tampering was found only once it had ended

@@ -444,7 +444,7 @@ def _reaches_cupy(obj: Any) -> bool:
     classes it derives from, or of the function) holds CuPy or something of it.
 
     Not merely whether CuPy is imported: layercheck imports it itself before the user's module
-    (`running.integrity` records it first), and asking a layer that never names CuPy would call
+    (`sandbox.integrity` records it first), and asking a layer that never names CuPy would call
     it while the layer is set up, where the checks should be the first to.
     """
     if "cupy" not in sys.modules:

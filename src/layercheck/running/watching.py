@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from layercheck.errors import UsageError
-from layercheck.running.isolation import Watch
 from layercheck.safetext import bounded, visible
+from layercheck.sandbox import Watch
 
 __all__ = ["STILL_RUNNING_ENV", "STILL_RUNNING_S", "StillRunning", "still_running_every_s", "watch_of", "where_now"]
 

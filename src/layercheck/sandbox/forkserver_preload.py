@@ -9,7 +9,7 @@ terminal, for itself and every worker (`terminal.give_up_terminal`).
 """
 
 import layercheck
-from layercheck.running import integrity, reaping, terminal
+from layercheck.sandbox import integrity, reaping, terminal
 
 __all__: list[str] = []
 

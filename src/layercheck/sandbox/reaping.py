@@ -77,7 +77,7 @@ _ADOPTION_FASTEST_S = 0.005
 _forkserver_pid: int | None = None
 # The pid of layercheck's own command (`adopt_orphans`), once it is a subreaper.
 _adopter_pid: int | None = None
-_RUNTIME_GLOBALS = ("_forkserver_pid", "_adopter_pid")  # set in the forkserver only: not watched (running.integrity)
+_RUNTIME_GLOBALS = ("_forkserver_pid", "_adopter_pid")  # set in the forkserver only: not watched (sandbox.integrity)
 
 
 def sweep(parent: int, spare: Collection[int] = (), owner: int | None = None) -> int:
@@ -155,7 +155,7 @@ def sweep_adopted(spare: Collection[int] = ()) -> int:
 def prepare_forkserver() -> None:
     """Make the calling forkserver a subreaper that kills everything below it when it exits.
 
-    Called as the forkserver imports its preloaded modules (`running.forkserver_preload`);
+    Called as the forkserver imports its preloaded modules (`sandbox.forkserver_preload`);
     anywhere else it does nothing: a user's process must never adopt or kill its orphans.
     """
     global _forkserver_pid

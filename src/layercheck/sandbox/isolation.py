@@ -39,11 +39,11 @@ from layercheck.clock import monotonic
 from layercheck.contract import calls
 from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
-from layercheck.running import reaping
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text, safe_repr
+from layercheck.sandbox import reaping
 from layercheck.userframes import user_stack
 
-__all__ = ["Job", "Outcome", "Watch", "default_memory_cap", "run_jobs", "signal_reason"]
+__all__ = ["Job", "Outcome", "Watch", "default_memory_cap", "run_jobs", "signal_reason", "worker_sys_path"]
 
 _DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _DUMP_GRACE_S = 0.5  # time given to faulthandler to write the stack of a hung worker
@@ -427,7 +427,7 @@ def _context() -> Any:  # a multiprocessing context (its classes are private to 
         # CLI too: multiprocessing re-runs the parent's main script in each worker, and for
         # the `layercheck` console script that is cheap only when its imports are loaded.
         # The last one makes it a subreaper that leaves no process behind (`reaping`).
-        context.set_forkserver_preload(["layercheck.cli", "layercheck.running.forkserver_preload"])
+        context.set_forkserver_preload(["layercheck.cli", "layercheck.sandbox.forkserver_preload"])
         return context
     return multiprocessing.get_context("spawn")
 
@@ -693,7 +693,7 @@ class _PlainData(pickle.Unpickler):
 def _read_message(raw: bytes) -> tuple[str, Any]:
     try:
         # `load` read from the class, which the bytecode names: no `.load` of an unnamed object
-        # that could be NumPy's (`running.lookups`), so a layer's own `np.load` wrapper is its own.
+        # that could be NumPy's (`sandbox.lookups`), so a layer's own `np.load` wrapper is its own.
         message = _PlainData.load(_PlainData(io.BytesIO(raw)))
     except _Unreadable:
         raise

@@ -6,7 +6,7 @@ pickles) for reasons of its own. That changes what layercheck computes only wher
 that runs while a verdict is computed looks that name up at run time: layercheck's own
 functions (`np.isfinite(y)`, `xp.abs(d)`), and NumPy's (`np.bool` in `numpy._core._dtype`,
 which a replaced `np.bool` breaks). `Lookups.reader` finds such a function from the bytecode
-of the functions given (those of the watched modules: `running.integrity`):
+of the functions given (those of the watched modules: `sandbox.integrity`):
 
 - `NAME` loaded as a global by a function whose globals are the namespace (or, for
   `builtins`, by any function whose globals lack it; `__import__` and `__build_class__`,
@@ -303,7 +303,7 @@ def _imported(
     (those watched, as the snapshot recorded them) it names, another module where it names
     none of them, unknown where its level is not known. For `import a.b` (`dotted`) that is
     the package `a`; `module`, the one asked about, where `modules` lacks it. An import
-    resolves through `sys.modules` when it runs, which `running.integrity` keeps as recorded."""
+    resolves through `sys.modules` when it runs, which `sandbox.integrity` keeps as recorded."""
     if type(level) is not int or level < 0:
         return _UNKNOWN
     if level > 0:

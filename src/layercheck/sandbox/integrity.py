@@ -21,7 +21,7 @@ judged by what it does to the code that computes verdicts (`Snapshot.settle`):
 - tampering: a name of layercheck's own (its modules, classes, registry, enums) or of NumPy's
   and CuPy's internal modules replaced, removed or added; a name of a public namespace
   (`numpy`, `numpy.random`, `math`, `time`, `builtins` ...) replaced or removed where code
-  layercheck runs looks it up (`running.lookups`: `np.isfinite`, `np.bool`, which NumPy's own
+  layercheck runs looks it up (`sandbox.lookups`: `np.isfinite`, `np.bool`, which NumPy's own
   dtype code reads); a function's code changed; one of layercheck's own modules replaced in
   `sys.modules`; a global added to a module that hides a builtin its functions load. It is put
   back at once, and reported.
@@ -46,7 +46,7 @@ promotion state, warnings filters, codecs, the locale, the global RNGs' states.
 the layer is set up and after each check (about a millisecond each time: ten thousand names
 compared by identity in C loops, `_Unchanged`), and at NumPy's public namespaces after every
 call of the layer (`contract.calls`; tens of microseconds). Judging a change costs a tenth of
-a second the first time (`running.lookups` reads the bytecode), and happens only when
+a second the first time (`sandbox.lookups` reads the bytecode), and happens only when
 something changed. Tampering is put back before layercheck computes anything more, so the
 checks after it decide with the originals (`running.runner`); a check during which tampering
 was found only at its end (not right after a call of the layer) is not decided. Looking at
@@ -90,7 +90,7 @@ from typing import Any
 
 from layercheck.contract import calls
 from layercheck.numerics import devices
-from layercheck.running.lookups import Lookups, Reader
+from layercheck.sandbox.lookups import Lookups, Reader
 
 __all__ = [
     "Allowed",
@@ -137,7 +137,7 @@ _VERDICT_STANDARD = (
     "enum", "dataclasses", "copy", "functools", "json", "json.encoder", "json.decoder", "inspect", "re",
     "fractions", "numbers", "zlib", "contextlib", "_collections_abc", "collections.abc", "itertools", "types",
 )  # fmt: skip
-# What decides which names code looks up (`running.lookups` reads bytecode with them): watched
+# What decides which names code looks up (`sandbox.lookups` reads bytecode with them): watched
 # whole, and their tables compared by value before any judgement (`_Machinery`).
 _MACHINERY = ("dis", "opcode", "gc")
 _STANDARD = ("builtins", "math", "cmath", "operator", "time", *_CHANNEL, *_VERDICT_STANDARD, *_MACHINERY)
@@ -214,7 +214,7 @@ _HOT_STANDARD = frozenset({"builtins", "math", "cmath", "operator", "time"})
 _NUMPY_TABLES = frozenset({"sctypeDict", "allTypes", "sctypes", "typeDict"})
 # Of those, the ones code hands around as values: the array modules (layercheck's `xp`). A
 # name read from an object the bytecode does not name may be read from these, not from the
-# standard modules (`running.lookups`).
+# standard modules (`sandbox.lookups`).
 _AS_VALUE = frozenset({*_HOT, "cupyx"})
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: C types whose attributes cannot be set
 _MISSING = object()
@@ -240,7 +240,7 @@ class Reliance(enum.Enum):
     # modules (their C code looks names up there too, which no bytecode shows); the worker's
     # channel to its parent.
     WHOLE = "whole"
-    # The names that code layercheck runs looks up (`running.lookups`): the public namespaces
+    # The names that code layercheck runs looks up (`sandbox.lookups`): the public namespaces
     # real libraries rebind names of (`np.long = int`), and the standard modules whose data a
     # layer may change through their own API (`time.tzset()` rebinds `time.tzname`).
     LOOKED_UP = "looked up"
@@ -606,7 +606,7 @@ class Snapshot:
 
     def _judge(self, space: _Namespace, kind: ChangeKind, name: Any) -> tuple[Change, Any]:
         """A change of `space[name]`, judged by its effect: tampering where code layercheck runs
-        may look the name up (see `Reliance`, `running.lookups`)."""
+        may look the name up (see `Reliance`, `sandbox.lookups`)."""
         what = space.path(name)
         if kind is ChangeKind.SHADOWED:
             # A module global that hides a builtin changes the module's own functions that load
@@ -1061,7 +1061,7 @@ _RECENT: list[Snapshot] = []  # the last snapshot taken (Guard.start)
 def prime() -> None:
     """Take the snapshot now, for every `Guard.start` after to reuse while nothing changed.
 
-    The forkserver calls it once it has imported layercheck (`running.forkserver_preload`):
+    The forkserver calls it once it has imported layercheck (`sandbox.forkserver_preload`):
     each worker forked from it then starts from a snapshot it need not take itself, a few
     tens of milliseconds per worker (two per target: the discovery and the checks)."""
     _RECENT[:] = [Snapshot.take()]
@@ -1184,7 +1184,7 @@ def _holder(snapshot: Snapshot) -> Callable[[], Snapshot]:
 
 # What a guard whose snapshot was swapped for another reports (the new one would call the
 # changes made before it "as they were").
-_SNAPSHOT_SWAPPED = Change(ChangeKind.REPLACED, "layercheck.running.integrity.Guard._snapshot")
+_SNAPSHOT_SWAPPED = Change(ChangeKind.REPLACED, "layercheck.sandbox.integrity.Guard._snapshot")
 
 
 class Guard:
