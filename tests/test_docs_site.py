@@ -15,10 +15,9 @@ import click
 import pytest
 import yaml
 
-from layercheck.checks import REGISTRY
+from layercheck.checks import REGISTRY, SCRIPTS
 from layercheck.checks.layouts import OTHER_BATCH_SIZES
 from layercheck.cli import cli
-from layercheck.reproducers.files import SCRIPTS
 from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +103,7 @@ def test_every_check_is_named_on_the_checks_page():
 
 def test_every_check_with_a_reproducer_is_named_on_the_reports_page():
     page = _page("reports.md")
-    assert "layercheck.reproducers.files import SCRIPTS" in page  # the list is printed from SCRIPTS
+    assert "layercheck.checks import SCRIPTS" in page  # the list is printed from SCRIPTS
     missing = [name for name in SCRIPTS if name not in page[page.index("## Reproducers") :]]
     assert not missing, f"reproducers not named on docs/reports.md: {missing}"
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from conftest import GRADIENTS, SAMPLES, one_line_usage_error, run_cli
 
+from layercheck.checks import SCRIPTS
 from layercheck.errors import UsageError
 from layercheck.reporters.files import (
     Input,
@@ -338,7 +339,7 @@ def _attach(where, module: Path, times: int = 1) -> list[TargetReport]:
     """Reproducers of target `t.py` (class K of `module`) `times` over, a run each."""
     reports = []
     for _ in range(times):
-        with ReproRun(where, [("t.py", str(module), "K", {})]) as run:
+        with ReproRun(where, [("t.py", str(module), "K", {})], SCRIPTS) as run:
             _evidence().write(os.path.join(run.folder(0), f"{GRADIENTS}.npz"))
             reports.append(run.attach(0, TargetReport("t.py", checks=[CheckResult(GRADIENTS, Status.FAILED, "no")])))
     return reports

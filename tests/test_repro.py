@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from conftest import CORPUS, GRADIENTS, SAMPLES, run_isolated
 
+from layercheck.checks import SCRIPTS
 from layercheck.reporters.html import report_html
 from layercheck.reporters.junit import report_junit
 from layercheck.reproducers.evidence import Evidence, ReproKind
@@ -222,7 +223,7 @@ def test_only_verified_evidence_of_a_failed_check_is_kept(tmp_path):
     module.write_text("")
     outside = tmp_path / "outside.npz"
     _evidence().write(str(outside))
-    with ReproRun(where, [(f"t{i}.py", str(module), "K", {}) for i in range(5)]) as run:
+    with ReproRun(where, [(f"t{i}.py", str(module), "K", {}) for i in range(5)], SCRIPTS) as run:
         os.symlink(outside, os.path.join(run.folder(0), f"{GRADIENTS}.npz"))  # a link
         Path(run.folder(1), f"{GRADIENTS}.npz").write_bytes(b"PK not a zip")  # not an npz
         _evidence("predict_is_deterministic").write(os.path.join(run.folder(2), f"{GRADIENTS}.npz"))  # another check's

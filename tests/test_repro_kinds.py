@@ -15,8 +15,8 @@ import pytest
 from conftest import CORPUS, FUNCTIONS, TESTS, run_isolated
 from cupy_rooms import ROOM, STAND_IN, Room
 
+from layercheck.checks import SCRIPTS
 from layercheck.reproducers.evidence import ReproKind
-from layercheck.reproducers.files import SCRIPTS
 
 
 @dataclass(frozen=True)
@@ -339,6 +339,6 @@ def test_the_reports_numbers_are_the_reproducers(tmp_path, numpy_alone):
     ],
 )
 def test_a_reproducer_says_where_its_tolerance_comes_from(rtol, atol, judged, dtype, words):
-    from layercheck.reproducers.calls import tolerance_words
+    from layercheck.checks.evidence import tolerance_words
 
     assert tolerance_words(rtol, atol, judged, dtype) == words

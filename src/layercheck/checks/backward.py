@@ -7,11 +7,11 @@ from typing import Any
 
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
 from layercheck.checks.context import CallError, CheckContext, Step
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.safetext import safe_str
 from layercheck.userframes import exception_summary
@@ -113,6 +113,7 @@ def describe_reduction(grad_shape: tuple[int, ...], arg_shape: tuple[int, ...], 
     "backward_is_consistent_in_size",
     "backward returns one gradient per input, learnable and state, each of its argument's shape",
     "backwardIsConsistentInSize",
+    repro=ReproKind.SIZES,
 )
 def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
     require_backward(session.reference)

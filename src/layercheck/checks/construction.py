@@ -8,12 +8,12 @@ import numpy as np
 
 from layercheck.checks.common import primary_dtype
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Kind, cause_of
 
@@ -164,6 +164,7 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str,
     "initialize leaves learnables that are already set unchanged",
     "initializeDoesNotChangeLearnableParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.MUTATION,
 )
 def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Outcome:
     return _initialize_keeps(
@@ -176,6 +177,7 @@ def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Out
     "initialize leaves state parameters that are already set unchanged",
     "initializeDoesNotChangeStatefulParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.MUTATION,
 )
 def initialize_does_not_change_nonempty_states(session: CheckContext) -> Outcome:
     return _initialize_keeps(session, session.reference.state, "state", "initialize_does_not_change_nonempty_states")

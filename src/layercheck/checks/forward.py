@@ -14,9 +14,9 @@ from layercheck.checks.common import (
     require_forward,
 )
 from layercheck.checks.context import CheckContext, Step
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Kind
 
@@ -70,6 +70,7 @@ def forward_does_not_error(session: CheckContext) -> Outcome:
     "forward and predict return outputs and states of the same sizes",
     "forwardPredictAreConsistentInSize",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.SIZES,
 )
 def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -132,6 +133,7 @@ def _nonfinite(session: CheckContext, method: str) -> Outcome | None:
     "outputs_are_finite",
     "predict and forward return no NaN or infinite values on inputs inside the layer's domain",
     "",
+    repro=ReproKind.FINITE,
 )
 def outputs_are_finite(session: CheckContext) -> Outcome:
     layer = session.reference

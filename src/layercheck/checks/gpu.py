@@ -14,13 +14,13 @@ from typing import Any
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward, widened
 from layercheck.checks.context import CallError, CheckContext, Step
+from layercheck.checks.evidence import call_evidence, session_tolerance_words
 from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.numerics.devices import GpuStatus
 from layercheck.portability import IDIOM
-from layercheck.reproducers.calls import call_evidence, session_tolerance_words
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Kind
 
@@ -106,6 +106,7 @@ def _parity_evidence(session: CheckContext, check: str, method: str, dtype: str,
 @check(
     "predict_is_consistent_on_gpu",
     "predict (forward for an operation) on CuPy arrays agrees with the CPU within the dtype's tolerance",
+    repro=ReproKind.PARITY,
 )
 def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     require_gpu(session)
@@ -132,6 +133,7 @@ def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
 @check(
     "backward_is_consistent_on_gpu",
     "forward and backward on CuPy arrays give every gradient the CPU gives, within the dtype's tolerance",
+    repro=ReproKind.PARITY,
 )
 def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     require_gpu(session)
@@ -191,6 +193,7 @@ def _returned(session: CheckContext, dtype: str) -> Iterator[tuple[str, str, Any
     "outputs_stay_on_device",
     "from CuPy inputs, outputs, states and gradients are CuPy arrays of the tested precision "
     "(no silent round trip through host memory)",
+    repro=ReproKind.TYPES,
 )
 def outputs_stay_on_device(session: CheckContext) -> Outcome:
     status = require_gpu(session)

@@ -15,6 +15,7 @@ import numpy as np
 from layercheck.checks import wording
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
+from layercheck.checks.gradient_evidence import gradient_evidence
 from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
 from layercheck.clock import monotonic, perf_counter
 from layercheck.contract.adapter import Adapter, Outputs, not_numbers
@@ -39,8 +40,7 @@ from layercheck.numerics.gradients.engine import (
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
 from layercheck.numerics.gradients.localization import numbers_of
-from layercheck.reproducers.evidence import Evidence
-from layercheck.reproducers.gradient import gradient_evidence
+from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Kind, Status, cause_of
 from layercheck.safetext import exception_text
 
@@ -437,6 +437,7 @@ def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
     "backward agrees with finite differences of the training-time pass, for every input, "
     "learnable and state, localized and diagnosed on failure",
     "gradientsAreNumericallyCorrect",
+    repro=ReproKind.GRADIENT,
 )
 def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     started = perf_counter()

@@ -8,12 +8,12 @@ from typing import Any
 from layercheck.checks.backward import fresh_training_step
 from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Kind, cause_of
 from layercheck.userframes import exception_summary
@@ -77,6 +77,7 @@ def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     "predict_does_not_modify_inputs",
     "predict leaves its inputs, learnables and state unchanged",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.MUTATION,
 )
 def predict_does_not_modify_inputs(session: CheckContext) -> Outcome:
     return _does_not_modify(session, "predict")
@@ -85,6 +86,7 @@ def predict_does_not_modify_inputs(session: CheckContext) -> Outcome:
 @check(
     "forward_does_not_modify_inputs",
     "forward leaves its inputs, learnables and state unchanged (it returns updated states instead)",
+    repro=ReproKind.MUTATION,
 )
 def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     require_forward(session.reference)
@@ -94,6 +96,7 @@ def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
 @check(
     "backward_does_not_modify_inputs",
     "backward leaves X, Y, dLdY, learnables and state unchanged",
+    repro=ReproKind.MUTATION,
 )
 def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -110,6 +113,7 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     "predict_is_deterministic",
     "predict returns the same outputs when called twice with the same inputs",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.REPEAT,
 )
 def predict_is_deterministic(session: CheckContext) -> Outcome:
     dtype = primary_dtype(session)
@@ -145,6 +149,7 @@ def _training_step(layer: Adapter, xs: Sequence[Any], dLdY: Sequence[Any], dLdS:
     "backward_is_repeatable",
     "forward then backward, run twice on the same layer object (with predict between), give "
     "the same gradients: nothing cached or accumulated between calls changes them",
+    repro=ReproKind.REPEAT,
 )
 def backward_is_repeatable(session: CheckContext) -> Outcome:
     layer = session.reference

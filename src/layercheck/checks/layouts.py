@@ -7,10 +7,10 @@ from typing import Any
 
 from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence, layouts_meta
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
-from layercheck.reproducers.calls import call_evidence, layouts_meta
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
@@ -57,6 +57,7 @@ def output_batch_axes(session: CheckContext, outputs: Outputs) -> list[int | Non
     "output_format_is_consistent",
     "every output has as many dimensions as its format: the one output_format declares, else the first input's",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.SIZES,
 )
 def output_format_is_consistent(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -100,6 +101,7 @@ def other_batch_size(n: int) -> int:
     f"{OTHER_BATCH_SIZES[0]} ({OTHER_BATCH_SIZES[1]} when the layout's is {OTHER_BATCH_SIZES[0]})",
     "",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.SIZES,
 )
 def output_batch_size_matches_input(session: CheckContext) -> Outcome:
     n = require_batch(session)

@@ -24,13 +24,13 @@ from layercheck.checks.common import (
     widened,
 )
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence, session_tolerance_words
 from layercheck.checks.layouts import output_batch_axes, require_batch
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
-from layercheck.reproducers.calls import call_evidence, session_tolerance_words
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary
@@ -339,6 +339,7 @@ _TRAINING_STATISTICS = (
     "predict_is_consistent_across_observations",
     "predict on a batch equals predict on each of its observations alone (outputs and states)",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.OBSERVATIONS,
 )
 def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     try:
@@ -353,6 +354,7 @@ def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     "forward on a batch equals forward on each of its observations alone, unless forward "
     "legitimately uses batch statistics (it then differs from predict)",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.OBSERVATIONS,
 )
 def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_forward(session.reference)
@@ -521,6 +523,7 @@ def _backward_cross_talk(
     "the input gradients of a batch equal those of its observations alone, and learnable gradients "
     "equal their sum over the observations",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.OBSERVATIONS,
 )
 def backward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_backward(session.reference)

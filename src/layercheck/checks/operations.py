@@ -7,11 +7,11 @@ from typing import Any
 
 from layercheck.checks.common import primary_dtype
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
@@ -51,6 +51,7 @@ def _mask_problem(
     "with a single gradient requested, and with all, backward returns exactly the requested "
     "gradients (None for the others), equal to those of the all-True call",
     kinds=OPERATIONS_ONLY,
+    repro=ReproKind.MASKS,
 )
 def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
     operation = session.reference

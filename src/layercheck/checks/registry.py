@@ -10,7 +10,7 @@ from typing import Any
 
 from layercheck.checks.context import CheckContext
 from layercheck.checks.stops import Incomplete, Skip
-from layercheck.reproducers.evidence import LazyEvidence
+from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Cause, Kind, Status
 
 __all__ = [
@@ -74,6 +74,9 @@ class Check:
     family: str
     run: CheckFunction
     kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION)
+    # The reproducer `--repro` writes for a failure: the script that reads this kind of
+    # evidence. None: the check has none (its traceback, or the signature, is the reproduction).
+    repro: ReproKind | None = None
 
     def applies_to(self, kind: Kind) -> str | None:
         """None when the check applies to targets of `kind`, else why it is skipped."""
@@ -97,14 +100,17 @@ def check(
     matlab: str = "",
     family: str = "",
     kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION),
+    repro: ReproKind | None = None,
 ) -> Callable[[CheckFunction], CheckFunction]:
-    """Register the decorated function as the check `name` for targets of the given kinds."""
+    """Register the decorated function as the check `name` for targets of the given kinds,
+    with the reproducer a failure of it gets (`repro`): the one declaration of a check, from
+    which every table of checks is made (`layercheck.checks.SCRIPTS`...)."""
 
     def register(fn: CheckFunction) -> CheckFunction:
         if name in REGISTRY:
             raise ValueError(f"check {name!r} registered twice")
         module_family = family or fn.__module__.rsplit(".", 1)[-1]
-        REGISTRY[name] = Check(name, description, matlab, module_family, fn, tuple(kinds))
+        REGISTRY[name] = Check(name, description, matlab, module_family, fn, tuple(kinds), repro)
         return fn
 
     return register

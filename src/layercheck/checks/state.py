@@ -9,12 +9,12 @@ import numpy as np
 
 from layercheck.checks.common import dtype_name, primary_dtype, require_forward
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import cause_of
 from layercheck.userframes import exception_summary
@@ -72,6 +72,7 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
     "the states predict returns are arrays of the shape and dtype of the states they update",
     "predictReturnsValidStates",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.SIZES,
 )
 def predict_returns_valid_states(session: CheckContext) -> Outcome:
     return _returns_valid_states(session, "predict")
@@ -82,6 +83,7 @@ def predict_returns_valid_states(session: CheckContext) -> Outcome:
     "the states forward returns are arrays of the shape and dtype of the states they update",
     "forwardReturnsValidStates",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.SIZES,
 )
 def forward_returns_valid_states(session: CheckContext) -> Outcome:
     require_forward(session.reference)
@@ -93,6 +95,7 @@ def forward_returns_valid_states(session: CheckContext) -> Outcome:
     "after predict has updated the state, reset_state runs without error and restores the initial state",
     "resetStateDoesNotError",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.MUTATION,
 )
 def reset_state_does_not_error(session: CheckContext) -> Outcome:
     reference = session.reference

@@ -9,9 +9,9 @@ import numpy as np
 
 from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_forward
 from layercheck.checks.context import CheckContext
+from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
-from layercheck.reproducers.calls import call_evidence
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Kind
 
@@ -102,6 +102,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
     "predict keeps the precision and array type of its inputs and learnables",
     "predictIsConsistentInType",
     kinds=LAYERS_ONLY,
+    repro=ReproKind.TYPES,
 )
 def predict_is_consistent_in_type(session: CheckContext) -> Outcome:
     return _outputs_type(session, "predict")
@@ -111,6 +112,7 @@ def predict_is_consistent_in_type(session: CheckContext) -> Outcome:
     "forward_is_consistent_in_type",
     "forward keeps the precision and array type of its inputs and learnables",
     "forwardIsConsistentInType",
+    repro=ReproKind.TYPES,
 )
 def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
     require_forward(session.reference)
@@ -121,6 +123,7 @@ def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
     "backward_is_consistent_in_type",
     "each gradient has the dtype and array type of its argument",
     "backwardIsConsistentInType",
+    repro=ReproKind.TYPES,
 )
 def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
     layer = session.reference

@@ -23,7 +23,7 @@ import numpy as np
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.arrays import to_host
 
-__all__ = ["EVIDENCE_FORMAT", "SCRIPTS", "Evidence", "LazyEvidence", "META_KEY", "ReproKind", "evidence_writer"]
+__all__ = ["EVIDENCE_FORMAT", "Evidence", "LazyEvidence", "META_KEY", "ReproKind", "evidence_writer"]
 
 # The layout of the `.npz` the reproducer scripts read; a script refuses another.
 EVIDENCE_FORMAT = 1
@@ -102,47 +102,17 @@ def _json_data(value: Any) -> Any:
     return str(value)
 
 
-# The checks that have a reproducer, and the evidence each one's script reads.
-SCRIPTS: Mapping[str, ReproKind] = {
-    "gradients_are_numerically_correct": ReproKind.GRADIENT,
-    "predict_does_not_modify_inputs": ReproKind.MUTATION,
-    "forward_does_not_modify_inputs": ReproKind.MUTATION,
-    "backward_does_not_modify_inputs": ReproKind.MUTATION,
-    "predict_is_deterministic": ReproKind.REPEAT,
-    "backward_is_repeatable": ReproKind.REPEAT,
-    "predict_is_consistent_in_type": ReproKind.TYPES,
-    "forward_is_consistent_in_type": ReproKind.TYPES,
-    "backward_is_consistent_in_type": ReproKind.TYPES,
-    "predict_is_consistent_across_observations": ReproKind.OBSERVATIONS,
-    "forward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
-    "backward_is_consistent_across_observations": ReproKind.OBSERVATIONS,
-    "outputs_are_finite": ReproKind.FINITE,
-    "predict_is_consistent_on_gpu": ReproKind.PARITY,
-    "backward_is_consistent_on_gpu": ReproKind.PARITY,
-    "outputs_stay_on_device": ReproKind.TYPES,
-    "backward_is_consistent_in_size": ReproKind.SIZES,
-    "forward_predict_are_consistent_in_size": ReproKind.SIZES,
-    "output_format_is_consistent": ReproKind.SIZES,
-    "output_batch_size_matches_input": ReproKind.SIZES,
-    "predict_returns_valid_states": ReproKind.SIZES,
-    "forward_returns_valid_states": ReproKind.SIZES,
-    "initialize_does_not_change_nonempty_learnables": ReproKind.MUTATION,
-    "initialize_does_not_change_nonempty_states": ReproKind.MUTATION,
-    "backward_respects_compute_gradients": ReproKind.MASKS,
-    "reset_state_does_not_error": ReproKind.MUTATION,
-}
-
-
-def evidence_writer(folder: str) -> Callable[[str, LazyEvidence], None]:
-    """The worker's `on_evidence`: writes `<folder>/<check>.npz`. Nothing it fails at changes
-    a verdict: the parent then finds no file and names no reproducer."""
+def evidence_writer(folder: str, scripts: Mapping[str, ReproKind]) -> Callable[[str, LazyEvidence], None]:
+    """The worker's `on_evidence`: writes `<folder>/<check>.npz` for the checks with a script
+    (`scripts`: `layercheck.checks.SCRIPTS`). Nothing it fails at changes a verdict: the parent
+    then finds no file and names no reproducer."""
 
     def write(check: str, evidence: LazyEvidence) -> None:
-        if check not in SCRIPTS:
+        if check not in scripts:
             return
         try:
             built = evidence()
-            if built.kind is SCRIPTS[check]:
+            if built.kind is scripts[check]:
                 built.write(os.path.join(folder, f"{check}.npz"))
         except BaseException as exc:  # the layer's code may run (a property of an array it returned)
             reraise_if_interrupt(exc)

@@ -42,12 +42,11 @@ import numpy as np
 
 from layercheck.errors import UsageError
 from layercheck.reporters.files import staged_file
-from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, SCRIPTS, ReproKind
+from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, ReproKind
 from layercheck.results import CheckResult, Status, TargetReport
 from layercheck.safetext import exception_text
 
 __all__ = [
-    "SCRIPTS",
     "ReproDir",
     "ReproRun",
     "check_repro_dir",
@@ -184,9 +183,15 @@ class ReproRun:
     """The staging of one run's reproducers (see the module docstring); a context manager
     that removes the staging folder when the run ends."""
 
-    def __init__(self, where: ReproDir, targets: Sequence[tuple[str, str, str, Mapping[str, Any]]]):
-        """`targets`: (label, module path, class or function name, constructor arguments) per job."""
-        self.where = where
+    def __init__(
+        self,
+        where: ReproDir,
+        targets: Sequence[tuple[str, str, str, Mapping[str, Any]]],
+        scripts: Mapping[str, ReproKind],
+    ):
+        """`targets`: (label, module path, class or function name, constructor arguments) per job;
+        `scripts`: the checks with a reproducer and the evidence of each (`layercheck.checks.SCRIPTS`)."""
+        self.where, self.scripts = where, scripts
         try:
             os.makedirs(where.path, exist_ok=True)
             self.staging = tempfile.mkdtemp(dir=where.path, prefix=".layercheck-repro-")
@@ -217,7 +222,7 @@ class ReproRun:
         for check in report.checks:
             check.repro = None  # the worker's word is never taken
         for check in report.checks:
-            kind = SCRIPTS.get(check.name)
+            kind = self.scripts.get(check.name)
             if check.status is not Status.FAILED or kind is None:
                 continue
             evidence = os.path.join(target.folder, f"{check.name}.npz")

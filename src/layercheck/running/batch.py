@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from layercheck.checks import Check
+from layercheck.checks import SCRIPTS, Check
 from layercheck.clock import perf_counter
 from layercheck.contract.adapter import kind_of
 from layercheck.contract.entries import EntryKind, inspect_entry, module_files
@@ -390,7 +390,7 @@ class CheckJob:
                 on_check=on_check,
                 on_start=on_start,
                 guard=guard,
-                on_evidence=None if self.repro_folder is None else evidence_writer(self.repro_folder),
+                on_evidence=None if self.repro_folder is None else evidence_writer(self.repro_folder, SCRIPTS),
             )
         except _OutOfMemory as exc:
             error = f"ran out of memory in {exc.result.name}: {exc.result.message}"
@@ -821,7 +821,7 @@ def _check(
     how = (keep, on_report, on_progress, as_finished, still_running)
     if batch.repro is None:
         return _check_jobs(batch, items, runs, jobs, None, *how)
-    with ReproRun(batch.repro, [(j.label, j.path, j.name, j.args) for j in jobs]) as repro:
+    with ReproRun(batch.repro, [(j.label, j.path, j.name, j.args) for j in jobs], SCRIPTS) as repro:
         jobs = [dataclasses.replace(job, repro_folder=repro.folder(i)) for i, job in enumerate(jobs)]
         return _check_jobs(batch, items, runs, jobs, repro, *how)
 

@@ -1061,7 +1061,7 @@ _RECENT: list[Snapshot] = []  # the last snapshot taken (Guard.start)
 def prime() -> None:
     """Take the snapshot now, for every `Guard.start` after to reuse while nothing changed.
 
-    The forkserver calls it once it has imported layercheck (`sandbox.forkserver_preload`):
+    The forkserver calls it once it has imported layercheck (`layercheck.forkserver_preload`):
     each worker forked from it then starts from a snapshot it need not take itself, a few
     tens of milliseconds per worker (two per target: the discovery and the checks)."""
     _RECENT[:] = [Snapshot.take()]

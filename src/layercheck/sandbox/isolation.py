@@ -427,7 +427,7 @@ def _context() -> Any:  # a multiprocessing context (its classes are private to 
         # CLI too: multiprocessing re-runs the parent's main script in each worker, and for
         # the `layercheck` console script that is cheap only when its imports are loaded.
         # The last one makes it a subreaper that leaves no process behind (`reaping`).
-        context.set_forkserver_preload(["layercheck.cli", "layercheck.sandbox.forkserver_preload"])
+        context.set_forkserver_preload(["layercheck.cli", "layercheck.forkserver_preload"])
         return context
     return multiprocessing.get_context("spawn")
 

@@ -155,7 +155,7 @@ def sweep_adopted(spare: Collection[int] = ()) -> int:
 def prepare_forkserver() -> None:
     """Make the calling forkserver a subreaper that kills everything below it when it exits.
 
-    Called as the forkserver imports its preloaded modules (`sandbox.forkserver_preload`);
+    Called as the forkserver imports its preloaded modules (`layercheck.forkserver_preload`);
     anywhere else it does nothing: a user's process must never adopt or kill its orphans.
     """
     global _forkserver_pid

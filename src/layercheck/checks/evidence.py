@@ -20,7 +20,7 @@ from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.settings.options import DEFAULT_TOLERANCES
 
-if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
+if TYPE_CHECKING:  # for annotations only
     from layercheck.checks.context import CheckContext
 
 __all__ = ["call_evidence", "layouts_meta", "session_tolerance_words", "target_meta", "tolerance_words"]

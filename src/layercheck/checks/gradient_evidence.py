@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from layercheck.checks.evidence import target_meta, tolerance_words
 from layercheck.numerics.arrays import machine_epsilon
 from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis
-from layercheck.reproducers.calls import target_meta, tolerance_words
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Status
 
-if TYPE_CHECKING:  # imported by the checks: `layercheck.checks` is not imported from here
+if TYPE_CHECKING:  # for annotations only
     from layercheck.checks.context import CheckContext
 
 __all__ = ["ELEMENTS_SHOWN", "gradient_evidence"]
