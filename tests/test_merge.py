@@ -279,6 +279,17 @@ def test_junit_dash_writes_junit_alone_and_only_one_report_takes_stdout(runs):
     one_line_usage_error(both, "--json and --junit both name standard output (-); give one a file")
 
 
+def test_html_dash_writes_the_page_alone_to_stdout(runs):
+    """Every report format takes `-` alike: the console then goes to stderr. (`--html -` once
+    wrote the console's lines into the page's stream.)"""
+    root = runs["root"]
+    for command in (["run", "layers/srelu.py"], ["merge", "s1.json", "s2.json"]):
+        proc = run_cli(*command, "--html", "-", cwd=root)
+        # the page, whole and alone (its title holds the summary line too)
+        assert proc.stdout.startswith("<!DOCTYPE html>") and proc.stdout.rstrip().endswith("</html>"), proc.stdout[:200]
+        assert proc.stderr.rstrip().splitlines()[-1].startswith("Test Summary:")
+
+
 def test_the_environment_of_shards_says_where_they_differ_and_claims_nothing_for_all():
     from layercheck.environment import Environment
     from layercheck.merging import merged_environment

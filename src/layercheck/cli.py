@@ -10,9 +10,9 @@ from __future__ import annotations
 import shlex
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -35,9 +35,7 @@ from layercheck.reporters.console import (
     shows_progress,
 )
 from layercheck.reporters.files import Input, check_no_input_overwritten, check_report_paths, to_stdout
-from layercheck.reporters.html import write_html
-from layercheck.reporters.json_report import write_json
-from layercheck.reporters.junit import write_junit
+from layercheck.reporters.formats import FORMATS, ReportFiles
 from layercheck.results import Kind, Report, Status, TargetReport
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
@@ -52,8 +50,6 @@ from layercheck.templates import function_template, layer_template, names_of, wr
 from layercheck.version import __version__
 
 __all__ = ["cli", "invoke", "list_checks", "main", "merge", "new", "run", "usage_error"]
-
-Writer = Callable[[Report, str], None]  # a report file's writer: `write_json`...
 
 
 def main() -> None:
@@ -129,8 +125,15 @@ Examples:
 
 # `-` is standard output (`reporters.files`): the report alone is written there.
 _REPORT_PATH = click.Path(dir_okay=False, writable=True, allow_dash=True)
-_JSON_HELP = "Write the report as JSON (- for standard output: the report alone; the rest goes to stderr)."
-_JUNIT_HELP = "Write the report as JUnit XML (- for standard output)."
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def _report_file_options(command: _Command) -> _Command:
+    """An option for each report format (`reporters.formats.FORMATS`): `--json PATH`..."""
+    for fmt in reversed(FORMATS):
+        command = click.option(fmt.option, fmt.dest, type=_REPORT_PATH, help=fmt.help)(command)
+    return command
 
 
 @click.group(
@@ -208,14 +211,7 @@ def cli(ctx: click.Context) -> None:
 @click.option(
     "--shard", "shard_text", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix)."
 )
-@click.option("--json", "json_path", type=_REPORT_PATH, help=_JSON_HELP)
-@click.option("--junit", "junit_path", type=_REPORT_PATH, help=_JUNIT_HELP)
-@click.option(
-    "--html",
-    "html_path",
-    type=_REPORT_PATH,
-    help="Write the report as one self-contained HTML page.",
-)
+@_report_file_options
 @click.option(
     "--repro",
     "repro_dir",
@@ -282,9 +278,6 @@ def run(
     jobs: str,
     max_memory: str | None,
     shard_text: str | None,
-    json_path: str | None,
-    junit_path: str | None,
-    html_path: str | None,
     repro_dir: str | None,
     keyword: str | None,
     exitfirst: bool,
@@ -297,7 +290,7 @@ def run(
     update_baseline_path: str | None,
     no_cache: bool,
     cache_dir: str | None,
-    **settings: Any,
+    **settings: Any,  # each setting's option (--dtype...) by its key (dtypes...), and the report files
 ) -> None:
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
@@ -312,6 +305,7 @@ def run(
     """
     # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
     click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
+    files = ReportFiles.of({fmt.dest: settings.pop(fmt.dest) for fmt in FORMATS})
     try:
         batch = make_batch(
             targets,
@@ -335,12 +329,7 @@ def run(
         if update_baseline_path is not None and batch.shard is not None:
             raise UsageError("--update-baseline records every failure of a run: give it without --shard")
         every_s = still_running_every_s()
-        outputs = {
-            "--json": json_path,
-            "--junit": junit_path,
-            "--html": html_path,
-            "--update-baseline": update_baseline_path,
-        }
+        outputs = {**files.options(), "--update-baseline": update_baseline_path}
         # No output overwrites what the run reads (its folders are listed only when there is
         # an output); `--update-baseline` may refresh the `--baseline` file.
         read = (
@@ -354,7 +343,7 @@ def run(
         usage_error(exc)
 
     # `--json -`: standard output holds the report alone; what is printed goes to stderr.
-    console = make_console(stderr=to_stdout(json_path, junit_path, update_baseline_path))
+    console = make_console(stderr=files.to_stdout or to_stdout(update_baseline_path))
     github = _github_log(console)  # no line of the report is read as a workflow command (`reporters.ci`)
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
     reporter = ConsoleReporter(console, verbosity)
@@ -390,9 +379,7 @@ def run(
         check_no_input_overwritten(outputs, inputs_read(report))
     except UsageError as exc:
         usage_error(exc, github)
-    status = _write_reports(
-        report, ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)), status
-    )
+    status = _write_reports(report, files, status)
     if update_baseline_path is not None and interrupted is None:
         status = _update_baseline(update_baseline_path, report, console, status)
     if interrupted is not None:
@@ -411,16 +398,12 @@ def _strict_line(console: Console, report: Report, strict: bool) -> bool:
     return bool(strict and incomplete)
 
 
-def _write_reports(report: Report, writers: Iterable[tuple[str | None, Writer]], status: int) -> int:
-    """Write the report with each (path, writer) whose path is given; the exit status:
-    `status`, or 2 after a passing run where a report could not be written."""
-    for path, write in writers:
-        if path:
-            try:
-                write(report, path)
-            except OSError as exc:  # every report is tried; a failed run keeps its status 1
-                click.echo(_one_line(f"Error: cannot write {path}: {exc.strerror or exc}"), err=True)
-                status = status or 2
+def _write_reports(report: Report, files: ReportFiles, status: int) -> int:
+    """Write the report files asked for; the exit status: `status`, or 2 after a passing run
+    where one could not be written (every one is tried; a failed run keeps its status 1)."""
+    for failure in files.write(report):
+        click.echo(_one_line(f"Error: {failure}"), err=True)
+        status = status or 2
     return status
 
 
@@ -469,19 +452,10 @@ def _update_baseline(path: str, report: Report, console: Console, status: int) -
 
 @cli.command()
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
-@click.option("--json", "json_path", type=_REPORT_PATH, help=_JSON_HELP)
-@click.option("--junit", "junit_path", type=_REPORT_PATH, help=_JUNIT_HELP)
-@click.option("--html", "html_path", type=_REPORT_PATH, help="Write the report as one self-contained HTML page.")
+@_report_file_options
 @click.option("-q", "--quiet", is_flag=True, help="Print only the targets that failed, and the summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print every check of every target.")
-def merge(
-    reports: tuple[str, ...],
-    json_path: str | None,
-    junit_path: str | None,
-    html_path: str | None,
-    quiet: bool,
-    verbose: bool,
-) -> None:
+def merge(reports: tuple[str, ...], quiet: bool, verbose: bool, **paths: str | None) -> None:
     """Merge the --json reports of the shards of one run (run --shard K/N --json F) into the
     report that run unsharded gives: its targets in order, its summary and its exit status.
 
@@ -490,15 +464,13 @@ def merge(
     checks are refused (exit 2). With GITHUB_ACTIONS=true each failure is also a GitHub
     annotation on the layer's line, as run gives it.
     """
+    files = ReportFiles.of(paths)  # the report files' parameters (json_path...), by FORMATS
     try:
         merged = merge_shards([read_shard(path) for path in reports])
-        check_report_paths(
-            {"--json": json_path, "--junit": junit_path, "--html": html_path},
-            [Input(path, "a report being merged") for path in reports],
-        )
+        check_report_paths(files.options(), [Input(path, "a report being merged") for path in reports])
     except UsageError as exc:
         usage_error(exc)
-    console = make_console(stderr=to_stdout(json_path, junit_path))
+    console = make_console(stderr=files.to_stdout)
     github = _github_log(console)  # the shards quote their layers' text: no line is a workflow command
     reporter = ConsoleReporter(
         console, Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
@@ -510,9 +482,7 @@ def merge(
     status = merged_status(merged, strict)
     _strict_line(console, merged, strict)
     github.finish(merged)
-    status = _write_reports(
-        merged, ((json_path, write_json), (junit_path, write_junit), (html_path, write_html)), status
-    )
+    status = _write_reports(merged, files, status)
     sys.exit(status)
 
 
