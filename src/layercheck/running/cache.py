@@ -237,8 +237,10 @@ def _gpu() -> dict[str, Any]:
     from layercheck.numerics.devices import gpu_status  # noqa: PLC0415 - imports CuPy
 
     status = gpu_status()
-    version = getattr(sys.modules.get("cupy"), "__version__", None)  # the parent runs no layer
-    return {"usable": status.usable, "reason": status.reason, "cupy": str(version)}
+    # The parent runs no layer: these are the packages as installed.
+    version = getattr(sys.modules.get("cupy"), "__version__", None)
+    pathfinder = getattr(sys.modules.get("cuda.pathfinder"), "__version__", None)
+    return {"usable": status.usable, "reason": status.reason, "cupy": str(version), "cuda.pathfinder": str(pathfinder)}
 
 
 @functools.lru_cache(maxsize=1)

@@ -99,8 +99,10 @@ MAX_FILE_BYTES = 256 * 2**20  # a larger file (a big extension module) makes the
 _MAX_PATH = 4_096  # PATH_MAX: a longer text is not a path a worker found (nor a variable's name)
 _DIGEST_CHARS = 64  # SHA-256, in hex
 _CHUNK = 2**20
-# Packages whose version is part of the key: their files need not be hashed one by one.
-_VERSIONED = frozenset({"numpy", "cupy", "cupyx", "cupy_backends", "layercheck"})
+# Packages whose version is part of the key: their files need not be hashed one by one. CuPy 14
+# imports cuda-pathfinder itself to find the CUDA libraries (it runs `ldconfig -p` to do so):
+# its frames are CuPy's, and its version is in the key with CuPy's (`cache._gpu`).
+_VERSIONED = frozenset({"numpy", "cupy", "cupyx", "cupy_backends", "cuda.pathfinder", "layercheck"})
 # The states of a file that are not a digest of its bytes (`file_state`), and of a variable.
 ABSENT = "absent"  # nothing there (a missing file the layer tried, or looked for)
 FOLDER = "folder"  # a folder, looked at (`os.path.isdir`) but not listed: listing is uncacheable
@@ -371,9 +373,14 @@ def _counts(name: str, path: str) -> bool:
     """Whether the file of module `name` belongs among a verdict's sources."""
     if fresh.is_user_file(path):
         return True  # the user's tree (even a package named like NumPy, checked out by them)
-    if name.partition(".")[0] in _VERSIONED:
+    if _versioned(name):
         return False
     return not in_standard_library(os.path.realpath(path))
+
+
+def _versioned(name: str) -> bool:
+    """Whether module `name` is one of `_VERSIONED`'s packages or below one."""
+    return any(name == package or name.startswith(package + ".") for package in _VERSIONED)
 
 
 def in_standard_library(real: str) -> bool:
