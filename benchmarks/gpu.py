@@ -29,7 +29,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "sample_layers")]
 
 import layercheck  # noqa: E402
 from layercheck.contract.layout import parse_layout  # noqa: E402
-from layercheck.numerics.devices import gpu_status  # noqa: E402
+from layercheck.devices import gpu_status  # noqa: E402
 
 GRADIENTS = ["gradients_are_numerically_correct"]
 DTYPES = ["float64"]

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from layercheck.numerics import devices
-from layercheck.numerics.devices import INSTALL_HINT, probe, toolkit_hint
+from layercheck import devices
+from layercheck.devices import INSTALL_HINT, probe, toolkit_hint
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ from cupy_rooms import ROOM, Room
 import layercheck
 from layercheck import UsageError
 from layercheck.checks import REGISTRY
-from layercheck.numerics.devices import gpu_status
+from layercheck.devices import gpu_status
 from layercheck.settings.options import Options
 
 GPU_CHECKS = ["predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu", "outputs_stay_on_device"]
@@ -458,7 +458,7 @@ def test_a_numpy_error_is_never_said_to_need_a_gpu():
     class CUDARuntimeError(RuntimeError):
         pass
 
-    from layercheck.numerics.devices import no_device_hint
+    from layercheck.devices import no_device_hint
 
     assert no_device_hint(CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")) is None
     assert no_device_hint(np.linalg.LinAlgError("Singular matrix")) is None
@@ -484,7 +484,7 @@ def test_a_correct_layer_bound_to_cupy_is_never_failed_where_no_gpu_is_usable(pa
 
 
 def test_an_exception_class_with_an_odd_module_is_no_cuda_error():
-    from layercheck.numerics.devices import no_device_hint
+    from layercheck.devices import no_device_hint
     from layercheck.portability import is_cuda_error
 
     class Meta(type):

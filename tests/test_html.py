@@ -19,8 +19,8 @@ from conftest import run_cli
 from html_reports import CHANNEL_BUG, CORRECT, GRADIENTS, HUGE, SCRIPT, checked, sample_report
 
 from layercheck import environment
+from layercheck.devices import GpuStatus
 from layercheck.environment import Environment, collect
-from layercheck.numerics.devices import GpuStatus
 from layercheck.reporters.html import report_html, write_html
 from layercheck.reporters.json_report import report_json
 from layercheck.reporters.junit import report_junit

@@ -38,8 +38,8 @@ from layercheck.contract import fresh
 from layercheck.contract.adapter import adapt, not_numbers, require_arrays
 from layercheck.contract.entries import Entry, EntryKind, inspect_entry, module_files
 from layercheck.contract.layout import Layout, parse_layout
+from layercheck.devices import gpu_status
 from layercheck.errors import ContractError, UsageError
-from layercheck.numerics.devices import gpu_status
 from layercheck.results import Status
 from layercheck.sandbox.integrity import Snapshot
 from layercheck.settings.config import parse_config_text

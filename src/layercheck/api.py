@@ -30,6 +30,7 @@ from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.contract.loading import constructor
 from layercheck.errors import UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
+from layercheck.reporters.text import target_text
 from layercheck.results import TargetReport
 from layercheck.running.runner import run_target
 from layercheck.safetext import exception_text, type_name
@@ -37,6 +38,10 @@ from layercheck.sandbox import Guard
 from layercheck.settings.options import make_options, parse_input_layouts
 
 __all__ = ["check_function", "check_layer"]
+
+
+# `str(report)` of every report: the console's text (see `TargetReport.text_of`).
+TargetReport.text_of = target_text
 
 
 def check_layer(

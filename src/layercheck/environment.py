@@ -10,7 +10,7 @@ it and inherit its environment).
 CuPy's version comes from the installed distribution's metadata, which imports nothing, so a
 CPU-only run never imports CuPy; CUDA's versions and the GPU's name are read where a run may
 use the GPU (`--device gpu` or `auto`) through the probe the caller hands in (the batch runner
-hands in `numerics.devices.gpu_status`, the probe the workers use, once per process): this
+hands in `devices.gpu_status`, the probe the workers use, once per process): this
 module sits below the numerics, which the reports it is part of describe.
 """
 
@@ -145,7 +145,7 @@ def collect(
 ) -> Environment:
     """This process's environment, for a run of targets with these seeds and --device settings.
 
-    The GPU is asked about (`gpu_probe()`, a `numerics.devices.GpuStatus`: CuPy imported, the
+    The GPU is asked about (`gpu_probe()`, a `devices.GpuStatus`: CuPy imported, the
     device probed) only when a device setting is not `cpu` and CuPy is installed; None for a
     run that was interrupted: it stops now, not after importing CuPy.
     """

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -245,6 +245,12 @@ class TargetReport:
     """One target's checks, or its error. `traceback` and `cause` (why it could not be
     checked, where known) are not part of the public schema."""
 
+    # How `str(report)` reads: the console's text for the target (`reporters.text.target_text`).
+    # The console renders these types, so it sits above this module and is not imported from
+    # here: `layercheck.api`, which makes the reports users hold, installs it (as NumPy's
+    # arrayprint installs ndarray's repr). Until then a report reads as its headline.
+    text_of: ClassVar[Callable[[TargetReport], str] | None] = None
+
     target: str
     kind: Kind = Kind.LAYER
     layouts: list[str] = field(default_factory=list)
@@ -342,10 +348,9 @@ class TargetReport:
         return f"{target}: {', '.join(undecided)} incomplete" if undecided else f"{target}: {self.status.value}"
 
     def __str__(self) -> str:
-        """The console's text for this target, plain (no colour), lines whole."""
-        from layercheck.reporters.text import target_text  # rich, and the console imports this module
-
-        return target_text(self)
+        """The console's text for this target, plain (no colour), lines whole (`text_of`)."""
+        render = TargetReport.text_of
+        return self.headline() if render is None else render(self)
 
     def __repr__(self) -> str:
         summary = self.summary  # in the console's order: what went wrong first

@@ -16,7 +16,7 @@ import re
 import sysconfig
 import traceback
 
-from layercheck.numerics.devices import no_device_hint
+from layercheck.devices import no_device_hint
 from layercheck.portability import hint_for
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 

@@ -15,9 +15,9 @@ import numpy as np
 from layercheck.checks.stops import Incomplete
 from layercheck.contract.adapter import Adapter, Gradients, Outputs
 from layercheck.contract.layout import Layout
+from layercheck.devices import GpuStatus
 from layercheck.errors import ContractError
 from layercheck.interrupts import reraise_if_interrupt
-from layercheck.numerics.devices import GpuStatus
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary, user_traceback

@@ -17,9 +17,9 @@ from layercheck.checks.context import CallError, CheckContext, Step
 from layercheck.checks.evidence import call_evidence, session_tolerance_words
 from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
+from layercheck.devices import GpuStatus
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
-from layercheck.numerics.devices import GpuStatus
 from layercheck.portability import IDIOM
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Kind

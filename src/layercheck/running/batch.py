@@ -38,10 +38,10 @@ from layercheck.contract.loading import (
     load_targets,
     parse_target_spec,
 )
+from layercheck.devices import gpu_status
 from layercheck.environment import Environment, collect
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import Interrupted
-from layercheck.numerics.devices import gpu_status
 from layercheck.reproducers.evidence import evidence_writer
 from layercheck.reproducers.files import ReproDir, ReproRun
 from layercheck.results import (

@@ -234,7 +234,7 @@ def _gpu() -> dict[str, Any]:
     which GPU checks run, or are skipped "no GPU available". `gpu_status` imports CuPy and
     probes the device, once per process; it is asked only where a target's device is not
     `cpu`, and the workers ask it anyway."""
-    from layercheck.numerics.devices import gpu_status  # noqa: PLC0415 - imports CuPy
+    from layercheck.devices import gpu_status  # noqa: PLC0415 - imports CuPy
 
     status = gpu_status()
     # The parent runs no layer: these are the packages as installed.

@@ -34,9 +34,9 @@ from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_inp
 from layercheck.contract.layout import Layout
 from layercheck.contract.loading import contract_collisions
 from layercheck.cupyref import fake_cupy
+from layercheck.devices import GpuStatus, gpu_status
 from layercheck.errors import USER_ERRORS, ContractError, TargetError, UsageError
 from layercheck.numerics import arrays
-from layercheck.numerics.devices import GpuStatus, gpu_status
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
 from layercheck.portability import is_cuda_error, is_cupy_refusal
 from layercheck.results import Kind

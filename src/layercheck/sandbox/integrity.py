@@ -88,8 +88,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from layercheck import devices
 from layercheck.contract import calls
-from layercheck.numerics import devices
 from layercheck.sandbox.lookups import Lookups, Reader
 
 __all__ = [
@@ -967,7 +967,7 @@ _CUPY_PACKAGES = frozenset({"cupy", "cupyx", "cupy_backends"})
 
 
 def _gpu_usable() -> bool:
-    """Whether this process found a usable GPU (`numerics.devices.gpu_status`, asked for by
+    """Whether this process found a usable GPU (`devices.gpu_status`, asked for by
     the worker before the layer's module runs); never asked for here, where it would import
     CuPy."""
     return devices.gpu_status.cache_info().currsize > 0 and devices.gpu_status().usable

@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 
 from layercheck.contract.layout import Layout, parse_layout
+from layercheck.devices import require_usable_gpu
 from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.arrays import DTYPES, machine_epsilon
-from layercheck.numerics.devices import require_usable_gpu
 from layercheck.settings.values import Invalid, check_keys, number, show
 
 __all__ = [
