@@ -244,9 +244,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if module not in TIER_OF:
                 raise pytest.UsageError(f"tests/{module}.py is in no tier: name it in TIERS (tests/conftest.py)")
             item.add_marker(TIER_OF[module])
-    # The pages' examples first: the longest tests (half a minute each), so that pytest-xdist's
-    # workers do not end the run waiting on one of them. The same order in every worker.
-    items.sort(key=lambda item: item.get_closest_marker("docs_pages") is None)
 
 
 @pytest.fixture(autouse=True)
