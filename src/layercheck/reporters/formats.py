@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from layercheck.reporters.files import STDOUT
+from layercheck.reporters.files import to_stdout
 from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
@@ -72,7 +72,7 @@ class ReportFiles:
     @property
     def to_stdout(self) -> bool:
         """Whether one of them is standard output: what else is printed then goes to stderr."""
-        return STDOUT in self.paths.values()
+        return to_stdout(*self.paths.values())
 
     def write(self, report: Report) -> list[WriteFailure]:
         """Write each file; every one is tried, and those that could not be written are said."""

@@ -455,12 +455,14 @@ def _start_forkserver(context: Any, folder: str) -> None:
         os.chdir(here)
 
 
-# The forkserver listens on a socket at TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, and an AF_UNIX
-# address holds at most 107 bytes (103 on macOS): a long TMPDIR (a CI runner's or a test
-# runner's folder, macOS's /var/folders/...) fails with "AF_UNIX path too long". Where it would,
-# multiprocessing's folder is made in a short system folder instead.
+# The forkserver listens on a socket in a folder made below TMPDIR (`pymp-` and 8 random
+# characters, tempfile's), named `listener-` and 8 more; an AF_UNIX address holds at most 107
+# bytes (103 on macOS): a long TMPDIR (a CI runner's or a test runner's folder, macOS's
+# /var/folders/...) fails with "AF_UNIX path too long". Where it would, multiprocessing's
+# folder is made in a short system folder instead.
 _SOCKET_ADDRESS_MAX = 103
-_SOCKET_BELOW_TMPDIR = len("/pymp-XXXXXXXX/listener-XXXXXXXX")
+_RANDOM_CHARACTERS = 8  # of a name tempfile makes
+_SOCKET_BELOW_TMPDIR = len("/pymp-") + _RANDOM_CHARACTERS + len("/listener-") + _RANDOM_CHARACTERS
 _SHORT_FOLDERS = ("/tmp", "/var/tmp", "/usr/tmp")
 
 
