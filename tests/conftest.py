@@ -221,7 +221,7 @@ def pytest_configure(config):
 TIERS = {
     "quick": (
         "baseline config console docs_site html html_browser junit layout merge odd_entries output_paths "
-        "payload pre_commit results run_options session settings templates terminal user_files visible_text"
+        "payload pre_commit report_schema results run_options session settings templates terminal user_files visible_text"
     ),
     "interpreter": "cache forkserver_attacks hostile_gate idioms integrity isolation lookups reads reaping",
     "numerics": (

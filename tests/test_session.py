@@ -11,7 +11,8 @@ import pytest
 import layercheck
 from layercheck.checks import REGISTRY
 from layercheck.contract.layout import parse_layouts
-from layercheck.running.session import DataKey, Method, Session, StepKey
+from layercheck.results import Call
+from layercheck.running.session import DataKey, Session, StepKey
 from layercheck.settings.options import make_options
 
 LAYOUT = "4,3,5,6:SSCB"
@@ -65,9 +66,9 @@ def test_a_training_step_is_one_predict_and_one_backward_per_dtype():
 def test_the_session_keys_its_cache_by_type():
     session = _session(Counted)
     assert session.step("forward", "float64") is session.step("predict", "float64")
-    assert StepKey(Method.PREDICT, "float64", False) in session._cache.steps
+    assert StepKey(Call.PREDICT, "float64", False) in session._cache.steps
     session.backward("float32")
-    assert StepKey(Method.BACKWARD, "float32", False) in session._cache.steps
+    assert StepKey(Call.BACKWARD, "float32", False) in session._cache.steps
     assert DataKey("float32", False) in session.draws._inputs
 
 

@@ -27,6 +27,9 @@ from layercheck.safetext import (
 
 __all__ = [
     "repro_command",
+    "Blocked",
+    "CONTRACT_CHECK",
+    "Call",
     "Cause",
     "CheckFailure",
     "CheckResult",
@@ -95,6 +98,46 @@ class Cause(str, Enum):
         return self.value
 
 
+class Call(str, Enum):
+    """A method of the user's that a check calls. A check left undecided because a call failed
+    names it (`Blocked`); the check that reports such a failure is `Call.check`, or
+    `CONTRACT_CHECK` where the call broke the contract rather than raised."""
+
+    INITIALIZE = "initialize"
+    PREDICT = "predict"
+    FORWARD = "forward"
+    BACKWARD = "backward"
+    OUTPUT_FORMAT = "output_format"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def check(self) -> str | None:
+        """The stable name of the check that reports this call's failure (a public name, as
+        every check's is: tests/test_report_schema.py holds each one registered); None for
+        output_format, whose failure each check that needs it reports."""
+        return None if self is Call.OUTPUT_FORMAT else f"{self.value}_does_not_error"
+
+
+# The check that reports a call that broke the contract (a wrong number of outputs, say).
+CONTRACT_CHECK = "function_syntaxes_are_correct"
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a check could not decide: a call of `call` failed (`broke_contract`: it ran, but
+    broke the contract). The JSON's `details.blocked_by` and `details.broke_contract`."""
+
+    call: Call
+    broke_contract: bool = False
+
+    @property
+    def reported_by(self) -> str | None:
+        """The check whose result says what the failed call did (None: no check of its own)."""
+        return CONTRACT_CHECK if self.broke_contract else self.call.check
+
+
 def cause_of(exc: BaseException | None) -> Cause | None:
     """The cause an exception carries: its own type, else that of the exception it was raised
     from or while handling (a TargetError raised for a constructor's MemoryError, say)."""
@@ -118,7 +161,7 @@ SUMMARY_STATUSES = (*STATUSES, Status.KNOWN)
 SCHEMA_VERSION = "1.0"
 
 # The typed fields of a CheckResult, under the `details` keys the JSON schema gives them.
-_TYPED_DETAILS = ("explanation", "problems", "traceback")
+_TYPED_DETAILS = ("explanation", "problems", "traceback", "blocked_by", "broke_contract")
 
 
 @dataclass
@@ -127,9 +170,10 @@ class CheckResult:
 
     `details` holds what the check found (shapes, mismatches, records); `explanation` (lines
     that say why, for the reports), `problems` (every problem when the message names one) and
-    `traceback` (the user's frames) are fields, written into `details` under those keys by
-    `to_dict` only, so that the JSON keeps its schema. `details` given with those keys (a
-    report's data read back) is read into the fields. `cause` is not part of the report.
+    `traceback` (the user's frames) and `blocked` (the failed call that left it undecided)
+    are fields, written into `details` under the keys of the JSON schema by `to_dict` only
+    (`blocked_by`, `broke_contract` for `blocked`). `details` given with those keys (a report's
+    data read back) is read into the fields. `cause` is not part of the report.
     """
 
     name: str
@@ -140,6 +184,7 @@ class CheckResult:
     explanation: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     traceback: str = ""
+    blocked: Blocked | None = None
     cause: Cause | None = None
     # The reproducer script of a failed check (`--repro DIR`: "DIR/<target>__<check>.py"), set
     # by the parent once it verified the file; an additive key of the JSON when set.
@@ -152,6 +197,9 @@ class CheckResult:
             self.explanation = self.explanation or [str(line) for line in details.pop("explanation", None) or ()]
             self.problems = self.problems or [str(p) for p in details.pop("problems", None) or ()]
             self.traceback = self.traceback or str(details.pop("traceback", None) or "")
+            self.blocked = self.blocked or _blocked(
+                details.pop("blocked_by", None), details.pop("broke_contract", None)
+            )
             self.details = details
         # What a layer raised or returned may be megabytes of text: bounded where the result
         # is made, in the worker, before it is sent, copied or rendered.
@@ -166,6 +214,10 @@ class CheckResult:
         # The typed fields go where today's JSON has them: the traceback first, the
         # explanation and the problems after what the check recorded.
         details: dict[str, Any] = {"traceback": self.traceback} if self.traceback else {}
+        if self.blocked is not None:
+            details["blocked_by"] = self.blocked.call.value
+            if self.blocked.broke_contract:
+                details["broke_contract"] = True
         details.update(self.details)
         if self.explanation:
             details["explanation"] = list(self.explanation)
@@ -202,6 +254,11 @@ class CheckResult:
         if type(details) is not dict:
             raise MalformedReport(f"{where} has details {_shown(details)}, not a mapping")
         _json_like(details, f"the details of {where}")
+        blocked_by, broke = details.get("blocked_by"), details.get("broke_contract")
+        if blocked_by is not None and (type(blocked_by) is not str or blocked_by not in _CALLS):
+            raise MalformedReport(f"{where} is blocked by {_shown(blocked_by)}, not one of {', '.join(_CALLS)}")
+        if broke is not None and (broke is not True or blocked_by is None):
+            raise MalformedReport(f"{where} has broke_contract {_shown(broke)} (true, with blocked_by, or absent)")
         repro = fields.get("repro")
         return cls(
             name,
@@ -211,6 +268,14 @@ class CheckResult:
             _duration(fields.get("duration_s", 0.0), where),
             repro=None if repro is None else _string(repro, f"the reproducer of {where}"),
         )
+
+
+def _blocked(call: Any, broke_contract: Any) -> Blocked | None:
+    """`details.blocked_by` and `details.broke_contract` read back (a report file, a worker's
+    report: `from_dict` has checked them) or given by a check, as a `Blocked`."""
+    if call is None:
+        return None
+    return Blocked(Call(call), broke_contract is True)
 
 
 def _text(value: Any, limit: int = MESSAGE_LIMIT) -> str:
@@ -473,6 +538,7 @@ _TARGET_KEYS = frozenset(
     }
 )
 _CHECK_STATUSES = tuple(status.value for status in STATUSES)
+_CALLS = tuple(call.value for call in Call)
 _FILE_STATUSES = tuple(status.value for status in SUMMARY_STATUSES)
 # Sizes past which data read back is not a report layercheck wrote (a check's details hold
 # records of a few levels; a report's lists hold a few dozen checks, a few layouts).

@@ -13,6 +13,7 @@ from layercheck.contract.adapter import not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import ReproKind
+from layercheck.results import Blocked, Call
 from layercheck.safetext import safe_str
 from layercheck.userframes import exception_summary
 
@@ -35,7 +36,7 @@ def backward_does_not_error(session: CheckContext) -> Outcome:
         if step.error.is_contract:
             raise Incomplete(
                 f"backward ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)",
-                {"blocked_by": "backward", "broke_contract": True},
+                blocked=Blocked(Call.BACKWARD, broke_contract=True),
             )
         if step.error.method != "backward":
             raise Incomplete(f"not checked: {step.error.summary()}", cause=step.error.cause)

@@ -19,7 +19,7 @@ from layercheck.devices import GpuStatus
 from layercheck.errors import ContractError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.precision import PrecisionFinding
-from layercheck.results import Cause, cause_of
+from layercheck.results import Blocked, Call, Cause, cause_of
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
@@ -29,7 +29,7 @@ __all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "Chec
 class CallError:
     """A user method that raised, or broke the contract, during a step."""
 
-    method: str
+    method: Call
     exception: BaseException
     traceback: str
 
@@ -67,13 +67,13 @@ class Step:
         if self.error is not None:
             raise Incomplete(
                 f"not checked: {self.what} failed ({self.error.summary()})",
-                {"blocked_by": self.error.method, **({"broke_contract": True} if self.error.is_contract else {})},
+                blocked=Blocked(self.error.method, self.error.is_contract),
                 cause=self.error.cause,
             )
         return self.value
 
 
-def call(what: str, method: str, fn: Callable[[], Any]) -> Step:
+def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:
     try:
         return Step(what, fn())
     except ContractError as exc:

@@ -18,7 +18,7 @@ from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import ReproKind
-from layercheck.results import Kind
+from layercheck.results import Blocked, Call, Kind
 
 __all__ = [
     "forward_does_not_error",
@@ -37,7 +37,7 @@ def _does_not_error(session: CheckContext, method: str) -> Outcome:
         if step.error.is_contract:
             raise Incomplete(
                 f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)",
-                {"blocked_by": method, "broke_contract": True},
+                blocked=Blocked(Call(method), broke_contract=True),
             )
         return failed(
             step.error.summary() + f" with {dtype_name(dtype)} inputs",
@@ -148,5 +148,5 @@ def outputs_are_finite(session: CheckContext) -> Outcome:
                 problem = dataclasses.replace(problem, message=problem.message + hint)
             return problem
     if not ran:
-        raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype", {"blocked_by": methods[0]})
+        raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype", blocked=Blocked(Call(methods[0])))
     return passed()

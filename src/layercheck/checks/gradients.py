@@ -41,7 +41,7 @@ from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
 from layercheck.numerics.gradients.localization import numbers_of
 from layercheck.reproducers.evidence import Evidence, ReproKind
-from layercheck.results import Kind, Status, cause_of
+from layercheck.results import Blocked, Call, Kind, Status, cause_of
 from layercheck.safetext import exception_text
 
 __all__ = [
@@ -419,7 +419,7 @@ def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Bas
         "not checked: the training-time pass or backward failed at every precision ("
         + "; ".join(f"{dtype}: {exc}" for dtype, exc in failures)
         + ")",
-        {"blocked_by": methods.pop()} if len(methods) == 1 and None not in methods else None,
+        blocked=Blocked(Call(methods.pop())) if len(methods) == 1 and None not in methods else None,
         cause=next((cause_of(exc) for _, exc in failures if cause_of(exc) is not None), None),
     )
 

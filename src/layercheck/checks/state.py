@@ -16,7 +16,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
-from layercheck.results import cause_of
+from layercheck.results import Blocked, Call, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = [
@@ -63,7 +63,7 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
                 )
                 return failed(problem, state=name, dtype=dtype_name(dtype), evidence=evidence)
     if not ran:
-        raise Incomplete(f"not checked: {method} failed at every tested dtype", {"blocked_by": method})
+        raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
     return passed()
 
 

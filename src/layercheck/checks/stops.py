@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from layercheck.results import Cause
+from layercheck.results import Blocked, Cause
 
 __all__ = ["Incomplete", "Skip"]
 
@@ -19,8 +19,9 @@ class Skip(Exception):
 class Incomplete(Exception):
     """The check could not decide (a step it depends on failed, no usable sample).
 
-    `explanation` and `traceback` are those of `CheckResult`; `cause` is set when the user's
-    code ran out of memory or called sys.exit (`results.cause_of(exc)`).
+    `explanation`, `traceback` and `blocked` (the failed call that left it undecided) are those
+    of `CheckResult`; `cause` is set when the user's code ran out of memory or called sys.exit
+    (`results.cause_of(exc)`).
     """
 
     def __init__(
@@ -30,10 +31,12 @@ class Incomplete(Exception):
         *,
         explanation: Sequence[str] = (),
         traceback: str = "",
+        blocked: Blocked | None = None,
         cause: Cause | None = None,
     ):
         super().__init__(message)
         self.details = details or {}
         self.explanation = list(explanation)
         self.traceback = traceback
+        self.blocked = blocked
         self.cause = cause

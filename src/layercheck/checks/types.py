@@ -13,7 +13,7 @@ from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
-from layercheck.results import Kind
+from layercheck.results import Blocked, Call, Kind
 
 __all__ = [
     "backward_is_consistent_in_type",
@@ -82,7 +82,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
                     dtype=dtype_name(dtype),
                 )
     if not ran:
-        raise Incomplete(f"not checked: {method} failed at every tested dtype", {"blocked_by": method})
+        raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
     if method == ("predict" if layer.kind == Kind.LAYER else "forward"):
         for dtype in session.options.dtypes:
             finding = session.precision(dtype)
@@ -154,5 +154,5 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
                     dtype=dtype_name(dtype),
                 )
     if not ran:
-        raise Incomplete("not checked: backward failed at every tested dtype", {"blocked_by": "backward"})
+        raise Incomplete("not checked: backward failed at every tested dtype", blocked=Blocked(Call.BACKWARD))
     return passed()

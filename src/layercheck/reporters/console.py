@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -32,7 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from layercheck.reporters.pictures import LEGEND, pictures_of
-from layercheck.results import Cause, CheckResult, Report, Status, TargetReport, repro_command
+from layercheck.results import CONTRACT_CHECK, Blocked, Cause, CheckResult, Report, Status, TargetReport, repro_command
 from layercheck.safetext import visible
 
 __all__ = ["ConsoleReporter", "ProgressBar", "Verbosity", "make_console", "print_wrapped", "summary_line"]
@@ -49,7 +49,6 @@ _INDENT = 4
 HANG = 2  # how much further in a wrapped line goes on
 _LAYOUTS = "; "  # between the layouts of a target: a layout holds commas (24,24,20,128:SSCB)
 _GRADIENTS = "gradients_are_numerically_correct"
-_SYNTAX = "function_syntaxes_are_correct"
 
 
 class Verbosity(IntEnum):
@@ -122,33 +121,24 @@ class _Shown:
 
 def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
     """The checks to show under a target, each cause once: failures one by one, each with the
-    checks its failed call blocked (`details.blocked_by` names the call; `<call>_does_not_error`
+    checks its failed call blocked (`CheckResult.blocked` names the call, and the check that
     reports it); other checks left undecided grouped by that call, else by their message."""
-    failed = {c.name: c for c in report.checks if c.status == Status.FAILED}
     by_name = {c.name: c for c in report.checks}
     shown: list[_Shown] = []
     owners: dict[str, _Shown] = {}
-    groups: dict[str, _Shown] = {}
+    groups: dict[Blocked | str, _Shown] = {}
     for check in report.checks:
         if check.status == Status.FAILED:
             owners[check.name] = _Shown(Status.FAILED, [check])
             shown.append(owners[check.name])
     for check in report.checks:
-        blocked_by = check.details.get("blocked_by")
-        # The check that reports the failed call: function_syntaxes_are_correct for a call
-        # that broke the contract (said so by the check or by <call>_does_not_error), else
-        # <call>_does_not_error.
-        reporter = by_name.get(f"{blocked_by}_does_not_error")
-        broke = check.details.get("broke_contract") or (
-            reporter is not None and reporter is not check and reporter.details.get("broke_contract")
-        )
-        owner = _SYNTAX if broke else f"{blocked_by}_does_not_error"
-        if check.status == Status.INCOMPLETE and isinstance(blocked_by, str) and owner in failed:
+        owner = None if check.blocked is None else _owner(check.blocked, by_name)
+        if check.status == Status.INCOMPLETE and owner in owners:
             owners[owner].blocked.append(check)
         elif check.status == Status.KNOWN and verbosity >= Verbosity.NORMAL:
             shown.append(_Shown(Status.KNOWN, [check]))
         elif check.status == Status.INCOMPLETE and verbosity >= Verbosity.NORMAL:
-            key = f"blocked by {blocked_by}" if isinstance(blocked_by, str) else check.message
+            key = check.message if check.blocked is None else Blocked(check.blocked.call)
             if key not in groups:
                 groups[key] = _Shown(Status.INCOMPLETE, [])
                 shown.append(groups[key])
@@ -157,6 +147,20 @@ def _causes(report: TargetReport, verbosity: Verbosity) -> list[_Shown]:
             shown.append(_Shown(check.status, [check]))
     order = {c.name: i for i, c in enumerate(report.checks)}
     return sorted(shown, key=lambda item: order[item.checks[0].name])
+
+
+def _owner(blocked: Blocked, by_name: Mapping[str, CheckResult]) -> str | None:
+    """The check that reports a failed call: the contract's check for a call that broke the
+    contract (said so by the blocked check, or by the check that reports the call), else the
+    call's own check (None: the call has none)."""
+    reporter = None if blocked.call.check is None else by_name.get(blocked.call.check)
+    if reporter is not None and reporter.blocked is not None and reporter.blocked.broke_contract:
+        return CONTRACT_CHECK
+    return blocked.reported_by
+
+
+def _names(report: TargetReport) -> set[str]:
+    return {check.name for check in report.checks}
 
 
 def _status(status: Status) -> tuple[str, str]:
@@ -239,14 +243,10 @@ class ConsoleReporter:
             message = f": {visible(first.message)}" if first.message else ""
             self._line(Text.assemble(label, " ", (f"{first.duration_s:.2f}s", "dim"), message), _INDENT)
             return
-        if status == Status.INCOMPLETE and len(checks) > 1 and isinstance(first.details.get("blocked_by"), str):
-            blocked_by = first.details["blocked_by"]
-            message = f"not checked: {blocked_by} failed" + (
-                f" (see {blocked_by}_does_not_error)"
-                if any(c.name == f"{blocked_by}_does_not_error" for c in report.checks)
-                else ""
-            )
-            self._line(Text.assemble(label, ": ", visible(message)), _INDENT)
+        if status == Status.INCOMPLETE and len(checks) > 1 and first.blocked is not None:
+            call = first.blocked.call
+            see = f" (see {call.check})" if call.check is not None and call.check in _names(report) else ""
+            self._line(Text.assemble(label, ": ", visible(f"not checked: {call} failed{see}")), _INDENT)
             return
         blocked = ""
         if shown.blocked:

@@ -67,6 +67,7 @@ def run_check(
             dict(exc.details),
             explanation=exc.explanation,
             traceback=exc.traceback,
+            blocked=exc.blocked,
             cause=exc.cause or cause_of(exc),
         )
     except TargetError as exc:

@@ -16,7 +16,6 @@ modify its arguments read it instead of calling the layer again.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import random
 import sys
 import types
@@ -39,27 +38,19 @@ from layercheck.errors import USER_ERRORS, ContractError, TargetError, UsageErro
 from layercheck.numerics import arrays
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
 from layercheck.portability import is_cuda_error, is_cupy_refusal
-from layercheck.results import Kind
+from layercheck.results import Call, Kind
 from layercheck.running.draws import DataKey, Draws, OutputGradients
 from layercheck.safetext import exception_text
 from layercheck.settings.options import Options, parse_input_domain
 
-__all__ = ["DataKey", "Method", "Session", "StepKey", "notes", "seed_user_rngs"]
-
-
-class Method(str, enum.Enum):
-    """The user's methods whose calls are cached as steps."""
-
-    PREDICT = "predict"
-    FORWARD = "forward"
-    BACKWARD = "backward"
+__all__ = ["DataKey", "Session", "StepKey", "notes", "seed_user_rngs"]
 
 
 @dataclass(frozen=True)
 class StepKey:
     """One step: a method called at one dtype on one device."""
 
-    method: Method
+    method: Call
     dtype: str
     gpu: bool
 
@@ -142,7 +133,7 @@ class Session:
             self.input_domains()
         except ContractError as exc:
             raise TargetError(str(exc)) from None
-        self.initialize_step = call("initialize", "initialize", lambda: adapter.initialize(self.layouts))
+        self.initialize_step = call("initialize", Call.INITIALIZE, lambda: adapter.initialize(self.layouts))
         self.reference_parameters = {name: arrays.copy_tree(value) for name, value in adapter.parameters().items()}
         return adapter
 
@@ -300,7 +291,7 @@ class Session:
         if self._cache.output_formats is None:
             formats = [layout.format for layout in self.layouts]
             self._cache.output_formats = call(
-                "output_format", "output_format", lambda: self.reference.output_formats(formats)
+                "output_format", Call.OUTPUT_FORMAT, lambda: self.reference.output_formats(formats)
             )
         declared: tuple[str, ...] = self._cache.output_formats.require()
         return declared
@@ -308,47 +299,47 @@ class Session:
     # -- cached steps -----------------------------------------------------------------------
 
     @property
-    def _evaluated(self) -> Method:
+    def _evaluated(self) -> Call:
         """The method a check of the outputs reads: predict for a layer, forward for an operation."""
-        return Method.PREDICT if self.reference.kind == Kind.LAYER else Method.FORWARD
+        return Call.PREDICT if self.reference.kind == Kind.LAYER else Call.FORWARD
 
     def predict(self, dtype: Any, gpu: bool | None = None) -> Step:
-        return self.step(Method.PREDICT, dtype, gpu)
+        return self.step(Call.PREDICT, dtype, gpu)
 
     def forward(self, dtype: Any, gpu: bool | None = None) -> Step:
-        return self.step(Method.FORWARD, dtype, gpu)
+        return self.step(Call.FORWARD, dtype, gpu)
 
     def backward(self, dtype: Any, gpu: bool | None = None) -> Step:
         """forward then backward at `dtype`, with random dL/dY; the value is a BackwardResult."""
-        return self.step(Method.BACKWARD, dtype, gpu)
+        return self.step(Call.BACKWARD, dtype, gpu)
 
     def step(self, method: str, dtype: Any, gpu: bool | None = None) -> Step:
         """The cached step of `method` ("predict", "forward" or "backward"), on the GPU when
         `gpu` (None: the home device)."""
-        return self._step(self._step_key(Method(method), dtype, gpu))
+        return self._step(self._step_key(Call(method), dtype, gpu))
 
     def call_arguments(self, method: str, dtype: Any) -> CallArguments:
         """What the call of the step of `method` at `dtype` on the home device was given and
         left of it; `Incomplete` when the step failed."""
-        key = self._step_key(Method(method), dtype, None)
+        key = self._step_key(Call(method), dtype, None)
         self._step(key).require()
         return self._cache.arguments[key]
 
-    def _step_key(self, method: Method, dtype: Any, gpu: bool | None) -> StepKey:
-        if method is Method.FORWARD and self.reference.kind == Kind.LAYER and not self.reference.has_forward:
-            method = Method.PREDICT  # a layer without forward trains with predict: one call for both
+    def _step_key(self, method: Call, dtype: Any, gpu: bool | None) -> StepKey:
+        if method is Call.FORWARD and self.reference.kind == Kind.LAYER and not self.reference.has_forward:
+            method = Call.PREDICT  # a layer without forward trains with predict: one call for both
         return StepKey(method, np.dtype(dtype).name, arrays.on_gpu(self._module(gpu)))
 
     def _step(self, key: StepKey) -> Step:
         if key not in self._cache.steps:
-            self._cache.steps[key] = self._run_backward(key) if key.method is Method.BACKWARD else self._run_pass(key)
+            self._cache.steps[key] = self._run_backward(key) if key.method is Call.BACKWARD else self._run_pass(key)
         return self._cache.steps[key]
 
     def _run_pass(self, key: StepKey) -> Step:
         """predict or forward on a fresh layer and fresh copies of the inputs."""
         layer, xs = self.layer(key.dtype, gpu=key.gpu), self.inputs(key.dtype, key.gpu)
         name = key.method.value
-        step = call(f"{name} with {key.where}", name, lambda: getattr(layer, name)(xs))
+        step = call(f"{name} with {key.where}", key.method, lambda: getattr(layer, name)(xs))
         if step.ok:
             given = self.inputs(key.dtype, key.gpu, shared=True) + self._held(self.parameters(key.dtype, key.gpu))
             self._cache.arguments[key] = _left(given, xs + _held_by(layer))
@@ -363,7 +354,7 @@ class Session:
         it returned (a training step; a layer may hold them on self), and copies of the
         session's dL/dY and dL/dS_out. The forward step keeps copies of its outputs from then
         on: whatever backward writes into, no other check sees it."""
-        source = self._step_key(Method.FORWARD, key.dtype, key.gpu)
+        source = self._step_key(Call.FORWARD, key.dtype, key.gpu)
         forward = self._step(source)
         outputs: Outputs = forward.require()
         run = self._cache.passes.pop(source)  # continued once: the backward step is cached
@@ -372,7 +363,7 @@ class Session:
         drawn = self.draws.training_output_gradients(outputs, key.dtype, shared=True)
         dLdY, dLdS = _copies(drawn[0]), _copies(drawn[1])
         what = f"backward with {key.where}"
-        step = call(what, "backward", lambda: run.layer.backward(run.inputs, outputs, dLdY, dLdS))
+        step = call(what, Call.BACKWARD, lambda: run.layer.backward(run.inputs, outputs, dLdY, dLdS))
         if not step.ok:
             return step
         given = self._cache.arguments[source].after + kept.values + drawn[0] + drawn[1]
@@ -406,7 +397,7 @@ class Session:
         return [
             step.value
             for key, step in self._cache.steps.items()
-            if key.method is not Method.BACKWARD and isinstance(step.value, Outputs)
+            if key.method is not Call.BACKWARD and isinstance(step.value, Outputs)
         ]
 
 
@@ -480,10 +471,10 @@ def _first_gpu_failure(session: Session) -> CallError | None:
     dtype = session.options.dtypes[0]
     evaluated = session._evaluated
     methods = [evaluated]
-    if session.reference.has_forward and evaluated is not Method.FORWARD:
-        methods.append(Method.FORWARD)
+    if session.reference.has_forward and evaluated is not Call.FORWARD:
+        methods.append(Call.FORWARD)
     if session.reference.has_backward:
-        methods.append(Method.BACKWARD)
+        methods.append(Call.BACKWARD)
     for method in methods:
         on_gpu = _error_of(session, method, dtype, True)
         if on_gpu is not None and _error_of(session, method, dtype, False) is None:
@@ -491,7 +482,7 @@ def _first_gpu_failure(session: Session) -> CallError | None:
     return None
 
 
-def _error_of(session: Session, method: Method, dtype: Any, gpu: bool) -> CallError | None:
+def _error_of(session: Session, method: Call, dtype: Any, gpu: bool) -> CallError | None:
     """The error of a step, None when it ran (or when a step it needs failed: that step's
     error is the one to report, and it is asked first)."""
     try:
