@@ -15,6 +15,7 @@ import pytest
 from rich.console import Console
 
 import layercheck
+from layercheck.gradient_report import GradientReport, MalformedDetails
 from layercheck.reporters.console import ConsoleReporter, Verbosity
 from layercheck.reporters.pictures import pictures_of
 from layercheck.results import CheckResult, Report, Status, TargetReport
@@ -161,7 +162,8 @@ def test_the_recap_lists_every_failure_and_counts_the_targets(failing):
 def test_a_localized_failure_is_drawn_from_its_blocks(module, drawn):
     target = _report(VERDICTS / f"{module}.py", checks=[GRADIENTS]).targets[0]
     check = target.result(GRADIENTS)
-    rows = [row for picture in pictures_of(check.details, target.layouts) for row in picture.lines]
+    assert check.gradient is not None
+    rows = [row for picture in pictures_of(check.gradient) for row in picture.lines]
     for row in drawn:
         assert row in rows, (module, rows)
     assert "pictures:" in _render(Report([target]), 100)
@@ -173,7 +175,8 @@ def test_a_localized_failure_is_drawn_from_its_blocks(module, drawn):
 def test_nothing_is_drawn_where_nothing_was_localized(module):
     target = _report(VERDICTS / f"{module}.py", checks=[GRADIENTS]).targets[0]
     check = target.result(GRADIENTS)
-    pictures = pictures_of(check.details, target.layouts)
+    assert check.gradient is not None
+    pictures = pictures_of(check.gradient)
     regions = [r for a in check.details.get("arguments", []) for r in a.get("diagnosis", {}).get("regions", [])]
     assert pictures == [] or regions, (module, pictures)
 
@@ -246,28 +249,48 @@ def test_list_checks_prints_every_name_whole_at_60_columns():
         assert check in names
 
 
-def _details(partition: str, blocks: list[dict]) -> dict:
+def _gradient(partition: str, blocks: list[dict], shape: list[int], labels: str) -> GradientReport:
+    """The typed report of a gradient check's details, as a worker or a report file sends them."""
     record = {
         "argument": "X",
         "kind": "input",
         "status": "failed",
+        "shape": shape,
+        "labels": labels,
         "diagnosis": {"regions": [{"unit": partition}], "blocks": {partition: blocks}},
     }
-    return {"arguments": [record]}
+    report = GradientReport.of({"arguments": [record]})
+    assert report is not None
+    return report
 
 
 def test_a_large_plane_is_sampled_and_a_long_strip_says_what_it_left_out():
     edge = [
-        {"block": "0", "verdict": "wrong", "rel_error": 0.5},
-        {"block": "1", "verdict": "wrong", "rel_error": 2e-2},
-        {"block": "2+", "verdict": "right", "rel_error": 1e-9},
+        {"block": "0", "verdict": "wrong", "rel_error": 0.5, "span": [0, 0]},
+        {"block": "1", "verdict": "wrong", "rel_error": 2e-2, "span": [1, 1]},
+        {"block": "2+", "verdict": "right", "rel_error": 1e-9, "span": [2, None]},
     ]
-    (plane,) = pictures_of(_details("distance from the edge", edge), ["48,40,3,4:SSCB"])
+    (plane,) = pictures_of(_gradient("distance from the edge", edge, [48, 40, 3, 4], "SSCB"))
     assert "rows and columns sampled" in plane.title and len(plane.lines) == 1 + 12
     assert plane.lines[1].split()[1:] == ["█"] * 24 and "·" in plane.lines[6] and "▓" in plane.lines[2]
     channels = [{"block": str(k), "verdict": "wrong" if k == 70 else "right", "rel_error": 1.0} for k in range(80)]
-    (strip,) = pictures_of(_details("channel", channels), ["4,4,80,2:SSCB"])
+    (strip,) = pictures_of(_gradient("channel", channels, [4, 4, 80, 2], "SSCB"))
     assert "16 more not drawn" in strip.title and len(strip.lines[1].split()) == 64
+
+
+@pytest.mark.parametrize(
+    ("block", "said"),
+    [
+        ({"verdict": "sure"}, "verdict 'sure'"),
+        ({"span": [3, 1]}, "span"),
+        ({"span": [-1, None]}, "whole number"),
+        ({"block": 7}, "not a string"),
+    ],
+)
+def test_gradient_details_that_are_not_the_checks_are_refused_in_one_line(block, said):
+    data = {"block": "0", "verdict": "wrong", "rel_error": 0.5, "span": [0, 0], **block}
+    with pytest.raises(MalformedDetails, match=said):
+        _gradient("channel", [data], [4, 4, 3, 2], "SSCB")
 
 
 class TwoOfThreeGradients:

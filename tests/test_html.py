@@ -241,22 +241,29 @@ def test_html_and_json_on_one_file_are_refused(tmp_path):
     assert proc.returncode == 2 and "'--html'" in proc.stderr and "is a directory" in proc.stderr
 
 
-def test_odd_blocks_read_back_are_drawn_without_raising():
-    """Details read back from a file may hold anything JSON holds: a negative or missing error,
-    a block that is not a mapping, an unknown verdict."""
+def test_odd_blocks_read_back_are_drawn_and_what_is_no_block_is_refused():
+    """Details read back from a file may hold what the check never writes: a negative or
+    missing error, an error that is not a number, which are drawn as such; data that is not
+    a block at all is refused by the codec, in one line, as any malformed report is."""
     blocks = [
         {"block": "0", "verdict": "wrong", "rel_error": -1.0},
         {"block": "1", "verdict": "right"},
-        "not a block",
-        {"block": "2", "verdict": "maybe", "rel_error": "NaN"},
+        {"block": "2", "verdict": "undecided", "rel_error": "NaN"},
     ]
     record = {"argument": "X", "kind": "input", "status": "failed"}
     record["diagnosis"] = {"regions": [{"unit": "channel"}], "blocks": {"channel": blocks}}
-    check = CheckResult(GRADIENTS, "failed", "wrong", {"arguments": [record, "junk"]})
+    data = {"name": GRADIENTS, "status": "failed", "message": "wrong", "details": {"arguments": [record]}}
+    check = CheckResult.from_dict(data)
     page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["4,4,3,2:SSCB"])]))
     assert "<title>channel 0: wrong, relative error -1</title>" in page
     assert "<title>channel 1: right, no error recorded</title>" in page
     assert "<title>channel 2: undecided, no error recorded</title>" in page
+    for junk in ("not a block", {"block": "3", "verdict": "maybe"}):
+        odd = {**record, "diagnosis": {"regions": [], "blocks": {"channel": [*blocks, junk]}}}
+        with pytest.raises(MalformedReport, match=f"^check {GRADIENTS}: a block of argument 'X' "):
+            CheckResult.from_dict({**data, "details": {"arguments": [odd]}})
+    with pytest.raises(MalformedReport, match="an argument of the gradient check is not a mapping"):
+        CheckResult.from_dict({**data, "details": {"arguments": [record, "junk"]}})
 
 
 def test_a_target_whose_check_could_not_decide_is_incomplete_on_the_page():

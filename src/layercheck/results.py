@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from layercheck.environment import Environment
+from layercheck.gradient_report import GradientReport, MalformedDetails
 from layercheck.runinfo import RunInfo, RunInfoError, read_run, recorded_path
 from layercheck.safetext import (
     MESSAGE_LIMIT,
@@ -24,6 +25,7 @@ from layercheck.safetext import (
     safe_str,
     visible,
 )
+from layercheck.status import Status
 
 __all__ = [
     "repro_command",
@@ -52,25 +54,6 @@ def repro_command(script: str) -> str:
     """The command that runs a reproducer (`CheckResult.repro`), as every report prints it
     (quoted for a shell)."""
     return f"python {shlex.quote(script)}"
-
-
-class Status(str, Enum):
-    """How a check ended, or (ERROR) a target that could not be checked. Valued as the strings
-    of the JSON and JUnit reports, so `status == "passed"` holds and `json.dumps` writes the
-    value; `str()` and f-strings give the value too, on every Python version."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    INCOMPLETE = "incomplete"
-    SKIPPED = "skipped"
-    ERROR = "error"  # a target's status when it could not be checked (TargetReport.error is set)
-    # A failure (a failed check, or a target that could not be checked) that the run's
-    # `--baseline` accepts: set by the parent from the baseline file, never by a check, and
-    # never read from a worker (`from_dict(known=False)`), so that no layer can claim it.
-    KNOWN = "known"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class Kind(str, Enum):
@@ -189,6 +172,9 @@ class CheckResult:
     # The reproducer script of a failed check (`--repro DIR`: "DIR/<target>__<check>.py"), set
     # by the parent once it verified the file; an additive key of the JSON when set.
     repro: str | None = None
+    # The gradient check's findings, typed for the reports' pictures: read from `details`
+    # once, where the result is made (a check's, a worker's, a file's), never given.
+    gradient: GradientReport | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -209,6 +195,7 @@ class CheckResult:
         self.problems = [_text(p) for p in self.problems]
         self.details = bounded_data(self.details)
         self.repro = None if self.repro is None else _text(self.repro, NAME_LIMIT)
+        self.gradient = GradientReport.of(self.details)
 
     def to_dict(self) -> dict[str, Any]:
         # The typed fields go where today's JSON has them: the traceback first, the
@@ -260,14 +247,17 @@ class CheckResult:
         if broke is not None and (broke is not True or blocked_by is None):
             raise MalformedReport(f"{where} has broke_contract {_shown(broke)} (true, with blocked_by, or absent)")
         repro = fields.get("repro")
-        return cls(
-            name,
-            Status(status),
-            _string(fields.get("message", ""), f"the message of {where}"),
-            details,
-            _duration(fields.get("duration_s", 0.0), where),
-            repro=None if repro is None else _string(repro, f"the reproducer of {where}"),
-        )
+        try:
+            return cls(
+                name,
+                Status(status),
+                _string(fields.get("message", ""), f"the message of {where}"),
+                details,
+                _duration(fields.get("duration_s", 0.0), where),
+                repro=None if repro is None else _string(repro, f"the reproducer of {where}"),
+            )
+        except MalformedDetails as exc:
+            raise MalformedReport(f"{where}: {exc}") from None
 
 
 def _blocked(call: Any, broke_contract: Any) -> Blocked | None:

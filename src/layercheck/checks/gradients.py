@@ -107,6 +107,8 @@ class ArgumentRecord:
     status: Status
     reason: str
     probes: tuple[ProbeRecord, ...]
+    shape: tuple[int, ...] = ()
+    labels: str | None = None  # the layout's format ("SSCB") of an input, else None
     diagnosis: Diagnosis | None = None
     worst: Numbers | None = None  # the worst failing probe: the numbers of the argument's claim
     # Where a probe's outputs went NaN or infinite (the last such probe), with the names of the
@@ -121,6 +123,8 @@ class ArgumentRecord:
             "kind": self.kind,
             "status": self.status.value,
             "reason": self.reason,
+            "shape": list(self.shape),
+            "labels": self.labels,
             "probes": [p.to_dict() for p in self.probes],
         }
         if self.diagnosis is not None:
@@ -605,6 +609,8 @@ def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagn
         status=verdict.status,
         reason=verdict.reason,
         probes=tuple(ProbeRecord.of(p) for p in verdict.probes),
+        shape=tuple(int(n) for n in problem.values[verdict.index].shape),
+        labels=problem.labels[verdict.index],
         diagnosis=diagnosis,
         worst=worst,
         non_finite=non_finite if verdict.status is Status.INCOMPLETE else None,

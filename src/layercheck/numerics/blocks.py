@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.gradient_report import EDGE_DISTANCE, PLANE_AXES
 from layercheck.numerics.arrays import fetch, namespace_of, to_host
 
 __all__ = [
@@ -39,10 +40,13 @@ _QUANTILE_SAMPLE = 1 << 16
 
 @dataclass(frozen=True)
 class Block:
-    """Part of an argument: `label` names it in a sentence ("2", "0-3", "X < 0"), `mask` marks it."""
+    """Part of an argument: `label` names it in a sentence ("2", "0-3", "X < 0"), `mask` marks it;
+    `span`, for a block of positions along an axis or of distances from the edge, is the first
+    and the last (None: every one from the first on, "3+"), as the reports draw it."""
 
     label: str
     mask: Any
+    span: tuple[int, int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ def spatial_words(labels: str) -> list[tuple[int, str]]:
     """Each spatial axis with its name: rows and columns for a plane, else spatial axis k."""
     axes = [i for i, ch in enumerate(labels) if ch == "S"]
     if len(axes) == 2:
-        return list(zip(axes, ("row", "column")))
+        return list(zip(axes, PLANE_AXES))
     if len(axes) == 1:
         return [(axes[0], "position")]
     return [(axis, f"index of spatial axis {k}") for k, axis in enumerate(axes, 1)]
@@ -84,7 +88,7 @@ def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS) ->
     n = shape[axis]
     cuts = np.linspace(0, n, min(n, max_cells) + 1).astype(int).tolist()
     blocks = tuple(
-        Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", _axis_mask(shape, axis, lo, hi, xp))
+        Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", _axis_mask(shape, axis, lo, hi, xp), (lo, hi - 1))
         for lo, hi in zip(cuts[:-1], cuts[1:])
     )
     return Partition(unit, blocks)
@@ -109,9 +113,9 @@ def distance_to_edge(value: Any, labels: str | None) -> Partition | None:
         distance = along if distance is None else xp.minimum(distance, along)
     distance = xp.broadcast_to(distance, shape)
     deepest = min(shape[i] for i in axes) // 2 - (1 if min(shape[i] for i in axes) % 2 == 0 else 0)
-    cells = [Block(str(d), distance == d) for d in range(min(deepest, 3))]
-    cells.append(Block(f"{min(deepest, 3)}+", distance >= min(deepest, 3)))
-    return Partition("distance from the edge", tuple(cells), "distances from the edge")
+    cells = [Block(str(d), distance == d, (d, d)) for d in range(min(deepest, 3))]
+    cells.append(Block(f"{min(deepest, 3)}+", distance >= min(deepest, 3), (min(deepest, 3), None)))
+    return Partition(EDGE_DISTANCE, tuple(cells), "distances from the edge")
 
 
 def describe_border(shape: tuple[int, ...], labels: str, depth: int) -> str:

@@ -48,7 +48,6 @@ _STYLE = {
 _INDENT = 4
 HANG = 2  # how much further in a wrapped line goes on
 _LAYOUTS = "; "  # between the layouts of a target: a layout holds commas (24,24,20,128:SSCB)
-_GRADIENTS = "gradients_are_numerically_correct"
 
 
 class Verbosity(IntEnum):
@@ -260,8 +259,8 @@ class ConsoleReporter:
         if len(first.problems) > 1:
             for problem in first.problems:
                 self._line(Text(f"- {visible(problem)}"), 2 * _INDENT)
-        if first.name == _GRADIENTS:
-            for picture in pictures_of(first.details, report.layouts):
+        if first.gradient is not None:
+            for picture in pictures_of(first.gradient):
                 self._line(Text(visible(picture.title)), 2 * _INDENT)
                 for row in picture.lines:
                     self._line(Text(visible(row)), 3 * _INDENT, style="red")

@@ -38,7 +38,6 @@ from layercheck.safetext import TRACEBACK_LIMIT, bounded, visible
 
 __all__ = ["report_html", "write_html"]
 
-_GRADIENTS = "gradients_are_numerically_correct"
 _LAYOUTS = "; "  # between a target's layouts: a layout holds commas
 _DETAILS_LIMIT = 4 * TRACEBACK_LIMIT  # a check's details as JSON
 # The order of the filters, and of the checks under a target.
@@ -96,8 +95,8 @@ def _failure(check: CheckResult, target: TargetReport) -> str:
         parts.append('<ul class="explanation">' + "".join(f"<li>{_t(x)}</li>" for x in check.explanation) + "</ul>")
     if len(check.problems) > 1:
         parts.append('<ul class="problems">' + "".join(f"<li>{_t(p)}</li>" for p in check.problems) + "</ul>")
-    if check.name == _GRADIENTS:
-        figures = figures_of(check.details, target.layouts)
+    if check.gradient is not None:
+        figures = figures_of(check.gradient)
         if figures:
             parts.append("".join(figure_html(figure) for figure in figures) + legend_html())
     if check.repro is not None:  # --repro: the script that recomputes this failure

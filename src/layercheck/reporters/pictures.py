@@ -2,7 +2,7 @@
 
 The diagnosis records, for each partition of an argument it screened (channels, time steps,
 distance from the edge of the spatial plane, sign, value range, rows, columns), every block's
-verdict and relative error (`details.arguments[i].diagnosis.blocks`). A partition whose blocks
+verdict and relative error, read typed into `CheckResult.gradient` (`gradient_report`). A partition whose blocks
 were proven both wrong and right localizes the error: it is drawn as a strip of cells, one per
 block, shaded by the relative error; the distance from the edge as a coarse map of the plane.
 Nothing is drawn that the blocks do not say: every cell is one block's verdict.
@@ -15,12 +15,12 @@ so both show the same cells.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any
 
-from layercheck.results import Status
+from layercheck.gradient_report import EDGE_DISTANCE, PLANE_AXES, BlockResult, GradientReport
+from layercheck.gradient_report import BlockVerdict as Verdict
+from layercheck.status import Status
 
 __all__ = [
     "Cell",
@@ -42,14 +42,6 @@ _RIGHT, _UNDECIDED = "·", "?"
 LEGEND = "█ ≥10%  ▓ ≥1%  ▒ ≥0.01%  ░ less (wrong)   · right   ? undecided"
 _MAX_CELLS = 64  # a strip longer than this shows its first cells and says how many more
 _MAP_ROWS, _MAP_COLUMNS = 12, 24
-
-
-class Verdict(str, Enum):
-    """A block's verdict, as the diagnosis records it (anything else: undecided)."""
-
-    WRONG = "wrong"
-    RIGHT = "right"
-    UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True)
@@ -123,12 +115,8 @@ class Picture:
     lines: tuple[str, ...]
 
 
-def _cell(block: Mapping[str, Any]) -> Cell:
-    verdict = block.get("verdict")
-    error = block.get("rel_error")
-    number = float(error) if isinstance(error, (int, float)) and not isinstance(error, bool) else None
-    known = verdict in (Verdict.WRONG.value, Verdict.RIGHT.value)
-    return Cell(str(block.get("block", "")), Verdict(verdict) if known else Verdict.UNDECIDED, number)
+def _cell(block: BlockResult) -> Cell:
+    return Cell(block.label, block.verdict, block.rel_error)
 
 
 def _character(cell: Cell | None) -> str:
@@ -141,35 +129,23 @@ def _character(cell: Cell | None) -> str:
     return _SHADES[cell.shade]
 
 
-def _localizes(blocks: Sequence[Any]) -> bool:
-    verdicts = {b.get("verdict") for b in blocks if isinstance(b, Mapping)}
-    return Verdict.WRONG.value in verdicts and Verdict.RIGHT.value in verdicts
-
-
-def _strip(name: str, argument: str, blocks: Sequence[Mapping[str, Any]]) -> Strip:
+def _strip(name: str, argument: str, blocks: Sequence[BlockResult]) -> Strip:
     return Strip(argument, name, tuple(_cell(b) for b in blocks[:_MAX_CELLS]), max(len(blocks) - _MAX_CELLS, 0))
 
 
-def _plane(argument: str, blocks: Sequence[Mapping[str, Any]], height: int, width: int) -> Plane:
+def _plane(argument: str, blocks: Sequence[BlockResult], height: int, width: int) -> Plane:
     """The spatial plane, coarsened to at most _MAP_ROWS x _MAP_COLUMNS cells, each the block
-    of its distance from the edge ("0", "1", ..., "k+")."""
-    by_distance: dict[int, Cell] = {}
-    last_open: tuple[int, Cell] | None = None
-    for block in blocks:
-        cell = _cell(block)
-        if cell.block.endswith("+") and cell.block[:-1].isdigit():
-            last_open = (int(cell.block[:-1]), cell)
-        elif cell.block.isdigit():
-            by_distance[int(cell.block)] = cell
+    of its distance from the edge (each block spans one distance, the last every one from
+    its first on: "0", "1", ..., "3+")."""
+    spans = [(block.span, _cell(block)) for block in blocks if block.span is not None]
 
     def at(distance: int) -> Cell | None:
-        if distance in by_distance:
-            return by_distance[distance]
-        if last_open is not None and distance >= last_open[0]:
-            return last_open[1]
-        return None
+        return next(
+            (cell for (first, last), cell in spans if first <= distance and (last is None or distance <= last)), None
+        )
 
-    depth = max(by_distance, default=-1) + 1  # the rings drawn one by one must all show
+    # the rings drawn one by one must all show
+    depth = max((last + 1 for (_, last), _ in spans if last is not None), default=0)
     rows, columns = _samples(height, _MAP_ROWS, depth), _samples(width, _MAP_COLUMNS, depth)
     cells = tuple(tuple(at(min(r, c, height - 1 - r, width - 1 - c)) for c in columns) for r in rows)
     return Plane(argument, height, width, tuple(rows), tuple(columns), cells)
@@ -213,55 +189,25 @@ def _samples(size: int, most: int, depth: int = 0) -> list[int]:
     return sorted(ends | spread)
 
 
-def _spatial_size(layouts: Sequence[str]) -> tuple[int, int] | None:
-    """The first two spatial sizes of the first input's layout ("24,24,20,128:SSCB")."""
-    if not layouts:
-        return None
-    sizes, _, labels = layouts[0].partition(":")
-    try:
-        spatial = [int(n) for n, label in zip(sizes.split(","), labels) if label == "S"]
-    except ValueError:
-        return None
-    return (spatial[0], spatial[1]) if len(spatial) >= 2 else None
-
-
-def _first_input(details: Mapping[str, Any]) -> str | None:
-    """The first input's name: the layout whose plane is drawn is the first input's."""
-    for record in details.get("arguments") or ():
-        if isinstance(record, Mapping) and record.get("kind") == "input":
-            return str(record.get("argument"))
-    return None
-
-
-def figures_of(details: Mapping[str, Any], layouts: Sequence[str]) -> list[Figure]:
-    """What to draw for a gradient check's details: for every failed argument, each partition
-    whose blocks were proven wrong in some places and right in others, and that a region of
-    the diagnosis names."""
+def figures_of(report: GradientReport) -> list[Figure]:
+    """What to draw for a gradient check: for every failed argument, each partition whose
+    blocks were proven wrong in some places and right in others, and that a region of the
+    diagnosis names (a picture shows what was said)."""
     found: list[Figure] = []
-    for record in details.get("arguments") or ():
-        if not isinstance(record, Mapping) or record.get("status") != Status.FAILED.value:
+    for argument in report.arguments:
+        if argument.status is not Status.FAILED:
             continue
-        diagnosis = record.get("diagnosis")
-        if not isinstance(diagnosis, Mapping):
-            continue
-        argument = str(record.get("argument", "?"))
-        # Drawn only for what the diagnosis says: the picture of a region it proved.
-        said = {r.get("unit") for r in diagnosis.get("regions") or () if isinstance(r, Mapping)}
-        blocks_of = diagnosis.get("blocks")
-        for name, blocks in blocks_of.items() if isinstance(blocks_of, Mapping) else ():
-            if not isinstance(blocks, Sequence) or not blocks or not _localizes(blocks) or name not in said:
+        for partition in argument.partitions:
+            if not partition.said or not partition.localizes:
                 continue
-            blocks = [b for b in blocks if isinstance(b, Mapping)]
-            size = (
-                _spatial_size(layouts) if record.get("kind") == "input" and argument == _first_input(details) else None
-            )
-            if name == "distance from the edge" and size is not None:
-                found.append(_plane(argument, blocks, *size))
-            elif name not in ("row", "column"):  # the map says more than rows and columns alone
-                found.append(_strip(str(name), argument, blocks))
+            plane = argument.plane
+            if partition.name == EDGE_DISTANCE and plane is not None:
+                found.append(_plane(argument.argument, partition.blocks, *plane))
+            elif partition.name not in PLANE_AXES:  # the map says more than rows and columns alone
+                found.append(_strip(partition.name, argument.argument, partition.blocks))
     return found
 
 
-def pictures_of(details: Mapping[str, Any], layouts: Sequence[str]) -> list[Picture]:
+def pictures_of(report: GradientReport) -> list[Picture]:
     """The console's pictures of `figures_of`, as text."""
-    return [_plane_text(f) if isinstance(f, Plane) else _strip_text(f) for f in figures_of(details, layouts)]
+    return [_plane_text(f) if isinstance(f, Plane) else _strip_text(f) for f in figures_of(report)]

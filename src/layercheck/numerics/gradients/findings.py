@@ -337,6 +337,7 @@ class BlockError:
     rel_error: float
     tolerance: float
     probes: int  # probes that agree on the verdict: 1 (a screen), 2 (confirmed), 0 (measured element by element)
+    span: tuple[int, int | None] | None = None  # `blocks.Block.span`
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -346,6 +347,7 @@ class BlockError:
             "rel_error": self.rel_error,
             "tolerance": self.tolerance,
             "probes": self.probes,
+            "span": None if self.span is None else list(self.span),
         }
 
 

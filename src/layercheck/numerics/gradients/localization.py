@@ -61,10 +61,18 @@ class _Cell:
     def record(self) -> BlockError:
         p = self.probe
         if p is None or not math.isfinite(p.numeric):
-            return BlockError(self.block.label, self.verdict, math.nan, math.nan, math.nan, self.probes)
+            return BlockError(
+                self.block.label, self.verdict, math.nan, math.nan, math.nan, self.probes, self.block.span
+            )
         tolerance = p.tolerance if p.gradients else math.nan
         return BlockError(
-            self.block.label, self.verdict, p.discrepancy, p.relative(p.discrepancy), tolerance, self.probes
+            self.block.label,
+            self.verdict,
+            p.discrepancy,
+            p.relative(p.discrepancy),
+            tolerance,
+            self.probes,
+            self.block.span,
         )
 
 
