@@ -13,7 +13,7 @@ from conftest import CLI_LAYERS, GRADIENTS, SAMPLES, one_line_usage_error, run_c
 
 from layercheck.baseline import TARGET_ERROR
 from layercheck.checks import REGISTRY
-from layercheck.results import MalformedReport, TargetReport
+from layercheck.results import MalformedReport, Origin, TargetReport
 
 PASSING, FAILING, BROKEN = "layers/srelu.py", "layers/srelu_swapped.py", "layers/import_raises.py"
 
@@ -183,9 +183,12 @@ def test_a_worker_cannot_report_a_failure_as_known():
     holding it is malformed, and a target's status is not read from it."""
     check = {"name": GRADIENTS, "status": "known", "message": "", "details": {}, "duration_s": 0.0}
     with pytest.raises(MalformedReport, match="status 'known'"):
-        TargetReport.from_dict({"target": "a.py", "checks": [check]})
-    forged = TargetReport.from_dict({"target": "a.py", "status": "known", "error": "boom"})
+        TargetReport.from_dict({"target": "a.py", "checks": [check]}, Origin.WORKER)
+    forged = TargetReport.from_dict({"target": "a.py", "status": "known", "error": "boom"}, Origin.WORKER)
     assert forged.status == "error" and not forged.ok
     # Read back from a report file (to merge shards), it is what the run wrote.
-    assert TargetReport.from_dict({"target": "a.py", "checks": [check]}, known=True).status == "known"
-    assert TargetReport.from_dict({"target": "a.py", "status": "known", "error": "boom"}, known=True).ok
+    assert TargetReport.from_dict({"target": "a.py", "checks": [check]}, Origin.FILE).status == "known"
+    assert TargetReport.from_dict({"target": "a.py", "status": "known", "error": "boom"}, Origin.FILE).ok
+    # The cache holds what a worker sent: no more believed than the worker.
+    with pytest.raises(MalformedReport, match="status 'known'"):
+        TargetReport.from_dict({"target": "a.py", "checks": [check]}, Origin.CACHE)

@@ -366,7 +366,7 @@ def test_after_each_call_of_the_layer_a_replaced_numpy_name_is_found_and_put_bac
 def test_an_enum_members_state_is_named_and_put_back(snapshot):
     # Status.FAILED whose value reads "passed" would report every failure as a pass.
     object.__setattr__(Status.FAILED, "_value_", "passed")
-    assert _seen(snapshot.changes()) == [(ChangeKind.REPLACED, "layercheck.results.Status.FAILED._value_", None)]
+    assert _seen(snapshot.changes()) == [(ChangeKind.REPLACED, "layercheck.status.Status.FAILED._value_", None)]
     snapshot.settle()
     assert Status.FAILED.value == "failed" and Status("failed") is Status.FAILED
 
@@ -375,7 +375,7 @@ def test_an_enums_lookup_table_is_watched(snapshot):
     Status._value2member_map_["failed"] = Status.PASSED
     try:
         assert _seen(snapshot.changes()) == [
-            (ChangeKind.REPLACED, "layercheck.results.Status._value2member_map_.failed", None)
+            (ChangeKind.REPLACED, "layercheck.status.Status._value2member_map_.failed", None)
         ]
         snapshot.settle()
         assert Status("failed") is Status.FAILED

@@ -19,7 +19,7 @@ from rich.console import Console
 from layercheck.contract.layout import parse_layout
 from layercheck.errors import UsageError
 from layercheck.reporters.console import ConsoleReporter, Verbosity
-from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Report, Status, TargetReport
+from layercheck.results import Cause, CheckResult, Kind, MalformedReport, Origin, Report, Status, TargetReport
 from layercheck.running.batch import CheckJob, Discovered, _checked, _expected_checks, _unexpected_checks
 from layercheck.sandbox.integrity import INTEGRITY_CHECK
 from layercheck.sandbox.isolation import Outcome, _read_message, _Unreadable
@@ -88,7 +88,7 @@ def test_a_report_written_reads_back_as_it_was():
 )
 def test_a_malformed_report_is_refused_in_one_line(data, problem):
     with pytest.raises(MalformedReport, match=problem) as raised:
-        TargetReport.from_dict(data)
+        TargetReport.from_dict(data, Origin.WORKER)
     assert "\n" not in str(raised.value)
 
 
@@ -97,7 +97,7 @@ def test_details_nested_past_any_report_are_refused():
     for _ in range(100):
         details = {"d": details}
     with pytest.raises(MalformedReport, match="nested more than"):
-        CheckResult.from_dict({"name": "c", "status": "passed", "details": details})
+        CheckResult.from_dict({"name": "c", "status": "passed", "details": details}, Origin.WORKER)
 
 
 # -- a report against what was asked ----------------------------------------------------------
@@ -257,7 +257,7 @@ def test_a_message_is_read_as_plain_data_and_calls_nothing(capsys):
     assert _read_message(pickle.dumps(plain))[0] == "done"
     with pytest.raises(_Unreadable, match=r"it names builtins\.print; a worker sends only plain data"):
         _read_message(pickle.dumps(("done", _Calls())))
-    with pytest.raises(_Unreadable, match="layercheck.results.Status"):
+    with pytest.raises(_Unreadable, match="layercheck.status.Status"):
         _read_message(pickle.dumps(("done", Status.PASSED)))
     with pytest.raises(_Unreadable, match="is not a \\(kind, data\\) pair"):
         _read_message(pickle.dumps(["done", 1]))

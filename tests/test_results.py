@@ -272,7 +272,7 @@ def test_a_target_is_incomplete_when_no_check_failed_and_one_could_not_decide(ch
     assert target.status is status and target.to_dict()["status"] == status.value
     assert target.ok is (status is not F)  # incomplete fails no run without --strict
     assert target.fails() is (status is F) and target.fails(strict=True) is (status in (F, U))
-    assert TargetReport.from_dict(target.to_dict(), known=True).status is status
+    assert TargetReport.from_dict(target.to_dict()).status is status
 
 
 def test_raise_on_failure_raises_for_an_incomplete_target_only_when_strict():

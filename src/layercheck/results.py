@@ -37,6 +37,7 @@ __all__ = [
     "CheckResult",
     "Kind",
     "MalformedReport",
+    "Origin",
     "Report",
     "SCHEMA_VERSION",
     "STATUSES",
@@ -135,6 +136,22 @@ def cause_of(exc: BaseException | None) -> Cause | None:
     return None
 
 
+class Origin(Enum):
+    """Where data read back as a report comes from: what of it is believed (`from_dict`) and
+    what is written for it (`to_dict`). One codec serves them all."""
+
+    # The worker process a target was checked in. The layer ran there and may have forged
+    # anything: a status `known` (the baseline's, the parent's to set) and a `source` (the
+    # parent knows where the target is defined) are never read; the user's frames and the
+    # cause of an error are, as the worker sends them.
+    WORKER = "worker"
+    # An entry of the result cache: what a worker sent and the parent checked, stored.
+    CACHE = "cache"
+    # A report file (`--json`, a shard `layercheck merge` reads): statuses `known` and each
+    # target's `source` are read; a cause is no part of it.
+    FILE = "file"
+
+
 # A check's statuses, in the order of the summaries: what a check can end with.
 STATUSES = (Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED)
 # The summaries' keys: a check's statuses and `known` (a failure the baseline accepts; an
@@ -198,6 +215,8 @@ class CheckResult:
         self.gradient = GradientReport.of(self.details)
 
     def to_dict(self) -> dict[str, Any]:
+        """The check's object of the JSON report: JSON data (`plain`), as every report, a
+        worker's message, the cache and a shard hold it."""
         # The typed fields go where today's JSON has them: the traceback first, the
         # explanation and the problems after what the check recorded.
         details: dict[str, Any] = {"traceback": self.traceback} if self.traceback else {}
@@ -219,13 +238,13 @@ class CheckResult:
         }
         if self.repro is not None:
             data["repro"] = self.repro
-        return data
+        return plain(data)  # type: ignore[no-any-return]
 
     @classmethod
-    def from_dict(cls, data: Any, *, known: bool = False) -> CheckResult:
+    def from_dict(cls, data: Any, origin: Origin = Origin.FILE) -> CheckResult:
         """The inverse of `to_dict`, for data that may not be layercheck's own (a worker's
-        report, which the layer could have forged; a JSON file read back). `known`: the status
-        `known` is read (a report file of a run with --baseline); a worker's never holds it.
+        report, which the layer could have forged; a JSON file read back). The status `known`
+        is read from a report file only (of a run with --baseline); a worker's never holds it.
 
         Raises:
             MalformedReport: one line that says what does not fit; never another exception.
@@ -234,7 +253,7 @@ class CheckResult:
         name = _string(fields.get("name"), "a check's name")
         where = f"check {visible(bounded(name, 100))}"
         status = fields.get("status")
-        allowed = _FILE_STATUSES if known else _CHECK_STATUSES
+        allowed = _FILE_STATUSES if origin is Origin.FILE else _CHECK_STATUSES
         if type(status) is not str or status not in allowed:
             raise MalformedReport(f"{where} has status {_shown(status)}, not one of {', '.join(allowed)}")
         details = fields.get("details") or {}
@@ -413,9 +432,11 @@ class TargetReport:
         counts = ", ".join(f"{summary[s]} {s}" for s in order if summary[s]) or "no checks"
         return f"<TargetReport {visible(bounded(self.target, 200))} {self.status}: {counts}>"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, origin: Origin = Origin.FILE) -> dict[str, Any]:
+        """The target's object of the JSON report: JSON data (`plain`). For a worker's report
+        (`Origin.WORKER`), with the cause of its error, which is no part of a report file."""
         self.bound()
-        return {
+        data = {
             "target": self.target,
             "kind": self.kind.value,
             "layouts": list(self.layouts),
@@ -437,17 +458,19 @@ class TargetReport:
             if self.source is None
             else {"path": recorded_path(self.source.path), "line": self.source.line},
         }
+        if origin is Origin.WORKER:
+            data["cause"] = self.cause
+        return plain(data)  # type: ignore[no-any-return]
 
     @classmethod
-    def from_dict(cls, data: Any, *, known: bool = False, source: bool = False) -> TargetReport:
-        """The inverse of `to_dict` (`status` and `summary` are derived, so they are not read,
-        except that with `known` (a report file read back) the status `known` of a target
-        with an error is: its error was accepted by the run's baseline). With `source` (a
-        report file read back) its `source` is read; a worker's is never taken: the parent
-        knows where the target is defined.
+    def from_dict(cls, data: Any, origin: Origin = Origin.FILE) -> TargetReport:
+        """The inverse of `to_dict`, believing what `origin` decides (`Origin`). `status` and
+        `summary` are derived, so they are not read, except that from a report file the
+        status `known` of a target with an error is: its error was accepted by the run's
+        baseline.
 
-        `traceback` and `cause` are not part of the public schema; they are read when present,
-        which is how a worker process sends the user's frames and the cause back with its report.
+        `traceback` and `cause` are not part of the public schema: a worker process sends the
+        user's frames and the cause back with its report.
 
         Raises:
             MalformedReport: one line that says what does not fit (the data may come from a
@@ -457,7 +480,7 @@ class TargetReport:
         kind = fields.get("kind", Kind.LAYER.value)
         if type(kind) is not str or kind not in {k.value for k in Kind}:
             raise MalformedReport(f"the report's kind is {_shown(kind)}, not one of layer, function")
-        cause = fields.get("cause")
+        cause = fields.get("cause") if origin is Origin.WORKER else None
         if cause is not None and (type(cause) is not str or cause not in {c.value for c in Cause}):
             raise MalformedReport(f"the report's cause is {_shown(cause)}")
         error = fields.get("error")
@@ -467,14 +490,12 @@ class TargetReport:
         cached = fields.get("cached", False)
         if type(cached) is not bool:
             raise MalformedReport(f"the report's cached is {_shown(cached)}, not true or false")
-        where = _source(fields.get("source")) if source else None
+        where = _source(fields.get("source")) if origin is Origin.FILE else None
         return cls(
             target=_string(fields.get("target"), "the report's target"),
             kind=Kind(kind),
             layouts=_strings(fields.get("layouts", []), "the report's layouts"),
-            checks=[
-                CheckResult.from_dict(c, known=known) for c in _items(fields.get("checks", []), "the report's checks")
-            ],
+            checks=[CheckResult.from_dict(c, origin) for c in _items(fields.get("checks", []), "the report's checks")],
             error=None if error is None else _string(error, "the report's error"),
             traceback=_string(fields.get("traceback") or "", "the report's traceback"),
             duration_s=_duration(fields.get("duration_s", 0.0), "the report"),
@@ -482,7 +503,7 @@ class TargetReport:
             notes=_strings(fields.get("notes") or [], "the report's notes"),
             allowed_changes=_strings(fields.get("allowed_changes") or [], "the report's allowed changes"),
             position=position,
-            error_known=known and error is not None and fields.get("status") == Status.KNOWN.value,
+            error_known=origin is Origin.FILE and error is not None and fields.get("status") == Status.KNOWN.value,
             source=where,
             cached=cached,
         )
@@ -649,7 +670,7 @@ class Report:
         }
         if self.environment is not None:
             data["environment"] = self.environment.to_dict()
-        return data
+        return plain(data)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
@@ -658,8 +679,7 @@ class Report:
         if type(data) is not dict:
             raise MalformedReport(f"a report is {_shown(data)}, not a mapping")
         targets = [
-            TargetReport.from_dict(t, known=True, source=True)
-            for t in _items(data.get("targets", []), "the report's targets")
+            TargetReport.from_dict(t, Origin.FILE) for t in _items(data.get("targets", []), "the report's targets")
         ]
         try:
             run = None if data.get("run") is None else read_run(data["run"])

@@ -22,7 +22,7 @@ class Status(str, Enum):
     ERROR = "error"  # a target's status when it could not be checked (TargetReport.error is set)
     # A failure (a failed check, or a target that could not be checked) that the run's
     # `--baseline` accepts: set by the parent from the baseline file, never by a check, and
-    # never read from a worker (`from_dict(known=False)`), so that no layer can claim it.
+    # never read from a worker (`results.Origin.WORKER`), so that no layer can claim it.
     KNOWN = "known"
 
     def __str__(self) -> str:

@@ -1,4 +1,4 @@
-r"""Failed: the module replaced layercheck\.results\.Status\.FAILED\._value_ and layercheck\.results\.Status\.INCOMPLETE\._value_ when it was imported"""
+r"""Failed: the module replaced layercheck\.status\.Status\.FAILED\._value_ and layercheck\.status\.Status\.INCOMPLETE\._value_ when it was imported"""
 
 from layercheck.results import Status
 

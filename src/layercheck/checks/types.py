@@ -39,7 +39,11 @@ def complex_allowed(session: CheckContext, dtype: Any) -> bool:
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
 
 
-def type_problem(name: str, value: Any, expected: np.dtype[Any] | None, dtype: Any, module: Any) -> str | None:
+def type_problem(
+    name: str, value: Any, expected: np.dtype[Any] | None, dtype: Any, module: Any, *, gradient: bool = False
+) -> str | None:
+    """What is wrong with the type of `value` (an output, or with `gradient` a gradient, of
+    the argument whose dtype is `expected`), in words; None when nothing is."""
     what = f"{name} with {dtype_name(dtype)} inputs"
     if not arrays.is_array(value):
         return f"{what} is {arrays.describe(value)}, not an array"
@@ -47,7 +51,7 @@ def type_problem(name: str, value: Any, expected: np.dtype[Any] | None, dtype: A
         return f"{what} is a {arrays.describe(value)} but the inputs were {module.__name__} arrays"
     if expected is not None and np.dtype(value.dtype) != expected:
         if np.dtype(value.dtype).kind == "c" and expected.kind != "c":
-            if name.startswith("gradient dLd"):
+            if gradient:
                 return f"{what} is complex ({value.dtype}) but its argument is real: the gradient of a real argument is real (its real part)"
             return f"{what} is complex ({value.dtype}) although the inputs and learnables are real"
         return f"{what} is {value.dtype}, expected {expected}"
@@ -140,7 +144,9 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
         for name, grad, arg, skip in zip(layer.gradient_names(), result.gradients.all, args, integer):
             if grad is None or skip or not arrays.is_array(arg):
                 continue  # reported by backward_is_consistent_in_size
-            problem = type_problem(f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg))
+            problem = type_problem(
+                f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg), gradient=True
+            )
             if problem:
                 return failed(
                     problem,

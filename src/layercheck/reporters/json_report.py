@@ -6,13 +6,13 @@ import json
 import os
 
 from layercheck.reporters.files import write_report
-from layercheck.results import Report, plain
+from layercheck.results import Report
 
 __all__ = ["report_json", "write_json"]
 
 
 def report_json(report: Report) -> str:
-    return json.dumps(plain(report.to_dict()), indent=2, allow_nan=False)
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False)
 
 
 def write_json(report: Report, path: str | os.PathLike[str]) -> None:

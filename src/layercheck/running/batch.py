@@ -49,6 +49,7 @@ from layercheck.results import (
     CheckResult,
     Kind,
     MalformedReport,
+    Origin,
     Report,
     Source,
     TargetReport,
@@ -375,7 +376,7 @@ class CheckJob:
 
         def on_check(result: CheckResult) -> None:
             done.append(result)
-            emit("check", plain(result.to_dict()))
+            emit("check", result.to_dict())
             if result.cause is Cause.MEMORY:
                 # Stop here: every further check would run into the same wall.
                 raise _OutOfMemory(result)
@@ -443,7 +444,7 @@ def _process_errors(report: TargetReport) -> TargetReport:
 
 
 def _payload(report: TargetReport) -> dict[str, Any]:
-    return {**plain(report.to_dict()), "traceback": report.traceback, "cause": plain(report.cause)}
+    return report.to_dict(Origin.WORKER)
 
 
 # -- the parent ---------------------------------------------------------------------------
@@ -985,7 +986,7 @@ def _checked(job: CheckJob, outcome: Outcome, maxfail: MaxFail | None = None) ->
         return _report_of(job, error=f"not checked: {reason}", duration_s=outcome.duration_s, cause=Cause.NOT_RUN)
     if outcome.ok:
         try:
-            report = TargetReport.from_dict(outcome.result)
+            report = TargetReport.from_dict(outcome.result, Origin.WORKER)
         except MalformedReport as exc:
             error = f"{_MALFORMED} {exc}{_TAMPERED}"
         else:
@@ -1083,7 +1084,7 @@ def _checks_sent(job: CheckJob, events: Sequence[tuple[str, Any]]) -> tuple[list
         if kind != "check":
             continue
         try:
-            check = CheckResult.from_dict(data)
+            check = CheckResult.from_dict(data, Origin.WORKER)
         except MalformedReport as exc:
             dropped.append(str(exc))
             continue

@@ -84,7 +84,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.errors import UsageError
-from layercheck.results import MalformedReport, Status, TargetReport, plain
+from layercheck.results import MalformedReport, Origin, Status, TargetReport, plain
 from layercheck.running.sources import Inputs, digest_file, read_inputs
 from layercheck.safetext import exception_text, visible
 from layercheck.sandbox import INTEGRITY_CHECK, worker_sys_path
@@ -294,7 +294,7 @@ class ResultCache:
             return None
         try:
             inputs = read_inputs(entry.get("inputs"))
-            report = TargetReport.from_dict(entry.get("report"))
+            report = TargetReport.from_dict(entry.get("report"), Origin.CACHE)
         except MalformedReport:
             return None
         if not inputs.files or not inputs.keyable or not inputs.unchanged():
@@ -327,7 +327,7 @@ class ResultCache:
             return False
         if not inputs.unchanged():
             return False
-        data = {"format": _FORMAT, "key": key, "inputs": inputs.to_data(), "report": plain(report.to_dict())}
+        data = {"format": _FORMAT, "key": key, "inputs": inputs.to_data(), "report": report.to_dict(Origin.CACHE)}
         try:
             text = json.dumps(data, allow_nan=False, separators=(",", ":"))
         except ValueError:  # a non-finite number `plain` let through: not worth a crash
