@@ -247,20 +247,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _unhurried_diagnosis(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The diagnosis of a failed gradient spends a time budget (at least DIAGNOSIS_FLOOR_S),
-    so on a loaded machine it may stop before a claim a test expects, as it should for a
-    user. In-process tests give it a floor no loaded CI machine runs out of, so that what they
-    assert does not depend on the load; the tests of the budget itself are marked
-    `real_diagnosis_budget`."""
-    import layercheck.checks.gradients as gradients
-
-    if request.node.get_closest_marker("real_diagnosis_budget"):
-        return
-    monkeypatch.setattr(gradients, "DIAGNOSIS_FLOOR_S", 60.0)
-
-
-@pytest.fixture(autouse=True)
 def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     """With GITHUB_ACTIONS=true layercheck adds workflow commands to its output (annotations,
     stop-commands): the tests that read that output expect a plain run's wherever they run,

@@ -121,67 +121,83 @@ def test_a_predict_that_writes_into_its_input_gets_copies_too():
     assert report.result("predict_does_not_modify_inputs").status == "failed"
 
 
-# -- the diagnosis of a failure spends a time budget; the failure itself is never lost ----------
+# -- the diagnosis of a failure spends calls of the layer; the failure itself is never lost -------
 
 
-@pytest.mark.real_diagnosis_budget
-def test_the_diagnosis_budget_follows_the_proof_within_a_share_of_the_timeout():
-    from layercheck.checks.gradients import (
-        DIAGNOSIS_FACTOR,
-        DIAGNOSIS_FLOOR_S,
-        DIAGNOSIS_SMALL_ELEMENTS,
-        DIAGNOSIS_SMALL_FACTOR,
-        DIAGNOSIS_TIMEOUT_SHARE,
-        diagnosis_budget,
-    )
+def test_the_diagnosis_budget_is_calls_a_function_of_the_size_alone():
+    from layercheck.numerics.gradients.budget import CALLS, calls_for
 
-    assert diagnosis_budget(0.0, None) == DIAGNOSIS_FLOOR_S
-    # A small layer: a multiple of the proof, at least the floor.
-    assert diagnosis_budget(10.0, None) == DIAGNOSIS_SMALL_FACTOR * 10.0
-    assert diagnosis_budget(0.1, None, passing_s=0.1, elements=DIAGNOSIS_SMALL_ELEMENTS) == DIAGNOSIS_FLOOR_S
-    # A large one: what is left, after the proof, of the factor times a passing check (the whole
-    # failing check costs at most that many passing ones), that share shrunk with the size.
-    large = 100 * DIAGNOSIS_SMALL_ELEMENTS
-    assert diagnosis_budget(10.0, None, passing_s=5.0, elements=large) == pytest.approx(DIAGNOSIS_FACTOR * 5.0 - 10.0)
-    assert diagnosis_budget(10.0, None, passing_s=1.0, elements=large) == pytest.approx(DIAGNOSIS_SMALL_FACTOR * 0.1)
-    assert diagnosis_budget(0.0, None, passing_s=0.0, elements=large) == pytest.approx(DIAGNOSIS_FLOOR_S / 100)
-    assert diagnosis_budget(10.0, 20.0) == DIAGNOSIS_TIMEOUT_SHARE * 20.0
-    assert diagnosis_budget(0.0, 1.0) == DIAGNOSIS_TIMEOUT_SHARE * 1.0  # the floor never passes the share
-    # Never past the target's timeout: with 5 s of 100 left, less than 5 s, whatever the rest says.
-    assert 0 < diagnosis_budget(10.0, 100.0, 5.0) < 5.0
-    assert diagnosis_budget(10.0, 100.0, -1.0) == 0.0
+    assert calls_for(0) == calls_for(1) == CALLS.most  # a small layer: every claim and every axis
+    assert calls_for(CALLS.work // CALLS.most) == CALLS.most
+    assert calls_for(2 * CALLS.work // CALLS.most) == max(CALLS.fewest, CALLS.most // 2)
+    assert calls_for(10**12) == CALLS.fewest  # however large: enough for every claim
+    assert CALLS.fewest >= 145  # the most a diagnosis of a layer in tests/ took at its working size
+
+
+def test_the_timeout_bounds_the_diagnosis_in_seconds_and_nothing_else_does():
+    from layercheck.checks.gradients import DIAGNOSIS_TIMEOUT_SHARE, diagnosis_seconds
+
+    assert diagnosis_seconds(None) is None and diagnosis_seconds(None, 5.0) is None
+    assert diagnosis_seconds(20.0) == DIAGNOSIS_TIMEOUT_SHARE * 20.0
+    # Never past the target's timeout: with 5 s of 100 left, less than 5 s.
+    seconds = diagnosis_seconds(100.0, 5.0)
+    assert seconds is not None and 0 < seconds < 5.0
+    assert diagnosis_seconds(100.0, -1.0) == 0.0
+
+
+def test_a_budget_of_calls_stops_at_its_count_whatever_the_clock_says(monkeypatch):
+    from layercheck.numerics.gradients import budget as budgets
+
+    clock = iter(range(0, 10**6, 1000))  # a clock that races: were seconds counted, none is left
+    monkeypatch.setattr(budgets, "perf_counter", lambda: float(next(clock)))
+    budget = budgets.WorkBudget(3)
+    budget.start()
+    for _ in range(3):
+        budget.charge()
+    with pytest.raises(budgets.OutOfBudget, match="3 calls of the layer"):
+        budget.charge()
+    assert budget.stopped is budgets.Limit.CALLS and budget.made == 3
+    timed = budgets.WorkBudget(3, seconds=0.5)
+    timed.start()
+    with pytest.raises(budgets.OutOfBudget, match="its share of the timeout"):
+        timed.charge()
+    assert timed.stopped is budgets.Limit.TIMEOUT
 
 
 CHANNEL_BUG = Path(__file__).resolve().parent / "corpus" / "grad_one_channel.py"
 
 
-def _gradient_result(monkeypatch, seconds):
+def _gradient_result(monkeypatch, calls):
     import layercheck.checks.gradients as gradients
 
-    monkeypatch.setattr(gradients, "diagnosis_budget", lambda proof_s, timeout, left, **sizes: seconds)
+    monkeypatch.setattr(gradients, "calls_for", lambda elements: calls)
     obj = load_layer(CHANNEL_BUG)
     return layercheck.check_layer(obj, obj.example_layout).result("gradients_are_numerically_correct")
 
 
-def test_a_proven_failure_is_reported_when_the_diagnosis_has_no_time_and_names_no_cause(monkeypatch):
-    result = _gradient_result(monkeypatch, 0.0)
+def test_a_proven_failure_is_reported_when_the_diagnosis_has_no_calls_and_names_no_cause(monkeypatch):
+    result = _gradient_result(monkeypatch, 0)
     assert result.status == "failed"
     assert result.message.startswith("the gradient of X is wrong (relative error "), result.message
     assert "channel" not in result.message and "factor" not in result.message
     (x,) = [a for a in result.details["arguments"] if a["argument"] == "X"]
-    assert x["status"] == "failed" and x["diagnosis"]["stopped_after_s"] == 0.0
+    assert x["status"] == "failed" and x["diagnosis"]["stopped_after_calls"] == 0
+    assert x["diagnosis"]["stopped_after_s"] is None
     # One number for one claim: the headline's relative error is the record's, in the same digits.
     assert f"(relative error {x['max_rel_error']:.3g} along a random direction)" in result.message
     assert any(f"(relative error {x['max_rel_error']:.3g})" in line for line in result.explanation)
     finding = x["diagnosis"]["finding"]
     assert finding["cause"] == "unexplained" and x["diagnosis"]["regions"] == []
     assert finding["numbers"]["rel_error"] == x["max_rel_error"]  # the same probe's number, not another's
-    assert any(line.strip().startswith("localization stopped after its budget of 0 s") for line in result.explanation)
+    assert any(
+        line.strip().startswith("localization stopped after its budget of 0 calls of the layer")
+        for line in result.explanation
+    )
 
 
-def test_with_time_the_same_failure_is_localized_and_says_nothing_stopped(monkeypatch):
-    result = _gradient_result(monkeypatch, 60.0)
+def test_with_calls_the_same_failure_is_localized_and_says_nothing_stopped(monkeypatch):
+    result = _gradient_result(monkeypatch, 10_000)
     assert result.status == "failed" and "channel 2" in result.message, result.message
     (x,) = [a for a in result.details["arguments"] if a["argument"] == "X"]
-    assert x["diagnosis"]["stopped_after_s"] is None
+    assert x["diagnosis"]["stopped_after_s"] is None and x["diagnosis"]["stopped_after_calls"] is None
     assert not any("localization stopped" in line for line in result.explanation)

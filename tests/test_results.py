@@ -207,7 +207,14 @@ def test_gradient_records_keep_their_keys():
     )
     failing = {r["argument"]: r for r in by_target["HalfGradient"][GRADIENTS]["details"]["arguments"]}
     assert list(failing["W"]) == FAILED_ARGUMENT_KEYS and failing["W"]["status"] == "failed"
-    assert list(failing["W"]["diagnosis"]) == ["finding", "regions", "examples", "blocks", "stopped_after_s"]
+    assert list(failing["W"]["diagnosis"]) == [
+        "finding",
+        "regions",
+        "examples",
+        "blocks",
+        "stopped_after_s",
+        "stopped_after_calls",
+    ]
     (finding,) = by_target["HalfGradient"][GRADIENTS]["details"]["findings"]
     assert list(finding) == ["cause", "arguments", "detail", "region", "numbers"]
     assert finding["cause"] == "factor" and finding["arguments"] == ["W"]

@@ -17,13 +17,13 @@ from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.gradient_evidence import gradient_evidence
 from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
-from layercheck.clock import monotonic, perf_counter
+from layercheck.clock import monotonic
 from layercheck.contract.adapter import Adapter, Outputs, not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.numerics.gradients.budget import TimeBudget
+from layercheck.numerics.gradients.budget import WorkBudget, calls_for
 from layercheck.numerics.gradients.diagnosis import Diagnostician, group
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
@@ -444,7 +444,6 @@ def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
     repro=ReproKind.GRADIENT,
 )
 def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
-    started = perf_counter()
     layer = session.reference
     require_backward(layer)
     evaluated = "forward" if layer.has_forward else "predict"
@@ -453,7 +452,6 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     # nominal one: it is measured then (two or four forward calls), and the check run again
     # if the layer turns out to round to float32 or to cancel large terms.
     problem, baseline, tol, fallback, dtype = _prepare(session, measure=False)
-    prepared = perf_counter()
     run = _verdicts(session, problem, baseline, tol)
     verdicts = run.verdicts
     # A failure the joint probe proved at the full resolution is no artefact of a coarser
@@ -464,7 +462,6 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         finding = session.precision(dtype)
         if finding.lost or finding.roundoff > 16 * tol.eps:
             problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
-            prepared = perf_counter()
             run = _verdicts(session, problem, baseline, tol)
             verdicts = run.verdicts
     if any(v.status not in decided for v in verdicts) and not _is_deterministic(problem, baseline):
@@ -474,10 +471,10 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         )
     timeout = session.options.timeout
     left = None if timeout is None else timeout - (monotonic() - session.started)
-    # What a passing check of this layer takes: its set-up and the probe that would have passed it.
-    passing = (prepared - started) + run.passing_probe_s
+    # Calls of the layer, as many as the problem's size allows: the same diagnosis on every
+    # machine. The timeout only bounds it, so that the failure is reported in time.
     elements = max(int(a.size) for a in [*problem.values, *baseline.outputs])
-    budget = TimeBudget(diagnosis_budget(perf_counter() - started, timeout, left, passing_s=passing, elements=elements))
+    budget = WorkBudget(calls_for(elements), diagnosis_seconds(timeout, left))
     doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng, budget)
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
@@ -512,18 +509,15 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
 
 @dataclass(frozen=True)
 class _Run:
-    """The verdicts, whether the joint probe failed at the full resolution, and the seconds a
-    passing check spends probing (the joint probe's, or one argument probe's)."""
+    """The verdicts, and whether the joint probe failed at the full resolution."""
 
     verdicts: list[ArgumentVerdict]
     joint_failed: bool
-    passing_probe_s: float
 
 
 def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baseline, tol: Tolerances) -> _Run:
     """Every argument's verdict: first one joint probe of all of them (three forward calls
     however many they are), then an argument-by-argument check of those it did not clear."""
-    started = perf_counter()
     checkable = [
         index
         for index in range(len(problem.names))
@@ -538,7 +532,6 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
             joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"))
         except EvaluationError:
             joint, cleared = None, set()
-    joint_s = perf_counter() - started
     joint_failed = joint is not None and joint.verdict is Verdict.FAIL
     verdicts = []
     for index in range(len(problem.names)):
@@ -552,10 +545,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
         # Never a pass that decided fewer arguments than there are: whatever made the loop
         # above skip one (a defect, or a `range` the layer replaced) makes no verdict.
         raise RuntimeError(f"{len(verdicts)} verdict(s) for {len(problem.names)} argument(s)")
-    if len(checkable) > 1:
-        return _Run(verdicts, joint_failed, joint_s)
-    probes = sum(len(v.probes) for v in verdicts)
-    return _Run(verdicts, joint_failed, (perf_counter() - started) / max(probes, 1))
+    return _Run(verdicts, joint_failed)
 
 
 def _verdict(
@@ -657,34 +647,28 @@ def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str |
 # costs about three passing ones, however wrong the layer). At most this share of the
 # target's timeout (the checks after it still run), and never what would take the target
 # past its timeout: a proven failure is reported.
-DIAGNOSIS_FACTOR = 2.7
-DIAGNOSIS_SMALL_FACTOR = 4.0
-DIAGNOSIS_FLOOR_S = 1.0
-DIAGNOSIS_SMALL_ELEMENTS = 1 << 16  # up to this many elements in the largest array: a small layer
 DIAGNOSIS_TIMEOUT_SHARE = 0.25
 DIAGNOSIS_TIMEOUT_MARGIN = 0.2  # of the time left: what reporting may still need
 
 
-def diagnosis_budget(
-    proof_s: float,
-    timeout: float | None,
-    left: float | None = None,
-    passing_s: float | None = None,
-    elements: int = 0,
-) -> float:
-    """Seconds the diagnosis may spend, after `proof_s` seconds spent proving the failure (the
-    check's time so far), where a passing check takes `passing_s` (`proof_s` when not known)
-    and the layer's largest array has `elements` elements (0: not known, a small layer), with
-    `left` seconds of the target's `timeout` left (None: no timeout)."""
-    passing = proof_s if passing_s is None else passing_s
-    small = max(DIAGNOSIS_FLOOR_S, DIAGNOSIS_SMALL_FACTOR * proof_s)
-    small *= min(1.0, DIAGNOSIS_SMALL_ELEMENTS / max(elements, 1))
-    budget = max(small, DIAGNOSIS_FACTOR * passing - proof_s, 0.0)
-    if timeout is not None:
-        budget = min(budget, DIAGNOSIS_TIMEOUT_SHARE * timeout)
+def diagnosis_seconds(timeout: float | None, left: float | None = None) -> float | None:
+    """The seconds the diagnosis may never pass: a share of the target's `timeout`, and less
+    than the `left` seconds of it (None: no timeout, no limit but its calls)."""
+    if timeout is None:
+        return None
+    seconds = DIAGNOSIS_TIMEOUT_SHARE * timeout
     if left is not None:
-        budget = min(budget, max(0.0, (1 - DIAGNOSIS_TIMEOUT_MARGIN) * left))
-    return budget
+        seconds = min(seconds, max(0.0, (1 - DIAGNOSIS_TIMEOUT_MARGIN) * left))
+    return seconds
+
+
+def _budget_words(diagnosis: Diagnosis) -> str | None:
+    """The budget a diagnosis stopped after, in words; None where it ran to the end."""
+    if diagnosis.stopped_after_calls is not None:
+        return f"{diagnosis.stopped_after_calls} calls of the layer"
+    if diagnosis.stopped_after_s is not None:
+        return f"{diagnosis.stopped_after_s:.3g} s, its share of the timeout"
+    return None
 
 
 def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated: str) -> list[str]:
@@ -706,10 +690,10 @@ def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated:
             cause = wording.cause_phrase(diag.finding)
             lines += [f"  likely cause: {cause}"] if cause else []
             lines += [f"  where: {w}" for w in wording.where_lines(diag.finding, diag.regions)]
-            if diag.stopped_after_s is not None:
+            budget = _budget_words(diag)
+            if budget is not None:
                 lines.append(
-                    f"  localization stopped after its budget of {diag.stopped_after_s:.3g} s: what is said above "
-                    "was proven before it"
+                    f"  localization stopped after its budget of {budget}: what is said above was proven before it"
                 )
             for e in [e for e in diag.examples if e.wrong][:3]:
                 lines.append(

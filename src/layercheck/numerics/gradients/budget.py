@@ -1,51 +1,98 @@
-"""The time the diagnosis of a failed gradient may spend: localization and naming cost time,
-not a number of probes, so that a failure once proven is reported in a bounded time whatever
-the layer's size."""
+"""What the diagnosis of a failed gradient may spend: calls of the layer, as many as the size of
+the problem allows, never seconds. The same seed then gives the same diagnosis on every
+machine, loaded or not: a CI log and a laptop say the same thing. Time counts only as the
+target's timeout, which the diagnosis never runs into: the failure, once proven, is always
+reported, and the checks after it still run."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
 from layercheck.clock import perf_counter
 from layercheck.numerics.gradients.engine import EvaluationError, GradientProblem
 
-__all__ = ["OutOfTime", "TimeBudget", "budgeted"]
+__all__ = ["CALLS", "Limit", "OutOfBudget", "WorkBudget", "budgeted", "calls_for"]
 
 
-class OutOfTime(EvaluationError):
-    """The diagnosis spent its time budget. An EvaluationError, so that every claim being
-    tested when it comes is left unsaid, as for a layer that raised at a perturbed point."""
+class OutOfBudget(EvaluationError):
+    """The diagnosis spent its budget. An EvaluationError, so that every claim being tested
+    when it comes is left unsaid, as for a layer that raised at a perturbed point."""
+
+
+class Limit(str, Enum):
+    """What stopped a diagnosis before it ran to the end."""
+
+    CALLS = "calls"  # its calls of the layer: the same on every machine
+    TIMEOUT = "timeout"  # its share of the target's timeout
+
+
+@dataclass(frozen=True)
+class Calls:
+    """How many calls of the layer a diagnosis may make: `most` for a small problem, as many as
+    `work` elements of calls (a call's largest array) allow for a larger one, and never fewer
+    than `fewest`, which every claim and a localization along one axis need (the diagnoses of
+    every layer in tests/ took at most 145)."""
+
+    most: int = 600
+    fewest: int = 240
+    work: int = 600 << 20
+
+    def of(self, elements: int) -> int:
+        return int(min(self.most, max(self.fewest, self.work // max(elements, 1))))
+
+
+CALLS = Calls()
+
+
+def calls_for(elements: int) -> int:
+    """The calls a diagnosis may make where the problem's largest array has `elements`."""
+    return CALLS.of(elements)
 
 
 @dataclass
-class TimeBudget:
-    """Seconds the diagnosis may spend on calls of the layer, counted from `start`."""
+class WorkBudget:
+    """The calls of the layer the diagnosis may make (`calls`, `calls_for` the problem's size),
+    and apart from them the seconds it may never pass (`seconds`: a share of the target's
+    timeout; None without one), counted from `start`."""
 
-    seconds: float
+    calls: int
+    seconds: float | None = None
+    made: int = 0
+    stopped: Limit | None = None
     deadline: float = math.inf
-    spent: bool = False
 
     def start(self) -> None:
-        self.deadline = perf_counter() + self.seconds
+        self.deadline = math.inf if self.seconds is None else perf_counter() + self.seconds
 
     def over(self) -> bool:
-        """Whether the budget is spent (checked before work that costs more than a call: a
+        """Whether the budget is spent (asked before work that costs more than a call: a
         random direction over a whole argument, a table of every element)."""
-        if not self.spent and perf_counter() > self.deadline:
-            self.spent = True
-        return self.spent
+        if self.stopped is None:
+            if self.made >= self.calls:
+                self.stopped = Limit.CALLS
+            elif perf_counter() > self.deadline:
+                self.stopped = Limit.TIMEOUT
+        return self.stopped is not None
 
     def charge(self) -> None:
-        """Before each call of the layer: OutOfTime once the budget is spent."""
+        """Before each call of the layer: OutOfBudget once the budget is spent."""
         if self.over():
-            raise OutOfTime(f"the diagnosis spent its budget of {self.seconds:.3g} s")
+            raise OutOfBudget(f"the diagnosis spent its budget ({self.stopped_after()})")
+        self.made += 1
+
+    def stopped_after(self) -> str:
+        """What the diagnosis had spent when it stopped, in words."""
+        if self.stopped is Limit.TIMEOUT:
+            return f"{self.seconds:.3g} s, its share of the timeout"
+        return f"{self.calls} calls of the layer"
 
 
-def budgeted(problem: GradientProblem, budget: TimeBudget) -> GradientProblem:
+def budgeted(problem: GradientProblem, budget: WorkBudget) -> GradientProblem:
     """`problem` whose every call of the layer is charged to `budget` first."""
 
     def evaluate_many(moves: dict[int, np.ndarray]) -> list[np.ndarray]:

@@ -9,25 +9,25 @@ claim once.
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from layercheck.numerics.arrays import namespace_of
 from layercheck.numerics.gradients import claims
-from layercheck.numerics.gradients.budget import TimeBudget
+from layercheck.numerics.gradients.budget import Limit, WorkBudget
 from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
 from layercheck.numerics.gradients.evidence import Evidence
-from layercheck.numerics.gradients.findings import Diagnosis, Finding
+from layercheck.numerics.gradients.findings import BlockError, Diagnosis, ElementExample, Finding, Region
 from layercheck.numerics.gradients.localization import Localization
 
 __all__ = ["Diagnostician", "group"]
 
 
 class Diagnostician:
-    """Diagnoses the failed arguments of one gradient problem within a time budget; what
-    several arguments share (the backward with a scaled dL/dY) is run once."""
+    """Diagnoses the failed arguments of one gradient problem within a budget of calls of the
+    layer; what several arguments share (the backward with a scaled dL/dY) is run once."""
 
     def __init__(
         self,
@@ -36,9 +36,9 @@ class Diagnostician:
         verdicts: list[ArgumentVerdict],
         tol: Tolerances,
         rng: Callable[[str], np.random.Generator],
-        budget: TimeBudget | None = None,
+        budget: WorkBudget | None = None,
     ):
-        self.budget = TimeBudget(math.inf) if budget is None else budget
+        self.budget = WorkBudget(sys.maxsize) if budget is None else budget
         self.budget.start()
         self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget)
 
@@ -50,19 +50,33 @@ class Diagnostician:
         xp = namespace_of(gradient)
         finite = xp.isfinite(gradient)
         if not bool(finite.all()):
-            return Diagnosis(claims.non_finite(evidence, index, finite), stopped_after_s=self._stopped())
+            return self._diagnosis(claims.non_finite(evidence, index, finite))
         if not bool(xp.any(gradient)):
-            return Diagnosis(claims.zero(evidence, index), stopped_after_s=self._stopped())
+            return self._diagnosis(claims.zero(evidence, index))
         for claim in claims.CLAIMS:
             finding = claim(evidence, index, gradient)
             if finding is not None:
-                return Diagnosis(finding, stopped_after_s=self._stopped())
+                return self._diagnosis(finding)
         finding, regions, examples, blocks = Localization(evidence, index).run(gradient)
-        return Diagnosis(finding, regions, examples, blocks, self._stopped())
+        return self._diagnosis(finding, regions, examples, blocks)
 
-    def _stopped(self) -> float | None:
-        """The budget after which the diagnosis stopped; None where it ran to the end."""
-        return self.budget.seconds if self.budget.spent else None
+    def _diagnosis(
+        self,
+        finding: Finding,
+        regions: tuple[Region, ...] = (),
+        examples: tuple[ElementExample, ...] = (),
+        blocks: Mapping[str, tuple[BlockError, ...]] | None = None,
+    ) -> Diagnosis:
+        """The diagnosis, with the budget after which it stopped, where it did."""
+        stopped = self.budget.stopped
+        return Diagnosis(
+            finding,
+            regions,
+            examples,
+            {} if blocks is None else blocks,
+            stopped_after_s=self.budget.seconds if stopped is Limit.TIMEOUT else None,
+            stopped_after_calls=self.budget.calls if stopped is Limit.CALLS else None,
+        )
 
 
 def group(findings: Sequence[Finding]) -> list[Finding]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from layercheck.numerics.arrays import dot, fetch, is_complex
 from layercheck.numerics.blocks import Block
-from layercheck.numerics.gradients.budget import TimeBudget, budgeted
+from layercheck.numerics.gradients.budget import WorkBudget, budgeted
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
     Baseline,
@@ -88,7 +88,7 @@ def admits(probe: Probe, gradient: Any) -> bool:
 
 class Evidence:
     """The probes of one failed gradient problem, and more drawn on demand to test a claim;
-    every call of the layer is charged to the diagnosis's time budget."""
+    every call of the layer is charged to the diagnosis's budget."""
 
     def __init__(
         self,
@@ -97,7 +97,7 @@ class Evidence:
         verdicts: list[ArgumentVerdict],
         tol: Tolerances,
         rng: Callable[[str], np.random.Generator],
-        budget: TimeBudget,
+        budget: WorkBudget,
     ):
         self.budget = budget
         self.problem = budgeted(problem, budget)

@@ -355,14 +355,15 @@ class BlockError:
 class Diagnosis:
     """Everything the diagnosis of one failed argument found: its claim, every region proven
     (the claim's first), elements measured one by one, the blocks of each partition probed,
-    and the budget after which it stopped (None: it ran to the end; what it had no time to
-    test is not said)."""
+    and the budget after which it stopped, if it did (what it had no budget to test is not
+    said): its calls of the layer, or the seconds of its share of the timeout."""
 
     finding: Finding
     regions: tuple[Region, ...] = ()
     examples: tuple[ElementExample, ...] = ()
     blocks: Mapping[str, tuple[BlockError, ...]] = field(default_factory=dict)
     stopped_after_s: float | None = None
+    stopped_after_calls: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -371,6 +372,7 @@ class Diagnosis:
             "examples": [e.to_dict() for e in self.examples],
             "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
             "stopped_after_s": self.stopped_after_s,
+            "stopped_after_calls": self.stopped_after_calls,
         }
 
 
