@@ -156,3 +156,28 @@ def test_own_correct_layer_passes_for_20_seeds(name):
         else:
             assert report.result(GRADIENTS).status == "passed"  # decided, not skipped
     assert problems == {}
+
+
+# -- the same cause at the sizes users check, whatever the machine's load (issue 38) ------------
+
+VERDICTS = CORPUS.parent / "corpus_verdicts"
+
+
+@pytest.mark.parametrize(
+    ("module", "said"),
+    [
+        ("channel_scale_bias_one_channel", r"off by a factor 3/2 in channel 1 of X"),
+        ("border_pool_divides_by_nine", r"wrong only at the border of the spatial plane"),
+        ("misplaced_duplicate_gradient", r"the gradient returned for a is the gradient of b"),
+    ],
+)
+def test_a_cause_named_at_a_small_size_is_named_at_a_larger_one(module, said):
+    """The diagnosis spends calls, as many at this size as at the small one: a budget of
+    seconds shrunk with the size (and with the machine's load) left these causes unnamed."""
+    _, small = gradient_result(VERDICTS / f"{module}.py")
+    obj = load_layer(VERDICTS / f"{module}.py")
+    layout = f"48,48,{obj.example_layout.split(',')[2]},32:SSCB"
+    _, large = gradient_result(VERDICTS / f"{module}.py", layout)
+    assert re.search(said, small.message), small.message
+    assert re.search(said, large.message), (layout, large.message)
+    assert not any("localization stopped" in line for line in large.explanation)
