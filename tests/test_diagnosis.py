@@ -181,3 +181,23 @@ def test_a_cause_named_at_a_small_size_is_named_at_a_larger_one(module, said):
     assert re.search(said, small.message), small.message
     assert re.search(said, large.message), (layout, large.message)
     assert not any("localization stopped" in line for line in large.explanation)
+
+
+@pytest.mark.parametrize(
+    ("module", "layout", "said"),
+    [
+        ("time_step_one_wrong", "20,64,40:CBT", r"off by a factor 3/2 in time step 2 of X"),
+        ("channel_scale_bias_one_channel", "8,8,128,16:SSCB", r"off by a factor 3/2 in channel 1 of X"),
+        ("channel_lookalike_one_observation", "8,8,4,64:SSCB", r"off by a factor 3/2 in observation 2 of X"),
+    ],
+)
+def test_a_wrong_slice_among_many_is_named_to_its_index(module, layout, said):
+    """An axis longer than a partition's blocks (40 time steps in 16 blocks) is screened by
+    ranges; the range found wrong is narrowed to the index that is, and the factor there named."""
+    _, result = gradient_result(VERDICTS / f"{module}.py", layout)
+    assert re.search(said, result.message), (layout, result.message)
+    (x,) = [r for r in result.details["arguments"] if r["argument"] == "X"]
+    unit = said.split(" in ")[1].split(" ")[0] if " in " in said else ""
+    blocks = {b["block"]: b["verdict"] for b in x["diagnosis"]["blocks"][{"time": "time step"}.get(unit, unit)]}
+    wrong = [label for label, verdict in blocks.items() if verdict == "wrong"]
+    assert len(wrong) == 1 and wrong[0].isdigit(), blocks

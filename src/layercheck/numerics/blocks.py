@@ -16,6 +16,7 @@ from layercheck.gradient_report import EDGE_DISTANCE, PLANE_AXES
 from layercheck.numerics.arrays import fetch, namespace_of, to_host
 
 __all__ = [
+    "AXIS_CELLS",
     "AXIS_WORDS",
     "Block",
     "Partition",
@@ -24,12 +25,14 @@ __all__ = [
     "distance_to_edge",
     "by_sign",
     "by_value",
+    "refined",
     "edges",
     "small_scale_blocks",
 ]
 
 AXIS_WORDS = {"C": "channel", "B": "observation", "T": "time step", "U": "index"}
 _MAX_CELLS = 16
+AXIS_CELLS = _MAX_CELLS  # the most blocks a partition along an axis has (`along_axis`)
 # A block whose gradient is this much smaller (RMS) than the argument's largest block is
 # invisible to a probe of the whole argument: its errors are below any whole-array tolerance.
 SMALL_SCALE = 1e-3
@@ -57,6 +60,7 @@ class Partition:
     unit: str
     blocks: tuple[Block, ...]
     plural: str = ""
+    axis: int | None = None  # the axis of a partition along one (`along_axis`)
 
     @property
     def units(self) -> str:
@@ -91,7 +95,24 @@ def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS) ->
         Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", _axis_mask(shape, axis, lo, hi, xp), (lo, hi - 1))
         for lo, hi in zip(cuts[:-1], cuts[1:])
     )
-    return Partition(unit, blocks)
+    return Partition(unit, blocks, axis=axis)
+
+
+def refined(value: Any, partition: Partition, wide: tuple[Block, ...]) -> Partition:
+    """`partition` (along an axis) with each block of `wide` cut into one block per index."""
+    assert partition.axis is not None
+    shape, xp = tuple(value.shape), namespace_of(value)
+    cut = {id(block) for block in wide}  # blocks hold arrays: compared by identity
+    blocks: list[Block] = []
+    for block in partition.blocks:
+        first, last = block.span if block.span is not None else (0, None)
+        if id(block) in cut and last is not None:
+            blocks += [
+                Block(str(i), _axis_mask(shape, partition.axis, i, i + 1, xp), (i, i)) for i in range(first, last + 1)
+            ]
+        else:
+            blocks.append(block)
+    return Partition(partition.unit, tuple(blocks), partition.plural, partition.axis)
 
 
 def distance_to_edge(value: Any, labels: str | None) -> Partition | None:

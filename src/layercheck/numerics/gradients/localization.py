@@ -137,6 +137,14 @@ def _candidate_share(cells: list[_Cell]) -> float | None:
     return _share(_union([c.block.mask for c in cells if c.verdict is BlockVerdict.WRONG]))
 
 
+def _named_blocks(value: Any, labels: str | None) -> int:
+    """The blocks of the labelled axes' partitions (channels, observations, time steps)."""
+    if labels is None or len(labels) != value.ndim:
+        return 0
+    sizes = [value.shape[labels.find(label)] for label in "CBT" if labels.find(label) >= 0]
+    return sum(min(n, partitions.AXIS_CELLS) for n in sizes if n > 1)
+
+
 class Localization:
     """Where one failed argument's gradient is wrong, and by what factor there."""
 
@@ -148,6 +156,10 @@ class Localization:
         self.labels = evidence.problem.labels[index]
         self.table = evidence.elements(index)
         self._spent = 0  # localization probes spent
+        # Probes for the screens: each block of every labelled axis once, and as many again for
+        # the other partitions, however many blocks those axes have (LOCALIZATION_BUDGET where
+        # they have few): a channel, an observation or a time step is found at any size.
+        self._screens = max(LOCALIZATION_BUDGET, 2 * _named_blocks(self.value, self.labels))
         self._ranges: list[tuple[tuple[float, float], Block]] = []  # the value ranges, once cut
 
     def run(
@@ -207,10 +219,11 @@ class Localization:
         found = []
         for _, partition, cells in sorted(screened, key=lambda c: c[0])[:_CANDIDATES]:
             cells = self._confirm(partition, cells)
-            measured[partition.unit] = tuple(c.record() for c in cells)
             region = self._region_of(partition, cells)
             if region is not None:
+                partition, cells, region = self._narrowed(partition, cells, region)
                 found.append(region)
+            measured[partition.unit] = tuple(c.record() for c in cells)
         found.sort(key=lambda f: f.region.share)
         return found, measured
 
@@ -253,17 +266,16 @@ class Localization:
         rng = self.evidence.rng(f"confirm {self.name} {partition.unit}")
         confirmed = []
         for cell in cells:
-            again = self._probe_block(cell.block, rng, budget=LOCALIZATION_BUDGET + CONFIRMATION_BUDGET)
+            again = self._probe_block(cell.block, rng, budget=self._screens + CONFIRMATION_BUDGET)
             word = cell.verdict if _word(again) is cell.verdict else BlockVerdict.UNDECIDED
             bad = cell.failing + (tuple(failing(again)) if again else ())
             confirmed.append(_Cell(cell.block, word, bad[0] if bad else cell.probe, bad, cell.probes + 1))
         return confirmed
 
-    def _probe_block(
-        self, block: Block, rng: np.random.Generator, budget: int = LOCALIZATION_BUDGET
-    ) -> ArgumentVerdict | None:
-        """One decisive probe of a block (up to three tries with adapted steps), within budget."""
-        if self._spent >= budget or self.evidence.budget.over():
+    def _probe_block(self, block: Block, rng: np.random.Generator, budget: int | None = None) -> ArgumentVerdict | None:
+        """One decisive probe of a block (up to three tries with adapted steps), within budget
+        (by default the screens')."""
+        if self._spent >= (self._screens if budget is None else budget) or self.evidence.budget.over():
             return None
         e = self.evidence
         try:
@@ -315,6 +327,29 @@ class Localization:
         labels = tuple(c.block.label for c in bad)
         region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
         return _Found(region, mask, tuple(bad))
+
+    def _narrowed(
+        self, partition: Partition, cells: list[_Cell], region: _Found
+    ) -> tuple[Partition, list[_Cell], _Found]:
+        """A region along an axis whose wrong blocks span several indices (time steps 2-4 of
+        40), narrowed to the indices wrong in them (time step 2): each index of those blocks
+        screened and confirmed, the blocks found right kept as they were judged. The region as
+        it was where the narrower one is not proven."""
+        spans = [(c.block, c.block.span) for c in region.bad]
+        wide = tuple(block for block, span in spans if span is not None and span[1] is not None and span[1] > span[0])
+        indices = sum(span[1] - span[0] + 1 for _, span in spans if span is not None and span[1] is not None)
+        if partition.axis is None or not wide or indices > partitions.AXIS_CELLS:
+            return partition, cells, region
+        finer = partitions.refined(self.value, partition, wide)
+        kept = {c.block.label: c for c in cells if all(c.block is not block for block in wide)}
+        new = Partition(finer.unit, tuple(b for b in finer.blocks if b.label not in kept), finer.plural, finer.axis)
+        self._screens = max(self._screens, self._spent) + 2 * len(new.blocks)  # a screen and a confirmation each
+        judged = {c.block.label: c for c in self._confirm(new, self._judge(new, f"{partition.unit} narrowed"))}
+        narrowed = [kept.get(b.label) or judged[b.label] for b in finer.blocks]
+        better = self._region_of(finer, narrowed)
+        if better is None:
+            return partition, cells, region
+        return finer, narrowed, better
 
     def _wrong_edges(self) -> tuple[str, ...]:
         """The edges (first and last row, column) of a gradient wrong at the border: those
