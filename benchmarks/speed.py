@@ -24,6 +24,11 @@ its memory in copies of the input, and torch's fast gradcheck in its own units, 
     Target (issue 26): at most the layer's own step + 2 copies.
 (d) Cold: the first gradient check in a fresh interpreter over the first predict + backward in
     another (imports not timed), the best of the repeats. Target (issue 17): at most 4 units.
+(e) Calls: how many predicts (forwards) and backwards each check of the whole default run made,
+    for PReLU and SReLU at the layout of (a); a call is the check's that first needed it (the
+    runner shares each call among the checks). (a) prints the gradient check's beside its ratio.
+    Issue 38's floor: one backward and two predicts for a passing gradient check; about 8
+    predicts and 5 backwards for the whole run.
 
 Ratios, not absolute times, are the figures to read: the machines are shared and noisy.
 """
@@ -63,6 +68,61 @@ def load(name: str) -> type:
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return getattr(module, name)
+
+
+class Calls:
+    """The calls of a layer class's predict, forward and backward, each counted for the check
+    of the registry on the stack when it was made ("set-up" where none is): the class's methods
+    are wrapped in place (their signatures kept, as layercheck reads them), on a copy of the
+    class loaded for this count alone."""
+
+    METHODS = ("predict", "forward", "backward")
+
+    def __init__(self, cls: type):
+        from layercheck.checks import REGISTRY
+
+        self.cls = cls
+        self.counts: dict[str, dict[str, int]] = {}
+        self._checks = {check.run.__code__: name for name, check in REGISTRY.items()}
+        for method in self.METHODS:
+            if method in vars(cls):
+                setattr(cls, method, self._counted(method, vars(cls)[method]))
+
+    def _counted(self, method: str, fn: Any) -> Any:
+        import functools
+
+        @functools.wraps(fn)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code not in self._checks:
+                frame = frame.f_back  # type: ignore[assignment]
+            check = "set-up" if frame is None else self._checks[frame.f_code]
+            mine = self.counts.setdefault(check, dict.fromkeys(self.METHODS, 0))
+            mine[method] += 1
+            return fn(*args, **kwargs)
+
+        return counted
+
+    def total(self, method: str) -> int:
+        return sum(counts[method] for counts in self.counts.values())
+
+    def words(self, check: str | None = None) -> str:
+        """ "2 predicts, 1 backward" for one check (None: the whole run)."""
+        counts = self.counts.get(check, {}) if check is not None else {m: self.total(m) for m in self.METHODS}
+        return ", ".join(
+            f"{counts.get(m, 0)} {m}{'s' if counts.get(m, 0) != 1 else ''}"
+            for m in self.METHODS
+            if counts.get(m, 0) or m != "forward"
+        )
+
+
+def calls_of_check(name: str, layout: str, checks: list[str] | None, x: Any = None) -> Calls:
+    """The calls one run of `checks` (None: every check) makes of the sample layer `name`."""
+    calls = Calls(load(name))
+    layercheck.check_layer(
+        calls.cls, layout, checks=checks, dtypes=["float64"], inputs=None if x is None else [x], seed=0
+    )
+    return calls
 
 
 def warm_units(name: str, layout: str, seeds: list[int], repeats: int) -> tuple[float, list[float], float, str]:
@@ -196,8 +256,10 @@ def main() -> None:
     for name in LAYERS:
         ratio, each, unit, status = warm_units(name, layout, seeds, repeats)
         ours[name] = ratio
+        x = np.random.default_rng(0).standard_normal(layercheck.parse_layout(layout).size)
+        made = calls_of_check(name, layout, [GRADIENTS], x).words(GRADIENTS)
         print(
-            f"    {name}: {ratio:.2f} units of its {unit * 1e3:.0f} ms step ({status})   [target <= "
+            f"    {name}: {ratio:.2f} units of its {unit * 1e3:.0f} ms step ({status}; {made})   [target <= "
             f"{TARGETS['warm']:g}] {_verdict(ratio <= TARGETS['warm'])}   seeds: {' '.join(f'{r:.2f}' for r in each)}"
         )
     print(f"(b) torch fast gradcheck, warm, in units of torch's own warm forward + backward ({args.peer_python})")
@@ -226,6 +288,14 @@ def main() -> None:
             f"    {name}: gradient check {check_s * 1e3:.0f} ms = {ratio:.2f} units of the first step "
             f"({step_s * 1e3:.0f} ms)   [target <= {TARGETS['cold']:g}] {_verdict(ratio <= TARGETS['cold'])}"
         )
+
+    print(f"(e) calls of the whole default run (float64), layout {layout}, each counted for the check that made it")
+    for name in LAYERS:
+        calls = calls_of_check(name, layout, None)
+        print(f"    {name}: {calls.words()} in all")
+        ranked = sorted(calls.counts, key=lambda c: -sum(calls.counts[c].values()))
+        for check in ranked:
+            print(f"      {check}: {calls.words(check)}")
 
 
 if __name__ == "__main__":
