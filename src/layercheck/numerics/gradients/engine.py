@@ -22,8 +22,8 @@ Why this is exact enough and never cries wolf:
   the analytic side). A failure must be confirmed by a second probe with another direction
   and step; anything else is retried with a step adapted to what went wrong (smaller for
   kinks and curvature, larger for round-off) and ends as `incomplete` if it cannot decide.
-* Two or more arguments are first probed together (`check_jointly`): three forward calls
-  clear every argument whose share of the projection would have shown its own error; the
+* Two or more arguments are first probed together (`check_jointly`): two or three forward
+  calls clear every argument whose share of the projection would have shown its own error; the
   rest, and all of them when that probe fails, are probed one by one.
 """
 
@@ -659,7 +659,9 @@ def check_jointly(
     at -t, 0, t and 2t, not from their second differences: moving several arguments together
     makes those carry their products (a slope times a threshold), which central differences
     take exactly, and so does the third difference. Three forward calls, however many
-    arguments, and backward only if kinks within the step must be left out of the loss. An
+    arguments, and backward only if kinks within the step must be left out of the loss; two
+    where the pair at -t and t has no kink and agrees within a tolerance that leaves the
+    truncation error out (the third call would only widen it: a pass the floor's cost). An
     argument is cleared when its share of the projection is large enough that a relative
     error above the resolution in it alone would have failed the probe (the rule a
     single-argument pass obeys). Too many kinks, a failure or anything undecided clear
@@ -685,10 +687,27 @@ def check_jointly(
     # The analytic side with backward at the base point: taken while the directions are at
     # hand (they are drawn again only if kinks ask for another backward).
     sides = _analytic_sides(base.gradients, moves, moved)
-    deltas, kinks, n_kinks, third_dots, stationary = _joint_differences(problem, base, moves, rho)
-    masked = sum(n_kinks)
-    changed = sum(int(n) for n in fetch(*(_count(d) for d in deltas)))
+    pair = _joint_pair(problem, base, moves, rho)
+    masked = sum(pair.n_kinks)
+    changed = sum(int(n) for n in fetch(*(_count(d) for d in pair.deltas)))
     if changed == 0 or masked > 0.5 * changed:
+        return None, set()
+    if not masked:
+        # The passing path at its floor: where the central difference alone agrees, within a
+        # tolerance that leaves out its truncation error (a third evaluation would only add
+        # it, widening the tolerance), the third evaluation is not made. Anything else
+        # (kinks, a disagreement) takes it, and decides as before.
+        dots = [dot(w, d) for w, d in zip(base.weights, pair.deltas)]
+        early = _joint_probe(
+            problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, pair.stationary
+        )
+        if early is not None and early[0].verdict is Verdict.PASS:
+            return early
+    third_dots = _joint_far(problem, base, moves, pair, rho)
+    deltas, kinks, n_kinks, stationary = pair.deltas, pair.kinks, pair.n_kinks, pair.stationary
+    del pair
+    masked = sum(n_kinks)
+    if masked > 0.5 * changed:
         return None, set()
     # The kinks are left out of the loss by zeroing its weights there, in place (the weights
     # backward is given are copies), and put back after backward: memory.
@@ -711,13 +730,37 @@ def check_jointly(
         moves = draw(replay)
         sides = _analytic_sides(gradients, moves, moved)
         del moves
-    sides.add("differences", narrow_dots)
-    sides.add("thirds", third_dots)
+    found = _joint_probe(
+        problem, base, tol, moved, t, sides, narrow_dots, third_dots, gradients, masked, changed, stationary
+    )
+    return found or (None, set())
+
+
+def _joint_probe(
+    problem: GradientProblem,
+    base: Baseline,
+    tol: Tolerances,
+    moved: list[int],
+    t: float,
+    sides: Scalars,
+    difference_dots: list[Any],
+    third_dots: list[Any] | None,
+    gradients: list[Any],
+    masked: int,
+    changed: int,
+    stationary: float,
+) -> tuple[Probe, set[int]] | None:
+    """The joint probe decided from its analytic sides and weighted differences (`third_dots`
+    None: the central difference alone, its truncation error left out), and the arguments it
+    clears; None where it decides nothing."""
+    sides.add("differences", difference_dots)
+    if third_dots is not None:
+        sides.add("thirds", third_dots)
     got = sides.fetch()
     # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
     # Twice that is the bound, with what the outputs that barely move could add.
     numeric = sum(got["differences"]) / (2 * t)
-    truncation = abs(sum(got["thirds"])) / (3 * t) + stationary / (2 * t)
+    truncation = (0.0 if third_dots is None else abs(sum(got["thirds"])) / (3 * t)) + stationary / (2 * t)
     parts = {i: part / t for i, part in zip(moved, got["parts"])}  # the moves were t v
     analytic = sum(parts.values())
     terms = math.sqrt(sum(got["terms"])) / t
@@ -726,7 +769,7 @@ def check_jointly(
     roundoff = 2 * math.sqrt(sum(base.roundoff_sq)) / (2 * t)
     error_bound = roundoff + truncation
     if not all(math.isfinite(x) for x in (numeric, analytic, error_bound)):
-        return None, set()
+        return None
     probe = Probe(
         argument=-1,
         direction=namespace_of(base.outputs[0]).zeros(0),  # no one direction: several arguments moved
@@ -747,7 +790,7 @@ def check_jointly(
         roundoff=roundoff,
     )
     if error_bound > tol.resolution[0] * probe.scale:
-        return None, set()
+        return None
     if probe.discrepancy > probe.tolerance:
         # A failure whose numeric side is known to the full resolution: some argument is wrong
         # (which, the arguments' own probes say), and the outputs followed the four moves
@@ -758,19 +801,24 @@ def check_jointly(
     return probe, cleared
 
 
-def _joint_differences(
-    problem: GradientProblem, base: Baseline, moves: dict[int, Any], rho: float
-) -> tuple[list[Any], list[Any], list[int], list[Any], float]:
-    """The three evaluations of a joint probe, at +t, -t and +2t (`moves` doubled in place):
-    each output's first difference, its kinks and how many, the weighted third difference
-    (left on the device) and what the outputs that barely move may add to the error.
+@dataclass
+class _Pair:
+    """The evaluations of a joint probe at +t and -t, reduced: each output's first difference,
+    its kinks and how many, y0 + 2 d2 + delta (for the third difference) and what the outputs
+    that barely move may add to the error."""
 
-    Each evaluation is reduced before the next runs: the pair at +-t to its differences,
-    kink masks and y0 + 2 d2 + delta; the third, at +2t, to the third difference
-    T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (its kinks left out as well)."""
+    deltas: list[Any]
+    kinks: list[Any]
+    n_kinks: list[int]
+    rest: list[Any]
+    stationary: float
+
+
+def _joint_pair(problem: GradientProblem, base: Baseline, moves: dict[int, Any], rho: float) -> _Pair:
+    """The pair of evaluations at +t and -t, each reduced before the next is needed."""
     plus, minus = (list[Any](problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
     deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
-    yp = ym = second = y2 = third = kink = None  # the loops' names, let go of after them: memory
+    yp = ym = second = kink = None  # the loop's names, let go of after it: memory
     for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
         deltas.append(yp - ym)
         second = _second(y0, yp, ym)
@@ -784,24 +832,33 @@ def _joint_differences(
         second += deltas[-1]
         second += y0
         rest.append(second)
-    del plus, minus, yp, ym, second
+    del plus, minus, yp, ym, second, kink
+    return _Pair(deltas, kinks, n_kinks, rest, stationary)
+
+
+def _joint_far(problem: GradientProblem, base: Baseline, moves: dict[int, Any], pair: _Pair, rho: float) -> list[Any]:
+    """The third evaluation of a joint probe, at +2t (`moves` doubled in place), reduced to the
+    weighted third difference T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (left on the device);
+    the kinks it shows within (t, 2t) are added to the pair's."""
     for move in moves.values():
         move *= 2
     far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
     third_dots = []
+    rest, kinks, n_kinks = pair.rest, pair.kinks, pair.n_kinks
+    y2 = third = kink = None
     for j, (y2, w) in enumerate(zip(far, base.weights)):
         third = namespace_of(y2).subtract(y2, rest[j], out=y2)
         spare, rest[j] = rest[j], None
         # A kink within (t, 2t) does not touch the central difference: the outputs that
         # barely move are kept in the third difference, and add nothing more to the bound.
-        kink, count, _ = _joint_kinks(deltas[j], third, base, j, rho, w, _scratch(third, spare))
+        kink, count, _ = _joint_kinks(pair.deltas[j], third, base, j, rho, w, _scratch(third, spare))
         del spare
         if count:
             kinks[j] |= kink
             n_kinks[j] = int(fetch(_count(kinks[j]))[0])
         third_dots.append(dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
-    del far, rest, y2, third, kink
-    return deltas, kinks, n_kinks, third_dots, stationary
+    del far, y2, third, kink
+    return third_dots
 
 
 def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
