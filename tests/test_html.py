@@ -24,6 +24,7 @@ from layercheck.environment import Environment, collect
 from layercheck.reporters.html import report_html, write_html
 from layercheck.reporters.json_report import report_json
 from layercheck.reporters.junit import report_junit
+from layercheck.reporters.text import target_text
 from layercheck.results import CheckResult, MalformedReport, Report, TargetReport
 from layercheck.safetext import visible
 
@@ -276,3 +277,45 @@ def test_a_target_whose_check_could_not_decide_is_incomplete_on_the_page():
     assert '<span class="badge st-incomplete">INCOMPLETE</span><span class="name">k.py:Kink</span>' in section
     assert "<p>Targets: 1 passed, 0 failed, 1 incomplete, 0 could not be checked.</p>" in page
     assert ".target.st-incomplete{border-left-color:var(--incomplete)}" in page
+
+
+@pytest.mark.parametrize(
+    ("record", "said"),
+    [
+        ({"status": ["failed"]}, "has status"),
+        ({"diagnosis": {"regions": [{"unit": ["channel"]}], "blocks": {}}}, "the unit of a region"),
+        ({"diagnosis": {"regions": [], "blocks": {"channel": [{"block": "0", "verdict": {"w": 1}}]}}}, "verdict"),
+        ({"shape": [10**400, 3]}, "the shape of argument"),
+    ],
+)
+def test_gradient_details_of_any_json_type_are_refused_in_one_line_never_raised(record, said):
+    """What a worker sends or a file holds may put a list where a string is due, or an integer
+    past any float: refused as malformed, in one line, never a TypeError or OverflowError."""
+    data = {
+        "name": GRADIENTS,
+        "status": "failed",
+        "message": "wrong",
+        "details": {"arguments": [{"argument": "X", "kind": "input", "status": "failed", **record}]},
+    }
+    with pytest.raises(MalformedReport, match=said) as raised:
+        CheckResult.from_dict(data)
+    assert "\n" not in str(raised.value)
+
+
+def test_odd_numbers_and_planes_read_back_are_drawn_without_raising():
+    """An error past any float is drawn as no number; a plane with no interior (a size 0 read
+    back) as a strip, not a map."""
+    edge = [
+        {"block": "0", "verdict": "wrong", "rel_error": 10**400, "span": [0, 0]},
+        {"block": "1+", "verdict": "right", "rel_error": 0.0, "span": [1, None]},
+    ]
+    record = {"argument": "X", "kind": "input", "status": "failed", "shape": [0, 3, 5, 6], "labels": "SSCB"}
+    record["diagnosis"] = {
+        "regions": [{"unit": "distance from the edge"}],
+        "blocks": {"distance from the edge": edge},
+    }
+    data = {"name": GRADIENTS, "status": "failed", "message": "wrong", "details": {"arguments": [record]}}
+    check = CheckResult.from_dict(data)
+    page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["0,3,5,6:SSCB"])]))
+    assert "<title>distance from the edge 0: wrong, no error recorded</title>" in page
+    assert target_text(TargetReport("t.py", checks=[check])).count("X by distance from the edge") == 1

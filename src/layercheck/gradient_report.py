@@ -82,8 +82,8 @@ class Partition:
 @dataclass(frozen=True)
 class ArgumentBlocks:
     """One argument of the gradient check: its name, kind ("input", "learnable", "state"),
-    status, shape and labels (the layout's format for an input, else None), and the
-    partitions of its diagnosis."""
+    status, shape and labels (an input's layout format, or the first input's for a learnable
+    that broadcasts against it; else None), and the partitions of its diagnosis."""
 
     argument: str
     kind: str
@@ -94,11 +94,18 @@ class ArgumentBlocks:
 
     @property
     def plane(self) -> tuple[int, int] | None:
-        """The sizes of its first two spatial dimensions, where its labels name two."""
+        """The sizes of its first two spatial dimensions, where its labels name two, each with
+        an interior (the distance from the edge is drawn only for those)."""
         if self.labels is None or len(self.labels) != len(self.shape):
             return None
         spatial = [n for n, label in zip(self.shape, self.labels) if label == "S"]
-        return (spatial[0], spatial[1]) if len(spatial) >= 2 else None
+        if len(spatial) < 2 or min(spatial[:2]) < 3 or max(spatial[:2]) > _LARGEST_PLANE:
+            return None
+        return spatial[0], spatial[1]
+
+
+# A plane larger than this along a side is no argument layercheck checked: drawn as a strip.
+_LARGEST_PLANE = 1 << 31
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,7 @@ def _argument(record: Any) -> ArgumentBlocks:
     if diagnosis is not None:
         diagnosis = _mapping(diagnosis, f"the diagnosis of {where}")
         said = {
-            _mapping(region, f"a region of {where}").get("unit")
+            _text(_mapping(region, f"a region of {where}").get("unit"), f"the unit of a region of {where}")
             for region in _list(diagnosis.get("regions", []), f"the regions of {where}")
         }
         blocks = _mapping(diagnosis.get("blocks", {}), f"the blocks of {where}")
@@ -155,11 +162,11 @@ def _argument(record: Any) -> ArgumentBlocks:
 def _block(data: Any, where: str) -> BlockResult:
     data = _mapping(data, f"a block of {where}")
     verdict = data.get("verdict")
-    if verdict not in {v.value for v in BlockVerdict}:
+    if type(verdict) is not str or verdict not in {v.value for v in BlockVerdict}:
         raise MalformedDetails(f"a block of {where} has verdict {str(verdict)[:40]!r}")
     error = data.get("rel_error")
     # non-finite numbers are written as strings ("nan"): no number to shade by
-    number = float(error) if _is_number(error) and math.isfinite(error) else None
+    number = _finite(error)
     span = data.get("span")
     if span is not None:
         items = _list(span, f"the span of a block of {where}")
@@ -170,7 +177,7 @@ def _block(data: Any, where: str) -> BlockResult:
 
 
 def _status(value: Any, where: str) -> Status:
-    if value not in _ARGUMENT_STATUSES:
+    if type(value) is not str or value not in _ARGUMENT_STATUSES:
         raise MalformedDetails(f"{where} has status {str(value)[:40]!r}")
     return Status(value)
 
@@ -197,12 +204,20 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
-def _is_number(value: Any) -> bool:
-    """A float or an int (NumPy's float64 is a float), not a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _finite(value: Any) -> float | None:
+    """A number read as a float where it is one and finite (an int of JSON too large for a
+    float is none); None otherwise. NumPy's float64 is a float; a bool is no number."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _whole(value: Any, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    # Sizes and indices of arrays: below 2**63, as NumPy's are.
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 63:
         raise MalformedDetails(f"{what} holds {str(value)[:40]!r}, not a whole number >= 0")
     return value

@@ -275,8 +275,12 @@ class CheckResult:
                 _duration(fields.get("duration_s", 0.0), where),
                 repro=None if repro is None else _string(repro, f"the reproducer of {where}"),
             )
+        except MalformedReport:
+            raise
         except MalformedDetails as exc:
             raise MalformedReport(f"{where}: {exc}") from None
+        except (TypeError, ValueError, OverflowError) as exc:  # a backstop: never another exception
+            raise MalformedReport(f"{where} has details that are not a report's ({type(exc).__name__})") from None
 
 
 def _blocked(call: Any, broke_contract: Any) -> Blocked | None:

@@ -108,7 +108,7 @@ class ArgumentRecord:
     reason: str
     probes: tuple[ProbeRecord, ...]
     shape: tuple[int, ...] = ()
-    labels: str | None = None  # the layout's format ("SSCB") of an input, else None
+    labels: str | None = None  # the format ("SSCB") of an input, or of one broadcasting against it (`_labels`)
     diagnosis: Diagnosis | None = None
     worst: Numbers | None = None  # the worst failing probe: the numbers of the argument's claim
     # Where a probe's outputs went NaN or infinite (the last such probe), with the names of the

@@ -137,6 +137,10 @@ def _candidate_share(cells: list[_Cell]) -> float | None:
     return _share(_union([c.block.mask for c in cells if c.verdict is BlockVerdict.WRONG]))
 
 
+def _within(index: int, span: tuple[int, int | None] | None) -> bool:
+    return span is not None and span[0] <= index and (span[1] is None or index <= span[1])
+
+
 def _named_blocks(value: Any, labels: str | None) -> int:
     """The blocks of the labelled axes' partitions (channels, observations, time steps)."""
     if labels is None or len(labels) != value.ndim:
@@ -347,7 +351,10 @@ class Localization:
         judged = {c.block.label: c for c in self._confirm(new, self._judge(new, f"{partition.unit} narrowed"))}
         narrowed = [kept.get(b.label) or judged[b.label] for b in finer.blocks]
         better = self._region_of(finer, narrowed)
-        if better is None:
+        # Every block proven wrong must hold an index proven wrong: a narrower region that
+        # left one out would call right what was proven wrong.
+        wrong = [c.block.span[0] for c in narrowed if c.verdict is BlockVerdict.WRONG and c.block.span is not None]
+        if better is None or not all(any(_within(i, b.span) for i in wrong) for b in wide):
             return partition, cells, region
         return finer, narrowed, better
 
