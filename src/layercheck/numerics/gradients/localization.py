@@ -312,6 +312,11 @@ class Localization:
         mask = _union([c.block.mask for c in bad])
         share = _share(mask)
         right = len(cells) - len(bad)
+        spans = [c.block.span for c in cells if c.verdict is BlockVerdict.RIGHT]
+        if partition.axis is not None and all(span is not None and span[1] is not None for span in spans):
+            # Along an axis the others are counted in its indices (time steps), not in blocks
+            # of them: each is in a block a probe found right.
+            right = sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
         if partition.unit == "value range":
             return self._value_region(cells, mask, share)
         depth = len(bad)
