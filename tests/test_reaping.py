@@ -193,8 +193,13 @@ def test_a_worker_stops_adopting_before_ended_processes_pile_up_and_the_sweep_st
         # ... having held no more ended processes than the steps of one look past the limit.
         assert reaping._dead_children(worker) <= 2 * reaping._ADOPTED_DEAD_LIMIT
         assert reaping.sweep(forkserver.pid, spare={worker}) >= 1
-        time.sleep(0.2)
-        assert reaping._children(forkserver.pid) == [worker]
+        # A hop in flight when the sweep looked (forked, its parent not yet gone) comes up
+        # after it: under load that is common, and the next sweep finds it. What must hold is
+        # that sweeping ends the chain, not that one look saw every process of it.
+        while reaping._children(forkserver.pid) != [worker]:
+            assert time.monotonic() < deadline + 30, reaping._children(forkserver.pid)
+            reaping.sweep(forkserver.pid, spare={worker})
+            time.sleep(0.2)
     finally:
         reaping.sweep(forkserver.pid)
         forkserver.kill()
