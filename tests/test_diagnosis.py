@@ -201,3 +201,19 @@ def test_a_wrong_slice_among_many_is_named_to_its_index(module, layout, said):
     blocks = {b["block"]: b["verdict"] for b in x["diagnosis"]["blocks"][{"time": "time step"}.get(unit, unit)]}
     wrong = [label for label, verdict in blocks.items() if verdict == "wrong"]
     assert len(wrong) == 1 and wrong[0].isdigit(), blocks
+
+
+@pytest.mark.parametrize(
+    ("path", "layout", "said"),
+    [
+        (CORPUS / "grad_transposed.py", "64,128:CB", r"the gradient of W is transposed"),
+        (CORPUS / "grad_mean_not_sum.py", "24,24,20,128:SSCB", r"off by a constant factor 1/128 \(1/batch size\)"),
+        (VERDICTS / "sign_tanh_negated.py", "24,24,20,128:SSCB", r"the gradient of X has the wrong sign"),
+    ],
+)
+def test_a_cause_is_named_at_the_size_users_check(path, layout, said):
+    """Issue 38: every cause named at a small size is named at the seed size too (a transpose,
+    a factor of the batch size, a sign), with the budget of calls the size gives."""
+    _, result = gradient_result(path, layout)
+    assert re.search(said, result.message), (layout, result.message)
+    assert not any("localization stopped" in line for line in result.explanation)
