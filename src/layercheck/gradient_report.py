@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from layercheck.status import Status
+from layercheck.status import STATUSES, Status
 
 __all__ = [
     "EDGE_DISTANCE",
@@ -183,7 +183,7 @@ def _status(value: Any, where: str) -> Status:
 
 
 # What an argument of the gradient check can end with.
-_ARGUMENT_STATUSES = {s.value for s in (Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED)}
+_ARGUMENT_STATUSES = {s.value for s in STATUSES}
 
 
 def _mapping(value: Any, what: str) -> Mapping[str, Any]:

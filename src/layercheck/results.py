@@ -25,7 +25,7 @@ from layercheck.safetext import (
     safe_str,
     visible,
 )
-from layercheck.status import Status
+from layercheck.status import STATUSES, Status
 
 __all__ = [
     "repro_command",
@@ -152,8 +152,6 @@ class Origin(Enum):
     FILE = "file"
 
 
-# A check's statuses, in the order of the summaries: what a check can end with.
-STATUSES = (Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED)
 # The summaries' keys: a check's statuses and `known` (a failure the baseline accepts; an
 # additive key of the JSON schema, 0 in a run without --baseline).
 SUMMARY_STATUSES = (*STATUSES, Status.KNOWN)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["Status"]
+__all__ = ["STATUSES", "Status"]
 
 
 class Status(str, Enum):
@@ -27,3 +27,8 @@ class Status(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+# A check's statuses, in the order of the summaries: what a check can end with (a gradient
+# check's argument too).
+STATUSES = (Status.PASSED, Status.FAILED, Status.INCOMPLETE, Status.SKIPPED)

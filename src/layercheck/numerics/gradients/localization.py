@@ -137,6 +137,11 @@ def _candidate_share(cells: list[_Cell]) -> float | None:
     return _share(_union([c.block.mask for c in cells if c.verdict is BlockVerdict.WRONG]))
 
 
+def _indices(spans: list[tuple[int, int | None] | None]) -> int:
+    """How many indices the closed spans cover (open and missing ones count none)."""
+    return sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
+
+
 def _within(index: int, span: tuple[int, int | None] | None) -> bool:
     return span is not None and span[0] <= index and (span[1] is None or index <= span[1])
 
@@ -316,7 +321,7 @@ class Localization:
         if partition.axis is not None and all(span is not None and span[1] is not None for span in spans):
             # Along an axis the others are counted in its indices (time steps), not in blocks
             # of them: each is in a block a probe found right.
-            right = sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
+            right = _indices(spans)
         if partition.unit == "value range":
             return self._value_region(cells, mask, share)
         depth = len(bad)
@@ -346,7 +351,7 @@ class Localization:
         it was where the narrower one is not proven."""
         spans = [(c.block, c.block.span) for c in region.bad]
         wide = tuple(block for block, span in spans if span is not None and span[1] is not None and span[1] > span[0])
-        indices = sum(span[1] - span[0] + 1 for _, span in spans if span is not None and span[1] is not None)
+        indices = _indices([span for _, span in spans])
         if partition.axis is None or not wide or indices > partitions.AXIS_CELLS:
             return partition, cells, region
         finer = partitions.refined(self.value, partition, wide)
