@@ -27,15 +27,19 @@ Importable: tests/test_docs_examples.py calls `check_page` for each page of `pag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.util
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -304,6 +308,9 @@ class _Page:
         self.result.problems.append(Problem(self.path, line, message))
 
     def run(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        plain = _plain_layercheck(argv)
+        if plain is not None:
+            return run_in_process(plain, self.folder, self.env, merged=True, prog_name="layercheck")
         return subprocess.run(
             argv,
             cwd=self.folder,
@@ -316,6 +323,81 @@ class _Page:
             timeout=COMMAND_TIMEOUT_S,
             check=False,
         )
+
+
+# A command that is `layercheck ARGS` alone (no pipe, redirection, variable or pattern) runs in
+# this process, as `python -m layercheck ARGS` would (`run_in_process`): its checks still run in
+# worker processes, and it costs no interpreter and no forkserver of its own, which were most
+# of a page's time. Where CuPy is installed, every command has a process of its own: CuPy reads
+# the pages' CUDA_VISIBLE_DEVICES="" only as it is imported.
+_PLAIN_LAYERCHECK = re.compile(r"""layercheck(?:\s+(?:[\w./:=,@%+-]|'[^']*'|"[^"$`\\]*")+)*\s*(?:#.*)?""")
+
+
+def _plain_layercheck(argv: Sequence[str]) -> list[str] | None:
+    """The arguments of a bash command that runs `layercheck ARGS` alone; None for any other."""
+    if CUPY_INSTALLED or len(argv) != 3 or argv[:2] != ["bash", "-c"] or not _PLAIN_LAYERCHECK.fullmatch(argv[2]):
+        return None
+    return shlex.split(argv[2], comments=True)[1:]
+
+
+def run_in_process(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    merged: bool = False,
+    prog_name: str = "python -m layercheck",
+) -> subprocess.CompletedProcess[str]:
+    """`layercheck.cli.invoke(argv)` run in this process as `prog_name ARGV` runs: in
+    `cwd`, with `env` as the environment, its exit status and what it wrote on stdout and stderr
+    (`merged`: both in stdout, as a terminal interleaves them), a traceback of layercheck's own
+    on stderr with status 1. The working folder and the environment are put back after."""
+    from layercheck.cli import invoke
+
+    out = _Pipe()
+    err = out if merged else _Pipe()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = invoke(list(argv), prog_name=prog_name)
+            except SystemExit as exc:
+                code = _exit_status(exc.code)
+            except BaseException:  # noqa: BLE001 - what the interpreter would print and exit 1 with
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["layercheck", *argv], code, out.text(), "" if merged else err.text())
+
+
+class _Pipe(io.TextIOWrapper):
+    """What a process writes into a pipe, read as `subprocess.run(text=True)` reads it: UTF-8
+    with a binary buffer under it (`--json -` writes the report there), lines ended by \\n,
+    \\r\\n or \\r."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+    def text(self) -> str:
+        self.flush()
+        data = self.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
+        return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _exit_status(code: object) -> int:
+    """The status `sys.exit(code)` gives a process (a message is printed on stderr, status 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
 
 
 def check_page(path: Path, *, write: bool = False) -> PageResult:

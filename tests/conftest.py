@@ -12,13 +12,11 @@ pytest's default import mode, and the module is the one pytest loaded).
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
+import importlib.util
 import os
 import re
 import subprocess
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,53 +152,23 @@ def _differs_at_start(env: dict) -> bool:
 
 
 def _run_in_this_process(argv: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    """`cli.invoke(argv)` as `python -m layercheck` would run it: its exit status, and what it
-    wrote on stdout and stderr (a traceback of layercheck's own on stderr, status 1)."""
-    from layercheck.cli import invoke
-
-    out, err = _Pipe(), _Pipe()
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    os.environ.clear()
-    os.environ.update(env)
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = invoke(argv, prog_name="python -m layercheck")
-            except SystemExit as exc:
-                code = _exit_status(exc.code)
-            except BaseException:  # noqa: BLE001 - what the interpreter would print and exit 1 with
-                traceback.print_exc()
-                code = 1
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["layercheck", *argv], code, out.text(), err.text())
+    """`cli.invoke(argv)` as `python -m layercheck` would run it (docs/examples.py's runner, which
+    runs the pages' `layercheck` commands so)."""
+    return docs_examples.run_in_process(argv, cwd, env)
 
 
-class _Pipe(io.TextIOWrapper):
-    """What a process writes into a pipe, read as `subprocess.run(text=True)` reads it: UTF-8
-    with a binary buffer under it (`--json -` writes the report there), lines ended by \\n,
-    \\r\\n or \\r."""
-
-    def __init__(self) -> None:
-        super().__init__(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
-
-    def text(self) -> str:
-        self.flush()
-        data = self.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
-        return data.replace("\r\n", "\n").replace("\r", "\n")
+def _load_docs_examples():
+    """docs/examples.py is a script, not a module of a package: loaded from its path (and put in
+    sys.modules first, as dataclasses need to find the module of the classes they build)."""
+    spec = importlib.util.spec_from_file_location("docs_examples", REPO / "docs" / "examples.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-def _exit_status(code: object) -> int:
-    """The status `sys.exit(code)` gives a process (a message is printed on stderr, status 1)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
+docs_examples = _load_docs_examples()
 
 
 def pytest_configure(config):

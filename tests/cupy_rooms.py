@@ -24,6 +24,11 @@ from typing import Any
 
 import pytest
 
+try:
+    import fcntl
+except ImportError:  # Windows: each xdist worker runs the second process of its own
+    fcntl = None  # type: ignore[assignment]
+
 STAND_IN = Path(__file__).resolve().parent / "fake_gpu"
 _NODES_ENV = "LAYERCHECK_TESTS_STAND_IN_NODES"  # the node ids the second process is to run
 _RESULTS_ENV = "LAYERCHECK_TESTS_STAND_IN_RESULTS"  # where it writes their outcomes
@@ -124,13 +129,35 @@ class StandInRoom:
 
     def result(self, item: pytest.Item) -> Result:
         if self._results is None:
-            self._results = self._run_second_process(item.config)
+            self._results = self._shared_results(item.config)
         found = self._results.get(item.nodeid)
         if found is None:
             return Result(
                 "failed", f"the stand-in's pytest process did not report this test; it printed:\n{self._output}"
             )
         return found
+
+    def _shared_results(self, config: pytest.Config) -> dict[str, Result]:
+        """The second process's outcomes, for this run once. Under pytest-xdist every worker
+        collects every test and hands on all the `stand_in` ones: the first worker to need
+        them runs the second process, and the others wait for it (a lock) and read what it
+        wrote, in the folder above their own temporary folders, which the run's workers share."""
+        run = getattr(config, "workerinput", {}).get("testrunuid")
+        if run is None or fcntl is None:
+            return self._run_second_process(config)
+        folder = config._tmp_path_factory.getbasetemp().parent / f"stand-in-room-{run}"  # type: ignore[attr-defined]
+        folder.mkdir(exist_ok=True)
+        shared = folder / "results.json"
+        with open(folder / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if shared.exists():
+                data = json.loads(shared.read_text(encoding="utf-8"))
+                self._output = data["output"]
+                return {node: Result(**result) for node, result in data["results"].items()}
+            results = self._run_second_process(config)
+            data = {"output": self._output, "results": {node: vars(result) for node, result in results.items()}}
+            shared.write_text(json.dumps(data), encoding="utf-8")
+            return results
 
     def _run_second_process(self, config: pytest.Config) -> dict[str, Result]:
         files = sorted({str(item.path) for item in self._handed})

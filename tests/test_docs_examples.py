@@ -6,7 +6,6 @@ synthetic pages: it must be able to fail, naming the page and the line."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
 import tempfile
@@ -14,23 +13,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import docs_examples
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 
 
-def _load_runner():
-    """docs/examples.py is a script, not a module of a package: loaded from its path (and put in
-    sys.modules first, as dataclasses need to find the module of the classes they build)."""
-    spec = importlib.util.spec_from_file_location("docs_examples", REPO / "docs" / "examples.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-examples = _load_runner()
+examples = docs_examples
 
 # The reference pages the README links to (the docs site; docs/examples.py is only its runner).
 DOC_PAGES = (
@@ -372,3 +361,30 @@ def test_normalize_drops_the_carets_python_3_11_prints_under_a_traceback_line():
     with_carets = '  File "x.py", line 3, in f\n    return dLdX\n           ^^^^\nNameError: x\n'
     assert examples.normalize(with_carets) == examples.normalize(with_carets.replace("           ^^^^\n", ""))
     assert examples.normalize("a ^ b") != examples.normalize("a b")  # a caret in a line is kept
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        (
+            "layercheck run sample_layers/prelu.py --layout 24,24,20,128:SSCB",
+            ["run", "sample_layers/prelu.py", "--layout", "24,24,20,128:SSCB"],
+        ),
+        (
+            'layercheck run sample_layers/ -q -k "prelu and not gradients"  # exits 1',
+            ["run", "sample_layers/", "-q", "-k", "prelu and not gradients"],
+        ),
+        ("layercheck --help", ["--help"]),
+        ("layercheck run sample_layers/ | tail -1", None),
+        ("layercheck run sample_layers/ > out.txt", None),
+        ("layercheck run $HOME/x.py", None),
+        ("layercheck run *.py", None),
+        ("GITHUB_ACTIONS=true layercheck run x.py", None),
+        ("layercheck run a.py && layercheck run b.py", None),
+        ('layercheck run "$(pwd)/x.py"', None),
+        ("python -m layercheck run x.py", None),
+    ],
+)
+def test_only_a_plain_layercheck_command_runs_in_the_pages_process(command, argv):
+    # Anything bash would read otherwise (a pipe, a redirection, a variable, a pattern) is bash's.
+    assert examples._plain_layercheck(["bash", "-c", command]) == (None if examples.CUPY_INSTALLED else argv)

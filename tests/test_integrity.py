@@ -14,6 +14,7 @@ import copy
 import importlib
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -277,7 +278,8 @@ def test_numpys_settings_and_layerchecks_own_state_are_no_change(snapshot):
 
 def test_every_global_layercheck_rebinds_is_declared_as_its_runtime_state():
     # A global a module of layercheck rebinds while the checks run would read as replaced by
-    # the layer: each is declared in its module's _RUNTIME_GLOBALS, which the snapshot leaves out.
+    # the layer: each is declared in its module's _RUNTIME_GLOBALS, which the snapshot leaves out,
+    # or in _SET_BEFORE_THE_RECORD where it is set only before the snapshot is taken (watched).
     package = Path(layercheck.__file__).resolve().parent
     for path in sorted(package.rglob("*.py")):
         rebound = {
@@ -288,7 +290,8 @@ def test_every_global_layercheck_rebinds_is_declared_as_its_runtime_state():
         }
         if rebound:
             module = ".".join(("layercheck", *path.relative_to(package).with_suffix("").parts))
-            declared = set(getattr(importlib.import_module(module), "_RUNTIME_GLOBALS", ()))
+            imported = importlib.import_module(module)
+            declared = {*getattr(imported, "_RUNTIME_GLOBALS", ()), *getattr(imported, "_SET_BEFORE_THE_RECORD", ())}
             assert rebound <= declared, (module, rebound - declared)
 
 
@@ -758,3 +761,64 @@ def test_a_module_that_replaces_cupy_fails_from_the_cli(tmp_path):
     (target,) = json.loads(report_path.read_text())["targets"]
     (integrity,) = [c for c in target["checks"] if c["name"] == INTEGRITY_CHECK]
     assert integrity["message"] == "the module replaced cupy.isfinite when it was imported"
+
+
+# -- the count of function writes (a worker's looks skip comparing functions while none was made) --
+
+
+_COUNTED = """
+import subprocess
+import sys
+import layercheck.numerics.compare as compare
+from layercheck.sandbox import integrity
+
+hooked = sys.argv[1] == "hooked"
+if hooked:
+    integrity.count_function_writes()
+snapshot = integrity.Snapshot.take()
+assert snapshot.changes() == () and snapshot.changes() == ()  # nothing written: nothing found, twice
+original = compare.mismatch.__code__
+compare.mismatch.__code__ = (lambda *a, **k: None).__code__
+print("code:", [c.what for c in snapshot.changes()])
+compare.mismatch.__code__ = original
+assert snapshot.changes() == ()
+compare.mismatch.__defaults__ = (1e9, 1e9)  # a write of defaults is counted as well
+print("defaults:", [c.what for c in snapshot.changes()])
+snapshot.restore()
+if not hooked:  # a layer that claims the hook where there is none changes a watched name
+    integrity._HOOKED = True
+    compare.mismatch.__code__ = (lambda *a, **k: None).__code__
+    print("claimed:", sorted(c.what for c in snapshot.changes()))
+"""
+
+
+@pytest.mark.parametrize("hooked", ["hooked", "not hooked"])
+def test_a_write_of_a_functions_code_or_defaults_is_found_whether_writes_are_counted_or_not(tmp_path, hooked):
+    # A process of its own: an audit hook cannot be removed from the one that installs it.
+    script = tmp_path / "counted.py"
+    script.write_text(_COUNTED, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), hooked], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "code: ['the code of layercheck.numerics.compare.mismatch']"
+    assert lines[1] == "defaults: ['the code of layercheck.numerics.compare.mismatch']"
+    if hooked == "not hooked":
+        assert lines[2] == (
+            "claimed: ['layercheck.sandbox.integrity._HOOKED', 'the code of layercheck.numerics.compare.mismatch']"
+        )
+
+
+def test_every_worker_counts_function_writes(tmp_path):
+    # Else each look compares every function again: correct, and three times slower.
+    (tmp_path / "probe.py").write_text(
+        "from layercheck.sandbox import integrity\n\n"
+        "class Probe:\n"
+        "    def predict(self, X):\n"
+        "        assert integrity._HOOKED and integrity._function_writes() >= 0\n"
+        "        return 2 * X\n\n"
+        "    def backward(self, X, Y, dLdY, memory):\n"
+        "        return 2 * dLdY\n",
+        encoding="utf-8",
+    )
+    proc = run_cli("run", tmp_path / "probe.py", "--layout", "3,2:CB", "-q")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -44,8 +44,9 @@ promotion state, warnings filters, codecs, the locale, the global RNGs' states.
 
 `Guard` is what the runner holds: it looks at everything after the module is imported, after
 the layer is set up and after each check (about a millisecond each time: ten thousand names
-compared by identity in C loops, `_Unchanged`), and at NumPy's public namespaces after every
-call of the layer (`contract.calls`; tens of microseconds). Judging a change costs a tenth of
+compared by identity in C loops, `_Unchanged`; in a worker, whose forkserver counts the writes
+of functions' code and defaults with an audit hook, the functions are compared only after
+such a write), and at NumPy's public namespaces after every call of the layer (`contract.calls`; tens of microseconds). Judging a change costs a tenth of
 a second the first time (`sandbox.lookups` reads the bytecode), and happens only when
 something changed. Tampering is put back before layercheck computes anything more, so the
 checks after it decide with the originals (`running.runner`); a check during which tampering
@@ -222,6 +223,50 @@ _BUILTIN_NAMES = frozenset(vars(builtins))
 # What the guard itself looks with, bound before any code of a layer's runs (`gc` is watched
 # too: a replacement is found, but must not be what finds the rest).
 _get_referents = gc.get_referents
+
+# Writes of a function's code, defaults or keyword defaults, counted where
+# `count_function_writes` installed its audit hook (the forkserver, for every worker): CPython
+# raises `object.__setattr__` (or `__delattr__`) for each, on every version layercheck runs on,
+# and an audit hook cannot be removed. While the count has not moved since a look found the
+# functions as recorded, none of them can differ, and the next look need not compare them:
+# most of a look's time in a worker, where the objects it touches are not in the cache. The
+# count only goes up (`itertools.count` has no setter): a layer can move it, never hide a write.
+_FUNCTION_WRITES = itertools.count()
+_NO_HOOK = -1
+# Whether this process's hook is installed (a forked worker's too): a name, not the contents
+# of a list, so that a layer that sets it without the hook changes a watched name, and is seen.
+# Rebound once, in the forkserver, before the record every worker is judged under is taken.
+_HOOKED = False
+_SET_BEFORE_THE_RECORD = ("_HOOKED",)
+
+
+def _count_writes(
+    event: str,
+    args: tuple[Any, ...],
+    _tick: Callable[[], int] = _FUNCTION_WRITES.__next__,
+    _type: type[type] = type,
+    _function: type = types.FunctionType,
+) -> None:
+    if (event == "object.__setattr__" or event == "object.__delattr__") and _type(args[0]) is _function:
+        _tick()
+
+
+def count_function_writes() -> None:
+    """Count the writes of every function's code, defaults and keyword defaults from now on
+    (an audit hook: for the forkserver, whose workers inherit it; never a user's process)."""
+    global _HOOKED
+    if not _HOOKED:
+        sys.addaudithook(_count_writes)
+        _HOOKED = True
+
+
+def _function_writes() -> int:
+    """The writes counted so far; `_NO_HOOK` where they are not counted."""
+    if not _HOOKED:
+        return _NO_HOOK
+    return int(repr(_FUNCTION_WRITES)[len("count(") : -1])
+
+
 _get_objects = gc.get_objects
 
 
@@ -347,7 +392,7 @@ class _Namespace:
         live = self.live
         for name, value in zip(self.names, self.values):
             now = live.get(name, _MISSING)
-            if now is _MISSING:
+            if now is _MISSING and name not in live:  # this module's own `_MISSING` is there
                 yield judge(self, ChangeKind.REMOVED, name)
             elif now is not value:
                 yield judge(self, ChangeKind.REPLACED, name)
@@ -672,6 +717,9 @@ class _Unchanged:
     referents: list[
         Any
     ]  # what the functions refer to, flat (`_functions_hold`): taken again when it changes harmlessly
+    # `_function_writes()` when the functions were last found as recorded (`_NO_HOOK`: never
+    # skip comparing them), read before they were looked at.
+    writes_seen: list[int]
 
     @classmethod
     def of(
@@ -680,6 +728,7 @@ class _Unchanged:
         functions: tuple[_Function, ...],
         modules: tuple[tuple[str, types.ModuleType], ...],
     ) -> _Unchanged:
+        writes = _function_writes()  # before the functions are read: a write after it is seen next
         spaces = [n for n in namespaces if n.names]
         with_kw = [(f, f.fn.__kwdefaults__) for f in functions if f.fn.__kwdefaults__ is not None]
         return cls(
@@ -703,6 +752,7 @@ class _Unchanged:
             tuple(cell for f in functions for cell, _ in f.cells),
             tuple(value for f in functions for _, value in f.cells),
             _get_referents(*(f.fn for f in functions)),
+            [writes],
         )
 
     def holds(self) -> bool:
@@ -728,11 +778,18 @@ class _Unchanged:
         refers to (`gc.get_referents`, its code, defaults and keyword defaults among them),
         which match the record unless something changed. What else a function refers to may
         change without harm (its `__dict__` or `__annotations__`, made when first read): then
-        the attributes are compared, and the record of referents taken again."""
+        the attributes are compared, and the record of referents taken again.
+
+        Where function writes are counted (`count_function_writes`) and none was since the
+        functions were last found as recorded, they are: nothing is compared."""
+        writes = _function_writes()
+        if writes != _NO_HOOK and writes == self.writes_seen[0]:
+            return True
         same = functools.partial(map, operator.is_)
         referents = _get_referents(*self.functions)
         recorded = self.referents
         if len(referents) == len(recorded) and all(same(referents, recorded)):
+            self.writes_seen[0] = writes
             return True
         held = (
             all(same(map(_CODE, self.functions), self.codes))
@@ -741,6 +798,7 @@ class _Unchanged:
         )
         if held:
             recorded[:] = referents
+            self.writes_seen[0] = writes
         return held
 
     def _sizes_hold(self) -> bool:
