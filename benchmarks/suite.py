@@ -113,10 +113,10 @@ def counted(cls: type) -> Iterator[Counter[tuple[str, str]]]:
 
     original_run_check = runner.run_check
 
-    def run_check(check: Any, session: Any) -> Any:
+    def run_check(check: Any, session: Any, *rest: Any) -> Any:
         current[0] = check.name
         try:
-            return original_run_check(check, session)
+            return original_run_check(check, session, *rest)
         finally:
             current[0] = SETUP
 

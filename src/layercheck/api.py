@@ -167,6 +167,11 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     (`sandbox.integrity`). What the caller's process did before (the layer's module, once
     imported) is what the layer is judged under: only `layercheck run`, which imports the
     module in a worker of its own, sees what a module does when it is imported.
+
+    The first check installs the audit hook that counts writes of functions' code and
+    defaults (`Guard.start`; Python has no way to remove one, and it costs a comparison per
+    audit event): each look then compares the functions only after such a write, which
+    halves what a check of a small layer takes.
     """
     __tracebackhide__ = True
     guard = Guard.start()

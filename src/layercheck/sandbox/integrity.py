@@ -235,7 +235,9 @@ _FUNCTION_WRITES = itertools.count()
 _NO_HOOK = -1
 # Whether this process's hook is installed (a forked worker's too): a name, not the contents
 # of a list, so that a layer that sets it without the hook changes a watched name, and is seen.
-# Rebound once, in the forkserver, before the record every worker is judged under is taken.
+# Rebound once, before a guard starts: in the forkserver before the record every worker is
+# judged under is taken, or by the first `Guard.start` of a process (the API's first check),
+# which then sees the record it kept differ, and takes it again.
 _HOOKED = False
 _SET_BEFORE_THE_RECORD = ("_HOOKED",)
 
@@ -253,7 +255,8 @@ def _count_writes(
 
 def count_function_writes() -> None:
     """Count the writes of every function's code, defaults and keyword defaults from now on
-    (an audit hook: for the forkserver, whose workers inherit it; never a user's process)."""
+    (an audit hook: installed by the forkserver, whose workers inherit it, and by the first
+    guard of any other process, the API's; once a process)."""
     global _HOOKED
     if not _HOOKED:
         sys.addaudithook(_count_writes)
@@ -1270,7 +1273,10 @@ class Guard:
     def start(cls) -> Guard:
         """A guard over NumPy and layercheck as they are now: take it before the user's module
         is imported. The last snapshot is taken again only when something has changed since
-        (the Python API checks many layers in one process)."""
+        (the Python API checks many layers in one process). The first guard of a process
+        installs the hook that counts writes of functions (`count_function_writes`), before
+        the snapshot it is judged under is taken."""
+        count_function_writes()
         hooks = _Hooks.now()
         recent = _RECENT[0] if _RECENT else None
         if recent is None or recent.modules != _watched_modules() or recent.changes():
