@@ -322,3 +322,63 @@ def test_a_broken_contract_is_said_once_with_every_check_it_blocked():
     assert "it left 7 check(s) undecided" in line and "backward_does_not_error" in line
     incomplete = {c.name for c in report.targets[0].checks if c.status == "incomplete"}
     assert all(name in line for name in incomplete) and len(incomplete) == 7
+
+
+# -- the reporters of a run, behind one interface ------------------------------------------------
+
+
+class _Recorder:
+    """A reporter of its own: what a new kind of report would be."""
+
+    def __init__(self, log: list[str], name: str) -> None:
+        self.log, self.name = log, name
+
+    def target(self, report: TargetReport) -> None:
+        self.log.append(f"{self.name} target {report.target}")
+
+    def finish(self, report: Report) -> None:
+        self.log.append(f"{self.name} finish {len(report.targets)}")
+
+
+def test_reporters_are_told_of_each_target_then_of_the_report_in_their_order():
+    from layercheck.reporters.reporter import Reporters
+
+    log: list[str] = []
+    reporters = Reporters((_Recorder(log, "a"), _Recorder(log, "b")))
+    targets = [TargetReport("p.py:P", checks=[CheckResult("c", Status.PASSED)]), TargetReport("q.py:Q")]
+    for target in targets:
+        reporters.target(target)
+    reporters.finish(Report(targets))
+    assert log == [
+        "a target p.py:P",
+        "b target p.py:P",
+        "a target q.py:Q",
+        "b target q.py:Q",
+        "a finish 2",
+        "b finish 2",
+    ]
+
+
+def test_the_consoles_finish_prints_the_commands_closing_lines_after_the_summary():
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=100, no_color=True, soft_wrap=True)
+    reporter = ConsoleReporter(console, closing=lambda report: [f"closing {len(report.targets)}"])
+    reporter.finish(Report([TargetReport("p.py:P", checks=[CheckResult("c", Status.PASSED)])]))
+    lines = buffer.getvalue().splitlines()
+    assert lines[-2].startswith("Test Summary: 1 passed") and lines[-1] == "closing 1"
+
+
+def test_report_files_write_nothing_when_the_check_before_writing_refuses(tmp_path):
+    from layercheck.errors import UsageError
+    from layercheck.reporters.formats import FORMATS, ReportFiles
+
+    def refuse(report: Report) -> None:
+        raise UsageError("it would overwrite an input")
+
+    json_path = tmp_path / "r.json"
+    files = ReportFiles({FORMATS[0]: str(json_path)}, before_writing=refuse)
+    with pytest.raises(UsageError):
+        files.finish(Report([]))
+    assert not json_path.exists()
+    ReportFiles({FORMATS[0]: str(json_path)}).finish(Report([]))
+    assert json_path.exists()

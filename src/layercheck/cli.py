@@ -36,6 +36,7 @@ from layercheck.reporters.console import (
 )
 from layercheck.reporters.files import Input, check_no_input_overwritten, check_report_paths, to_stdout
 from layercheck.reporters.formats import FORMATS, ReportFiles
+from layercheck.reporters.reporter import Reporters
 from layercheck.results import Kind, Report, Status, TargetReport
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
@@ -346,7 +347,15 @@ def run(
     console = make_console(stderr=files.to_stdout or to_stdout(update_baseline_path))
     github = _github_log(console)  # no line of the report is read as a workflow command (`reporters.ci`)
     verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
-    reporter = ConsoleReporter(console, verbosity)
+
+    def closing(report: Report) -> list[str]:
+        lines = (_strict_line(report, strict), stopped_line(report, batch.maxfail))
+        return [line for line in lines if line is not None]
+
+    files = replace(  # the modules the layers imported and the files they read are known only at the end
+        files, before_writing=lambda report: check_no_input_overwritten(outputs, inputs_read(report))
+    )
+    reporters = Reporters((ConsoleReporter(console, verbosity, closing), github, files))
     interrupted: Interrupted | None = None
     # Where no progress bar shows (a CI log, a pipe), each target's lines come as it finishes,
     # and a target that runs long says so: nothing else shows the run is alive.
@@ -355,7 +364,7 @@ def run(
         with ProgressBar(console) as bar:
             report = run_batch(
                 batch,
-                on_report=_marking(baseline, reporter.target),
+                on_report=_marking(baseline, reporters.target),
                 on_progress=bar.update,
                 as_finished=log,
                 still_running=StillRunning(still_running(console), every_s) if log else None,
@@ -367,19 +376,8 @@ def run(
     if not report.targets and interrupted is None:
         console.print(f"No targets in shard {shard_text}." if shard_text else "No layers in the files given.")
     _record_run(report, strict, baseline, console)
-    reporter.overall(report)
-    status = 0 if report.ok else 1
-    if _strict_line(console, report, strict):
-        status = 1
-    stopped = stopped_line(report, batch.maxfail)
-    if stopped is not None:
-        console.print(stopped)
-    github.finish(report)
-    try:  # the modules the layers imported and the files they read are known only now
-        check_no_input_overwritten(outputs, inputs_read(report))
-    except UsageError as exc:
-        usage_error(exc, github)
-    status = _write_reports(report, files, status)
+    status = 1 if not report.ok or _strict_line(report, strict) is not None else 0
+    status = _finish(reporters, report, files, github, status)
     if update_baseline_path is not None and interrupted is None:
         status = _update_baseline(update_baseline_path, report, console, status)
     if interrupted is not None:
@@ -389,19 +387,24 @@ def run(
     sys.exit(status)
 
 
-def _strict_line(console: Console, report: Report, strict: bool) -> bool:
-    """With `strict`, say how many incomplete checks fail the run; whether any does."""
+def _strict_line(report: Report, strict: bool) -> str | None:
+    """With `strict`, how many incomplete checks fail the run; None where none does."""
     incomplete = report.summary[Status.INCOMPLETE.value]
-    if strict and incomplete:
-        checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
-        console.print(f"--strict: {checks} the run")
-    return bool(strict and incomplete)
+    if not (strict and incomplete):
+        return None
+    checks = "1 incomplete check fails" if incomplete == 1 else f"{incomplete} incomplete checks fail"
+    return f"--strict: {checks} the run"
 
 
-def _write_reports(report: Report, files: ReportFiles, status: int) -> int:
-    """Write the report files asked for; the exit status: `status`, or 2 after a passing run
-    where one could not be written (every one is tried; a failed run keeps its status 1)."""
-    for failure in files.write(report):
+def _finish(reporters: Reporters, report: Report, files: ReportFiles, github: GitHubLog, status: int) -> int:
+    """Tell every reporter the run is over; the exit status: `status`, or 2 after a passing run
+    where a report file could not be written (every one is tried; a failed run keeps its status
+    1). A file that would overwrite one the run read is a usage error (exit 2), nothing written."""
+    try:
+        reporters.finish(report)
+    except UsageError as exc:
+        usage_error(exc, github)
+    for failure in files.failures:
         click.echo(_one_line(f"Error: {failure}"), err=True)
         status = status or 2
     return status
@@ -472,18 +475,15 @@ def merge(reports: tuple[str, ...], quiet: bool, verbose: bool, **paths: str | N
         usage_error(exc)
     console = make_console(stderr=files.to_stdout)
     github = _github_log(console)  # the shards quote their layers' text: no line is a workflow command
-    reporter = ConsoleReporter(
-        console, Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+    strict = merged.run is not None and merged.run.strict
+    verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+    reporters = Reporters(
+        (ConsoleReporter(console, verbosity, lambda report: [line] if (line := _strict_line(report, strict)) else []),)
+        + (github, files)
     )
     for target in merged.targets:
-        reporter.target(target)
-    reporter.overall(merged)
-    strict = merged.run is not None and merged.run.strict
-    status = merged_status(merged, strict)
-    _strict_line(console, merged, strict)
-    github.finish(merged)
-    status = _write_reports(merged, files, status)
-    sys.exit(status)
+        reporters.target(target)
+    sys.exit(_finish(reporters, merged, files, github, merged_status(merged, strict)))
 
 
 @cli.command("list-checks")

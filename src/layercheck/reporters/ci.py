@@ -167,6 +167,9 @@ class GitHubLog:
         if self.active:
             self._commands.stop()
 
+    def target(self, report: TargetReport) -> None:
+        """Nothing as targets finish: the annotations come with the whole report."""
+
     def finish(self, report: Report) -> None:
         if self.active:
             self._commands.resume()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -167,9 +167,19 @@ def _status(status: Status) -> tuple[str, str]:
 
 
 class ConsoleReporter:
-    def __init__(self, console: Console, verbosity: Verbosity = Verbosity.NORMAL):
+    """The console's report (a `reporters.reporter.Reporter`): each target's lines as it is
+    decided; at the end the recap, the summary line and what the command adds (`closing`: the
+    lines it computes from the report, such as why the run stopped)."""
+
+    def __init__(
+        self,
+        console: Console,
+        verbosity: Verbosity = Verbosity.NORMAL,
+        closing: Callable[[Report], Sequence[str]] | None = None,
+    ):
         self.console = console
         self.verbosity = verbosity
+        self._closing = closing
         self._drew_pictures = False
 
     @property
@@ -275,6 +285,12 @@ class ConsoleReporter:
         """--repro: the script that recomputes this failure, under the check."""
         assert check.repro is not None
         self._line(Text(visible(f"reproduce: {repro_command(check.repro)}")), 2 * _INDENT)
+
+    def finish(self, report: Report) -> None:
+        """The recap and the summary line (`overall`), then the command's closing lines."""
+        self.overall(report)
+        for line in self._closing(report) if self._closing is not None else ():
+            self.console.print(line)
 
     def overall(self, report: Report) -> None:
         """The recap of every failed or errored target and check, then the summary line."""

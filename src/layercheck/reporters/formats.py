@@ -1,20 +1,21 @@
 """The report files a command writes, declared once: `--json`, `--junit`, `--html`.
 
 `layercheck run` and `layercheck merge` take an option for each format of `FORMATS` and write
-every file asked for the same way (`ReportFiles`). A new format is one entry here and the
-module of its writer; the command line makes its options from this table.
+every file asked for the same way (`ReportFiles`, one of their `reporters.reporter.Reporters`).
+A new format is one entry here and the module of its writer; the command line makes its
+options from this table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from layercheck.reporters.files import to_stdout
 from layercheck.reporters.html import write_html
 from layercheck.reporters.json_report import write_json
 from layercheck.reporters.junit import write_junit
-from layercheck.results import Report
+from layercheck.results import Report, TargetReport
 
 __all__ = ["FORMATS", "Format", "ReportFiles", "WriteFailure"]
 
@@ -56,9 +57,15 @@ class WriteFailure:
 
 @dataclass(frozen=True)
 class ReportFiles:
-    """The report files asked for: a path (or `-`) by format, in `FORMATS` order."""
+    """The report files asked for: a path (or `-`) by format, in `FORMATS` order. A
+    `reporters.reporter.Reporter`: each file is written once the run is over (`finish`), and
+    those that could not be are kept in `failures`."""
 
     paths: Mapping[Format, str]
+    # Asked before anything is written; raises UsageError where a file would overwrite one the
+    # run read, known only once it is over (the modules its layers imported, their data files).
+    before_writing: Callable[[Report], None] | None = None
+    failures: list[WriteFailure] = field(default_factory=list)
 
     @classmethod
     def of(cls, values: Mapping[str, str | None]) -> ReportFiles:
@@ -73,6 +80,14 @@ class ReportFiles:
     def to_stdout(self) -> bool:
         """Whether one of them is standard output: what else is printed then goes to stderr."""
         return to_stdout(*self.paths.values())
+
+    def target(self, report: TargetReport) -> None:
+        """Nothing as targets finish: a file holds the whole report."""
+
+    def finish(self, report: Report) -> None:
+        if self.before_writing is not None:
+            self.before_writing(report)
+        self.failures[:] = self.write(report)
 
     def write(self, report: Report) -> list[WriteFailure]:
         """Write each file; every one is tried, and those that could not be written are said."""
