@@ -386,7 +386,7 @@ class _Pipe(io.TextIOWrapper):
 
     def text(self) -> str:
         self.flush()
-        data = self.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
+        data: str = self.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
         return data.replace("\r\n", "\n").replace("\r", "\n")
 
 

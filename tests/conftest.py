@@ -48,6 +48,7 @@ SEED_LAYOUT = "24,24,20,128:SSCB"
 CHECK_NAMES = tuple(REGISTRY)  # what the CLI and the API hand to the settings validator
 
 _MUST_FAIL = re.compile(r"Must fail:\s*([a-z_]+)")
+_LEFT_INCOMPLETE = re.compile(r"Left incomplete:\s*([a-z_]+)")
 _ARGUMENTS = re.compile(r"\(arguments?\s+(\w+)(?:\s+and\s+(\w+))?")
 
 
@@ -59,6 +60,9 @@ class Declared:
     correct: bool
     must_fail: tuple[str, ...]  # check names that must fail
     arguments: tuple[str, ...]  # for gradient bugs: the argument(s) the docstring names
+    # Check names that must be incomplete, every other check passing or skipped: no layer
+    # that can be trained could be written so (learnables and no backward).
+    left_incomplete: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -72,7 +76,7 @@ def declared(path: Path) -> Declared:
     match = _ARGUMENTS.search(doc)
     if match:
         arguments = tuple(a for a in match.groups() if a)
-    return Declared(path, doc.startswith("Correct"), must_fail, arguments)
+    return Declared(path, doc.startswith("Correct"), must_fail, arguments, tuple(_LEFT_INCOMPLETE.findall(doc)))
 
 
 def layer_files(folder: Path) -> list[Path]:

@@ -22,7 +22,7 @@ from conftest import (
 )
 
 import layercheck
-from layercheck import CheckFailure, Report, TargetReport, UsageError
+from layercheck import CheckFailure, Report, Status, TargetReport, UsageError
 from layercheck.checks import REGISTRY
 
 DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS) + layer_files(FUNCTIONS)]
@@ -178,11 +178,15 @@ def test_checks_needing_a_backward_are_skipped_without_one(reports):
         "backward_does_not_error",
         "backward_is_consistent_in_size",
         "backward_is_consistent_in_type",
-        GRADIENTS,
         "backward_does_not_modify_inputs",
     ):
         assert report.result(name).status == "skipped"
-        assert "no backward" in report.result(name).message
+        assert report.result(name).message == "no backward defined"
+    # Its learnable cannot be trained: the gradient check could not decide, and says why.
+    assert report.result(GRADIENTS).status == "incomplete"
+    assert report.result(GRADIENTS).message.startswith(
+        "not checked: the layer has learnables (alpha) and defines no backward"
+    )
 
 
 # -- the Python API ---------------------------------------------------------------------------------
@@ -476,3 +480,39 @@ def test_a_layer_computing_at_the_asked_precision_is_not_said_to_be_judged_at_an
     report = layercheck.check_layer(obj, example_layout(obj))
     for name in ("predict_is_consistent_across_observations", "backward_is_consistent_across_observations"):
         assert "judged_at_precision" not in report.result(name).details, name
+
+
+class _NoBackward:
+    learnables = ("w", "b")
+
+    def __init__(self):
+        self.w = np.ones((4, 1))
+        self.b = np.zeros((4, 1))
+
+    def predict(self, X):
+        return self.w * X + self.b
+
+
+class _NoBackwardNoLearnables:
+    def predict(self, X):
+        return 2 * X
+
+
+def test_learnables_without_a_backward_leave_the_gradient_check_incomplete_and_say_why():
+    # NumPy differentiates nothing: such a layer cannot be trained, and no verdict was reached
+    # on its gradients (issue 39); --strict fails it, as any incomplete check.
+    report = layercheck.check_layer(_NoBackward, "4,3:CB")
+    gradients = report.result("gradients_are_numerically_correct")
+    assert gradients.status == Status.INCOMPLETE
+    assert gradients.message == (
+        "not checked: the layer has learnables (w, b) and defines no backward; NumPy computes no gradients, "
+        "so they cannot be trained: write backward to return dLdX, dLdw, dLdb"
+    )
+    assert report.status == Status.INCOMPLETE and report.ok and report.fails(strict=True)
+
+
+def test_a_layer_without_learnables_or_backward_skips_the_gradient_check():
+    report = layercheck.check_layer(_NoBackwardNoLearnables, "4,3:CB")
+    gradients = report.result("gradients_are_numerically_correct")
+    assert gradients.status == Status.SKIPPED and gradients.message == "no backward defined"
+    assert report.status == Status.PASSED

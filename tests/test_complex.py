@@ -118,3 +118,54 @@ def test_the_cli_takes_complex_dtypes():
     assert "conj missing" in proc.stdout
     proc = run_cli("run", SAMPLES / "complex_scale.py", "--dtype", "complex256")
     assert proc.returncode == 2
+
+
+def test_a_layer_with_complex_learnables_is_checked_at_complex_dtypes_when_none_are_given():
+    # Real dtypes never exercise a missing conjugate (issue 39): the project's own buggy sample
+    # fails by default, and passes with the dtypes given as real ones, with a note that says so.
+    from conftest import REPO
+
+    buggy = load_layer(REPO / "sample_layers" / "buggy" / "complex_scale_no_conj.py")
+    report = layercheck.check_layer(buggy, "8,8,4,2:SSCB")
+    assert report.result("gradients_are_numerically_correct").status == "failed"
+    assert not any("only real dtypes were tested" in note for note in report.notes)
+    given = layercheck.check_layer(buggy, "8,8,4,2:SSCB", dtypes=["float64", "float32"])
+    assert given.status == "passed"
+    assert any("only real dtypes were tested" in note for note in given.notes)
+
+
+class _Seen:
+    """Records the dtypes of the inputs predict is called with."""
+
+    seen: set[str] = set()
+
+    def predict(self, X):
+        type(self).seen.add(str(X.dtype))
+        return X * self.scale
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * np.conj(self.scale)
+
+
+class _RealConstant(_Seen):
+    seen: set[str] = set()
+
+    def __init__(self):
+        self.scale = np.float64(2.0)
+
+
+class _ComplexConstant(_Seen):
+    seen: set[str] = set()
+
+    def __init__(self):
+        self.scale = np.array(2.0 + 1.0j)  # a constant, not a learnable
+
+
+def test_a_layer_with_a_complex_constant_is_checked_at_complex_dtypes_and_a_real_one_at_real_ones():
+    layercheck.check_layer(_RealConstant, "3,2:CB")
+    assert _RealConstant.seen == {"float64", "float32"}
+    layercheck.check_layer(_ComplexConstant, "3,2:CB")
+    assert {"complex128", "complex64"} <= _ComplexConstant.seen
+    _ComplexConstant.seen.clear()
+    layercheck.check_layer(_ComplexConstant, "3,2:CB", dtypes=["float64"])  # given: as given
+    assert _ComplexConstant.seen == {"float64"}

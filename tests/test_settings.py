@@ -134,7 +134,8 @@ def test_every_setting_is_named_once_for_every_way_in():
     from layercheck.settings.options import SETTINGS, Options, Settings
 
     assert [s.key for s in SETTINGS] == [f.name for f in fields(Settings)]
-    assert {s.keyword for s in SETTINGS} == {f.name for f in fields(Options)} - {"inputs"}
+    # `inputs` is the API's own; `default_dtypes` says that no dtypes were given, not a setting.
+    assert {s.keyword for s in SETTINGS} == {f.name for f in fields(Options)} - {"inputs", "default_dtypes"}
     options = {opt for param in run.params for opt in param.opts}
     assert {s.option for s in SETTINGS if s.option} <= options
     # Each command-line setting reaches `run` under its key, as the plan takes it.

@@ -2,7 +2,8 @@
 
 BUG: `backward` returns ``dLdw = sum(X .* dLdY)`` instead of ``sum(conj(X) .* dLdY)``, the
 formula a real-valued layer would use. For real inputs the two agree, so the bug only shows
-with complex inputs: run it with ``--dtype complex128`` (or complex64). dLdX and dLdb are
+with complex inputs: layercheck checks a layer with a complex learnable at complex dtypes too,
+unless ``--dtype`` says otherwise. dLdX and dLdb are
 right, and every gradient has the right shape and dtype, so only the gradient check can
 catch it.
 Must fail: gradients_are_numerically_correct (argument w)

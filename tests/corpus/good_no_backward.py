@@ -1,5 +1,6 @@
-"""Correct: PReLU-like layer with a learnable per-channel slope and NO backward.
-Every check must pass (the backward and gradient checks are skipped: no backward defined)."""
+"""PReLU-like layer with a learnable per-channel slope and NO backward: nothing it computes is
+wrong, and its slope cannot be trained (NumPy computes no gradients). The backward checks are
+skipped (no backward defined). Left incomplete: gradients_are_numerically_correct"""
 
 import numpy as np
 

@@ -445,6 +445,13 @@ def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
 )
 def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     layer = session.reference
+    if not layer.has_backward and layer.learnables:
+        # Not a check that does not apply: NumPy differentiates nothing, so without a backward
+        # the learnables cannot be trained, and no verdict was reached on their gradients.
+        raise Incomplete(
+            f"not checked: the layer has learnables ({', '.join(layer.learnables)}) and defines no backward; "
+            f"NumPy computes no gradients, so they cannot be trained: write backward to return {layer.backward_returns()[1]}"
+        )
     require_backward(layer)
     evaluated = "forward" if layer.has_forward else "predict"
     decided = (Status.PASSED, Status.SKIPPED)

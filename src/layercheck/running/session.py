@@ -41,7 +41,7 @@ from layercheck.portability import is_cuda_error, is_cupy_refusal
 from layercheck.results import Call, Kind
 from layercheck.running.draws import DataKey, Draws, OutputGradients
 from layercheck.safetext import exception_text
-from layercheck.settings.options import Options, parse_input_domain
+from layercheck.settings.options import COMPLEX_DTYPES, Options, parse_input_domain
 
 __all__ = ["DataKey", "Session", "StepKey", "notes", "seed_user_rngs"]
 
@@ -102,6 +102,8 @@ class Session:
         self._cache = _Cache()
         self.draws = Draws(options.seed, self.layouts, self.input_domains, options.inputs)
         self.reference = self._build_reference()
+        if options.default_dtypes and _complex_valued(self.reference, self.reference_parameters):
+            self.options = dataclasses.replace(options, dtypes=(*options.dtypes, *COMPLEX_DTYPES))
         if self.options.device != "gpu":
             self._refuse_if_bound_to_gpu()
 
@@ -489,6 +491,17 @@ def _error_of(session: Session, method: Call, dtype: Any, gpu: bool) -> CallErro
         return session.step(method, dtype, gpu).error
     except Incomplete:
         return None
+
+
+def _complex_valued(layer: Adapter, parameters: dict[str, Any]) -> bool:
+    """Whether the initialized layer holds a complex array: a learnable, a state, or a constant
+    among its attributes (read from its instance dictionary, no code of its run)."""
+    try:
+        attributes = object.__getattribute__(layer.obj, "__dict__")
+    except AttributeError:  # __slots__ alone
+        attributes = {}
+    values = [*parameters.values(), *(attributes.values() if type(attributes) is dict else ())]
+    return any(arrays.is_array(v) and arrays.is_complex(v) for v in values)
 
 
 def notes(session: Session) -> list[str]:

@@ -38,6 +38,7 @@ from layercheck.settings.values import Invalid, check_keys, number, show
 
 __all__ = [
     "BUILTIN",
+    "COMPLEX_DTYPES",
     "DEFAULT_DTYPES",
     "DEFAULT_TIMEOUT",
     "DEFAULT_TOLERANCES",
@@ -70,6 +71,7 @@ __all__ = [
 
 DEVICES = ("cpu", "gpu", "auto")
 DEFAULT_DTYPES = ("float64", "float32")
+COMPLEX_DTYPES = ("complex128", "complex64")  # added to the default for a complex layer
 DEFAULT_TIMEOUT = 120.0  # seconds per target
 # A week: past it a timer overflows the operating system's waits (2**31 milliseconds).
 MAX_TIMEOUT = 7 * 24 * 3600.0
@@ -576,6 +578,10 @@ class Options:
     # The target's time limit in seconds (None: none, as in the Python API): the checks that
     # spend time on their own work (the diagnosis of a failed gradient) keep to a share of it.
     timeout: float | None = None
+    # No dtypes were given (`dtypes` is `DEFAULT_DTYPES`): a layer whose learnables, state or
+    # constants are complex is checked at `COMPLEX_DTYPES` too (`running.session`), since its
+    # complex arithmetic (a conjugate above all) is what real dtypes never exercise.
+    default_dtypes: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tolerances", merge_tolerances(self.tolerances, DEFAULT_TOLERANCES))
@@ -632,7 +638,9 @@ def options_from(settings: Settings, inputs: Sequence[Any] | None = None) -> Opt
         require_usable_gpu()
     given = {setting.keyword: getattr(settings, setting.key) for setting in SETTINGS}
     inputs = tuple(inputs) if inputs is not None else None
-    return Options(inputs=inputs, **{k: v for k, v in given.items() if v is not None})
+    # BUILTIN's own tuple where no layer of settings gave dtypes: a given one is parsed anew.
+    default_dtypes = settings.dtypes is BUILTIN.dtypes
+    return Options(inputs=inputs, default_dtypes=default_dtypes, **{k: v for k, v in given.items() if v is not None})
 
 
 def make_options(*, check_names: Sequence[str], inputs: Sequence[Any] | None = None, **keywords: Any) -> Options:
