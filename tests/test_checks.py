@@ -516,3 +516,27 @@ def test_a_layer_without_learnables_or_backward_skips_the_gradient_check():
     gradients = report.result("gradients_are_numerically_correct")
     assert gradients.status == Status.SKIPPED and gradients.message == "no backward defined"
     assert report.status == Status.PASSED
+
+
+def test_the_api_checks_a_file_as_the_command_line_takes_it(tmp_path):
+    # `check_layer("layers/conv.py")` (issue 39): the file's one target, or `path.py:Name`.
+    report = layercheck.check_layer(str(SAMPLES / "prelu.py"))
+    assert report.target.endswith("prelu.py") and report.status == Status.PASSED
+    named = layercheck.check_layer(f"{SAMPLES / 'buggy' / 'srelu_swapped.py'}:SReLUSwapped")
+    assert named.target.endswith("srelu_swapped.py:SReLUSwapped")
+    assert [c.name for c in named.failures] == [GRADIENTS]
+    two = tmp_path / "two.py"
+    two.write_text(
+        "class A:\n    example_layout = '3,2:CB'\n    def predict(self, X):\n        return X\n\n"
+        "class B(A):\n    pass\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(UsageError, match=r"defines 2 targets \(A, B\): name one, as .*two.py:NAME"):
+        layercheck.check_layer(two)
+    assert layercheck.check_layer(f"{two}:B").status == Status.PASSED
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('no')\n", encoding="utf-8")
+    failed = layercheck.check_layer(broken)
+    assert failed.status == Status.ERROR and "RuntimeError" in failed.error
+    with pytest.raises(UsageError, match="no such file"):
+        layercheck.check_layer(tmp_path / "missing.py")

@@ -238,7 +238,9 @@ def test_malformed_config_is_a_usage_error_naming_file_and_key(tmp_path, name):
     with pytest.raises(UsageError) as info:
         load_config(path, check_names=CHECK_NAMES)
     message = str(info.value)
-    assert "\n" not in message and message.startswith(str(path)), message
+    # A line per problem, each naming the file (a flow mapping `{layout: 3,2:CB}` holds two).
+    assert message.splitlines() == list(info.value.problems), message
+    assert all(problem.startswith(str(path)) for problem in info.value.problems), message
     for needle in needles:
         assert needle in message, (needle, message)
 
@@ -318,3 +320,20 @@ def test_sample_config_passes(tmp_path):
     report = json.loads(out.read_text())
     assert len(report["targets"]) == len(load_config(CONFIGS / "sample_layers.yaml", check_names=CHECK_NAMES).targets)
     assert all(t["status"] == "passed" for t in report["targets"])
+
+
+def test_every_problem_of_a_config_is_said_in_one_run(tmp_path):
+    # Issue 39: two mistakes need one run, not two; each is a line of its own, exit status 2.
+    (tmp_path / "l.py").write_text("class L:\n    def predict(self, X):\n        return X\n")
+    path = write(
+        tmp_path,
+        "defaults:\n  dtype: float64\n  seed: -3\ntargets:\n  - target: l.py\n    layuot: 3,2:CB\n  - target: nope.py\n",
+    )
+    with pytest.raises(UsageError) as info:
+        load_config(path, check_names=CHECK_NAMES)
+    where = [problem.removeprefix(f"{path}: ").split(":")[0] for problem in info.value.problems]
+    assert where == ["defaults", "defaults.seed", "targets[0]", "targets[1].target"]
+    assert "did you mean 'dtypes'?" in info.value.problems[0] and "did you mean 'layout'?" in info.value.problems[2]
+    proc = run_cli("run", "--config", path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"Error: {problem}" for problem in info.value.problems]

@@ -42,7 +42,9 @@ def parses_or_refuses(parse, value):
     try:
         return parse(value)
     except UsageError as exc:
-        assert "\n" not in str(exc), "a usage error is one line"
+        # A line per problem (a config says all of its mistakes at once), each one line.
+        assert exc.problems and str(exc).splitlines() == list(exc.problems), "a usage error is a line per problem"
+        assert all(problem and "\n" not in problem for problem in exc.problems)
         return None
 
 

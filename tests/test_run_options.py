@@ -131,3 +131,31 @@ def test_the_api_validates_numbers_as_the_command_line_does():
     ):
         with pytest.raises(UsageError):
             check_layer(lambda X: X, "3,2:CB", **options)
+
+
+def test_time_elapsed_counts_from_the_commands_start(tmp_path, capsys):
+    # `main` gives the process's start: the interpreter and the imports are part of the wait.
+    from layercheck.cli import invoke
+    from layercheck.clock import monotonic, process_started
+
+    (tmp_path / "double.py").write_text(
+        "class Double:\n    def predict(self, X):\n        return 2 * X\n", encoding="utf-8"
+    )
+    with pytest.raises(SystemExit) as exited:
+        invoke(["run", str(tmp_path / "double.py"), "--layout", "3,2:CB", "-q"], started=monotonic() - 100)
+    assert exited.value.code == 0
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert float(summary.split("Time elapsed: ")[1].split(" s")[0]) >= 100
+    assert process_started() <= monotonic()
+
+
+def test_the_process_start_is_read_from_the_kernel_where_it_keeps_one():
+    import sys
+
+    from layercheck import clock
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc is Linux's")
+    # This process started before layercheck was imported (pytest ran first), and today.
+    age = clock.monotonic() - clock.process_started()
+    assert clock.process_started() < clock._IMPORTED and 0 < age < 24 * 3600

@@ -43,7 +43,12 @@ def generate(tmp_path, name, options, file=None):
 def test_layer_template_passes_every_check(tmp_path, name):
     layer = generate(tmp_path, name, LAYERS[name])
     report = layercheck.check_layer(layer, layer.example_layout)
-    assert report.ok and not_ok(report) == {}, not_ok(report)
+    undecided = not_ok(report)
+    if "--learnables" in LAYERS[name] and "--backward" not in LAYERS[name]:
+        # Learnables and no backward cannot be trained: the report says to write one.
+        gradients = undecided.pop("gradients_are_numerically_correct")
+        assert gradients.startswith("incomplete: not checked: the layer has learnables (alpha)"), gradients
+    assert report.ok and undecided == {}, undecided
     statuses = {c.name: c.status for c in report.checks}
     if "--backward" in LAYERS[name]:
         assert statuses["gradients_are_numerically_correct"] == "passed"

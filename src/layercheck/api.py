@@ -27,11 +27,11 @@ import numpy as np
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.contract.loading import constructor
-from layercheck.errors import UsageError
+from layercheck.contract.loading import constructor, load_targets
+from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.reporters.text import target_text
-from layercheck.results import TargetReport
+from layercheck.results import TargetReport, cause_of
 from layercheck.running.runner import run_target
 from layercheck.safetext import exception_text, type_name
 from layercheck.sandbox import Guard
@@ -63,7 +63,10 @@ def check_layer(
     Args:
         layer: a layer class (constructed with `args` for every fresh layer a check needs), a
             layer instance (deep-copied for each; never modified), or a plain function `f(X)`.
-            An operation given here is checked as one (see `check_function`).
+            An operation given here is checked as one (see `check_function`). Or the file
+            that defines it, as `layercheck run` takes one: `"path.py"` (its one target) or
+            `"path.py:Name"`, a `str` or a path; imported here, and judged from before its
+            import. A module that cannot be imported is the report's `error`.
         layout: `"24,24,20,128:SSCB"`, a `Layout`, a `{"size": [...], "format": "SSCB"}`
             mapping, or a list with one of those per input; None: the layer's
             `example_layout`, as on the command line.
@@ -139,7 +142,7 @@ def check_function(
         UsageError: `fn` is not an operation, or as for `check_layer`.
     """
     __tracebackhide__ = True
-    if not is_operation(fn):
+    if not isinstance(fn, (str, os.PathLike)) and not is_operation(fn):
         raise UsageError(
             f"{getattr(fn, '__name__', type(fn).__name__)} is not an operation (a class with forward and "
             "backward and no predict); check layers and plain functions with check_layer"
@@ -148,6 +151,7 @@ def check_function(
         fn,
         layouts,
         args,
+        operation=True,
         dtypes=dtypes,
         seed=seed,
         tolerances=tolerances,
@@ -159,7 +163,9 @@ def check_function(
     )
 
 
-def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: Any) -> TargetReport:
+def _check(
+    layer: Any, layout: Any, args: Mapping[str, Any] | None, operation: bool = False, **options: Any
+) -> TargetReport:
     """Parse the layouts, then the options (None: not given), then run the checks.
 
     NumPy's and layercheck's functions are recorded first: one the layer replaces while it is
@@ -175,14 +181,35 @@ def _check(layer: Any, layout: Any, args: Mapping[str, Any] | None, **options: A
     """
     __tracebackhide__ = True
     guard = Guard.start()
-    guard.where = "before the checks began"  # the module was imported by the caller, before
     try:
+        label = None
+        if isinstance(layer, (str, os.PathLike)):  # a file, as `layercheck run` takes it
+            try:
+                label, layer = _loaded(os.fspath(layer))
+            except TargetError as exc:  # the module's own failure: the target's, as run reports it
+                return TargetReport(os.fspath(layer), error=str(exc), traceback=exc.traceback, cause=cause_of(exc))
+            finally:
+                guard.verify()  # what the module did when it was imported here
+            if operation and not is_operation(layer):
+                raise UsageError(f"{label} is not an operation (a class with forward and backward and no predict)")
+        guard.where = "before the checks began"  # else the module was imported by the caller, before
         # The example_layout may be a property: the layer's code, run with the record taken.
-        return _checked(layer, _example_layout(layer) if layout is None else layout, args, guard, **options)
+        layouts = _example_layout(layer) if layout is None else layout
+        return _checked(layer, layouts, args, guard, label=label, **options)
     except UsageError as exc:
         raise _cut(exc) from None
     finally:
         guard.stop()
+
+
+def _loaded(spec: str) -> tuple[str, Any]:
+    """The one target of `path.py` or `path.py:Name`, imported as `layercheck run` imports it,
+    and its label (`path.py`, `path.py:Name`)."""
+    targets = load_targets(spec)
+    if len(targets) > 1:
+        names = ", ".join(target.name for target in targets)
+        raise UsageError(f"{spec} defines {len(targets)} targets ({names}): name one, as {spec}:NAME")
+    return targets[0].label, targets[0].obj
 
 
 def _cut(exc: UsageError) -> UsageError:
@@ -210,7 +237,9 @@ def _example_layout(layer: Any) -> Any:
     )
 
 
-def _checked(layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, **options: Any) -> TargetReport:
+def _checked(
+    layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, label: str | None = None, **options: Any
+) -> TargetReport:
     __tracebackhide__ = True
     layouts = parse_input_layouts(layout)
     opts = make_options(**options, check_names=tuple(REGISTRY))
@@ -219,11 +248,12 @@ def _checked(layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Gua
         if shapes != [layout.size for layout in layouts]:
             raise UsageError(f"inputs have shapes {shapes} but the layouts need {[layout.size for layout in layouts]}")
     if inspect.isclass(layer):
-        factory, label = constructor(layer, dict(args or {})), layer.__name__
+        factory, name = constructor(layer, dict(args or {})), layer.__name__
     elif inspect.isfunction(layer):
-        factory, label = (lambda: layer), layer.__name__
+        factory, name = (lambda: layer), layer.__name__
     else:
-        factory, label = _copier(layer), type_name(layer)
+        factory, name = _copier(layer), type_name(layer)
+    label = name if label is None else label
     with handling(), _working_folder_kept():
         return run_target(label, factory, layouts, opts, kind=kind_of(layer), guard=guard)
 

@@ -11,7 +11,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import click
@@ -20,6 +20,7 @@ from rich.text import Text
 
 from layercheck.baseline import Baseline, write_baseline
 from layercheck.checks import REGISTRY
+from layercheck.clock import monotonic, process_started
 from layercheck.errors import UsageError
 from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.merging import exit_status as merged_status
@@ -59,15 +60,20 @@ def main() -> None:
     # a layer leaves behind once it has killed the forkserver, and kills that too
     # (`reaping.sweep_adopted`).
     reaping.adopt_orphans()
-    sys.exit(invoke())
+    sys.exit(invoke(started=process_started()))
 
 
-def invoke(argv: Sequence[str] | None = None, prog_name: str | None = None) -> int:
+def invoke(argv: Sequence[str] | None = None, prog_name: str | None = None, started: float | None = None) -> int:
     """Run the command line `argv` (None: `sys.argv[1:]`) and give its exit status; a command
     that exits with a status raises SystemExit, as from the console script. For a caller that
-    runs commands in its own process (layercheck's tests): `main` also adopts orphans."""
+    runs commands in its own process (layercheck's tests): `main` also adopts orphans.
+    `started`: when the command started on the `monotonic` clock (`main`: the process's
+    start), which `Time elapsed` counts from; None: now."""
+    invocation = _Invocation(monotonic() if started is None else started)
     try:
-        code = cli.main(args=None if argv is None else list(argv), prog_name=prog_name, standalone_mode=False)
+        code = cli.main(
+            args=None if argv is None else list(argv), prog_name=prog_name, standalone_mode=False, obj=invocation
+        )
     except click.UsageError as exc:
         click.echo(f"Error: {_one_line(exc.format_message())}", err=True)
         return 2
@@ -84,6 +90,13 @@ def invoke(argv: Sequence[str] | None = None, prog_name: str | None = None) -> i
     return code if isinstance(code, int) else 0
 
 
+@dataclass(frozen=True)
+class _Invocation:
+    """What a command knows of its invocation (click's context object)."""
+
+    started: float  # on the `monotonic` clock
+
+
 def _one_line(text: object) -> str:
     """A message that may quote a path, a config value or a target the user gave: one line,
     bounded, with what a terminal would interpret spelled out."""
@@ -91,14 +104,15 @@ def _one_line(text: object) -> str:
 
 
 def usage_error(exc: UsageError, log: GitHubLog | None = None) -> None:
-    """Print `exc` in one line on stderr and exit 2. With GITHUB_ACTIONS=true the line (it may
-    quote a file name, a config's or a shard's text) is printed with workflow commands stopped:
-    by the report's `log` where it has stopped them, else around the line."""
-    line = f"Error: {_one_line(exc)}"
-    if in_github_actions() and not (log is not None and log.stopped):
-        print_stopped(make_console(stderr=True), line)
-    else:
-        click.echo(line, err=True)
+    """Print each problem of `exc` in one line on stderr and exit 2. With GITHUB_ACTIONS=true
+    a line (it may quote a file name, a config's or a shard's text) is printed with workflow
+    commands stopped: by the report's `log` where it has stopped them, else around the line."""
+    for problem in getattr(exc, "problems", ()) or (str(exc),):
+        line = f"Error: {_one_line(problem)}"
+        if in_github_actions() and not (log is not None and log.stopped):
+            print_stopped(make_console(stderr=True), line)
+        else:
+            click.echo(line, err=True)
     sys.exit(2)
 
 
@@ -376,6 +390,10 @@ def run(
     if not report.targets and interrupted is None:
         console.print(f"No targets in shard {shard_text}." if shard_text else "No layers in the files given.")
     _record_run(report, strict, baseline, console)
+    # `Time elapsed` is what the user waited: the interpreter's start and the imports too.
+    invocation = click.get_current_context().find_object(_Invocation)
+    if invocation is not None:
+        report.duration_s = max(report.duration_s, monotonic() - invocation.started)
     status = 1 if not report.ok or _strict_line(report, strict) is not None else 0
     status = _finish(reporters, report, files, github, status)
     if update_baseline_path is not None and interrupted is None:

@@ -9,6 +9,26 @@ and blind the timeouts; bound here, layercheck keeps the interpreter's own clock
 
 from __future__ import annotations
 
+import os
 from time import monotonic, perf_counter
 
-__all__ = ["monotonic", "perf_counter"]
+__all__ = ["monotonic", "perf_counter", "process_started"]
+
+_IMPORTED = monotonic()  # where the process's start is not known: the first of layercheck's imports
+
+
+def process_started() -> float:
+    """When this process started, on the `monotonic` clock: from the kernel's record where
+    there is one (Linux's /proc: the interpreter's start and its imports included, as the
+    user waited for them), else when layercheck was first imported."""
+    try:
+        with open("/proc/self/stat", "rb") as stat_file:
+            stat = stat_file.read()
+        with open("/proc/uptime", "rb") as uptime_file:
+            uptime = float(uptime_file.read().split()[0])
+        # After the command's name, which may hold spaces and parentheses: the 22nd field.
+        ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])
+        age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return _IMPORTED
+    return min(monotonic() - max(age, 0.0), _IMPORTED)

@@ -14,7 +14,15 @@ class LayercheckError(Exception):
 
 
 class UsageError(LayercheckError):
-    """Malformed layout, argument, option or config: exit status 2."""
+    """Malformed layout, argument, option or config: exit status 2, a line per problem.
+
+    Most carry one problem; a validation that goes on past the first (a config's: every
+    unknown key, every bad value) carries all it found, in `problems`, so that one run shows
+    them all."""
+
+    def __init__(self, *problems: object) -> None:
+        super().__init__("\n".join(map(str, problems)))
+        self.problems = tuple(str(problem) for problem in problems)
 
 
 class TargetError(LayercheckError):

@@ -398,8 +398,10 @@ class TargetReport:
                 return check
         raise KeyError(f"no check named {name!r} in the report of {self.target}")
 
-    def failures(self) -> list[CheckResult]:
-        return [c for c in self.checks if c.status == Status.FAILED]
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        """The checks that failed, in order (a property, as `status` and `summary` are)."""
+        return tuple(c for c in self.checks if c.status == Status.FAILED)
 
     def raise_on_failure(self, strict: bool = False) -> None:
         """Raise CheckFailure (an AssertionError) with the `headline` and the console's text
@@ -408,8 +410,9 @@ class TargetReport:
         traceback ends in the caller's test, not in here."""
         __tracebackhide__ = True  # pytest leaves this frame out of the failure's traceback
         if self.fails(strict):
-            raise CheckFailure(f"{self.headline()}\n{self}")
+            raise CheckFailure(f"{self.headline}\n{self}")
 
+    @property
     def headline(self) -> str:
         """What did not pass, in one line: the first line of a failure is all that pytest's
         short summary shows ("X.py:Layer: gradients_are_numerically_correct failed")."""
@@ -426,7 +429,7 @@ class TargetReport:
     def __str__(self) -> str:
         """The console's text for this target, plain (no colour), lines whole (`text_of`)."""
         render = TargetReport.text_of
-        return self.headline() if render is None else render(self)
+        return self.headline if render is None else render(self)
 
     def __repr__(self) -> str:
         summary = self.summary  # in the console's order: what went wrong first
@@ -654,7 +657,7 @@ class Report:
         __tracebackhide__ = True
         problems = [target for target in self.targets if target.fails(strict)]
         if problems:
-            headline = "; ".join(target.headline() for target in problems)
+            headline = "; ".join(target.headline for target in problems)
             raise CheckFailure("\n".join([headline, *(str(target) for target in problems)]))
 
     def __repr__(self) -> str:

@@ -114,7 +114,7 @@ def _of_target(target: TargetReport, environ: Mapping[str, str]) -> list[str]:
     if target.error is not None:
         return [_command(target.source, target.target, f"could not be checked: {target.error}", environ)]
     return [
-        _command(target.source, f"{target.target}: {check.name}", check.message, environ) for check in target.failures()
+        _command(target.source, f"{target.target}: {check.name}", check.message, environ) for check in target.failures
     ]
 
 

@@ -236,7 +236,7 @@ class ConsoleReporter:
             for change in report.allowed_changes:
                 self._line(Text.assemble(("note", "dim"), ": ", visible(change)), _INDENT)
         if quiet:  # the recap says each failure; where to reproduce it is said here alone
-            for check in report.failures():
+            for check in report.failures:
                 if check.repro is not None:
                     self._repro(check)
             return
@@ -331,7 +331,7 @@ class ConsoleReporter:
                         Text.assemble(_status(Status.ERROR), " ", visible(target.target), " - ", visible(target.error))
                     )
                 continue
-            for check in target.failures():
+            for check in target.failures:
                 # Spaces around "::": a narrow terminal breaks there, not inside a check's name.
                 lines.append(
                     Text.assemble(

@@ -145,7 +145,7 @@ class PluginRun:
         its first failed (or, strict, undecided) check and its message, as the recap says it."""
         if report.error is not None:
             return visible(report.error)
-        failed = report.failures() or [c for c in report.checks if c.status == Status.INCOMPLETE]
+        failed = report.failures or tuple(c for c in report.checks if c.status == Status.INCOMPLETE)
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         return f"{visible(failed[0].name)} - {visible(failed[0].message)}{more}" if failed else ""
 

@@ -39,7 +39,7 @@ from layercheck.settings.options import (
     parse_input_layouts,
     parse_settings,
 )
-from layercheck.settings.values import SCIENTIFIC, Invalid, check_keys, show
+from layercheck.settings.values import SCIENTIFIC, Invalid, Problems, check_keys, show
 
 __all__ = ["CONFIG_REFERENCE", "Config", "TargetEntry", "load_config", "parse_config", "parse_config_text"]
 
@@ -211,8 +211,8 @@ def parse_config(
     base = Path.cwd() if base is None else base
     try:
         return _config(data, source, base, check_names)
-    except UsageError as exc:  # `key path: problem`, from here or from parse_settings
-        raise UsageError(f"{source}: {_one_line(exc)}") from None
+    except UsageError as exc:  # each `key path: problem`, from here or from parse_settings
+        raise UsageError(*(f"{source}: {_one_line(problem)}" for problem in exc.problems)) from None
     except RecursionError:
         raise UsageError(f"{source}: nested too deeply") from None
 
@@ -225,33 +225,60 @@ def _one_line(text: Any) -> str:
 
 
 def _config(data: Any, source: str, base: Path, check_names: Sequence[str]) -> Config:
+    """The config, every problem of it said at once: each part is checked whatever the
+    others held (`Problems`)."""
     if data is None:
         raise Invalid("top level", "the file is empty; expected a mapping with the keys defaults and targets")
-    check_keys(data, "top level", TOP_KEYS, IN_TARGETS)
-    defaults = parse_settings(
-        {} if data.get("defaults") is None else data["defaults"], "defaults", check_names=check_names
-    )
+    problems = Problems()
+    with problems.collected():
+        check_keys(data, "top level", TOP_KEYS, IN_TARGETS)
+    if not isinstance(data, Mapping):
+        problems.raise_any()
+    defaults = Settings()
+    with problems.collected():
+        defaults = parse_settings(
+            {} if data.get("defaults") is None else data["defaults"], "defaults", check_names=check_names
+        )
     targets = data.get("targets")
     if targets is None:
         targets = []
-    if not isinstance(targets, list):
-        raise Invalid("targets", f"must be a list of targets (- target: path.py), got {show(targets)}")
-    entries = tuple(_entry(item, f"targets[{i}]", base, check_names) for i, item in enumerate(targets))
-    return Config(source, defaults, entries)
+    entries = []
+    with problems.collected():
+        if not isinstance(targets, list):
+            raise Invalid("targets", f"must be a list of targets (- target: path.py), got {show(targets)}")
+        for i, item in enumerate(targets):
+            with problems.collected():
+                entries.append(_entry(item, f"targets[{i}]", base, check_names))
+    problems.raise_any()
+    return Config(source, defaults, tuple(entries))
 
 
 def _entry(item: Any, where: str, base: Path, check_names: Sequence[str]) -> TargetEntry:
     if isinstance(item, str):  # `- path.py` is short for `- target: path.py`
         item = {"target": item}
-    check_keys(item, where, TARGET_KEYS, IN_TARGETS)
+    problems = Problems()
+    with problems.collected():
+        check_keys(item, where, TARGET_KEYS, IN_TARGETS)
+    if not isinstance(item, Mapping):
+        problems.raise_any()
     if "target" not in item:
-        raise Invalid(where, "needs a 'target': path.py, path.py:ClassName or a folder")
-    spec = item["target"]
-    path, name = _target_path(spec, f"{where}.target", base)
-    layouts = None if item.get("layout") is None else _layouts(item["layout"], f"{where}.layout")
-    args = {} if item.get("args") is None else _args(item["args"], f"{where}.args")
-    settings = parse_settings({k: v for k, v in item.items() if k in SETTING_KEYS}, where, check_names=check_names)
-    return TargetEntry(where, spec, path, name, layouts, args, settings)
+        with problems.collected():
+            raise Invalid(where, "needs a 'target': path.py, path.py:ClassName or a folder")
+    path, name = Path(), None
+    with problems.collected():
+        if "target" in item:
+            path, name = _target_path(item["target"], f"{where}.target", base)
+    layouts = None
+    with problems.collected():
+        layouts = None if item.get("layout") is None else _layouts(item["layout"], f"{where}.layout")
+    args: dict[str, Any] = {}
+    with problems.collected():
+        args = {} if item.get("args") is None else _args(item["args"], f"{where}.args")
+    settings = Settings()
+    with problems.collected():
+        settings = parse_settings({k: v for k, v in item.items() if k in SETTING_KEYS}, where, check_names=check_names)
+    problems.raise_any()
+    return TargetEntry(where, item["target"], path, name, layouts, args, settings)
 
 
 def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:

@@ -34,7 +34,7 @@ from layercheck.devices import require_usable_gpu
 from layercheck.errors import UsageError
 from layercheck.machine import refuse_if_too_large
 from layercheck.numerics.arrays import DTYPES, machine_epsilon
-from layercheck.settings.values import Invalid, check_keys, number, show
+from layercheck.settings.values import Invalid, Problems, check_keys, number, show
 
 __all__ = [
     "BUILTIN",
@@ -517,17 +517,23 @@ def parse_settings(
     """
     names = functools.partial(_check_names, allowed=check_names)
     parsers: dict[str, Callable[[Any, str], Any]] = {setting.key: setting.parse or names for setting in SETTINGS}
-    try:
+    problems = Problems()  # every unknown key and every bad value, not the first alone
+    with problems.collected():
         check_keys(values, where if isinstance(where, str) and where else "settings", SETTING_KEYS, IN_TARGETS)
-        given = [key for key in SETTING_KEYS if values.get(key) is not None]
-        settings = Settings(**{key: parsers[key](values[key], _label(where, key)) for key in given})
-        if settings.checks is not None and settings.skip is not None and not set(settings.checks) - set(settings.skip):
-            raise Invalid(
-                _label(where, "skip"), f"skips every check that {_label(where, 'checks')} names: nothing would run"
-            )
-        return settings
-    except Invalid as exc:
-        raise UsageError(str(exc)) from None
+    if not isinstance(values, Mapping):
+        problems.raise_any()
+    parsed = {}
+    for key in SETTING_KEYS:
+        if values.get(key) is not None:
+            with problems.collected():
+                parsed[key] = parsers[key](values[key], _label(where, key))
+    problems.raise_any()
+    settings = Settings(**parsed)
+    if settings.checks is not None and settings.skip is not None and not set(settings.checks) - set(settings.skip):
+        raise UsageError(
+            f"{_label(where, 'skip')}: skips every check that {_label(where, 'checks')} names: nothing would run"
+        )
+    return settings
 
 
 def settings_from(*, check_names: Sequence[str], **values: Any) -> Settings:

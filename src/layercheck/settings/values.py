@@ -8,17 +8,18 @@ build on these, so neither reaches into the other's private names.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import numbers
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from layercheck.errors import UsageError
 from layercheck.safetext import safe_repr
 
-__all__ = ["SCIENTIFIC", "Invalid", "check_keys", "number", "show"]
+__all__ = ["SCIENTIFIC", "Invalid", "Problems", "check_keys", "number", "show"]
 
 # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: `1e-4`, `1E5` and
 # `1.0e5` stay strings. These are the spellings users mean as numbers.
@@ -52,16 +53,39 @@ def show(value: Any) -> str:
 
 def check_keys(data: Any, where: str, allowed: tuple[str, ...], hints: Mapping[str, str] | None = None) -> None:
     """A mapping with string keys, all of them allowed; `hints` says where a key that is not
-    allowed here belongs instead."""
+    allowed here belongs instead. Every unknown key is a problem of its own (`UsageError`)."""
     if not isinstance(data, Mapping):
         raise Invalid(where, f"must be a mapping with the keys {', '.join(allowed)}, got {show(data)}")
+    problems = Problems()
     for key in data:
         if key not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             if hints and key in hints:
                 hint = f" ({hints[key]})"
-            raise Invalid(where, f"unknown key {show(key)}{hint}; allowed: {', '.join(allowed)}")
+            with problems.collected():
+                raise Invalid(where, f"unknown key {show(key)}{hint}; allowed: {', '.join(allowed)}")
+    problems.raise_any()
+
+
+class Problems:
+    """The problems of a validation that goes on past each one, raised together at the end
+    (`raise_any`): a config with two mistakes is told of both in one run."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    @contextlib.contextmanager
+    def collected(self) -> Iterator[None]:
+        """Run the block; a UsageError it raises is kept, and what follows goes on."""
+        try:
+            yield
+        except UsageError as exc:
+            self.found.extend(exc.problems or (str(exc),))
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise UsageError(*self.found)
 
 
 def number(value: Any, where: str = "value") -> float:
