@@ -540,3 +540,70 @@ def test_the_api_checks_a_file_as_the_command_line_takes_it(tmp_path):
     assert failed.status == Status.ERROR and "RuntimeError" in failed.error
     with pytest.raises(UsageError, match="no such file"):
         layercheck.check_layer(tmp_path / "missing.py")
+
+
+class _NormOneByD:
+    """A normalization's backward returning dgamma and dbeta of shape (1, D), both transposed."""
+
+    learnables = ("gamma", "beta")
+
+    def __init__(self):
+        self.gamma = np.ones((4, 1))
+        self.beta = np.zeros((4, 1))
+
+    def predict(self, X):
+        return self.gamma * X + self.beta
+
+    def backward(self, X, Y, dLdY, memory):
+        return self.gamma * dLdY, (X * dLdY).sum(axis=1).reshape(1, 4), dLdY.sum(axis=1).reshape(1, 4)
+
+
+def test_every_argument_whose_gradient_has_the_wrong_size_is_named():
+    # Issue 39: the headline named gamma alone.
+    result = layercheck.check_layer(_NormOneByD, "4,3:CB").result("backward_is_consistent_in_size")
+    assert result.status == Status.FAILED
+    assert result.message == (
+        "the gradients of gamma and beta have shape (1, 4) but gamma and beta have shape (4, 1): each is transposed"
+    )
+    assert result.details["problem_arguments"] == ["gamma", "beta"] and result.details["argument"] == "gamma"
+
+
+class _UpcastingPredict:
+    """predict returns float64 for float32 inputs; backward keeps the dtype of its dL/dY."""
+
+    learnables = ("b",)
+
+    def __init__(self):
+        self.b = np.zeros((4, 1))
+
+    def predict(self, X):
+        return X + self.b.astype(np.float64)
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY, dLdY.sum(axis=1, keepdims=True)
+
+
+def test_a_gradient_of_the_dtype_of_a_wrong_output_says_where_its_dtype_came_from():
+    # Issue 39: backward was blamed for the float64 dL/dY that predict's float64 output brought.
+    report = layercheck.check_layer(_UpcastingPredict, "4,3:CB")
+    assert report.result("predict_is_consistent_in_type").status == Status.FAILED
+    result = report.result("backward_is_consistent_in_type")
+    assert result.message == (
+        "gradient dLdX with float32 inputs is float64, expected float32; the dL/dY backward was given is "
+        "float64, as predict's output Y is (see predict_is_consistent_in_type)"
+    )
+
+
+class _UpcastingBackward(_UpcastingPredict):
+    """predict keeps float32; backward upcasts on its own."""
+
+    def predict(self, X):
+        return X + self.b.astype(X.dtype)
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY.astype(np.float64), dLdY.sum(axis=1, keepdims=True)
+
+
+def test_a_gradient_upcast_by_backward_itself_is_blamed_on_backward_alone():
+    result = layercheck.check_layer(_UpcastingBackward, "4,3:CB").result("backward_is_consistent_in_type")
+    assert result.message == "gradient dLdX with float32 inputs is float64, expected float32"

@@ -382,3 +382,15 @@ def test_report_files_write_nothing_when_the_check_before_writing_refuses(tmp_pa
     assert not json_path.exists()
     ReportFiles({FORMATS[0]: str(json_path)}).finish(Report([]))
     assert json_path.exists()
+
+
+def test_a_syntax_error_shows_where_in_the_source_and_says_its_reason_once(tmp_path):
+    # Issue 39: the reason was printed twice in the detail block; the block now shows the line
+    # and the caret Python shows, not the message again.
+    (tmp_path / "syn.py").write_text("class L:\n    def predict(self, X)\n        return X\n", encoding="utf-8")
+    proc = conftest.run_cli("run", tmp_path / "syn.py", "--layout", "3,2:CB")
+    assert proc.returncode == 1
+    detail = proc.stdout.split("short summary")[0]
+    assert detail.count("expected ':'") == 1
+    lines = [line.strip() for line in detail.splitlines()]
+    assert lines[lines.index("def predict(self, X)") + 1] == "^"

@@ -99,8 +99,25 @@ def user_traceback(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _outside_layercheck(f.filename)]
     lines = ["Traceback (most recent call last):\n"] if frames else []
     lines += traceback.format_list(frames)
+    lines += _where_it_does_not_compile(exc)
     lines.append(exception_text(exc) + "\n")
     return bounded("".join(lines).rstrip(), TRACEBACK_LIMIT)
+
+
+# The compiler's own errors, whose place in the source (file, line, the line and a caret under
+# the offending column) Python prints above the message; a subclass of the user's may hold
+# anything in those attributes, and is shown as any other exception.
+_COMPILER_ERRORS = (SyntaxError, IndentationError, TabError)
+
+
+def _where_it_does_not_compile(exc: BaseException) -> list[str]:
+    """The file, line, source line and caret of a SyntaxError, as Python prints them."""
+    if type(exc) not in _COMPILER_ERRORS:
+        return []
+    try:
+        return traceback.format_exception_only(type(exc), exc)[:-1]
+    except Exception:  # noqa: BLE001 - attributes no compiler set: the message alone
+        return []
 
 
 def user_stack(output: str) -> str:

@@ -134,43 +134,82 @@ def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
 def gradient_size_problem(session: CheckContext) -> tuple[str, dict[str, Any]] | None:
     """What is wrong with backward's gradients at the primary dtype, with the check's details,
     or None: one gradient per argument, an array of numbers of the argument's shape (None
-    for an integer input). The checks that take gradients apart by axis need it to hold."""
+    for an integer input). The checks that take gradients apart by axis need it to hold.
+
+    Every argument with a problem is named (a batch normalization's dgamma and dbeta both of
+    shape (1, D)); those with the same wrong shape for the same reason in one sentence. The
+    details are the first's, with `problem_arguments` naming them all."""
     layer = session.reference
     result = session.backward(primary_dtype(session)).require()
     args = list(result.inputs) + [result.layer.get(n) for n in layer.parameter_names]
-    n_inputs = layer.num_inputs
-    integer = session.integer_arguments
-    for i, (name, grad, arg) in enumerate(zip(layer.gradient_names(), result.gradients.all, args)):
-        if integer[i]:
-            if grad is not None:
-                return (
-                    f"backward returned {arrays.describe(grad)} as the gradient of {name}, an integer input: "
-                    "it must return None for it"
-                ), {"argument": name}
+    found = [
+        problem
+        for i, (name, grad, arg) in enumerate(zip(layer.gradient_names(), result.gradients.all, args))
+        if (problem := _size_problem(session, i, name, grad, arg)) is not None
+    ]
+    if not found:
+        return None
+    sentences: list[str] = []
+    shapes: dict[tuple[Any, ...], list[str]] = {}  # (gradient shape, argument shape, why) -> names
+    for message, details in found:
+        if "diagnosis" in details:
+            key = (tuple(details["gradient_shape"]), tuple(details["argument_shape"]), details["diagnosis"])
+            if key not in shapes:
+                sentences.append("")  # its place, filled below
+                shapes[key] = []
+            shapes[key].append(details["argument"])
             continue
-        if grad is None:
-            return f"backward returned None as the gradient of {name}", {"argument": name}
-        if not arrays.is_array(grad):
-            return f"the gradient of {name} is {arrays.describe(grad)}, not an array", {"argument": name}
-        held = not_numbers(grad.dtype)
-        if held is not None:
+        sentences.append(message)
+    grouped = iter(_shape_sentence(names, *key) for key, names in shapes.items())
+    message = "; ".join(sentence or next(grouped) for sentence in sentences)
+    details = dict(found[0][1])
+    if len(found) > 1:
+        details["problem_arguments"] = [d["argument"] for _, d in found]
+    return message, details
+
+
+def _shape_sentence(
+    names: list[str], gradient_shape: tuple[int, ...], argument_shape: tuple[int, ...], why: str
+) -> str:
+    if len(names) == 1:
+        name = names[0]
+        return f"the gradient of {name} has shape {gradient_shape} but {name} has shape {argument_shape}: {why}"
+    joined = ", ".join(names[:-1]) + " and " + names[-1]
+    each = "each " + why[len("it ") :] if why.startswith("it ") else why  # "each is transposed"
+    return f"the gradients of {joined} have shape {gradient_shape} but {joined} have shape {argument_shape}: {each}"
+
+
+def _size_problem(session: CheckContext, i: int, name: str, grad: Any, arg: Any) -> tuple[str, dict[str, Any]] | None:
+    """What is wrong with the gradient `grad` of the `i`th argument, `name`, or None."""
+    if session.integer_arguments[i]:
+        if grad is not None:
             return (
-                f"the gradient of {name} is an array of dtype {safe_str(grad.dtype, 80)}, which holds {held}; "
-                "gradients must hold numbers"
+                f"backward returned {arrays.describe(grad)} as the gradient of {name}, an integer input: "
+                "it must return None for it"
             ), {"argument": name}
-        if tuple(grad.shape) != tuple(arg.shape):
-            labels = (
-                session.layouts[i].format
-                if i < n_inputs
-                else (session.layouts[0].format if arg.ndim == session.layouts[0].ndim else None)
-            )
-            why = describe_reduction(tuple(grad.shape), tuple(arg.shape), labels)
-            return (
-                f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}"
-            ), {
-                "argument": name,
-                "gradient_shape": list(grad.shape),
-                "argument_shape": list(arg.shape),
-                "diagnosis": why,
-            }
-    return None
+        return None
+    if grad is None:
+        return f"backward returned None as the gradient of {name}", {"argument": name}
+    if not arrays.is_array(grad):
+        return f"the gradient of {name} is {arrays.describe(grad)}, not an array", {"argument": name}
+    held = not_numbers(grad.dtype)
+    if held is not None:
+        return (
+            f"the gradient of {name} is an array of dtype {safe_str(grad.dtype, 80)}, which holds {held}; "
+            "gradients must hold numbers"
+        ), {"argument": name}
+    if tuple(grad.shape) == tuple(arg.shape):
+        return None
+    first = session.layouts[0]
+    labels = (
+        session.layouts[i].format
+        if i < session.reference.num_inputs
+        else (first.format if arg.ndim == first.ndim else None)
+    )
+    why = describe_reduction(tuple(grad.shape), tuple(arg.shape), labels)
+    return (f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}"), {
+        "argument": name,
+        "gradient_shape": list(grad.shape),
+        "argument_shape": list(arg.shape),
+        "diagnosis": why,
+    }

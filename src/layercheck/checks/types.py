@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from layercheck.checks.common import dtype_name, named_outputs, require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
+from layercheck.contract.adapter import Adapter
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Blocked, Call, Kind
@@ -123,6 +125,20 @@ def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
     return _outputs_type(session, "forward")
 
 
+def _given(layer: Adapter, outputs: Sequence[Any], grad: Any, dtype: Any) -> str:
+    """Why a gradient may have the dtype it has: the dL/dY backward was given had it, as an
+    output of the training step did at the tested `dtype` (a wrong dtype of that pass's, which
+    its own check names); '' where no output's dtype explains it."""
+    method = "forward" if layer.has_forward else "predict"
+    for name, y in zip(layer.output_names, outputs):
+        if arrays.is_array(y) and y.dtype != np.dtype(dtype) and y.dtype == getattr(grad, "dtype", None):
+            return (
+                f"; the dL/d{name} backward was given is {dtype_name(y.dtype)}, as {method}'s output {name} is "
+                f"(see {method}_is_consistent_in_type)"
+            )
+    return ""
+
+
 @check(
     "backward_is_consistent_in_type",
     "each gradient has the dtype and array type of its argument",
@@ -149,7 +165,7 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             )
             if problem:
                 return failed(
-                    problem,
+                    problem + _given(layer, result.outputs.values, grad, dtype),
                     evidence=_evidence(
                         session,
                         "backward",

@@ -162,6 +162,18 @@ def _names(report: TargetReport) -> set[str]:
     return {check.name for check in report.checks}
 
 
+def _beyond(traceback: str, reason: str) -> str:
+    """What `traceback` adds to the `reason` printed above it: without its last line where it
+    has no frames (a SyntaxError's place in the source, or the exception alone) and the
+    reason ends with that line. A traceback of frames is kept whole, as Python prints it."""
+    lines = traceback.rstrip().splitlines()
+    if lines and lines[0].startswith("Traceback (most recent call last)"):
+        return traceback
+    if lines and lines[-1].strip() and reason.rstrip().endswith(lines[-1].strip()):
+        lines = lines[:-1]
+    return "\n".join(lines) if any(line.strip() for line in lines) else ""
+
+
 def _status(status: Status) -> tuple[str, str]:
     return status.upper(), _STYLE[status]
 
@@ -217,9 +229,11 @@ class ConsoleReporter:
                 return
             # "reason:" first: at a check's column only layercheck's words begin a line
             self._line(Text.assemble(("reason", _STYLE[Status.ERROR]), ": ", visible(report.error)), _INDENT)
-            # A known error (--baseline) in one line; its traceback only with -v.
-            if report.traceback and (not report.error_known or self.verbosity >= Verbosity.VERBOSE):
-                self._block(report.traceback, 2 * _INDENT)
+            # A known error (--baseline) in one line; its traceback only with -v, and not the
+            # exception's own line again where the reason ends with it (a SyntaxError's).
+            traceback = _beyond(report.traceback, report.error)
+            if traceback and (not report.error_known or self.verbosity >= Verbosity.VERBOSE):
+                self._block(traceback, 2 * _INDENT)
             return
         status = report.status
         # Quiet prints failures: an incomplete target is none (the summary line counts its

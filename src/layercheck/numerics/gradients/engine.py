@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -954,8 +954,19 @@ def check_argument(
     if agreeing and not fails and passes_needed == 1:
         best = min(p.relative(p.error_bound) for p in agreeing)
         return ArgumentVerdict(index, Status.PASSED, probes, f"agreement at a reduced resolution of {best:.1g}")
-    reasons = sorted({p.reason_text for p in probes if p.reason is not None})
-    return ArgumentVerdict(index, Status.INCOMPLETE, probes, "; ".join(reasons) or "no probe was decisive")
+    return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
+
+
+def _reasons(probes: Sequence[Probe]) -> str:
+    """Why the probes could not decide, each reason once: the probes at kinks in one phrase
+    with the count of each ("6 of 10 and 10 of 10 changed outputs crossed a non-differentiable
+    point"), not the phrase again for every step size."""
+    kinks = list(dict.fromkeys(f"{p.masked} of {p.changed}" for p in probes if p.reason is Undecided.KINKS))
+    reasons = sorted({p.reason_text for p in probes if p.reason is not None and p.reason is not Undecided.KINKS})
+    if kinks:
+        counts = kinks[0] if len(kinks) == 1 else ", ".join(kinks[:-1]) + " and " + kinks[-1]
+        reasons.insert(0, f"{counts} changed outputs crossed a non-differentiable point")
+    return "; ".join(reasons)
 
 
 def element_probe(
