@@ -621,3 +621,13 @@ def test_safe_text_survives_every_method_that_raises():
     assert safe_str(Hostile()) == "<Hostile whose __str__ raised SystemExit>"
     assert len(safe_repr(list(range(10**6)))) < 100
     assert len(safe_repr(np.zeros(10**6))) < 1_000
+
+
+@pytest.mark.parametrize("module", ["tamper_write_count_hook.py", "tamper_write_count_replaced.py"])
+def test_a_layer_that_blinds_the_write_count_still_fails_its_wrong_gradient(gate_run, module):
+    # The look that finds the count blinded compares every function, and puts them back.
+    _, _, _, report, _, _ = gate_run
+    (target,) = [t for t in report["targets"] if _file_of(t["target"]) == module]
+    gradients = [c for c in target["checks"] if c["name"] == "gradients_are_numerically_correct"]
+    assert [c["status"] for c in gradients] == ["failed"]
+    assert "off by a constant factor 3/2" in gradients[0]["message"]
