@@ -18,7 +18,10 @@ import pytest
 from conftest import INTERNAL_FRAME, PACKAGE
 
 from layercheck import UsageError, check_layer
+from layercheck.checks import REGISTRY
+from layercheck.contract.adapter import Kind
 from layercheck.results import CheckResult, Status, TargetReport
+from layercheck.running.in_pytest import target_scope
 
 pytest_plugins = ["pytester"]
 
@@ -77,78 +80,133 @@ def project(pytester: pytest.Pytester, log: Path) -> pytest.Pytester:
     return pytester
 
 
-def test_every_layer_is_an_item_and_a_module_that_cannot_be_imported_is_one_failing_item(project, log, monkeypatch):
+# The items of each of these layers: every check that applies to a layer, in report order.
+LAYER_CHECKS = [name for name, check in REGISTRY.items() if check.applies_to(Kind.LAYER) is None]
+GRADIENTS = "gradients_are_numerically_correct"
+
+
+def _targets(result: pytest.RunResult) -> dict[str, list[str]]:
+    """`--collect-only -q`'s node ids, by target: `path::Name` -> its checks (in order);
+    `path::import` and a target item alone -> []."""
+    targets: dict[str, list[str]] = {}
+    for line in result.outlines:
+        parts = line.split("::")
+        if len(parts) == 3:
+            targets.setdefault("::".join(parts[:2]), []).append(parts[2])
+        elif len(parts) == 2:
+            targets.setdefault(line, [])
+    return targets
+
+
+def test_every_check_of_every_layer_is_an_item_and_a_module_that_cannot_be_imported_is_one_failing_item(
+    project, log, monkeypatch
+):
     monkeypatch.setenv("COLUMNS", "200")  # pytest's short summary, uncut
     collected = project.runpytest_subprocess("--layercheck", "layers", "--collect-only", "-q")
-    ids = [line for line in collected.outlines if "::" in line]
-    assert sorted(ids) == [
-        "layers/broken.py::import",
-        "layers/good.py::Good",
-        "layers/mixed.py::Fine",
-        "layers/mixed.py::WrongSign",
-        "layers/test_ordinary.py::test_ordinary",  # pytest's own test; its layer is not collected
-    ]
+    assert _targets(collected) == {
+        "layers/broken.py::import": [],
+        "layers/good.py::Good": LAYER_CHECKS,
+        "layers/mixed.py::Fine": LAYER_CHECKS,
+        "layers/mixed.py::WrongSign": LAYER_CHECKS,
+        "layers/test_ordinary.py::test_ordinary": [],  # pytest's own test; its layer is not collected
+    }
     assert not log.exists()  # collecting imports the modules, in workers, and constructs nothing
 
     result = project.runpytest_subprocess("--layercheck", "layers", "-rf")
-    result.assert_outcomes(passed=3, failed=2)
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 2
+    assert outcomes["passed"] + outcomes["skipped"] == 3 * len(LAYER_CHECKS) - 1 + 1  # + test_ordinary
     result.stdout.fnmatch_lines(
         [
             "FAILED layers/broken.py::import - importing broken.py raised ImportError: no module named torch, say "
             "(broken.py:1 in <module>)",
-            "FAILED layers/mixed.py::WrongSign - gradients_are_numerically_correct - the gradient of X has the wrong sign",
+            f"FAILED layers/mixed.py::WrongSign::{GRADIENTS} - the gradient of X has the wrong sign",
         ],
         consecutive=False,
     )
     assert set(_checked(log)) == {"Good", "Fine", "WrongSign"}
 
 
-def test_a_failure_shows_the_command_that_reproduces_it_and_the_consoles_text_without_layercheck_frames(project, log):
+def test_a_skipped_check_is_a_skipped_item_with_layercheck_reason_at_the_targets_definition(project, log):
+    result = project.runpytest_subprocess("--layercheck", "layers/good.py", "-rs")
+    result.stdout.fnmatch_lines(
+        ["SKIPPED [[]6[]] layers/good.py:3: no forward defined (predict is used at training time)"]
+    )
+
+
+def test_a_failure_shows_the_command_that_reproduces_its_check_and_the_consoles_text_without_layercheck_frames(
+    project, log
+):
     result = project.runpytest_subprocess("--layercheck", "layers/mixed.py")
-    result.assert_outcomes(passed=1, failed=1)
-    command = "layercheck run layers/mixed.py:WrongSign --layout 3,4:CB"
+    assert result.parseoutcomes()["failed"] == 1
+    command = f"layercheck run layers/mixed.py:WrongSign --layout 3,4:CB --checks {GRADIENTS}"
     result.stdout.fnmatch_lines(
         [
-            "*_ layercheck layers/mixed.py::WrongSign _*",
+            f"*_ layercheck layers/mixed.py::WrongSign::{GRADIENTS} _*",
             command,
-            "FAILED layers/mixed.py:WrongSign (layer, 3,4:CB)  1 failed, * passed, * skipped in *s",
-            "    FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign",
+            "FAILED layers/mixed.py:WrongSign (layer, 3,4:CB)  1 failed in *s",
+            f"    FAILED {GRADIENTS}: the gradient of X has the wrong sign",
         ]
     )
     assert not [line for line in result.outlines if INTERNAL_FRAME.search(line) or str(PACKAGE) in line]
-    # The header is the command: it checks the target as the item did.
+    # The header is the command: it checks the target's check as the item did.
     cli = Path(sys.executable).with_name("layercheck")
     rerun = subprocess.run(
         command.replace("layercheck", str(cli), 1).split(), cwd=project.path, capture_output=True, text=True
     )
     assert rerun.returncode == 1
-    assert "FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign" in rerun.stdout
+    assert f"FAILED {GRADIENTS}: the gradient of X has the wrong sign" in rerun.stdout
+    assert "1 failed in" in rerun.stdout  # that check alone
 
 
 def test_minus_k_and_minus_m_select_targets_and_only_those_are_checked(project, log):
     result = project.runpytest_subprocess("--layercheck", "layers", "-k", "Fine or Good")
-    result.assert_outcomes(passed=2, deselected=3)
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and outcomes["passed"] + outcomes["skipped"] == 2 * len(LAYER_CHECKS)
     assert set(_checked(log)) == {"Fine", "Good"}
 
     result = project.runpytest_subprocess("--layercheck", "layers", "-m", "not layercheck")
-    result.assert_outcomes(passed=1, deselected=4)  # test_ordinary alone
+    result.assert_outcomes(passed=1, deselected=3 * len(LAYER_CHECKS) + 1)  # test_ordinary alone
     result = project.runpytest_subprocess("--layercheck", "layers", "-m", "layercheck")
-    result.assert_outcomes(passed=2, failed=2, deselected=1)
+    assert result.parseoutcomes()["failed"] == 2 and result.parseoutcomes()["deselected"] == 1
+
+
+def test_minus_k_reaches_checks_and_the_target_is_checked_for_the_selected_checks_only(project, log):
+    whole = project.runpytest_subprocess("--layercheck", "layers/mixed.py", "-p", "no:cacheprovider")
+    constructed_for_all = len(log.read_text().splitlines())
+    log.unlink()
+    result = project.runpytest_subprocess(
+        "--layercheck", "layers/mixed.py", "-k", "gradients", "-p", "no:cacheprovider", "--layercheck-no-cache"
+    )
+    result.assert_outcomes(passed=1, failed=1, deselected=2 * len(LAYER_CHECKS) - 2)
+    assert set(_checked(log)) == {"Fine", "WrongSign"}
+    # The checks that -k leaves out are not run: the layers are constructed fewer times.
+    assert len(log.read_text().splitlines()) < constructed_for_all, whole.stdout.str()
 
 
 def test_minus_x_checks_no_target_after_the_first_failure(pytester, log):
     pytester.makepyfile(**{"layers/two.py": _layer("FirstWrong", correct=False) + _layer("SecondWrong", correct=False)})
     result = pytester.runpytest_subprocess("--layercheck", "layers", "-x")
-    result.assert_outcomes(failed=1)
+    assert result.parseoutcomes()["failed"] == 1
     assert set(_checked(log)) == {"FirstWrong"}
 
 
-def test_last_failed_checks_again_only_the_targets_that_failed(project, log):
-    project.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=3, failed=2)
+def test_last_failed_checks_again_only_the_checks_that_failed(project, log):
+    assert project.runpytest_subprocess("--layercheck", "layers").parseoutcomes()["failed"] == 2
     log.unlink()
-    result = project.runpytest_subprocess("--layercheck", "layers", "--lf", "--layercheck-no-cache")
+    result = project.runpytest_subprocess("--layercheck", "layers", "--lf", "--layercheck-no-cache", "-v")
     result.assert_outcomes(failed=2)  # the files without a failure are not even collected
+    result.stdout.fnmatch_lines([f"layers/mixed.py::WrongSign::{GRADIENTS} FAILED*"], consecutive=False)
     assert set(_checked(log)) == {"WrongSign"}
+
+
+def test_a_target_that_cannot_be_checked_at_all_is_one_failing_item(pytester, log):
+    pytester.makepyfile(**{"layers/nolayout.py": _layer("Good").replace('    example_layout = "3,4:CB"\n', "")})
+    collected = pytester.runpytest_subprocess("--layercheck", "layers", "--collect-only", "-q")
+    assert _targets(collected) == {"layers/nolayout.py::Good": []}
+    result = pytester.runpytest_subprocess("--layercheck", "layers", "-rf")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED layers/nolayout.py::Good - no layout for layers/nolayout.py:Good: *"])
 
 
 def test_a_second_run_is_served_from_the_cache_and_an_edit_of_an_imported_helper_checks_again(pytester, log):
@@ -164,17 +222,18 @@ def test_a_second_run_is_served_from_the_cache_and_an_edit_of_an_imported_helper
             "layers/other.py": _layer("Other") + _layer("OtherWrong", correct=False),
         }
     )
-    pytester.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=2, failed=1)
+    first = pytester.runpytest_subprocess("--layercheck", "layers").parseoutcomes()
+    assert first["failed"] == 1
     log.unlink()
     again = pytester.runpytest_subprocess("--layercheck", "layers")
-    again.assert_outcomes(passed=2, failed=1)
+    assert again.parseoutcomes() == first
     assert _checked(log) == {}, "nothing changed: every target is served from the cache"
     assert "(cached)" in again.stdout.str()
     (pytester.path / "layers" / "helper.py").write_text(helper.format(3))  # same size: a stat cannot tell
-    pytester.runpytest_subprocess("--layercheck", "layers").assert_outcomes(passed=2, failed=1)
+    assert pytester.runpytest_subprocess("--layercheck", "layers").parseoutcomes() == first
     assert set(_checked(log)) == {"UsesHelper"}
     log.unlink()
-    pytester.runpytest_subprocess("--layercheck", "layers", "--layercheck-no-cache").assert_outcomes(passed=2, failed=1)
+    assert pytester.runpytest_subprocess("--layercheck", "layers", "--layercheck-no-cache").parseoutcomes() == first
     assert set(_checked(log)) == {"UsesHelper", "Other", "OtherWrong"}
 
 
@@ -182,21 +241,33 @@ def test_xdist_workers_check_every_target_exactly_once(pytester, log):
     names = [f"Layer{i}" for i in range(6)]
     pytester.makepyfile(**{f"layers/l{i}.py": _layer(name, correct=i != 3) for i, name in enumerate(names)})
     result = pytester.runpytest_subprocess("--layercheck", "layers", "-n", "2")
-    result.assert_outcomes(passed=5, failed=1)
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 1 and outcomes["passed"] + outcomes["skipped"] == 6 * len(LAYER_CHECKS) - 1
     checked = _checked(log)
     assert set(checked) == set(names)
     # one worker process per target: each was checked once, not once per xdist worker
     assert all(len(pids) == 1 for pids in checked.values()), checked
 
 
-def test_junitxml_has_a_testcase_per_item_with_the_failure_text(project, log):
+def test_under_xdist_load_the_checks_of_a_target_are_one_scope_and_other_tests_their_own():
+    assert target_scope(f"layers/a.py::PReLU::{GRADIENTS}") == "layers/a.py::PReLU"
+    assert target_scope("tests/test_a.py::TestX::test_one") == "tests/test_a.py::TestX::test_one"
+    assert target_scope(f"tests/test_a.py::{GRADIENTS}") == f"tests/test_a.py::{GRADIENTS}"  # a function's
+
+
+def test_junitxml_has_a_testcase_per_check_with_the_failure_text(project, log):
     project.runpytest_subprocess("--layercheck", "layers/mixed.py", "--junitxml=out.xml")
-    cases = {case.get("name"): case for case in ET.parse(project.path / "out.xml").iter("testcase")}
-    assert set(cases) == {"Fine", "WrongSign"}
-    assert cases["Fine"].find("failure") is None
-    text = cases["WrongSign"].find("failure").text
-    assert "layercheck run layers/mixed.py:WrongSign --layout 3,4:CB" in text
-    assert "FAILED gradients_are_numerically_correct: the gradient of X has the wrong sign" in text
+    cases = {
+        (case.get("classname"), case.get("name")): case for case in ET.parse(project.path / "out.xml").iter("testcase")
+    }
+    assert set(cases) == {
+        (f"layers.mixed.{target}", check) for target in ("Fine", "WrongSign") for check in LAYER_CHECKS
+    }
+    failed = [key for key, case in cases.items() if case.find("failure") is not None]
+    assert failed == [("layers.mixed.WrongSign", GRADIENTS)]
+    text = cases[failed[0]].find("failure").text
+    assert f"layercheck run layers/mixed.py:WrongSign --layout 3,4:CB --checks {GRADIENTS}" in text
+    assert f"FAILED {GRADIENTS}: the gradient of X has the wrong sign" in text
     assert "\x1b[" not in text
 
 
@@ -205,7 +276,8 @@ def test_nothing_is_collected_without_the_option_and_the_ini_option_turns_it_on(
     result.assert_outcomes(passed=1)  # test_ordinary alone
     project.makeini("[pytest]\nlayercheck = true\n")
     result = project.runpytest_subprocess("layers/good.py")
-    result.assert_outcomes(passed=1)
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and outcomes["passed"] + outcomes["skipped"] == len(LAYER_CHECKS)
     assert set(_checked(log)) == {"Good"}
 
 
@@ -223,15 +295,22 @@ def test_a_config_gives_the_targets_and_their_layouts(pytester, log):
     collected = pytester.runpytest_subprocess(
         "--layercheck-config", "layercheck.yaml", "layers", "--collect-only", "-q"
     )
-    assert [line for line in collected.outlines if "::" in line] == ["elsewhere/other.py::Other"]
+    assert _targets(collected) == {"elsewhere/other.py::Other": LAYER_CHECKS}
     result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml", "layers", "-v")
-    result.assert_outcomes(passed=1)
+    assert "failed" not in result.parseoutcomes()
     assert set(_checked(log)) == {"Other"}
     # Failing, it says so with the config's layout, and the config in the command.
     (pytester.path / "elsewhere/other.py").write_text(_layer("Other", correct=False))
     result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml")
+    assert result.parseoutcomes()["failed"] == 1
+    result.stdout.fnmatch_lines(
+        [f"layercheck run elsewhere/other.py:Other --layout 5,2:CB --config layercheck.yaml --checks {GRADIENTS}"]
+    )
+    # A target the config names that the file does not define: one failing item, the run's word.
+    config.write_text("targets:\n  - target: elsewhere/other.py:Missing\n    layout: 5,2:CB\n")
+    result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml", "-rf")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["layercheck run elsewhere/other.py:Other --layout 5,2:CB --config layercheck.yaml"])
+    result.stdout.fnmatch_lines(["FAILED elsewhere/other.py::Missing - *Missing*"])
 
 
 def test_a_bad_config_or_ini_value_is_one_line_of_usage_error(pytester):
@@ -251,24 +330,50 @@ def test_the_plugin_imports_neither_numpy_nor_rich():
     assert out.strip() == "[]"
 
 
-def test_an_incomplete_check_skips_the_item_unless_strict():
+def test_each_checks_item_reads_its_result_and_one_without_a_result_fails():
     from layercheck.running.in_pytest import PluginRun, Verdict
 
-    undecided = CheckResult("gradients_are_numerically_correct", Status.INCOMPLETE, "every sample on a kink")
+    undecided = CheckResult(GRADIENTS, Status.INCOMPLETE, "every sample on a kink")
+    skipped = CheckResult("predict_is_consistent_on_gpu", Status.SKIPPED, "no GPU")
+    passed = CheckResult("predict_does_not_error", Status.PASSED)
+    report = TargetReport("k.py:Kink", layouts=["3,4:CB"], checks=[passed, skipped, undecided])
+    run, strict = PluginRun(), PluginRun(strict=True)
+    assert run.verdict(report, passed.name) == (Verdict.PASSED, passed)
+    assert run.verdict(report, skipped.name) == (Verdict.SKIPPED, skipped)
+    assert run.verdict(report, GRADIENTS) == (Verdict.INCOMPLETE, undecided)
+    assert run.undecided(report, undecided) == "incomplete: every sample on a kink"
+    assert strict.verdict(report, GRADIENTS) == (Verdict.FAILED, undecided)
+    assert strict.verdict(report, passed.name) == (Verdict.PASSED, passed)
+    text = strict.failure_text(report, color=False, width=None, verbose=False, check=GRADIENTS).splitlines()
+    assert text[0] == f"layercheck run k.py:Kink --layout 3,4:CB --checks {GRADIENTS} --strict"
+    assert text[1].startswith("INCOMPLETE k.py:Kink (layer, 3,4:CB)  1 incomplete in ")  # its check alone
+    assert text[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
+    assert strict.failure_text(report, color=False, width=None, verbose=False, check=passed.name).count("\n") >= 1
+    # A check the report has no result for (the target could not be checked that far) fails.
+    assert run.verdict(report, "backward_does_not_error") == (Verdict.FAILED, None)
+    assert run.headline(report, "backward_does_not_error") == "the target's run reported no result for this check"
+    broken = TargetReport("k.py:Kink", checks=[passed], error="the worker was killed (out of memory)")
+    assert run.verdict(broken, GRADIENTS) == (Verdict.FAILED, None)
+    assert run.headline(broken, GRADIENTS) == "the worker was killed (out of memory)"
+    assert run.verdict(broken, passed.name) == (Verdict.PASSED, passed)
+
+
+def test_an_incomplete_target_skips_its_whole_item_unless_strict():
+    from layercheck.running.in_pytest import PluginRun, Verdict
+
+    undecided = CheckResult(GRADIENTS, Status.INCOMPLETE, "every sample on a kink")
     report = TargetReport(
         "k.py:Kink", layouts=["3,4:CB"], checks=[CheckResult("predict_does_not_error", "passed"), undecided]
     )
-    assert PluginRun().verdict(report) is Verdict.INCOMPLETE
-    assert PluginRun().undecided(report) == (
-        "incomplete: k.py:Kink: could not decide gradients_are_numerically_correct"
-    )
+    assert PluginRun().verdict(report) == (Verdict.INCOMPLETE, None)
+    assert PluginRun().undecided(report) == f"incomplete: k.py:Kink: could not decide {GRADIENTS}"
     strict = PluginRun(strict=True)
-    assert strict.verdict(report) is Verdict.FAILED
+    assert strict.verdict(report) == (Verdict.FAILED, None)
     text = strict.failure_text(report, color=False, width=None, verbose=False)
     assert text.splitlines()[0] == "layercheck run k.py:Kink --layout 3,4:CB --strict"
     assert text.splitlines()[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
     passed = TargetReport("k.py:Kink", checks=[CheckResult("predict_does_not_error", "passed")])
-    assert PluginRun(strict=True).verdict(passed) is Verdict.PASSED
+    assert PluginRun(strict=True).verdict(passed) == (Verdict.PASSED, None)
 
 
 _UNDECIDED = """
@@ -297,16 +402,17 @@ def test_an_item_whose_check_could_not_decide_is_skipped_and_fails_only_when_str
     args = ("--layercheck-config", "gradients.yaml", "layers", "-rs", "-p", "no:cacheprovider")
     lenient = pytester.runpytest_subprocess(*args, "--junitxml", "junit.xml")
     lenient.assert_outcomes(skipped=1)
-    reason = "incomplete: layers/undecided.py:Undecided: could not decide gradients_are_numerically_correct"
-    lenient.stdout.fnmatch_lines([f"SKIPPED *{reason}"])
+    lenient.stdout.fnmatch_lines(["SKIPPED [[]1[]] layers/undecided.py:4: incomplete: could not decide for w *"])
     (skipped,) = ET.parse(pytester.path / "junit.xml").getroot().iter("skipped")
-    assert skipped.get("message") == reason
+    reason = skipped.get("message")
+    assert reason.startswith("incomplete: ") and reason in lenient.stdout.str()
     pytester.makeini("[pytest]\nlayercheck_strict = true\n")
     strict = pytester.runpytest_subprocess(*args)
     strict.assert_outcomes(failed=1)
     strict.stdout.fnmatch_lines(
         [
-            "layercheck run layers/undecided.py:Undecided --layout 4,4,2,3:SSCB --config gradients.yaml --strict",
+            "layercheck run layers/undecided.py:Undecided --layout 4,4,2,3:SSCB --config gradients.yaml "
+            f"--checks {GRADIENTS} --strict",
             "INCOMPLETE layers/undecided.py:Undecided (layer, 4,4,2,3:SSCB)  1 incomplete in *",  # cached, too
             "layercheck_strict: 1 incomplete check(s) fail this item",
         ],

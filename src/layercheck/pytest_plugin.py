@@ -1,5 +1,5 @@
 """The pytest plugin (entry point `pytest11`): `pytest --layercheck [PATHS]` checks every layer
-and operation as a test item, node id `path/file.py::ClassName`.
+and operation, each of its checks a test item: node id `path/file.py::ClassName::check_name`.
 
 - Enabled by `--layercheck`, `--layercheck-config FILE`, or `layercheck = true` in the ini
   file (`[tool.pytest.ini_options]`); otherwise nothing is collected and nothing but this
@@ -7,17 +7,23 @@ and operation as a test item, node id `path/file.py::ClassName`.
 - Collected: the layers and operations defined in the `.py` files among the collected paths,
   except test modules (the `python_files` patterns, unless named on the command line),
   `conftest.py` and dunder files; or, when the config file lists targets, those targets.
-  Modules are imported in worker processes to find them, never in pytest's process; a file
-  that cannot be imported is one failing item, `path/file.py::import`.
-- Each item checks its target in a worker when pytest runs it (`running.in_pytest`), so that
-  `-k`, `-m layercheck`, `-x`, `--lf`, `-n` (pytest-xdist) and `--junitxml` work as for any
-  test. A failing item shows the `layercheck run` command that reproduces it and the
-  console's text for the target. An item whose checks passed but some could not decide
-  (`incomplete`) is skipped, with the reason `incomplete: ...` (`layercheck_strict = true`:
-  it fails): pytest's word for a test that ran but could not reach a verdict, as MATLAB's
-  "incomplete" is that of its test framework's failed assumptions. It neither passes
-  silently nor fails a run that `layercheck run` would exit 0 from, and `--junitxml` lists
-  it as `layercheck run --junit` does (`<skipped message="incomplete: ...">`).
+  Modules are imported in worker processes to find them, never in pytest's process. Each
+  target is a collector of its checks (those its settings select that apply to its kind), so
+  that `-k`, `-m layercheck`, `--lf` and `-x` reach checks as they reach test functions of a
+  class. A file that cannot be imported is one failing item, `path/file.py::import`; a target
+  that cannot be checked at all (no layout; settings that leave no check) one failing item,
+  `path/file.py::ClassName`.
+- A target is checked once, in a worker, when pytest runs the first of its items, for all of
+  its items that pytest runs (`running.in_pytest`); each item then reads its check's result.
+  Under pytest-xdist's default `--dist load`, the items of one target go to one of its workers
+  (`pytest_xdist_make_scheduler`), other tests as `load` sends them. A failing item shows the
+  `layercheck run` command that reproduces it and the console's text for its check. A skipped
+  check is a skipped item, with layercheck's reason; a check that ran but could not decide
+  (`incomplete`) is skipped with the reason `incomplete: ...` (`layercheck_strict = true`: it
+  fails): pytest's word for a test that ran but could not reach a verdict, as MATLAB's
+  "incomplete" is that of its test framework's failed assumptions. It neither passes silently
+  nor fails a run that `layercheck run` would exit 0 from, and `--junitxml` lists it as
+  `layercheck run --junit` does (`<skipped message="incomplete: ...">`).
 - ini options: `layercheck` (bool), `layercheck_timeout` (seconds per target, default 120),
   `layercheck_strict` (bool).
 """
@@ -34,9 +40,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from layercheck.results import TargetReport
+    from layercheck.running.batch import Found
     from layercheck.running.in_pytest import PluginRun
 
-__all__ = ["LayercheckFile", "LayercheckItem"]
+__all__ = ["LayercheckCheck", "LayercheckFile", "LayercheckItem", "LayercheckTarget"]
 
 _RUN: pytest.StashKey[PluginRun] = pytest.StashKey()
 _PENDING: pytest.StashKey[list[Path]] = pytest.StashKey()  # files collected, not yet looked at for layers
@@ -120,77 +127,170 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if run is None or run.config is None or not run.config.targets:
         return
     targets = run.config_targets()
-    config.stash[_PENDING] += [path for path, names in targets if names is None]
+    config.stash[_PENDING] += [path for path, _ in targets]  # looked at together, in parallel
     for path, names in targets:
         node = LayercheckFile.from_parent(session, path=path)
         node.names = names
-        items.extend(node.collect())
+        items.extend(_items(node))
+
+
+def _items(node: pytest.Collector) -> Iterator[pytest.Item]:
+    for child in node.collect():
+        if isinstance(child, pytest.Item):
+            yield child
+        else:
+            assert isinstance(child, pytest.Collector)
+            yield from _items(child)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's, which may not be installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist load` (`-n` alone), the items of one target go to one worker, which
+    checks the target once for all of them; other tests are scheduled one by one, as `load`
+    schedules them. Another `--dist` is the user's choice (`loadscope` groups targets too)."""
+    run = config.stash.get(_RUN, None)
+    if run is None or config.getvalue("dist") != "load":
+        return None
+    from layercheck.running.in_pytest import target_scheduling
+
+    return target_scheduling(config, log)
 
 
 class LayercheckFile(pytest.File):
-    """A `.py` file's layers: one item each, found when pytest collects the first file of a
-    batch (those collected so far, pytest's folder at a time) and imported in workers."""
+    """A `.py` file's layers: a collector of checks each, found when pytest collects the first
+    file of a batch (those collected so far, pytest's folder at a time) and imported in workers."""
 
-    names: tuple[str, ...] | None = None  # given by the config: no need to look
+    names: tuple[str, ...] | None = None  # given by the config: only these
 
-    def collect(self) -> Iterator[LayercheckItem]:
-        if self.names is not None:
-            for name in self.names:
-                yield LayercheckItem.from_parent(self, name=name)
-            return
+    def collect(self) -> Iterator[LayercheckTarget | LayercheckItem]:
         run = self.config.stash[_RUN]
         pending = self.config.stash[_PENDING]
         run.discover([*pending, self.path])
         pending.clear()
         found = run.discovered[self.path]
-        if isinstance(found, tuple):
-            for name in found:
-                yield LayercheckItem.from_parent(self, name=name)
-        else:
+        if not isinstance(found, tuple):
             yield LayercheckItem.from_parent(self, name=IMPORT_ITEM, known=found)
+            return
+        targets = {target.name: target for target in found}
+        for name in targets if self.names is None else self.names:
+            target = targets.get(name)
+            if target is None:  # named by the config, not defined there: the run says so
+                yield LayercheckItem.from_parent(self, name=name)
+                continue
+            checks = run.checks_of(target)
+            if isinstance(checks, tuple):
+                yield LayercheckTarget.from_parent(self, name=name, found=target, checks=checks)
+            else:
+                yield LayercheckItem.from_parent(self, name=name, known=checks)
 
 
-class LayercheckItem(pytest.Item):
-    """One target, checked in a worker when the item runs."""
+class LayercheckTarget(pytest.Collector):
+    """One layer or operation: an item per check, checked once for the items pytest runs."""
 
-    def __init__(self, *, known: TargetReport | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, found: Found, checks: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.known = known  # the file's error, found while collecting: nothing to run
+        self.found = found
+        self.checks = checks
         self.add_marker("layercheck")
+        self._report: TargetReport | None = None
+
+    def collect(self) -> Iterator[LayercheckCheck]:
+        for name in self.checks:
+            yield LayercheckCheck.from_parent(self, name=name)
+
+    def report(self, check: str) -> TargetReport:
+        """The target's report, made when the first of its items runs, for every item of it
+        that pytest runs (after -k, -m, --lf...; `check`'s own at least)."""
+        if self._report is None:
+            selected = {item.name for item in self.session.items if item.parent is self}
+            self._report = self.config.stash[_RUN].check(self.path, self.name, selected | {check})
+        return self._report
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = None if self.found.line is None else self.found.line - 1  # pytest counts from 0
+        return self.path, line, f"layercheck {self.nodeid}"
+
+
+class _Item(pytest.Item):
+    """What the items of a target and of a check share: their report's verdict and failure."""
+
+    check: str | None = None  # the check's name; None: the whole target
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_marker("layercheck")
+
+    def _report(self) -> TargetReport:
+        raise NotImplementedError
 
     def runtest(self) -> None:
         from layercheck.running.in_pytest import Verdict
 
         run = self.config.stash[_RUN]
-        report = self.known or run.check(self.path, self.name)
-        verdict = run.verdict(report)
+        report = self._report()
+        verdict, result = run.verdict(report, self.check)
         if verdict is Verdict.FAILED:
             raise LayercheckFailed(report)
+        if verdict is Verdict.SKIPPED and result is not None:
+            self._skip(result.message)
         if verdict is Verdict.INCOMPLETE:
-            pytest.skip(run.undecided(report))
+            self._skip(run.undecided(report, result))
+
+    def _skip(self, reason: str) -> None:
+        """Skipped at the item's place (its target's definition) where known, as a skip mark
+        is: `-rs` folds skips by place and reason, and this module's line is every target's."""
+        located = self.reportinfo()[1] is not None
+        raise pytest.skip.Exception(reason, _use_item_location=located)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if not isinstance(excinfo.value, LayercheckFailed):
             return super().repr_failure(excinfo)  # a defect of layercheck's: its traceback helps
         from _pytest._code.code import TerminalRepr
 
-        run, report = self.config.stash[_RUN], excinfo.value.report
+        run, report, check = self.config.stash[_RUN], excinfo.value.report, self.check
         verbose = self.config.get_verbosity() > 1
 
         class Failure(TerminalRepr):
             """Coloured on a terminal that has colour; plain into --junitxml and logs."""
 
-            reprcrash = _Crash(run.headline(report))  # the line of pytest's short summary (-rf)
+            reprcrash = _Crash(run.headline(report, check))  # the line of pytest's short summary (-rf)
 
             def toterminal(self, tw: Any) -> None:
                 color = bool(tw.hasmarkup)
                 width = tw.fullwidth if color else None
-                tw.line(run.failure_text(report, color=color, width=width, verbose=verbose))
+                tw.line(run.failure_text(report, color=color, width=width, verbose=verbose, check=check))
 
         return Failure()
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"layercheck {self.nodeid}"  # the file too: two files may define one name
+
+
+class LayercheckCheck(_Item):
+    """One check of a target."""
+
+    parent: LayercheckTarget
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = self.name
+
+    def _report(self) -> TargetReport:
+        return self.parent.report(self.name)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.parent.reportinfo()[0], self.parent.reportinfo()[1], f"layercheck {self.nodeid}"
+
+
+class LayercheckItem(_Item):
+    """A whole target, or a file's error: what cannot be split into checks."""
+
+    def __init__(self, *, known: TargetReport | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.known = known  # the error, found while collecting: nothing to run
+
+    def _report(self) -> TargetReport:
+        return self.known or self.config.stash[_RUN].check(self.path, self.name)
 
 
 class _Crash:

@@ -90,7 +90,9 @@ __all__ = [
     "CheckJob",
     "DiscoverJob",
     "Discovered",
+    "Found",
     "Request",
+    "checks_of_target",
     "discover_files",
     "requests_from_config",
     "requests_from_specs",
@@ -128,6 +130,9 @@ class Batch:
     keyword: Keyword | None = None  # -k: the targets and checks it selects (`keywords`)
     maxfail: MaxFail | None = None  # -x / --maxfail N
     cache: Path | None = None  # the result cache's folder (`running.cache`); None: no cache
+    # Of each target, only these of the checks its settings select (the pytest plugin's items
+    # that pytest runs); None: all of them.
+    only_checks: frozenset[str] | None = None
 
 
 def requests_from_specs(specs: Sequence[str]) -> list[Request]:
@@ -451,7 +456,7 @@ def _payload(report: TargetReport) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class _Found:
+class Found:
     """A target a discovery worker found."""
 
     request: Request
@@ -511,7 +516,7 @@ def run_batch(
         exc.report = Report(reports, perf_counter() - start, environment=_environment(batch, [], probe_gpu=False))
         raise
     if batch.keyword is not None and not items:
-        targets = sum(isinstance(target, _Found) for target in found)
+        targets = sum(isinstance(target, Found) for target in found)
         raise UsageError(
             f"-k {visible(bounded(batch.keyword.text, 200))!r} selects none of the {targets} target(s) found"
         )
@@ -609,7 +614,7 @@ def _timeout(settings: Settings) -> float:
 
 def _discover(
     batch: Batch, on_progress: Progress | None, still_running: StillRunning | None = None
-) -> list[_Found | TargetReport]:
+) -> list[Found | TargetReport]:
     """Every target of every request, in order; a file that cannot be imported is a report."""
     # (request, file label, the job that imports it, or its report when it cannot be imported)
     units: list[tuple[Request, str, DiscoverJob | TargetReport]] = []
@@ -639,13 +644,13 @@ def _discover(
             watch=None if still_running is None else watch_of(labels, still_running),
         )
     )
-    per_request: dict[int, list[_Found | TargetReport]] = {id(r): [] for r in batch.requests}
+    per_request: dict[int, list[Found | TargetReport]] = {id(r): [] for r in batch.requests}
     for request, label, work in units:
         if isinstance(work, TargetReport):
             per_request[id(request)].append(work)
         else:
             per_request[id(request)] += _targets_of(request, label, work, next(outcomes))
-    found: list[_Found | TargetReport] = []
+    found: list[Found | TargetReport] = []
     for request in batch.requests:
         mine = per_request[id(request)]
         if request.path.is_dir() and not mine and not batch.only_layers:
@@ -658,24 +663,45 @@ def _discover(
 
 def discover_files(
     files: Sequence[tuple[Path, str]], timeout: float, jobs: int = 1, max_memory: int | None = None
-) -> list[tuple[str, ...] | TargetReport]:
-    """The names of the layers and operations each file defines, found as `run_batch` finds
+) -> list[tuple[Found, ...] | TargetReport]:
+    """The layers and operations each file defines, found as `run_batch` finds
     those of a folder's files (each imported in a worker), or the file's error report; in the
     order of `files`, each an absolute path and its label for reports. For a caller that lists
     targets before checking them one by one (the pytest plugin)."""
     work = [DiscoverJob(str(path), None, True, timeout) for path, _ in files]
     outcomes = run_jobs(work, workers=jobs, max_memory=max_memory)
-    found: list[tuple[str, ...] | TargetReport] = []
+    found: list[tuple[Found, ...] | TargetReport] = []
     for (path, label), job, outcome in zip(files, work, outcomes):
         targets = _targets_of(Request(label, path), label, job, outcome)
         if targets and isinstance(targets[0], TargetReport):
             found.append(targets[0])
         else:
-            found.append(tuple(target.name for target in targets if isinstance(target, _Found)))
+            found.append(tuple(target for target in targets if isinstance(target, Found)))
     return found
 
 
-def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome) -> list[_Found | TargetReport]:
+def checks_of_target(batch: Batch, target: Found) -> tuple[str, ...]:
+    """The checks `run_batch` reports on `target`, in report order: those its settings select
+    (its config entry's over the config's defaults) that apply to its kind.
+
+    Raises:
+        UsageError: its settings leave no check, or ask for a device there is none of.
+        TargetError: it has no layout to be checked at.
+    """
+    entry = _entry(batch, target)
+    options = options_from(_settings(batch, entry))
+    _layouts(batch, entry, target)
+    return tuple(check.name for check in select_checks(options) if check.applies_to(target.kind) is None)
+
+
+def _entry(batch: Batch, target: Found) -> TargetEntry | None:
+    """The config entry of a target: the one it was asked by, else the most specific naming it."""
+    if target.request.entry is None and batch.config is not None:
+        return batch.config.entry_for(target.path, target.name)
+    return target.request.entry
+
+
+def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome) -> list[Found | TargetReport]:
     """The targets one discovery worker found, or the file's error report."""
     source = Source(job.path)
     if not outcome.ok:
@@ -711,7 +737,7 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
     targets = result.found
     own_label = request.name is not None or (len(targets) == 1 and not job.whole_module)
     return [
-        _Found(
+        Found(
             request,
             label if own_label else f"{label}:{t['name']}",
             Path(job.path),
@@ -726,18 +752,22 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
     ]
 
 
-def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
+def _plan(batch: Batch, found: list[Found | TargetReport]) -> list[_Item]:
     items = []
     for target in found:
         if isinstance(target, TargetReport):
             items.append(_Item(target.target, report=target))
             continue
-        entry = target.request.entry
-        if entry is None and batch.config is not None:
-            entry = batch.config.entry_for(target.path, target.name)
+        entry = _entry(batch, target)
         settings = _settings(batch, entry)
         options = options_from(settings)
         select_checks(options)  # UsageError when the command line and config leave none
+        if batch.only_checks is not None:
+            options = dataclasses.replace(
+                options, checks=tuple(c.name for c in select_checks(options) if c.name in batch.only_checks)
+            )
+            if not options.checks:
+                continue
         if batch.keyword is not None:
             narrowed = batch.keyword.narrow(target.label, options)
             if narrowed is None:  # -k selects none of its checks: left out, as --checks leaves checks out
@@ -764,7 +794,7 @@ def _plan(batch: Batch, found: list[_Found | TargetReport]) -> list[_Item]:
     return items
 
 
-def _layouts(batch: Batch, entry: TargetEntry | None, target: _Found) -> tuple[Layout, ...]:
+def _layouts(batch: Batch, entry: TargetEntry | None, target: Found) -> tuple[Layout, ...]:
     """The command line's layouts, else the config entry's, else the class's example_layout."""
     if batch.layouts:
         return batch.layouts

@@ -1,49 +1,54 @@
 """What the pytest plugin (`layercheck.pytest_plugin`) runs: the layercheck side of it, imported
 only once `--layercheck` is given (it pulls in NumPy and the checks).
 
-Each item is checked by `check`, alone, through `run_batch` as `layercheck run path.py:Name`
-checks it: in a worker process, with its timeout and memory cap, its layouts from the config
-or the class's `example_layout`. One target at a time rather than one batch for the session:
-pytest decides which items run and when (`-k`, `--lf`, `-x` stops at the first failure with
-nothing more checked, pytest-xdist hands each of its workers its own items), and the worker
-costs a tenth of a second per target, most of it importing the module (measured: a one-target
-`run_batch` of sample_layers/prelu.py takes 0.2-0.25 s, 0.12 s of it the checks).
+Each check of a target is an item, and a target is checked once for all of its items that
+pytest runs (`check`, with those checks only), through `run_batch` as `layercheck run
+path.py:Name` checks it: in a worker process, with its timeout and memory cap, its layouts from
+the config or the class's `example_layout`. One target at a time rather than one batch for the
+session: pytest decides which items run and when (`-k`, `--lf`, `-x` stops at the first failure
+with nothing more checked, pytest-xdist hands each of its workers its own items), and the
+worker costs a tenth of a second per target, most of it importing the module (measured: a
+one-target `run_batch` of sample_layers/prelu.py takes 0.2-0.25 s, 0.12 s of it the checks).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
 from pathlib import Path
+from typing import Any
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.entries import module_files
-from layercheck.errors import UsageError
+from layercheck.errors import TargetError, UsageError
 from layercheck.reporters.console import Verbosity
 from layercheck.reporters.text import target_text
-from layercheck.results import Status, TargetReport
-from layercheck.running.batch import Batch, Request, discover_files, run_batch
+from layercheck.results import CheckResult, Status, TargetReport
+from layercheck.running.batch import Batch, Found, Request, checks_of_target, discover_files, run_batch
 from layercheck.running.cache import cache_folder
 from layercheck.safetext import visible
 from layercheck.sandbox import default_memory_cap
 from layercheck.settings.config import Config, load_config
 from layercheck.settings.options import DEFAULT_TIMEOUT, Settings, settings_from_command_line
 
-__all__ = ["PluginRun", "Verdict", "label_of"]
+__all__ = ["PluginRun", "Verdict", "label_of", "target_scheduling", "target_scope"]
 
 # How many files are imported at once to find their layers (each in its own worker).
 _DISCOVERY_JOBS = max(1, min(4, os.cpu_count() or 1))
 
 
 class Verdict(Enum):
-    """What a target's report makes of its pytest item."""
+    """What a target's report makes of one of its pytest items: a check, or the whole target
+    (a target that could not be checked)."""
 
-    PASSED = auto()  # every check passed or was skipped
-    INCOMPLETE = auto()  # no check failed, but some could not decide: the item is skipped
-    FAILED = auto()  # a check failed, the target could not be checked, or (strict) undecided
+    PASSED = auto()  # the check passed; the whole target: every check passed or was skipped
+    SKIPPED = auto()  # the check was skipped (its reason: no GPU, no state to check...)
+    INCOMPLETE = auto()  # it could not decide (the whole target: some check could not): skipped
+    FAILED = auto()  # it failed or has no result (the target could not be checked); strict: undecided
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ class PluginRun:
     strict: bool = False  # layercheck_strict: an incomplete check fails the item
     max_memory: int | None = None
     cache: Path | None = None  # the result cache's folder (`running.cache`); None: none
-    discovered: dict[Path, tuple[str, ...] | TargetReport] = field(default_factory=dict)
+    discovered: dict[Path, tuple[Found, ...] | TargetReport] = field(default_factory=dict)
 
     @classmethod
     def load(cls, config_path: str | None, timeout: str | None, strict: bool, no_cache: bool = False) -> PluginRun:
@@ -101,61 +106,114 @@ class PluginRun:
         found = discover_files([(path, label_of(path)) for path in new], self.timeout, _DISCOVERY_JOBS, self.max_memory)
         self.discovered.update(zip(new, found))
 
-    def check(self, path: Path, name: str) -> TargetReport:
-        """Check one target as `layercheck run path.py:name` does: every item's run goes
-        through here (where a cache of results would answer instead)."""
+    def checks_of(self, target: Found) -> tuple[str, ...] | TargetReport:
+        """The checks of `target` that are items, in report order; or, when it cannot be
+        checked (no layout; settings that leave no check), the report that says why."""
+        try:
+            return checks_of_target(self._batch(), target)
+        except (UsageError, TargetError) as exc:
+            return TargetReport(target.label, target.kind, error=str(exc), source=target.source)
+
+    def check(self, path: Path, name: str, checks: Collection[str] | None = None) -> TargetReport:
+        """Check one target as `layercheck run path.py:name` does, `checks` only (None: all):
+        every item's run goes through here (where the result cache may answer instead)."""
         request = Request(label_of(path, name), path.resolve(), name)
-        batch = Batch(
-            requests=(request,),
-            config=self.config,
-            settings=self.settings,
-            max_memory=self.max_memory,
-            cache=self.cache,
-        )
+        batch = self._batch(request, None if checks is None else frozenset(checks))
         try:
             return run_batch(batch).targets[0]
         except UsageError as exc:  # the settings select no check for this kind of target
             return TargetReport(request.label, error=str(exc))
 
-    def verdict(self, report: TargetReport) -> Verdict:
-        if report.fails(self.strict):
-            return Verdict.FAILED
-        return Verdict.INCOMPLETE if report.status is Status.INCOMPLETE else Verdict.PASSED
+    def _batch(self, request: Request | None = None, checks: frozenset[str] | None = None) -> Batch:
+        return Batch(
+            requests=() if request is None else (request,),
+            config=self.config,
+            settings=self.settings,
+            max_memory=self.max_memory,
+            cache=self.cache,
+            only_checks=checks,
+        )
 
-    def command(self, report: TargetReport) -> str:
-        """The command that checks this target as the item did."""
+    def verdict(self, report: TargetReport, check: str | None = None) -> tuple[Verdict, CheckResult | None]:
+        """What `report` makes of the item of `check` (None: the item of the whole target),
+        with the check's result. A check the report has no result for fails: the target
+        could not be checked that far, and nothing unchecked passes."""
+        if check is None:
+            if report.fails(self.strict):
+                return Verdict.FAILED, None
+            return (Verdict.INCOMPLETE if report.status is Status.INCOMPLETE else Verdict.PASSED), None
+        result = next((c for c in report.checks if c.name == check), None)
+        if result is None:
+            return Verdict.FAILED, None
+        status = Status(result.status)
+        if status is Status.PASSED:
+            return Verdict.PASSED, result
+        if status is Status.SKIPPED:
+            return Verdict.SKIPPED, result
+        if status is Status.INCOMPLETE and not self.strict:
+            return Verdict.INCOMPLETE, result
+        return Verdict.FAILED, result
+
+    def command(self, report: TargetReport, check: str | None = None) -> str:
+        """The command that checks this target (`check` alone, when given) as the item did."""
         words = ["layercheck", "run", report.target]
         for layout in report.layouts:
             words += ["--layout", layout]
         if self.config_path:
             words += ["--config", self.config_path]
+        if check is not None:
+            words += ["--checks", check]
         if self.settings.timeout is not None:
             words += ["--timeout", f"{self.settings.timeout:g}"]
-        if self.strict and report.summary[Status.INCOMPLETE.value]:
+        undecided = report.summary[Status.INCOMPLETE.value] if check is None else self._undecided(report, check)
+        if self.strict and undecided:
             words.append("--strict")
         return shlex.join(words)
 
-    def undecided(self, report: TargetReport) -> str:
-        """Why an item whose checks passed but some could not decide is skipped."""
+    @staticmethod
+    def _undecided(report: TargetReport, check: str) -> bool:
+        return any(c.name == check and c.status == Status.INCOMPLETE for c in report.checks)
+
+    def undecided(self, report: TargetReport, result: CheckResult | None = None) -> str:
+        """Why an item that could not decide is skipped: its check's message (the whole
+        target: which of its checks could not decide)."""
+        if result is not None:
+            return f"incomplete: {visible(result.message)}"
         names = [c.name for c in report.checks if c.status == Status.INCOMPLETE]
         return f"incomplete: {visible(report.target)}: could not decide {', '.join(visible(n) for n in names)}"
 
-    def headline(self, report: TargetReport) -> str:
-        """One line of what went wrong, for pytest's short summary: the target's error, else
-        its first failed (or, strict, undecided) check and its message, as the recap says it."""
+    def headline(self, report: TargetReport, check: str | None = None) -> str:
+        """One line of what went wrong, for pytest's short summary: the check's message, else
+        the target's error; for the whole target, its first failed (or, strict, undecided)
+        check and its message, as the recap says it."""
+        result = next((c for c in report.checks if c.name == check), None)
+        if result is not None:
+            return visible(result.message)
         if report.error is not None:
             return visible(report.error)
+        if check is not None:
+            return "the target's run reported no result for this check"
         failed = report.failures or tuple(c for c in report.checks if c.status == Status.INCOMPLETE)
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         return f"{visible(failed[0].name)} - {visible(failed[0].message)}{more}" if failed else ""
 
-    def failure_text(self, report: TargetReport, *, color: bool, width: int | None, verbose: bool) -> str:
-        """The reproducing command, then the console's text for the target."""
+    def failure_text(
+        self, report: TargetReport, *, color: bool, width: int | None, verbose: bool, check: str | None = None
+    ) -> str:
+        """The reproducing command, then the console's text for the target: with `check`, for
+        that check alone (or the target's error, when the check has no result)."""
         verbosity = Verbosity.VERBOSE if verbose else Verbosity.NORMAL
-        lines = [self.command(report), target_text(report, color=color, width=width, verbosity=verbosity)]
-        incomplete = report.summary[Status.INCOMPLETE.value]
-        if report.status is Status.INCOMPLETE:  # failed by strictness alone
+        shown = report
+        if check is not None:
+            result = [c for c in report.checks if c.name == check]
+            duration = result[0].duration_s if result else report.duration_s
+            shown = dataclasses.replace(report, checks=result, duration_s=duration)
+        lines = [self.command(report, check), target_text(shown, color=color, width=width, verbosity=verbosity)]
+        if shown.status is Status.INCOMPLETE:  # failed by strictness alone
+            incomplete = shown.summary[Status.INCOMPLETE.value]
             lines.append(f"layercheck_strict: {incomplete} incomplete check(s) fail this item")
+        elif check is not None and report.error is None and not shown.checks:
+            lines.append(self.headline(report, check))
         return "\n".join(lines)
 
 
@@ -166,3 +224,22 @@ def label_of(path: Path, name: str | None = None) -> str:
     except ValueError:
         shown = str(path.resolve())
     return shown if name is None else f"{shown}:{name}"
+
+
+def target_scheduling(config: Any, log: Any) -> Any:
+    """pytest-xdist's `loadscope` scheduling, with a scope per target for layercheck's items
+    (`path.py::Name::check`) and a scope per test for any other test (as `load` sends them)."""
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped,unused-ignore]
+
+    class TargetScheduling(LoadScopeScheduling):  # type: ignore[misc,unused-ignore]
+        def _split_scope(self, nodeid: str) -> str:
+            return target_scope(nodeid)
+
+    return TargetScheduling(config, log)
+
+
+def target_scope(nodeid: str) -> str:
+    """The scope of an item for `target_scheduling`: its target's node id for a check's item
+    (`path.py::Name::check`), else the item's own."""
+    head, _, last = nodeid.rpartition("::")
+    return head if last in REGISTRY and "::" in head else nodeid
