@@ -22,6 +22,7 @@ from layercheck.checks import REGISTRY
 from layercheck.contract.adapter import Kind
 from layercheck.results import CheckResult, Status, TargetReport
 from layercheck.running.in_pytest import target_scope
+from layercheck.sandbox import INTEGRITY_CHECK
 
 pytest_plugins = ["pytester"]
 
@@ -80,8 +81,9 @@ def project(pytester: pytest.Pytester, log: Path) -> pytest.Pytester:
     return pytester
 
 
-# The items of each of these layers: every check that applies to a layer, in report order.
-LAYER_CHECKS = [name for name, check in REGISTRY.items() if check.applies_to(Kind.LAYER) is None]
+# The items of each of these layers: every check that applies to a layer, in report order,
+# then whether the module or layer replaced what layercheck computes with.
+LAYER_CHECKS = [name for name, check in REGISTRY.items() if check.applies_to(Kind.LAYER) is None] + [INTEGRITY_CHECK]
 GRADIENTS = "gradients_are_numerically_correct"
 
 
@@ -252,6 +254,7 @@ def test_xdist_workers_check_every_target_exactly_once(pytester, log):
 def test_under_xdist_load_the_checks_of_a_target_are_one_scope_and_other_tests_their_own():
     assert target_scope(f"layers/a.py::PReLU::{GRADIENTS}") == "layers/a.py::PReLU"
     assert target_scope("tests/test_a.py::TestX::test_one") == "tests/test_a.py::TestX::test_one"
+    assert target_scope(f"layers/a.py::PReLU::{INTEGRITY_CHECK}") == "layers/a.py::PReLU"
     assert target_scope(f"tests/test_a.py::{GRADIENTS}") == f"tests/test_a.py::{GRADIENTS}"  # a function's
 
 
@@ -338,24 +341,49 @@ def test_each_checks_item_reads_its_result_and_one_without_a_result_fails():
     passed = CheckResult("predict_does_not_error", Status.PASSED)
     report = TargetReport("k.py:Kink", layouts=["3,4:CB"], checks=[passed, skipped, undecided])
     run, strict = PluginRun(), PluginRun(strict=True)
-    assert run.verdict(report, passed.name) == (Verdict.PASSED, passed)
-    assert run.verdict(report, skipped.name) == (Verdict.SKIPPED, skipped)
-    assert run.verdict(report, GRADIENTS) == (Verdict.INCOMPLETE, undecided)
-    assert run.undecided(report, undecided) == "incomplete: every sample on a kink"
-    assert strict.verdict(report, GRADIENTS) == (Verdict.FAILED, undecided)
-    assert strict.verdict(report, passed.name) == (Verdict.PASSED, passed)
-    text = strict.failure_text(report, color=False, width=None, verbose=False, check=GRADIENTS).splitlines()
-    assert text[0] == f"layercheck run k.py:Kink --layout 3,4:CB --checks {GRADIENTS} --strict"
-    assert text[1].startswith("INCOMPLETE k.py:Kink (layer, 3,4:CB)  1 incomplete in ")  # its check alone
-    assert text[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
-    assert strict.failure_text(report, color=False, width=None, verbose=False, check=passed.name).count("\n") >= 1
+    assert run.item(report, passed.name).verdict is Verdict.PASSED
+    assert run.item(report, skipped.name).verdict is Verdict.SKIPPED
+    item = run.item(report, GRADIENTS)
+    assert (item.verdict, item.result, item.shown) == (Verdict.INCOMPLETE, undecided, [undecided])
+    assert run.undecided(report, item) == "incomplete: every sample on a kink"
+    assert strict.item(report, GRADIENTS).verdict is Verdict.FAILED
+    assert strict.item(report, passed.name).verdict is Verdict.PASSED
+    strict_item = strict.item(report, GRADIENTS)
+    text = strict.failure_text(report, strict_item, color=False, width=None, verbose=False, check=GRADIENTS)
+    lines = text.splitlines()
+    assert lines[0] == f"layercheck run k.py:Kink --layout 3,4:CB --checks {GRADIENTS} --strict"
+    assert lines[1].startswith("INCOMPLETE k.py:Kink (layer, 3,4:CB)  1 incomplete in ")  # its check alone
+    assert lines[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
     # A check the report has no result for (the target could not be checked that far) fails.
-    assert run.verdict(report, "backward_does_not_error") == (Verdict.FAILED, None)
-    assert run.headline(report, "backward_does_not_error") == "the target's run reported no result for this check"
+    missing = run.item(report, "backward_does_not_error")
+    assert (missing.verdict, missing.result) == (Verdict.FAILED, None)
+    assert (
+        run.headline(report, missing, "backward_does_not_error") == "the target's run reported no result for this check"
+    )
     broken = TargetReport("k.py:Kink", checks=[passed], error="the worker was killed (out of memory)")
-    assert run.verdict(broken, GRADIENTS) == (Verdict.FAILED, None)
-    assert run.headline(broken, GRADIENTS) == "the worker was killed (out of memory)"
-    assert run.verdict(broken, passed.name) == (Verdict.PASSED, passed)
+    assert run.item(broken, GRADIENTS).verdict is Verdict.FAILED
+    assert run.headline(broken, run.item(broken, GRADIENTS), GRADIENTS) == "the worker was killed (out of memory)"
+    assert run.item(broken, passed.name).verdict is Verdict.PASSED
+    # The integrity item passes where the look found nothing, and fails where it could not look.
+    assert run.item(report, INTEGRITY_CHECK).verdict is Verdict.PASSED
+    assert run.item(broken, INTEGRITY_CHECK).verdict is Verdict.FAILED
+
+
+def test_a_replacement_fails_the_integrity_item_and_every_item_when_that_one_does_not_run():
+    from layercheck.running.in_pytest import PluginRun, Verdict
+
+    passed = CheckResult(GRADIENTS, Status.PASSED)
+    tampered = CheckResult(INTEGRITY_CHECK, Status.FAILED, "the layer replaced numpy.isfinite during predict")
+    report = TargetReport("t.py:T", layouts=["3,2:CB"], checks=[passed, tampered])
+    run = PluginRun()
+    assert run.item(report, INTEGRITY_CHECK).verdict is Verdict.FAILED
+    assert run.item(report, GRADIENTS).verdict is Verdict.PASSED  # its verdict, with the originals put back
+    carried = run.item(report, GRADIENTS, carries_tampering=True)
+    assert (carried.verdict, carried.result, carried.shown) == (Verdict.FAILED, tampered, [passed, tampered])
+    assert run.headline(report, carried, GRADIENTS) == tampered.message
+    text = run.failure_text(report, carried, color=False, width=None, verbose=False, check=GRADIENTS)
+    assert text.splitlines()[0] == f"layercheck run t.py:T --layout 3,2:CB --checks {GRADIENTS}"
+    assert f"FAILED {INTEGRITY_CHECK}: {tampered.message}" in text
 
 
 def test_an_incomplete_target_skips_its_whole_item_unless_strict():
@@ -365,15 +393,46 @@ def test_an_incomplete_target_skips_its_whole_item_unless_strict():
     report = TargetReport(
         "k.py:Kink", layouts=["3,4:CB"], checks=[CheckResult("predict_does_not_error", "passed"), undecided]
     )
-    assert PluginRun().verdict(report) == (Verdict.INCOMPLETE, None)
-    assert PluginRun().undecided(report) == f"incomplete: k.py:Kink: could not decide {GRADIENTS}"
+    item = PluginRun().item(report)
+    assert item.verdict is Verdict.INCOMPLETE
+    assert PluginRun().undecided(report, item) == f"incomplete: k.py:Kink: could not decide {GRADIENTS}"
     strict = PluginRun(strict=True)
-    assert strict.verdict(report) == (Verdict.FAILED, None)
-    text = strict.failure_text(report, color=False, width=None, verbose=False)
+    assert strict.item(report).verdict is Verdict.FAILED
+    text = strict.failure_text(report, strict.item(report), color=False, width=None, verbose=False)
     assert text.splitlines()[0] == "layercheck run k.py:Kink --layout 3,4:CB --strict"
     assert text.splitlines()[-1] == "layercheck_strict: 1 incomplete check(s) fail this item"
     passed = TargetReport("k.py:Kink", checks=[CheckResult("predict_does_not_error", "passed")])
-    assert PluginRun(strict=True).verdict(passed) == (Verdict.PASSED, None)
+    assert PluginRun(strict=True).item(passed).verdict is Verdict.PASSED
+
+
+_TAMPERS = """
+import numpy as np
+
+
+class Tampers:
+    example_layout = "3,2:CB"
+
+    def predict(self, X):
+        np.isfinite = lambda *args, **kwargs: True
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return 2 * dLdY
+"""
+
+
+def test_a_layer_that_replaces_numpy_fails_in_pytest_whichever_of_its_items_run(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")  # pytest's short summary, uncut
+    pytester.makepyfile(**{"layers/tampers.py": _TAMPERS})
+    whole = pytester.runpytest_subprocess("--layercheck", "layers", "-rf", "-p", "no:cacheprovider")
+    assert whole.parseoutcomes()["failed"] == 1
+    whole.stdout.fnmatch_lines([f"FAILED layers/tampers.py::Tampers::{INTEGRITY_CHECK} - *numpy.isfinite*"])
+    # -k leaves the integrity item out: the items that run fail with it.
+    some = pytester.runpytest_subprocess(
+        "--layercheck", "layers", "-k", "gradients", "-rf", "-p", "no:cacheprovider", "--layercheck-no-cache"
+    )
+    some.assert_outcomes(failed=1, deselected=len(LAYER_CHECKS) - 1)
+    some.stdout.fnmatch_lines([f"FAILED layers/tampers.py::Tampers::{GRADIENTS} - *numpy.isfinite*"])
 
 
 _UNDECIDED = """
@@ -401,14 +460,14 @@ def test_an_item_whose_check_could_not_decide_is_skipped_and_fails_only_when_str
     pytester.makefile(".yaml", gradients="defaults: {checks: [gradients_are_numerically_correct], dtypes: [float64]}")
     args = ("--layercheck-config", "gradients.yaml", "layers", "-rs", "-p", "no:cacheprovider")
     lenient = pytester.runpytest_subprocess(*args, "--junitxml", "junit.xml")
-    lenient.assert_outcomes(skipped=1)
+    lenient.assert_outcomes(skipped=1, passed=1)  # the gradient check; nothing replaced
     lenient.stdout.fnmatch_lines(["SKIPPED [[]1[]] layers/undecided.py:4: incomplete: could not decide for w *"])
     (skipped,) = ET.parse(pytester.path / "junit.xml").getroot().iter("skipped")
     reason = skipped.get("message")
     assert reason.startswith("incomplete: ") and reason in lenient.stdout.str()
     pytester.makeini("[pytest]\nlayercheck_strict = true\n")
     strict = pytester.runpytest_subprocess(*args)
-    strict.assert_outcomes(failed=1)
+    strict.assert_outcomes(failed=1, passed=1)
     strict.stdout.fnmatch_lines(
         [
             "layercheck run layers/undecided.py:Undecided --layout 4,4,2,3:SSCB --config gradients.yaml "

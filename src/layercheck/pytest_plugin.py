@@ -10,7 +10,10 @@ and operation, each of its checks a test item: node id `path/file.py::ClassName:
   Modules are imported in worker processes to find them, never in pytest's process. Each
   target is a collector of its checks (those its settings select that apply to its kind), so
   that `-k`, `-m layercheck`, `--lf` and `-x` reach checks as they reach test functions of a
-  class. A file that cannot be imported is one failing item, `path/file.py::import`; a target
+  class; its last item says whether the module or layer replaced what layercheck computes
+  with (`module_does_not_replace_numpy_or_layercheck`: where it does not run, every item of
+  the target that does fails with a replacement). A file that cannot be imported is one
+  failing item, `path/file.py::import`; a target
   that cannot be checked at all (no layout; settings that leave no check) one failing item,
   `path/file.py::ClassName`.
 - A target is checked once, in a worker, when pytest runs the first of its items, for all of
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 
     from layercheck.results import TargetReport
     from layercheck.running.batch import Found
-    from layercheck.running.in_pytest import PluginRun
+    from layercheck.running.in_pytest import Item, PluginRun
 
 __all__ = ["LayercheckCheck", "LayercheckFile", "LayercheckItem", "LayercheckTarget"]
 
@@ -193,6 +196,7 @@ class LayercheckTarget(pytest.Collector):
         self.checks = checks
         self.add_marker("layercheck")
         self._report: TargetReport | None = None
+        self.selected: set[str] = set()  # the names of its items pytest runs, once it runs one
 
     def collect(self) -> Iterator[LayercheckCheck]:
         for name in self.checks:
@@ -202,9 +206,14 @@ class LayercheckTarget(pytest.Collector):
         """The target's report, made when the first of its items runs, for every item of it
         that pytest runs (after -k, -m, --lf...; `check`'s own at least)."""
         if self._report is None:
-            selected = {item.name for item in self.session.items if item.parent is self}
-            self._report = self.config.stash[_RUN].check(self.path, self.name, selected | {check})
+            self.selected = {item.name for item in self.session.items if item.parent is self} | {check}
+            self._report = self.config.stash[_RUN].check(self.path, self.name, self.selected)
         return self._report
+
+    @property
+    def carries_tampering(self) -> bool:
+        """The integrity item is not among the items pytest runs: the others say what it would."""
+        return self.checks[-1] not in self.selected
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.found.line is None else self.found.line - 1  # pytest counts from 0
@@ -223,18 +232,21 @@ class _Item(pytest.Item):
     def _report(self) -> TargetReport:
         raise NotImplementedError
 
+    def _item(self, report: TargetReport) -> Item:
+        return self.config.stash[_RUN].item(report, self.check)
+
     def runtest(self) -> None:
         from layercheck.running.in_pytest import Verdict
 
         run = self.config.stash[_RUN]
         report = self._report()
-        verdict, result = run.verdict(report, self.check)
-        if verdict is Verdict.FAILED:
-            raise LayercheckFailed(report)
-        if verdict is Verdict.SKIPPED and result is not None:
-            self._skip(result.message)
-        if verdict is Verdict.INCOMPLETE:
-            self._skip(run.undecided(report, result))
+        item = self._item(report)
+        if item.verdict is Verdict.FAILED:
+            raise LayercheckFailed(report, item)
+        if item.verdict is Verdict.SKIPPED and item.result is not None:
+            self._skip(item.result.message)
+        if item.verdict is Verdict.INCOMPLETE:
+            self._skip(run.undecided(report, item))
 
     def _skip(self, reason: str) -> None:
         """Skipped at the item's place (its target's definition) where known, as a skip mark
@@ -247,18 +259,19 @@ class _Item(pytest.Item):
             return super().repr_failure(excinfo)  # a defect of layercheck's: its traceback helps
         from _pytest._code.code import TerminalRepr
 
-        run, report, check = self.config.stash[_RUN], excinfo.value.report, self.check
+        run, check = self.config.stash[_RUN], self.check
+        report, item = excinfo.value.report, excinfo.value.item
         verbose = self.config.get_verbosity() > 1
 
         class Failure(TerminalRepr):
             """Coloured on a terminal that has colour; plain into --junitxml and logs."""
 
-            reprcrash = _Crash(run.headline(report, check))  # the line of pytest's short summary (-rf)
+            reprcrash = _Crash(run.headline(report, item, check))  # the line of pytest's short summary (-rf)
 
             def toterminal(self, tw: Any) -> None:
                 color = bool(tw.hasmarkup)
                 width = tw.fullwidth if color else None
-                tw.line(run.failure_text(report, color=color, width=width, verbose=verbose, check=check))
+                tw.line(run.failure_text(report, item, color=color, width=width, verbose=verbose, check=check))
 
         return Failure()
 
@@ -277,6 +290,9 @@ class LayercheckCheck(_Item):
 
     def _report(self) -> TargetReport:
         return self.parent.report(self.name)
+
+    def _item(self, report: TargetReport) -> Item:
+        return self.config.stash[_RUN].item(report, self.name, carries_tampering=self.parent.carries_tampering)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.parent.reportinfo()[0], self.parent.reportinfo()[1], f"layercheck {self.nodeid}"
@@ -301,8 +317,9 @@ class _Crash:
 
 
 class LayercheckFailed(Exception):
-    """A target that did not pass: `repr_failure` shows its report."""
+    """An item that did not pass: `repr_failure` shows its report."""
 
-    def __init__(self, report: TargetReport) -> None:
+    def __init__(self, report: TargetReport, item: Item) -> None:
         super().__init__(report.target)
         self.report = report
+        self.item = item

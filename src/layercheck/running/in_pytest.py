@@ -31,11 +31,11 @@ from layercheck.results import CheckResult, Status, TargetReport
 from layercheck.running.batch import Batch, Found, Request, checks_of_target, discover_files, run_batch
 from layercheck.running.cache import cache_folder
 from layercheck.safetext import visible
-from layercheck.sandbox import default_memory_cap
+from layercheck.sandbox import INTEGRITY_CHECK, default_memory_cap
 from layercheck.settings.config import Config, load_config
 from layercheck.settings.options import DEFAULT_TIMEOUT, Settings, settings_from_command_line
 
-__all__ = ["PluginRun", "Verdict", "label_of", "target_scheduling", "target_scope"]
+__all__ = ["Item", "PluginRun", "Verdict", "label_of", "target_scheduling", "target_scope"]
 
 # How many files are imported at once to find their layers (each in its own worker).
 _DISCOVERY_JOBS = max(1, min(4, os.cpu_count() or 1))
@@ -107,10 +107,12 @@ class PluginRun:
         self.discovered.update(zip(new, found))
 
     def checks_of(self, target: Found) -> tuple[str, ...] | TargetReport:
-        """The checks of `target` that are items, in report order; or, when it cannot be
-        checked (no layout; settings that leave no check), the report that says why."""
+        """The checks of `target` that are items, in report order, then the integrity item
+        (whether the module or layer replaced what layercheck computes with: every run looks,
+        and reports it only when it did); or, when it cannot be checked (no layout; settings
+        that leave no check), the report that says why."""
         try:
-            return checks_of_target(self._batch(), target)
+            return (*checks_of_target(self._batch(), target), INTEGRITY_CHECK)
         except (UsageError, TargetError) as exc:
             return TargetReport(target.label, target.kind, error=str(exc), source=target.source)
 
@@ -118,7 +120,9 @@ class PluginRun:
         """Check one target as `layercheck run path.py:name` does, `checks` only (None: all):
         every item's run goes through here (where the result cache may answer instead)."""
         request = Request(label_of(path, name), path.resolve(), name)
-        batch = self._batch(request, None if checks is None else frozenset(checks))
+        # The integrity look is part of every run; with it alone asked for, the checks run.
+        named = None if checks is None else frozenset(checks) - {INTEGRITY_CHECK}
+        batch = self._batch(request, named or None)
         try:
             return run_batch(batch).targets[0]
         except UsageError as exc:  # the settings select no check for this kind of target
@@ -134,61 +138,66 @@ class PluginRun:
             only_checks=checks,
         )
 
-    def verdict(self, report: TargetReport, check: str | None = None) -> tuple[Verdict, CheckResult | None]:
-        """What `report` makes of the item of `check` (None: the item of the whole target),
-        with the check's result. A check the report has no result for fails: the target
-        could not be checked that far, and nothing unchecked passes."""
+    def item(self, report: TargetReport, check: str | None = None, *, carries_tampering: bool = False) -> Item:
+        """What `report` makes of the item of `check` (None: the item of the whole target).
+
+        A check the report has no result for fails: the target could not be checked that
+        far, and nothing unchecked passes; so does the integrity item where the report has an
+        error (nothing says the process was left intact). `carries_tampering`: the target's
+        integrity item is not among those pytest runs (`-k`, `--lf`), so that this item fails
+        too where the module or layer replaced what layercheck computes with, which would
+        otherwise go unreported."""
         if check is None:
             if report.fails(self.strict):
-                return Verdict.FAILED, None
-            return (Verdict.INCOMPLETE if report.status is Status.INCOMPLETE else Verdict.PASSED), None
+                return Item(Verdict.FAILED, None, list(report.checks))
+            verdict = Verdict.INCOMPLETE if report.status is Status.INCOMPLETE else Verdict.PASSED
+            return Item(verdict, None, list(report.checks))
         result = next((c for c in report.checks if c.name == check), None)
+        tampering = next((c for c in report.checks if c.name == INTEGRITY_CHECK and c.status != Status.PASSED), None)
+        shown = [c for c in (result, tampering if carries_tampering else None) if c is not None]
         if result is None:
-            return Verdict.FAILED, None
+            intact = check == INTEGRITY_CHECK and report.error is None  # the look found nothing
+            return Item(Verdict.PASSED if intact else Verdict.FAILED, None, shown)
+        if carries_tampering and tampering is not None:
+            return Item(Verdict.FAILED, tampering, shown)
         status = Status(result.status)
         if status is Status.PASSED:
-            return Verdict.PASSED, result
+            return Item(Verdict.PASSED, result, shown)
         if status is Status.SKIPPED:
-            return Verdict.SKIPPED, result
+            return Item(Verdict.SKIPPED, result, shown)
         if status is Status.INCOMPLETE and not self.strict:
-            return Verdict.INCOMPLETE, result
-        return Verdict.FAILED, result
+            return Item(Verdict.INCOMPLETE, result, shown)
+        return Item(Verdict.FAILED, result, shown)
 
-    def command(self, report: TargetReport, check: str | None = None) -> str:
+    def command(self, report: TargetReport, item: Item, check: str | None = None) -> str:
         """The command that checks this target (`check` alone, when given) as the item did."""
         words = ["layercheck", "run", report.target]
         for layout in report.layouts:
             words += ["--layout", layout]
         if self.config_path:
             words += ["--config", self.config_path]
-        if check is not None:
+        if check is not None and check != INTEGRITY_CHECK:  # not a check that --checks names
             words += ["--checks", check]
         if self.settings.timeout is not None:
             words += ["--timeout", f"{self.settings.timeout:g}"]
-        undecided = report.summary[Status.INCOMPLETE.value] if check is None else self._undecided(report, check)
-        if self.strict and undecided:
+        if self.strict and any(c.status == Status.INCOMPLETE for c in item.shown):
             words.append("--strict")
         return shlex.join(words)
 
-    @staticmethod
-    def _undecided(report: TargetReport, check: str) -> bool:
-        return any(c.name == check and c.status == Status.INCOMPLETE for c in report.checks)
-
-    def undecided(self, report: TargetReport, result: CheckResult | None = None) -> str:
+    def undecided(self, report: TargetReport, item: Item) -> str:
         """Why an item that could not decide is skipped: its check's message (the whole
         target: which of its checks could not decide)."""
-        if result is not None:
-            return f"incomplete: {visible(result.message)}"
+        if item.result is not None:
+            return f"incomplete: {visible(item.result.message)}"
         names = [c.name for c in report.checks if c.status == Status.INCOMPLETE]
         return f"incomplete: {visible(report.target)}: could not decide {', '.join(visible(n) for n in names)}"
 
-    def headline(self, report: TargetReport, check: str | None = None) -> str:
-        """One line of what went wrong, for pytest's short summary: the check's message, else
-        the target's error; for the whole target, its first failed (or, strict, undecided)
-        check and its message, as the recap says it."""
-        result = next((c for c in report.checks if c.name == check), None)
-        if result is not None:
-            return visible(result.message)
+    def headline(self, report: TargetReport, item: Item, check: str | None = None) -> str:
+        """One line of what went wrong, for pytest's short summary: the message of the result
+        that decided the item, else the target's error; for the whole target, its first failed
+        (or, strict, undecided) check and its message, as the recap says it."""
+        if item.result is not None:
+            return visible(item.result.message)
         if report.error is not None:
             return visible(report.error)
         if check is not None:
@@ -198,23 +207,39 @@ class PluginRun:
         return f"{visible(failed[0].name)} - {visible(failed[0].message)}{more}" if failed else ""
 
     def failure_text(
-        self, report: TargetReport, *, color: bool, width: int | None, verbose: bool, check: str | None = None
+        self,
+        report: TargetReport,
+        item: Item,
+        *,
+        color: bool,
+        width: int | None,
+        verbose: bool,
+        check: str | None = None,
     ) -> str:
         """The reproducing command, then the console's text for the target: with `check`, for
-        that check alone (or the target's error, when the check has no result)."""
+        the results its item shows (or the target's error, when the check has no result)."""
         verbosity = Verbosity.VERBOSE if verbose else Verbosity.NORMAL
         shown = report
         if check is not None:
-            result = [c for c in report.checks if c.name == check]
-            duration = result[0].duration_s if result else report.duration_s
-            shown = dataclasses.replace(report, checks=result, duration_s=duration)
-        lines = [self.command(report, check), target_text(shown, color=color, width=width, verbosity=verbosity)]
+            duration = sum(c.duration_s for c in item.shown) if item.shown else report.duration_s
+            shown = dataclasses.replace(report, checks=list(item.shown), duration_s=duration)
+        lines = [self.command(report, item, check), target_text(shown, color=color, width=width, verbosity=verbosity)]
         if shown.status is Status.INCOMPLETE:  # failed by strictness alone
             incomplete = shown.summary[Status.INCOMPLETE.value]
             lines.append(f"layercheck_strict: {incomplete} incomplete check(s) fail this item")
         elif check is not None and report.error is None and not shown.checks:
-            lines.append(self.headline(report, check))
+            lines.append(self.headline(report, item, check))
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Item:
+    """What a target's report makes of one of its items: its verdict, the result that decided
+    it (None: the whole target's, or no result), and the results its failure shows."""
+
+    verdict: Verdict
+    result: CheckResult | None
+    shown: list[CheckResult]
 
 
 def label_of(path: Path, name: str | None = None) -> str:
@@ -242,4 +267,4 @@ def target_scope(nodeid: str) -> str:
     """The scope of an item for `target_scheduling`: its target's node id for a check's item
     (`path.py::Name::check`), else the item's own."""
     head, _, last = nodeid.rpartition("::")
-    return head if last in REGISTRY and "::" in head else nodeid
+    return head if (last in REGISTRY or last == INTEGRITY_CHECK) and "::" in head else nodeid
