@@ -143,10 +143,7 @@ def check_function(
     """
     __tracebackhide__ = True
     if not isinstance(fn, (str, os.PathLike)) and not is_operation(fn):
-        raise UsageError(
-            f"{getattr(fn, '__name__', type(fn).__name__)} is not an operation (a class with forward and "
-            "backward and no predict); check layers and plain functions with check_layer"
-        )
+        raise _not_an_operation(getattr(fn, "__name__", type(fn).__name__))
     return _check(
         fn,
         layouts,
@@ -160,6 +157,13 @@ def check_function(
         inputs=inputs,
         input_domains=input_domains,
         device=device,
+    )
+
+
+def _not_an_operation(name: str) -> UsageError:
+    return UsageError(
+        f"{name} is not an operation (a class with forward and backward and no predict); check layers and "
+        "plain functions with check_layer"
     )
 
 
@@ -191,7 +195,7 @@ def _check(
             finally:
                 guard.verify()  # what the module did when it was imported here
             if operation and not is_operation(layer):
-                raise UsageError(f"{label} is not an operation (a class with forward and backward and no predict)")
+                raise _not_an_operation(label)
         guard.where = "before the checks began"  # else the module was imported by the caller, before
         # The example_layout may be a property: the layer's code, run with the record taken.
         layouts = _example_layout(layer) if layout is None else layout

@@ -63,8 +63,7 @@ def check_keys(data: Any, where: str, allowed: tuple[str, ...], hints: Mapping[s
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             if hints and key in hints:
                 hint = f" ({hints[key]})"
-            with problems.collected():
-                raise Invalid(where, f"unknown key {show(key)}{hint}; allowed: {', '.join(allowed)}")
+            problems.add(Invalid(where, f"unknown key {show(key)}{hint}; allowed: {', '.join(allowed)}"))
     problems.raise_any()
 
 
@@ -81,7 +80,11 @@ class Problems:
         try:
             yield
         except UsageError as exc:
-            self.found.extend(exc.problems or (str(exc),))
+            self.add(exc)
+
+    def add(self, problem: UsageError) -> None:
+        """Keep `problem` (each of its own problems, where it has several)."""
+        self.found.extend(problem.problems or (str(problem),))
 
     def raise_any(self) -> None:
         if self.found:
