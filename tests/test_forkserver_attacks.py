@@ -53,7 +53,8 @@ class Good:
 
 GOOD = _CLASS.format(predict="pass")
 
-# p1: a daemon of each kind at import, then the forkserver (the worker's parent) killed.
+# p1: a daemon of each kind at import, then (once the daemon has recorded its pid, however
+# slow the machine) the forkserver (the worker's parent) killed.
 KILLS_AT_IMPORT = (
     _RECORD
     + """
@@ -61,7 +62,21 @@ import signal, subprocess, time
 child = subprocess.Popen(["sleep", "321"], start_new_session=True)
 _record(child.pid, "sleep in a session of its own")
 _daemon(322)
-time.sleep(0.2)
+def _daemon_recorded():
+    folder = os.environ.get("LAYERCHECK_GATE_PIDS")
+    if not folder:
+        return True
+    for name in os.listdir(folder):
+        try:
+            with open(os.path.join(folder, name)) as f:
+                if f.read() == "daemon forked twice":
+                    return True
+        except OSError:
+            pass
+    return False
+deadline = time.monotonic() + 30
+while not _daemon_recorded() and time.monotonic() < deadline:
+    time.sleep(0.01)
 os.kill(os.getppid(), signal.SIGKILL)
 time.sleep(1)
 """
@@ -185,7 +200,7 @@ def test_a_layer_that_kills_the_forkserver_at_import_is_an_error_and_its_daemons
     folder = _folder(tmp_path, {"kills.py": KILLS_AT_IMPORT, "good.py": GOOD})
     # One worker at a time: in parallel, the other target's worker would die with the
     # forkserver too, and (checked again once) might again, on a slow machine.
-    status, out, took, pids = _run(tmp_path, folder, "--jobs", "1", "--timeout", "20")
+    status, out, took, pids = _run(tmp_path, folder, "--jobs", "1", "--timeout", "60")
     assert status == 1, out
     assert len(list(pids.iterdir())) >= 2, out  # its processes did start
     assert "forkserver, which a layer killed" in out, out
@@ -197,7 +212,7 @@ def test_a_layer_that_kills_the_forkserver_at_import_is_an_error_and_its_daemons
 @pytest.mark.parametrize("attempt", [1, 2])  # whether the forkserver dies before the next start is a race
 def test_a_layer_that_kills_the_forkserver_as_its_worker_exits_leaves_every_target_checked(tmp_path, attempt):
     modules = {"a_kills.py": KILLS_IN_FINALIZER, **{f"{c}_ok.py": SLOW_GOOD for c in "bcde"}}
-    status, out, took, pids = _run(tmp_path, _folder(tmp_path, modules), "--jobs", "2", "--timeout", "20")
+    status, out, took, pids = _run(tmp_path, _folder(tmp_path, modules), "--jobs", "2", "--timeout", "60")
     assert list(pids.iterdir()), out  # the daemon did start
     # Its own result was sent before it killed the forkserver: that is its verdict. The
     # targets whose workers died with the forkserver are checked again.
@@ -207,7 +222,8 @@ def test_a_layer_that_kills_the_forkserver_as_its_worker_exits_leaves_every_targ
 
 def test_a_layer_that_stops_the_forkserver_does_not_hang_the_run(tmp_path):
     modules = {"a_stops.py": STOPS_IN_FINALIZER, "b_ok.py": GOOD, "c_ok.py": GOOD}
-    status, out, took, _ = _run(tmp_path, _folder(tmp_path, modules), "--jobs", "1", "--timeout", "5", limit=90)
+    # No target hangs: a run the stopped forkserver held would pass 60 s (`_START_LIMIT_S`).
+    status, out, took, _ = _run(tmp_path, _folder(tmp_path, modules), "--jobs", "1", "--timeout", "60", limit=90)
     assert status == 0 and "Targets: 3 passed, 0 failed, 0 could not be checked." in out, out
     assert took < 60, out
     assert _reports(tmp_path) == ({name: "passed" for name in modules},) * 2
@@ -216,7 +232,14 @@ def test_a_layer_that_stops_the_forkserver_does_not_hang_the_run(tmp_path):
 def test_a_layer_that_stops_its_own_worker_is_ended_by_the_timeout(tmp_path):
     stops = "import os, signal\n" + _CLASS.format(predict="os.kill(os.getpid(), signal.SIGSTOP)")
     modules = {"stops_itself.py": stops, "good.py": GOOD}
-    status, out, took, _ = _run(tmp_path, _folder(tmp_path, modules), "--jobs", "2", "--timeout", "3", limit=90)
+    folder = _folder(tmp_path, modules)
+    # 3 s for the layer that stops itself, a minute for good.py (a loaded machine may take
+    # seconds for its checks): the config's entry for it.
+    config = tmp_path / "timeouts.yaml"
+    config.write_text(
+        f"defaults:\n  timeout: 3\ntargets:\n  - target: {json.dumps(str(folder / 'good.py'))}\n    timeout: 60\n"
+    )
+    status, out, took, _ = _run(tmp_path, folder, "--jobs", "2", "--config", str(config), limit=90)
     assert status == 1 and "stops_itself.py:Good - timed out after 3 s" in out, out
     assert _reports(tmp_path) == ({"stops_itself.py": "error", "good.py": "passed"},) * 2
 

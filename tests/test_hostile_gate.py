@@ -269,15 +269,13 @@ def _wait_until_only_the_hung_run(folder: Path, group: int, within: float = 60) 
     raise AssertionError(f"the hung layers did not start, or the healthy one did not end: {_survivors(group)}")
 
 
-def _wait_for_workers(group: int, count: int, within: float = 60) -> None:
-    """Until `count` workers (children of the forkserver) run in the group."""
+def _wait_for_marks(folder: Path, pattern: str, count: int, group: int, within: float = 60) -> None:
+    """Until `count` files matching `pattern` are in `folder`: each a layer's mark that it got
+    where it hangs (`*.hanging`: in predict; `*.importing`: at import), however slow the machine."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if len([p for p in _survivors(group) if "forkserver" in p]) >= count + 1:
-            time.sleep(1.0)  # into predict
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"workers did not start: {_survivors(group)}")
+    while len(list(folder.glob(pattern))) < count:
+        assert time.monotonic() < deadline, f"the layers did not get where they hang: {_survivors(group)}"
+        time.sleep(0.05)
 
 
 @needs_proc
@@ -316,12 +314,14 @@ def test_a_signal_stops_every_worker_reports_what_finished_and_exits_128_plus_it
 @needs_proc
 def test_a_hung_worker_ends_itself_when_the_parent_is_killed(tmp_path):
     folder = _hang_folder(tmp_path)
-    proc = _start("run", folder, "--jobs", "3", "--timeout", "2")
-    _wait_for_workers(proc.pid, 2)
+    # A timeout that no hung layer reaches before the parent is killed (however slow the
+    # machine is to get them into predict), and whose watchdog would end them within the wait.
+    proc = _start("run", folder, "--jobs", "3", "--timeout", "10")
+    _wait_for_marks(folder, "*.hanging", 2, proc.pid)  # both hung layers in predict
     os.kill(proc.pid, signal.SIGKILL)
     _finish(proc, timeout=30)
     # The forkserver, which sees the parent die, ends them; else their own watchdog would,
-    # 2 s of timeout plus 2 s of grace from their start.
+    # 10 s of timeout plus 2 s of grace from their start.
     _no_survivors(proc.pid, within=30)
 
 
@@ -338,8 +338,12 @@ def _hang_with_processes(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 @needs_proc
 def test_a_timeout_kills_the_processes_of_the_hung_layer_too(tmp_path):
     folder, env = _hang_with_processes(tmp_path)
-    json_path = tmp_path / "r.json"
-    proc = _start("run", folder, "--jobs", "2", "--timeout", "3", "--json", json_path, env=env)
+    json_path, config = tmp_path / "r.json", tmp_path / "timeouts.yaml"
+    # 3 s for the layers that hang, a minute for daemon_at_import.py, which passes (a loaded
+    # machine may take seconds for its checks, beside a hung layer's busy loop).
+    passes = json.dumps(str(folder / "daemon_at_import.py"))
+    config.write_text(f"defaults:\n  timeout: 3\ntargets:\n  - target: {passes}\n    timeout: 60\n")
+    proc = _start("run", folder, "--jobs", "2", "--config", config, "--json", json_path, env=env)
     code, stdout, stderr = _finish(proc, timeout=120)
     assert code == 1 and "Traceback" not in stderr and "unexpected pid" not in stderr, stdout + stderr
     by_file = {_file_of(t["target"]): t for t in json.loads(json_path.read_text())["targets"]}
@@ -368,10 +372,12 @@ def test_nothing_outlives_layercheck_killed_while_layers_hang_with_processes(tmp
 @needs_proc
 def test_a_ctrl_c_while_modules_are_imported_reports_every_target_as_interrupted(tmp_path):
     folder = _hang_folder(tmp_path)
-    (folder / "d_hang_at_import.py").write_text("while True:\n    pass\n")
+    (folder / "d_hang_at_import.py").write_text(
+        "import pathlib\n\npathlib.Path(__file__).with_suffix('.importing').touch()\nwhile True:\n    pass\n"
+    )
     json_path = tmp_path / "r.json"
     proc = _start("run", folder, "--jobs", "2", "--timeout", "300", "--json", json_path)
-    _wait_for_workers(proc.pid, 1)  # discovery: the hang at import holds it there
+    _wait_for_marks(folder, "*.importing", 1, proc.pid)  # discovery: the hang at import holds it there
     os.killpg(proc.pid, signal.SIGINT)
     code, stdout, stderr = _finish(proc, timeout=60)
     assert code == 130 and "Traceback" not in stderr and "interrupted" in stderr, stdout + stderr

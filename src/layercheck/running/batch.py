@@ -468,6 +468,7 @@ class Found:
     example_error: str | None
     line: int | None = None  # of its definition in `path`
     sources: tuple[tuple[str, str], ...] = ()  # the files its module imported at discovery (`running.sources`)
+    discovered_s: float = 0.0  # how long the worker that found it ran (it imported the module)
 
     @property
     def source(self) -> Source:
@@ -484,6 +485,7 @@ class _Item:
     position: int | None = None  # in the whole plan, before --shard (`TargetReport.position`)
     source: Source | None = None  # where it is defined, for its report
     sources: tuple[tuple[str, str], ...] = ()  # the files its module imported at discovery (`running.sources`)
+    discovered_s: float = 0.0  # `Found.discovered_s`: where its "still running" seconds start
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -747,6 +749,7 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
             t["example_error"],
             t["line"],
             imported or (),
+            outcome.duration_s,
         )
         for t in targets
     ]
@@ -790,7 +793,9 @@ def _plan(batch: Batch, found: list[Found | TargetReport]) -> list[_Item]:
             _timeout(settings),
             record_sources=True,  # for the run's record of what it checked (`SourceRecord`), the cache on or off
         )
-        items.append(_Item(target.label, job=job, source=target.source, sources=target.sources))
+        items.append(
+            _Item(target.label, job=job, source=target.source, sources=target.sources, discovered_s=target.discovered_s)
+        )
     return items
 
 
@@ -927,6 +932,9 @@ def _check_jobs(
 
     hand_all()
     labels = [job.label for job in jobs]
+    # A target's "still running" seconds go on from those of the worker that found it (which
+    # imported its module and said so): never fewer than the line before about the same label.
+    after = [items[run].discovered_s for run in runs]
     try:
         run_jobs(
             jobs,
@@ -934,7 +942,7 @@ def _check_jobs(
             max_memory=batch.max_memory,
             on_done=done,
             stop=stop,
-            watch=None if still_running is None else watch_of(labels, still_running),
+            watch=None if still_running is None else watch_of(labels, still_running, after),
         )
     except Interrupted as exc:
         # run_jobs handed on an interrupted outcome for every job it did not finish.

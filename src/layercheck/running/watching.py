@@ -68,10 +68,13 @@ def where_now(events: Sequence[tuple[str, Any]]) -> str:
     return "while starting"
 
 
-def watch_of(labels: Sequence[str], still: StillRunning) -> Watch:
-    """The `run_jobs` watch of jobs whose targets are `labels`, in order."""
+def watch_of(labels: Sequence[str], still: StillRunning, after: Sequence[float] | None = None) -> Watch:
+    """The `run_jobs` watch of jobs whose targets are `labels`, in order; `after`: the seconds
+    each target had already run in an earlier worker (the one that found it), which its
+    seconds go on from (to a tenth of a second)."""
 
     def call(index: int, seconds: float, events: Sequence[tuple[str, Any]]) -> None:
-        still.say(labels[index], seconds, where_now(events))
+        before = 0.0 if after is None else after[index]
+        still.say(labels[index], round(before + seconds, 1) if before else seconds, where_now(events))
 
     return Watch(still.every_s, call)
