@@ -195,7 +195,7 @@ TIERS = {
         "baseline config console docs_site html html_browser junit layout merge odd_entries output_paths "
         "payload pre_commit report_schema results run_options session settings templates terminal user_files visible_text"
     ),
-    "interpreter": "cache forkserver_attacks hostile_gate idioms install integrity isolation lookups reads reaping",
+    "interpreter": "cache forkserver_attacks hostile_gate idioms integrity isolation lookups reads reaping",
     "numerics": (
         "checks complex corpus diagnosis findings fuzz gradient_engine non_finite_move nothing_lost "
         "observations operations real_layers samples verdicts"

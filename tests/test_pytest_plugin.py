@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import INTERNAL_FRAME, PACKAGE
+from conftest import INTERNAL_FRAME, PACKAGE, REPO
 
 from layercheck import UsageError, check_layer
 from layercheck.checks import REGISTRY
@@ -25,6 +25,8 @@ from layercheck.running.in_pytest import target_scope
 from layercheck.sandbox import INTEGRITY_CHECK
 
 pytest_plugins = ["pytester"]
+
+HOSTILE_GATE = REPO / "tests" / "hostile_gate"
 
 _LAYER = """
 import os
@@ -384,6 +386,47 @@ def test_a_replacement_fails_the_integrity_item_and_every_item_when_that_one_doe
     text = run.failure_text(report, carried, color=False, width=None, verbose=False, check=GRADIENTS)
     assert text.splitlines()[0] == f"layercheck run t.py:T --layout 3,2:CB --checks {GRADIENTS}"
     assert f"FAILED {INTEGRITY_CHECK}: {tampered.message}" in text
+
+
+def test_a_run_that_ended_in_an_error_fails_every_item_whatever_results_it_sent_first():
+    from layercheck.running.in_pytest import PluginRun, Verdict
+
+    sent = CheckResult(GRADIENTS, Status.PASSED)  # sent before the worker died: not believed
+    report = TargetReport("q.py:Quit", checks=[sent], error="the worker process exited with status 0 before reporting")
+    run = PluginRun()
+    for check in (GRADIENTS, INTEGRITY_CHECK, "predict_does_not_error"):
+        item = run.item(report, check)
+        assert item.verdict is Verdict.FAILED, check
+        assert run.headline(report, item, check) == report.error
+
+
+def test_a_worker_that_forges_a_pass_of_the_one_check_asked_for_and_exits_fails_it(pytester, monkeypatch):
+    """The hostile gate's module that sends a pass of the gradient check down its worker's pipe,
+    then exits: with -k asking for that check alone, the forged pass comes in its turn."""
+    monkeypatch.setenv("COLUMNS", "300")
+    pytester.makepyfile(**{"layers/forges.py": (HOSTILE_GATE / "payload_events_then_exit.py").read_text()})
+    args = ("--layercheck", "layers", "-rf", "-p", "no:cacheprovider", "--layercheck-no-cache")
+    result = pytester.runpytest_subprocess(*args, "-k", "gradients_are")
+    result.assert_outcomes(failed=1, deselected=len(LAYER_CHECKS) - 1)
+    result.stdout.fnmatch_lines(
+        [f"FAILED layers/forges.py::PayloadEventsThenExit::{GRADIENTS} - *exited with status 3*"]
+    )
+
+
+_IMPORTED_WHERE = """
+import os, sys
+
+with open(os.environ["LAYER_LOG"], "a") as log:
+    log.write(f"{os.getpid()} {'in-pytest' if '_pytest' in sys.modules else 'in-a-worker'}\\n")
+"""
+
+
+def test_a_layer_file_named_on_the_command_line_is_never_imported_in_pytests_process(pytester, log):
+    pytester.makepyfile(**{"named.py": _IMPORTED_WHERE + _layer("Named")})
+    result = pytester.runpytest_subprocess("--layercheck", "named.py", "-p", "no:cacheprovider")
+    assert "failed" not in result.parseoutcomes() and result.parseoutcomes()["passed"] > 1
+    places = {line.split()[1] for line in log.read_text().splitlines() if line.split()[1].startswith("in-")}
+    assert places == {"in-a-worker"}
 
 
 def test_an_incomplete_target_skips_its_whole_item_unless_strict():

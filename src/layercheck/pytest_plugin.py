@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
 
     from layercheck.results import TargetReport
     from layercheck.running.batch import Found
@@ -101,7 +101,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_PENDING] = []
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> LayercheckFile | None:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Generator[None, Any, None]:
+    """The file's layers, beside what other plugins collect of it; but a layer file named on
+    the command line is no test module: pytest's python plugin collects any file named there
+    as one, and would import it in pytest's own process, where layercheck never imports a
+    module it checks (its test modules, by `python_files`, stay pytest's)."""
+    outcome = yield
+    node = _layercheck_file(file_path, parent)
+    if node is not None:
+        kept = _is_test_module(file_path, parent.config)
+        others = [other for other in outcome.get_result() if kept or not isinstance(other, pytest.Module)]
+        outcome.force_result([*others, node])
+
+
+def _layercheck_file(file_path: Path, parent: pytest.Collector) -> LayercheckFile | None:
     run = parent.config.stash.get(_RUN, None)
     if run is None or file_path.suffix != ".py" or (run.config is not None and run.config.targets):
         return None

@@ -141,9 +141,8 @@ class PluginRun:
     def item(self, report: TargetReport, check: str | None = None, *, carries_tampering: bool = False) -> Item:
         """What `report` makes of the item of `check` (None: the item of the whole target).
 
-        A check the report has no result for fails: the target could not be checked that
-        far, and nothing unchecked passes; so does the integrity item where the report has an
-        error (nothing says the process was left intact). `carries_tampering`: the target's
+        A target's run that ended in an error fails every item, whatever results it sent
+        before; a check the report has no result for fails too: nothing unchecked passes. `carries_tampering`: the target's
         integrity item is not among those pytest runs (`-k`, `--lf`), so that this item fails
         too where the module or layer replaced what layercheck computes with, which would
         otherwise go unreported."""
@@ -155,8 +154,13 @@ class PluginRun:
         result = next((c for c in report.checks if c.name == check), None)
         tampering = next((c for c in report.checks if c.name == INTEGRITY_CHECK and c.status != Status.PASSED), None)
         shown = [c for c in (result, tampering if carries_tampering else None) if c is not None]
+        if report.error is not None:
+            # The run did not end as a run does (the worker died, timed out, sent what was not
+            # its report): the results it sent first are not believed, as `layercheck run`
+            # reports the target as not checked.
+            return Item(Verdict.FAILED, None, shown)
         if result is None:
-            intact = check == INTEGRITY_CHECK and report.error is None  # the look found nothing
+            intact = check == INTEGRITY_CHECK  # the look found nothing
             return Item(Verdict.PASSED if intact else Verdict.FAILED, None, shown)
         if carries_tampering and tampering is not None:
             return Item(Verdict.FAILED, tampering, shown)
