@@ -234,17 +234,19 @@ class LayercheckTarget(pytest.Collector):
         return self.path, line, f"layercheck {self.nodeid}"
 
 
-class _Item(pytest.Item):
-    """What the items of a target and of a check share: their report's verdict and failure."""
+class LayercheckItem(pytest.Item):
+    """A whole target, or a file's error: what cannot be split into checks (and what the item
+    of a check shares: its report's verdict and failure)."""
 
     check: str | None = None  # the check's name; None: the whole target
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, known: TargetReport | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.known = known  # the error, found while collecting: nothing to run
         self.add_marker("layercheck")
 
     def _report(self) -> TargetReport:
-        raise NotImplementedError
+        return self.known or self.config.stash[_RUN].check(self.path, self.name)
 
     def _item(self, report: TargetReport) -> Item:
         return self.config.stash[_RUN].item(report, self.check)
@@ -293,7 +295,7 @@ class _Item(pytest.Item):
         return self.path, None, f"layercheck {self.nodeid}"  # the file too: two files may define one name
 
 
-class LayercheckCheck(_Item):
+class LayercheckCheck(LayercheckItem):
     """One check of a target."""
 
     parent: LayercheckTarget
@@ -309,18 +311,8 @@ class LayercheckCheck(_Item):
         return self.config.stash[_RUN].item(report, self.name, carries_tampering=self.parent.carries_tampering)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.parent.reportinfo()[0], self.parent.reportinfo()[1], f"layercheck {self.nodeid}"
-
-
-class LayercheckItem(_Item):
-    """A whole target, or a file's error: what cannot be split into checks."""
-
-    def __init__(self, *, known: TargetReport | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.known = known  # the error, found while collecting: nothing to run
-
-    def _report(self) -> TargetReport:
-        return self.known or self.config.stash[_RUN].check(self.path, self.name)
+        path, line, _ = self.parent.reportinfo()
+        return path, line, f"layercheck {self.nodeid}"
 
 
 class _Crash:

@@ -764,10 +764,10 @@ def _plan(batch: Batch, found: list[Found | TargetReport]) -> list[_Item]:
         entry = _entry(batch, target)
         settings = _settings(batch, entry)
         options = options_from(settings)
-        select_checks(options)  # UsageError when the command line and config leave none
+        selected = select_checks(options)  # UsageError when the command line and config leave none
         if batch.only_checks is not None:
             options = dataclasses.replace(
-                options, checks=tuple(c.name for c in select_checks(options) if c.name in batch.only_checks)
+                options, checks=tuple(c.name for c in selected if c.name in batch.only_checks)
             )
             if not options.checks:
                 continue

@@ -142,10 +142,10 @@ class PluginRun:
         """What `report` makes of the item of `check` (None: the item of the whole target).
 
         A target's run that ended in an error fails every item, whatever results it sent
-        before; a check the report has no result for fails too: nothing unchecked passes. `carries_tampering`: the target's
-        integrity item is not among those pytest runs (`-k`, `--lf`), so that this item fails
-        too where the module or layer replaced what layercheck computes with, which would
-        otherwise go unreported."""
+        before; a check the report has no result for fails too: nothing unchecked passes.
+        `carries_tampering`: the target's integrity item is not among those pytest runs (`-k`,
+        `--lf`), so that this item fails too where the module or layer replaced what
+        layercheck computes with, which would otherwise go unreported."""
         if check is None:
             if report.fails(self.strict):
                 return Item(Verdict.FAILED, None, list(report.checks))
