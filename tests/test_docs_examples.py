@@ -27,6 +27,8 @@ DOC_PAGES = (
     "docs/cli.md",
     "docs/configuration.md",
     "docs/contracts.md",
+    "docs/function-pairs.md",
+    "docs/keeps-gradients.md",
     "docs/checks.md",
     "docs/gradients.md",
     "docs/gpu.md",

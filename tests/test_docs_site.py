@@ -27,6 +27,8 @@ PAGES = (
     "cli.md",
     "configuration.md",
     "contracts.md",
+    "function-pairs.md",
+    "keeps-gradients.md",
     "checks.md",
     "gradients.md",
     "gpu.md",

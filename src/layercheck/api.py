@@ -27,7 +27,9 @@ import numpy as np
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.contract.loading import constructor, load_targets
+from layercheck.contract.conventions import ConventionError, keeps_gradients_layer, pair_layer
+from layercheck.contract.layout import Layout
+from layercheck.contract.loading import NO_CONVENTION, Convention, Target, constructor, load_targets
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.reporters.text import target_text
@@ -35,6 +37,7 @@ from layercheck.results import TargetReport, cause_of
 from layercheck.running.runner import run_target
 from layercheck.safetext import exception_text, type_name
 from layercheck.sandbox import Guard
+from layercheck.settings.config import keeps_gradients_mapping
 from layercheck.settings.options import make_options, parse_input_layouts
 
 __all__ = ["check_function", "check_layer"]
@@ -57,6 +60,8 @@ def check_layer(
     inputs: Sequence[Any] | None = None,
     input_domains: Any = None,
     device: str | None = None,
+    backward: str | None = None,
+    convention: Mapping[str, Any] | None = None,
 ) -> TargetReport:
     """Check a layer: every check of the suite, or those named, at the given input layouts.
 
@@ -66,11 +71,14 @@ def check_layer(
             An operation given here is checked as one (see `check_function`). Or the file
             that defines it, as `layercheck run` takes one: `"path.py"` (its one target) or
             `"path.py:Name"`, a `str` or a path; imported here, and judged from before its
-            import. A module that cannot be imported is the report's `error`.
+            import. A module that cannot be imported is the report's `error`. A function
+            pair with a cache (DESIGN.md section 11): `"path.py:NAME_forward"`, or the two
+            functions `(forward, backward)`.
         layout: `"24,24,20,128:SSCB"`, a `Layout`, a `{"size": [...], "format": "SSCB"}`
             mapping, or a list with one of those per input; None: the layer's
             `example_layout`, as on the command line.
-        args: keyword arguments of the constructor.
+        args: keyword arguments of the constructor; of a function pair, its arguments that
+            are not arrays (`{"bn_param": {"mode": "train"}}`).
         dtypes: the precisions tested, default `("float64", "float32")`; complex dtypes too.
         seed: seeds the inputs, the loss weights and the layer's own `numpy.random` draws.
         tolerances: `{dtype: {"rtol": r, "atol": a}}`, merged per key over the defaults
@@ -82,6 +90,11 @@ def check_layer(
             inputs are drawn and perturbed inside it; overrides the layer's `input_domain`.
         device: `"auto"` (GPU checks where a GPU is usable), `"gpu"` (every check on the GPU)
             or `"cpu"` (CuPy never imported).
+        backward: the backward function's name of the pair `"path.py:NAME"` names, when it
+            is not `NAME_backward`.
+        convention: a class that keeps its gradients (DESIGN.md section 11): the mapping a
+            config entry's `convention:` holds (`predict`, `output`, `backward`,
+            `input_gradient`, `learnables`).
 
     Returns:
         The report: `status`, one `CheckResult` per check (`result(name)`), and
@@ -96,10 +109,15 @@ def check_layer(
             as its failure instead; see the module docstring for what is contained).
     """
     __tracebackhide__ = True  # a usage error reads as the caller's, in pytest
+    try:
+        kept = None if convention is None else keeps_gradients_mapping(convention, "convention")
+    except UsageError as exc:
+        raise _cut(exc) from None
     return _check(
         layer,
         layout,
         args,
+        convention=Convention(backward, kept),
         dtypes=dtypes,
         seed=seed,
         tolerances=tolerances,
@@ -168,7 +186,12 @@ def _not_an_operation(name: str) -> UsageError:
 
 
 def _check(
-    layer: Any, layout: Any, args: Mapping[str, Any] | None, operation: bool = False, **options: Any
+    layer: Any,
+    layout: Any,
+    args: Mapping[str, Any] | None,
+    operation: bool = False,
+    convention: Convention = NO_CONVENTION,
+    **options: Any,
 ) -> TargetReport:
     """Parse the layouts, then the options (None: not given), then run the checks.
 
@@ -186,34 +209,70 @@ def _check(
     __tracebackhide__ = True
     guard = Guard.start()
     try:
-        label = None
+        label, target = None, None
         if isinstance(layer, (str, os.PathLike)):  # a file, as `layercheck run` takes it
             try:
-                label, layer = _loaded(os.fspath(layer))
+                target = _loaded(os.fspath(layer), convention)
             except TargetError as exc:  # the module's own failure: the target's, as run reports it
                 return TargetReport(os.fspath(layer), error=str(exc), traceback=exc.traceback, cause=cause_of(exc))
             finally:
                 guard.verify()  # what the module did when it was imported here
+            label, layer = target.label, target.obj
             if operation and not is_operation(layer):
                 raise _not_an_operation(label)
         guard.where = "before the checks began"  # else the module was imported by the caller, before
         # The example_layout may be a property: the layer's code, run with the record taken.
         layouts = _example_layout(layer) if layout is None else layout
-        return _checked(layer, layouts, args, guard, label=label, **options)
+        adopt = _adopter(layer, target, convention, args)
+        return _checked(layer, layouts, args, guard, label=label, adopt=adopt, **options)
     except UsageError as exc:
         raise _cut(exc) from None
     finally:
         guard.stop()
 
 
-def _loaded(spec: str) -> tuple[str, Any]:
-    """The one target of `path.py` or `path.py:Name`, imported as `layercheck run` imports it,
-    and its label (`path.py`, `path.py:Name`)."""
-    targets = load_targets(spec)
+def _loaded(spec: str, convention: Convention) -> Target:
+    """The one target of `path.py` or `path.py:Name`, imported as `layercheck run` imports it."""
+    targets = load_targets(spec, convention)
     if len(targets) > 1:
         names = ", ".join(target.name for target in targets)
         raise UsageError(f"{spec} defines {len(targets)} targets ({names}): name one, as {spec}:NAME")
-    return targets[0].label, targets[0].obj
+    return targets[0]
+
+
+Adopt = Callable[[Sequence[Layout]], tuple[Any, tuple[Layout, ...]]]
+
+
+def _adopter(layer: Any, target: Target | None, convention: Convention, args: Mapping[str, Any] | None) -> Adopt | None:
+    """How a target of another convention (DESIGN.md section 11) becomes the layer checked,
+    once its layouts are known; None: it is checked as it is."""
+    given = dict(args or {})
+    if target is not None:
+        if target.pair is None and target.convention.keeps_gradients is None:
+            return None
+        found = target
+
+        def adopted(layouts: Sequence[Layout]) -> tuple[Any, tuple[Layout, ...]]:
+            made = found.adopted(layouts, given)
+            return made.obj, made.layouts
+
+        return adopted
+    is_pair = isinstance(layer, tuple) and len(layer) == 2 and all(inspect.isfunction(f) for f in layer)
+    if not is_pair and convention.keeps_gradients is None:
+        return None
+
+    def made(layouts: Sequence[Layout]) -> tuple[Any, tuple[Layout, ...]]:
+        try:
+            if not is_pair:
+                if not inspect.isclass(layer):
+                    raise UsageError(f"convention: {type_name(layer)} is not a class; it maps the methods of a class")
+                return keeps_gradients_layer(layer, convention.keeps_gradients), tuple(layouts)
+            pair = pair_layer(layer[0], layer[1], [(layout.size, layout.format) for layout in layouts], sorted(given))
+        except ConventionError as exc:
+            raise UsageError(str(exc)) from None
+        return pair, tuple(layouts[i] for i in pair.input_indices)  # type: ignore[attr-defined]
+
+    return made
 
 
 def _cut(exc: UsageError) -> UsageError:
@@ -242,10 +301,22 @@ def _example_layout(layer: Any) -> Any:
 
 
 def _checked(
-    layer: Any, layout: Any, args: Mapping[str, Any] | None, guard: Guard, label: str | None = None, **options: Any
+    layer: Any,
+    layout: Any,
+    args: Mapping[str, Any] | None,
+    guard: Guard,
+    label: str | None = None,
+    adopt: Adopt | None = None,
+    **options: Any,
 ) -> TargetReport:
     __tracebackhide__ = True
     layouts = parse_input_layouts(layout)
+    if adopt is not None:
+        try:
+            layer, layouts = adopt(layouts)
+        except TargetError as exc:
+            raise UsageError(str(exc)) from None
+        label = label or layer.__name__
     opts = make_options(**options, check_names=tuple(REGISTRY))
     if opts.inputs is not None:
         shapes = [tuple(getattr(x, "shape", np.shape(x))) for x in opts.inputs]

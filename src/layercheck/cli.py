@@ -7,11 +7,11 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
-import shlex
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -21,6 +21,7 @@ from rich.text import Text
 from layercheck.baseline import Baseline, write_baseline
 from layercheck.checks import REGISTRY
 from layercheck.clock import monotonic, process_started
+from layercheck.contract.entries import EntryKind, inspect_entry
 from layercheck.errors import UsageError
 from layercheck.interrupts import Interrupted, exit_status, handling
 from layercheck.merging import exit_status as merged_status
@@ -41,6 +42,7 @@ from layercheck.reporters.reporter import Reporters
 from layercheck.results import Kind, Report, Status, TargetReport
 from layercheck.running.batch import run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
+from layercheck.running.listing import describe, list_targets
 from layercheck.running.plan import inputs_of, inputs_read, make_batch
 from layercheck.running.stopping import stopped_line
 from layercheck.running.watching import StillRunning, still_running_every_s
@@ -48,7 +50,15 @@ from layercheck.safetext import bounded, visible
 from layercheck.sandbox import INTEGRITY_ABOUT, INTEGRITY_CHECK, reaping
 from layercheck.settings.config import CONFIG_REFERENCE
 from layercheck.settings.options import DEVICES
-from layercheck.templates import function_template, layer_template, names_of, write_new
+from layercheck.templates import (
+    CONVENTIONS,
+    function_template,
+    keeps_gradients_template,
+    layer_template,
+    names_of,
+    pair_template,
+    write_new,
+)
 from layercheck.version import __version__
 
 __all__ = ["cli", "invoke", "list_checks", "main", "merge", "new", "run", "usage_error"]
@@ -176,7 +186,18 @@ def cli(ctx: click.Context) -> None:
     "(e.g. 20,32:TB:int=0..999).  [default: the layer's example_layout]",
 )
 @click.option(
-    "--arg", "args", multiple=True, metavar="NAME=VALUE", help="Constructor argument (value read as a YAML scalar)."
+    "--arg",
+    "args",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Constructor argument, or a function pair's argument that is not an array (value read as YAML: "
+    "3, 1e-3, 'conv_param={stride: 1, pad: 1}').",
+)
+@click.option(
+    "--backward",
+    metavar="NAME",
+    help="The backward function of a function pair with a cache, when it is not NAME_backward of "
+    "the target NAME_forward (docs/function-pairs.md).",
 )
 @click.option(
     "--config",
@@ -289,6 +310,7 @@ def run(
     targets: tuple[str, ...],
     layouts: tuple[str, ...],
     args: tuple[str, ...],
+    backward: str | None,
     config_path: str | None,
     jobs: str,
     max_memory: str | None,
@@ -339,6 +361,7 @@ def run(
             strict=strict,
             no_cache=no_cache,
             cache_dir=cache_dir,
+            backward=backward,
         )
         baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
         if update_baseline_path is not None and batch.shard is not None:
@@ -522,6 +545,28 @@ def list_checks() -> None:
     print_wrapped(console, Text(f"{INTEGRITY_ABOUT}. Always run: it cannot be selected or skipped."), 4)
 
 
+@cli.command("list-targets")
+@click.argument("file")
+def list_targets_command(file: str) -> None:
+    """List what FILE defines that layercheck checks (layers, operations, function pairs with
+    a cache) and the command that checks each. FILE is imported in a worker process, as
+    `layercheck run` imports it."""
+    try:
+        path = Path(file)
+        entry = inspect_entry(path)
+        if entry.kind is EntryKind.MISSING:
+            raise UsageError(f"{file!r}: no such file")
+        if entry.kind is not EntryKind.FILE or path.suffix != ".py":
+            raise UsageError(f"{file!r} is not a .py file")
+    except UsageError as exc:
+        usage_error(exc)
+    with handling((signal.SIGINT, signal.SIGTERM)):
+        listed = list_targets(path)
+    for line in describe(listed, file):
+        click.echo(line)
+    sys.exit(1 if listed.error is not None else 0)
+
+
 @cli.command()
 @click.argument("name")
 @click.option(
@@ -538,6 +583,12 @@ def list_checks() -> None:
     help="Write an operation (forward and backward, like deep.DifferentiableFunction).",
 )
 @click.option(
+    "--convention",
+    type=click.Choice(CONVENTIONS),
+    help="Write in another convention (docs/function-pairs.md, docs/keeps-gradients.md): a function pair with a cache (NAME_forward, "
+    "NAME_backward), or a class that keeps its gradients on attributes, with the config that maps them.",
+)
+@click.option(
     "-o", "--output", "directory", default=".", show_default=True, metavar="DIR", help="Folder to write into."
 )
 def new(
@@ -546,11 +597,28 @@ def new(
     state_names: str | None,
     backward: bool,
     operation: bool,
+    convention: str | None,
     directory: str,
 ) -> None:
     """Write a template layer (or operation) file NAME.py that passes every check as written."""
     try:
-        if operation:
+        if convention is not None:
+            given = [
+                flag
+                for flag, value in (
+                    ("--learnables", learnables),
+                    ("--state", state_names),
+                    ("--backward", backward),
+                    ("--function", operation),
+                )
+                if value
+            ]
+            if given:
+                raise UsageError(
+                    f"{given[0]}: the template of --convention {convention} has its own; give one of the two"
+                )
+            template = pair_template(name) if convention == "pair" else keeps_gradients_template(name)
+        elif operation:
             if state_names:
                 raise UsageError("--state: an operation (--function) has no state; write a layer to keep state")
             template = function_template(name, names_of(learnables, "learnables"))
@@ -562,4 +630,5 @@ def new(
     except UsageError as exc:
         usage_error(exc)
     # Quoted: the command is meant to be pasted into a shell, and -o may name "my layers/".
-    click.echo(f"Wrote {path} (class {template.class_name}). Check it with: layercheck run {shlex.quote(str(path))}")
+    config = f" and {path.with_name(template.config[0])}" if template.config else ""
+    click.echo(f"Wrote {path}{config} ({template.what()}). Check it with: {template.command(path)}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import keyword
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +17,13 @@ from layercheck.errors import UsageError
 
 __all__ = [
     "ARRAY_MODULE_IMPORT",
+    "CONVENTIONS",
     "Template",
     "class_and_file",
     "function_template",
+    "keeps_gradients_template",
     "layer_template",
+    "pair_template",
     "names_of",
     "write_new",
 ]
@@ -71,11 +75,33 @@ ARRAY_MODULE_IMPORT = [
 
 @dataclass(frozen=True)
 class Template:
-    """What `layercheck new` writes: a class name, its file name and its source."""
+    """What `layercheck new` writes: a class name, its file name and its source; the
+    conventions of DESIGN.md section 11 name what it defines otherwise, and one writes a
+    config beside it (`config`: its file name and text)."""
 
     class_name: str
     file_name: str
     source: str
+    defines: str = ""  # "class NAME" unless said
+    config: tuple[str, str] | None = None
+
+    def what(self) -> str:
+        return self.defines or f"class {self.class_name}"
+
+    def command(self, path: Path) -> str:
+        """The command that checks what was written at `path` (shell-quoted)."""
+        if self.config is not None:
+            return f"layercheck run --config {shlex.quote(str(path.with_name(self.config[0])))}"
+        return f"layercheck run {shlex.quote(str(path))}{self._options}"
+
+    @property
+    def _options(self) -> str:
+        return _PAIR_OPTIONS.format(stem=self.file_name[:-3]) if self.defines.startswith("functions") else ""
+
+
+CONVENTIONS = ("pair", "keeps-gradients")
+_PAIR_LAYOUTS = "--layout 8,5:BC --layout 5,3:UU --layout 3:U"
+_PAIR_OPTIONS = ":{stem}_forward " + _PAIR_LAYOUTS
 
 
 def names_of(text: str | None, what: str) -> tuple[str, ...]:
@@ -306,6 +332,106 @@ def function_template(name: str, parameters: tuple[str, ...] = ()) -> Template:
     return Template(cls, file, "\n".join(lines) + "\n")
 
 
+def _module_name(name: str) -> str:
+    """The file stem of a convention's template: `dense_tanh` as given, `DenseTanh` in snake case."""
+    return class_and_file(name)[1][:-3]
+
+
+def pair_template(name: str) -> Template:
+    """A function pair with a cache (DESIGN.md section 11): out = tanh(x @ w + b)."""
+    stem = _module_name(name)
+    file = f"{stem}.py"
+    lines = [
+        f'"""{stem}: a function pair with a cache (written by `layercheck new --convention pair`).',
+        "",
+        "The convention of CS231n's assignments: NAME_forward returns the output and a cache;",
+        "NAME_backward takes the output's gradient and the cache, and returns the gradients of the",
+        "forward's array arguments, in their order. Replace the computation with your own; keep the",
+        "structure. Check it with one --layout per array argument (B: the batch axis):",
+        "",
+        f"    layercheck run {file}{_PAIR_OPTIONS.format(stem=stem)}",
+        '"""',
+        "",
+        *ARRAY_MODULE_IMPORT,
+        "",
+        "",
+        f"def {stem}_forward(x, w, b):",
+        '    """out = tanh(x @ w + b), for x of shape (N, D), w (D, M) and b (M,); the cache holds',
+        '    what the backward needs."""',
+        "    xp = get_array_module(x)  # NumPy or CuPy: one code path",
+        "    out = xp.tanh(x @ w + b)",
+        "    cache = (x, w, out)",
+        "    return out, cache",
+        "",
+        "",
+        f"def {stem}_backward(dout, cache):",
+        '    """dx, dw, db: the gradients of x, w and b, in the forward\'s order."""',
+        "    x, w, out = cache",
+        "    dz = dout * (1 - out * out)  # a new array: the caller's dout stays as it was",
+        "    dx = dz @ w.T",
+        "    dw = x.T @ dz",
+        "    db = dz.sum(axis=0)",
+        "    return dx, dw, db",
+    ]
+    return Template(stem, file, "\n".join(lines) + "\n", defines=f"functions {stem}_forward and {stem}_backward")
+
+
+def keeps_gradients_template(name: str) -> Template:
+    """A class that keeps its gradients on attributes (DESIGN.md section 11), with the config
+    that maps them: output = tanh(inputs @ weights + biases)."""
+    cls, file = class_and_file(name)
+    config = f"{file[:-3]}.yaml"
+    lines = [
+        f'"""{cls}: a layer that keeps its gradients (written by `layercheck new --convention keeps-gradients`).',
+        "",
+        "The convention of the nnfs book and many courses: forward stores its output on self.output,",
+        "backward stores the gradients on self.dinputs, self.dweights and self.dbiases. layercheck",
+        f"checks it as written; {config} maps those names. Replace the computation with your own;",
+        "keep the structure. Check it with:",
+        "",
+        f"    layercheck run --config {config}",
+        '"""',
+        "",
+        *ARRAY_MODULE_IMPORT,
+        "",
+        "",
+        f"class {cls}:",
+        '    """output = tanh(inputs @ weights + biases)."""',
+        "",
+        "    def __init__(self, n_inputs, n_neurons):",
+        "        self.weights = 0.1 * np.random.randn(n_inputs, n_neurons)",
+        "        self.biases = np.zeros((1, n_neurons))",
+        "",
+        "    def forward(self, inputs):",
+        "        xp = get_array_module(inputs)  # NumPy or CuPy: one code path",
+        "        self.inputs = inputs",
+        "        self.output = xp.tanh(inputs @ self.weights + self.biases)",
+        "",
+        "    def backward(self, dvalues):",
+        "        dz = dvalues * (1 - self.output * self.output)  # a new array: dvalues stays as it was",
+        "        self.dweights = self.inputs.T @ dz",
+        "        self.dbiases = dz.sum(axis=0, keepdims=True)",
+        "        self.dinputs = dz @ self.weights.T",
+    ]
+    yaml_text = "\n".join(
+        [
+            f"# How layercheck checks {cls} (written by `layercheck new --convention keeps-gradients`):",
+            f"#   layercheck run --config {config}",
+            "targets:",
+            f"  - target: {file}:{cls}",
+            "    args: {n_inputs: 5, n_neurons: 3}",
+            "    layout: 8,5:BC  # the inputs: 8 observations (B) of 5 values (C)",
+            "    convention:",
+            "      predict: forward  # the method that computes the outputs",
+            "      output: output  # where forward stores them (it returns nothing)",
+            "      backward: backward  # the method that takes dL/d(output)",
+            "      input_gradient: dinputs  # where backward stores dL/d(inputs)",
+            "      learnables: {weights: dweights, biases: dbiases}  # each parameter: its gradient",
+        ]
+    )
+    return Template(cls, file, "\n".join(lines) + "\n", config=(config, yaml_text + "\n"))
+
+
 def _listing(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] + ", in that order"
 
@@ -339,16 +465,26 @@ def write_new(directory: str | Path, template: Template) -> Path:
     symlink of that name (`open(..., "x")`)."""
     path = Path(directory) / template.file_name  # as the messages name it
     folder = Path(os.path.realpath(directory))
-    if os.path.lexists(folder / template.file_name):
-        raise UsageError(f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)")
+    files = [(template.file_name, template.source)] + ([template.config] if template.config else [])
+    for name, _ in files:
+        if os.path.lexists(folder / name):
+            raise UsageError(
+                f"{Path(directory) / name} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)"
+            )
+    written = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / template.file_name, "x", encoding="utf-8") as f:
-            f.write(template.source)
-    except FileExistsError:
-        raise UsageError(
-            f"{path} exists; layercheck new never overwrites a file (choose another NAME or -o DIR)"
-        ) from None
-    except OSError as exc:
+        for name, text in files:
+            with open(folder / name, "x", encoding="utf-8") as f:
+                written.append(folder / name)
+                f.write(text)
+    except (FileExistsError, OSError) as exc:
+        for done in written:  # all or nothing: a template without its config checks nothing
+            done.unlink(missing_ok=True)
+        if isinstance(exc, FileExistsError):
+            raise UsageError(
+                f"{Path(directory) / exc.filename if exc.filename else path} exists; layercheck new never "
+                "overwrites a file (choose another NAME or -o DIR)"
+            ) from None
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path if path.exists() else folder / template.file_name  # a path that reaches it

@@ -14,6 +14,7 @@ import numpy as np
 
 from layercheck.checks.stops import Incomplete
 from layercheck.contract.adapter import Adapter, Gradients, Outputs
+from layercheck.contract.conventions import ConventionError
 from layercheck.contract.layout import Layout
 from layercheck.devices import GpuStatus
 from layercheck.errors import ContractError
@@ -35,7 +36,9 @@ class CallError:
 
     @property
     def is_contract(self) -> bool:
-        return isinstance(self.exception, ContractError)
+        # A layer of another convention that breaks it (a gradient its backward did not
+        # store) breaks the contract as a layer does: said as it is, not as a raise.
+        return isinstance(self.exception, (ContractError, ConventionError))
 
     @property
     def cause(self) -> Cause | None:
@@ -76,7 +79,7 @@ class Step:
 def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:
     try:
         return Step(what, fn())
-    except ContractError as exc:
+    except (ContractError, ConventionError) as exc:
         return Step(what, error=CallError(method, exc, ""))
     except BaseException as exc:  # the user's code: a KeyboardInterrupt it raises is its own
         reraise_if_interrupt(exc)

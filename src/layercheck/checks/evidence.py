@@ -55,6 +55,9 @@ def target_meta(session: CheckContext, dtype: str, arguments: Sequence[Any]) -> 
         "differentiable": [not integer for integer in session.integer_inputs],
         "integer_arguments": list(session.integer_arguments),
         "layouts": layouts_meta(session.layouts),
+        # A layer of another convention (a function pair): how the reproducer makes it again.
+        "convention": layer.convention_data,
+        "gradient_prefix": layer.d(""),
     }
 
 

@@ -151,7 +151,7 @@ def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
                 continue
             if not arrays.is_array(c):
                 raise Incomplete(f"not checked: the CPU gradient of {name} is {arrays.describe(c)}")
-            problem, _ = _parity(session, f"gradient dLd{name}", c, g, dtype)
+            problem, _ = _parity(session, f"gradient {layer.d(name)}", c, g, dtype)
             if problem:
                 loss = sum(session.training_output_gradients(cpu.outputs, dtype), ())
                 evidence = _parity_evidence(session, "backward_is_consistent_on_gpu", "backward", dtype, loss)
@@ -186,7 +186,7 @@ def _returned(session: CheckContext, dtype: str) -> Iterator[tuple[str, str, Any
             raise _GpuStepFailed(error)
         for name, grad in zip(layer.gradient_names(), value.gradients.all):
             if grad is not None:
-                yield "gradient", f"dLd{name}", grad
+                yield "gradient", layer.d(name), grad
 
 
 @check(

@@ -102,7 +102,7 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     layer = session.reference
     require_backward(layer)
     names = _argument_names(layer) + [f"output {n}" for n in layer.output_names]
-    names += [f"dLd{n}" for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
+    names += [layer.d(n) for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
     problem = _left_modified(session, "backward", names)
     if problem:
         return failed(f"backward modifies its arguments: {problem}", evidence=_mutation_evidence(session, "backward"))

@@ -325,7 +325,17 @@ def _outcome(
     details = {**details, **widened(session, [primary_dtype(session)])}
     evidence = details.pop("evidence", None)
     if message:
-        return failed(message, cause=cause, evidence=evidence, **details)
+        mode = session.reference.training_mode
+        explanation = (
+            [
+                f"checked with {mode}: in training mode a layer may mix observations by design (statistics "
+                "over the batch, a dropout mask drawn for the whole batch); with mode: test this check "
+                "judges the inference path"
+            ]
+            if mode
+            else []
+        )
+        return failed(message, explanation=explanation, cause=cause, evidence=evidence, **details)
     return passed(f"{len(details['observations_checked'])} observations checked", **details)
 
 
@@ -454,7 +464,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             expected = together if axis is None else _take(together, [k], axis)
             if not arrays.is_array(single) or single.shape != expected.shape:
                 return (
-                    f"backward of {who} returns dLd{name} as {arrays.describe(single)}; expected {arrays.describe(expected)}",
+                    f"backward of {who} returns {session.reference.d(name)} as {arrays.describe(single)}; expected {arrays.describe(expected)}",
                     {"evidence": evidence},
                 )
             if axis is None:
@@ -463,10 +473,10 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 continue
             diff = mismatch(single, expected, *tolerances[j])
             if diff is not None:
-                differ.setdefault(i, []).append((f"dLd{name}", diff))
+                differ.setdefault(i, []).append((session.reference.d(name), diff))
     details: dict[str, Any] = {"observations_checked": indices, "differing_observations": sorted(differ)}
     if coarse:  # said, since their tolerance was widened to their own precision's
-        details["judged_at_own_precision"] = {f"dLd{names[j]}": own for j, own in coarse.items()}
+        details["judged_at_own_precision"] = {session.reference.d(names[j]): own for j, own in coarse.items()}
     if differ:
         k = indices.index(min(differ))
         cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
@@ -483,7 +493,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
         if diff is not None:
             return (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
-                "observations run alone; " + diff.describe(f"dLd{name}")
+                "observations run alone; " + diff.describe(session.reference.d(name))
             ), {**details, "evidence": evidence}
     return None, details
 

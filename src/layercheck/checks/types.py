@@ -161,7 +161,7 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             if grad is None or skip or not arrays.is_array(arg):
                 continue  # reported by backward_is_consistent_in_size
             problem = type_problem(
-                f"gradient dLd{name}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg), gradient=True
+                f"gradient {layer.d(name)}", grad, np.dtype(arg.dtype), dtype, arrays.array_module(arg), gradient=True
             )
             if problem:
                 return failed(

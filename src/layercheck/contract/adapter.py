@@ -299,7 +299,40 @@ class Adapter(ABC):
 
     @property
     def output_names(self) -> tuple[str, ...]:
+        declared = self._convention_names.get("outputs")
+        if declared is not None and len(declared) == self.num_outputs:
+            return tuple(declared)
         return ("Y",) if self.num_outputs == 1 else tuple(f"Y{i + 1}" for i in range(self.num_outputs))
+
+    @property
+    def _convention_names(self) -> dict[str, Any]:
+        """The names a layer made of another convention uses (`contract.conventions`): a
+        pair's gradients are `dx`, `dout`, as its code names them, not `dLdx`, `dLdY`."""
+        names = None if self.is_plain_function else getattr(type(self.obj), "convention_names", None)
+        return names if type(names) is dict else {}
+
+    @property
+    def convention_data(self) -> dict[str, Any] | None:
+        """The plain data a layer of another convention was made from (`conventions.adopt`);
+        None for a layer, operation or function of layercheck's contract."""
+        data = None if self.is_plain_function else getattr(type(self.obj), "layercheck_convention", None)
+        return data if type(data) is dict else None
+
+    @property
+    def training_mode(self) -> str | None:
+        """The argument that puts a function pair in training mode (`bn_param={mode: train}`),
+        in words; None for any other target."""
+        mode = getattr(self.obj, "training_mode", None) if self._convention_names else None
+        return mode if type(mode) is str else None
+
+    def d(self, name: str) -> str:
+        """The gradient of the argument or output `name`, as messages name it: `dLdX`, a
+        pair's `dx`, a class's own attribute (`dinputs`)."""
+        labels = self._convention_names.get("gradients")
+        if type(labels) is dict and type(labels.get(name)) is str:
+            return str(labels[name])
+        prefix = self._convention_names.get("gradient_prefix")
+        return f"{prefix if type(prefix) is str else 'dLd'}{name}"
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -462,14 +495,14 @@ class LayerAdapter(Adapter):
         names = (
             list(self.input_names)
             + list(self.output_names)
-            + [f"dLd{y}" for y in self.output_names]
+            + [self.d(y) for y in self.output_names]
             + [f"dLd{s}_out" for s in self.state]
             + ["memory"]
         )
         return len(names), ", ".join(names)
 
     def backward_returns(self) -> tuple[int, str]:
-        names = [f"dLd{x}" for x in self.input_names] + [f"dLd{p}" for p in self.learnables]
+        names = [self.d(x) for x in self.input_names] + [self.d(p) for p in self.learnables]
         names += [f"dLd{s}_in" for s in self.state]
         return len(names), ", ".join(names)
 

@@ -7,7 +7,7 @@ import importlib.util
 import inspect
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -17,14 +17,18 @@ import yaml
 
 from layercheck.contract import calls, fresh
 from layercheck.contract.adapter import is_operation, kind_of
+from layercheck.contract.conventions import ConventionError, adopt, pair_names
 from layercheck.contract.entries import EntryKind, inspect_entry
+from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
+from layercheck.results import Kind
 from layercheck.safetext import exception_text, safe_repr
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [
     "REPRODUCER_MARK",
+    "Convention",
     "Target",
     "constructor",
     "discover",
@@ -33,9 +37,30 @@ __all__ = [
     "is_layer_class",
     "is_reproducer",
     "load_targets",
+    "pairs_in",
     "parse_args",
     "parse_target_spec",
 ]
+
+
+@dataclass(frozen=True)
+class Convention:
+    """How a target not written to DESIGN.md section 3 is checked (section 11), as the user
+    gave it: the backward of a function pair whose name does not say it (`--backward`), or the
+    mapping of a class that keeps its gradients (a config entry's `convention:`). A pair named
+    `NAME_forward` with a `NAME_backward` needs neither: it is found by its names."""
+
+    backward: str | None = None
+    keeps_gradients: Mapping[str, Any] | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "backward": self.backward,
+            "keeps_gradients": None if self.keeps_gradients is None else dict(self.keeps_gradients),
+        }
+
+
+NO_CONVENTION = Convention()
 
 
 @dataclass(frozen=True)
@@ -46,11 +71,39 @@ class Target:
     label: str
     path: Path
     name: str
-    obj: Any
+    obj: Any  # the class or function; a pair's forward
+    convention: Convention = NO_CONVENTION
+    pair: tuple[str, str] | None = None  # a function pair's (forward, backward) names
+    module: ModuleType | None = None  # where a convention finds its functions and class
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> Kind:
+        # A pair and a class that keeps its gradients are checked as layers (`conventions`).
+        if self.pair is not None or self.convention.keeps_gradients is not None:
+            return Kind.LAYER
         return kind_of(self.obj)
+
+    def adopted(self, layouts: Sequence[Layout], args: Mapping[str, Any]) -> Adopted:
+        """What is checked, and at which input layouts: the layer of section 3 its convention
+        makes of the target, or the target itself (TargetError for one that does not fit)."""
+        data: dict[str, Any] | None = None
+        if self.pair is not None:
+            data = {
+                "pair": list(self.pair),
+                "layouts": [[list(layout.size), layout.format] for layout in layouts],
+                "given": sorted(args),
+            }
+        elif self.convention.keeps_gradients is not None:
+            data = {"keeps_gradients": dict(self.convention.keeps_gradients)}
+        if data is None:
+            return Adopted(self.obj, tuple(layouts), None)
+        assert self.module is not None, "a target of a convention is made by named_target"
+        try:
+            layer = adopt(vars(self.module), self.name, data)
+        except ConventionError as exc:
+            raise TargetError(f"{self.label}: {exc}") from None
+        indices = getattr(layer, "input_indices", range(len(layouts)))
+        return Adopted(layer, tuple(layouts[i] for i in indices), data)
 
     @property
     def is_class(self) -> bool:
@@ -66,10 +119,22 @@ class Target:
         if not self.is_class:
             if args:
                 raise TargetError(
-                    f"{self.label} is a plain function and takes no constructor arguments ({', '.join(args)})"
+                    f"{self.label} is a plain function and takes no constructor arguments ({', '.join(args)}); "
+                    "if it is the forward of a function pair with a cache, name its backward with --backward NAME"
                 )
             return lambda: self.obj
         return constructor(self.obj, args)
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """A target as it is checked: `obj` (the user's, or the layer a convention makes of it),
+    its input layouts, and the convention's plain data (None: none), which a reproducer
+    rebuilds the same layer from (`conventions.adopt`)."""
+
+    obj: Any
+    layouts: tuple[Layout, ...]
+    convention: dict[str, Any] | None
 
 
 def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:
@@ -208,8 +273,10 @@ def _source_line(obj: Any) -> int:
         return 0
 
 
-def load_targets(spec: str) -> list[Target]:
-    """The targets named by `path.py`, `path.py:Name` or a folder.
+def load_targets(spec: str, convention: Convention = NO_CONVENTION) -> list[Target]:
+    """The targets named by `path.py`, `path.py:Name` or a folder; a named function pair
+    (`path.py:NAME_forward`, or `path.py:NAME` when both functions exist) or a class checked
+    by `convention`.
 
     Raises UsageError for a path that does not exist (bad usage of the tool) and TargetError
     for a module that cannot be imported or names nothing checkable.
@@ -228,32 +295,80 @@ def load_targets(spec: str) -> list[Target]:
         shown = str(path) if shown.startswith("..") else shown
         raise TargetError(f"{path.name} is a reproducer that layercheck wrote, not a layer: run it with python {shown}")
     if name is not None:
-        obj = getattr(module, name, None)
-        if obj is None:
-            defined = ", ".join(found for found, _ in discover(module))
-            raise TargetError(
-                f"{path.name} defines no {name!r}; "
-                + (
-                    f"it defines {defined} (give {path.name}:NAME, or the file alone for all)"
-                    if defined
-                    else "it defines no layer"
-                )
-            )
-        if not (is_layer_class(obj) or inspect.isfunction(obj)):
-            raise TargetError(
-                f"{path.name}:{name} is not a layer class (with predict), an operation (with forward and backward) or a function"
-            )
-        return [Target(f"{spec}", path, name, obj)]
+        return [named_target(module, path, name, spec, convention)]
     layers = discover(module)
     if not layers:
-        raise TargetError(
-            f"{path.name} defines no layer (a class with a predict method, or a function with "
-            f"example_layout) and no operation (a class with forward and backward); "
-            f"name a plain function as {path.name}:function_name"
-        )
+        raise TargetError(_nothing_found(module, path))
     if len(layers) == 1:
         return [Target(str(path), path, layers[0][0], layers[0][1])]
     return [Target(f"{path}:{n}", path, n, obj) for n, obj in layers]
+
+
+def named_target(
+    module: ModuleType, path: Path, name: str, label: str, convention: Convention = NO_CONVENTION
+) -> Target:
+    """The target `name` of `module`: a layer, an operation, a function, a function pair, or
+    a class checked by `convention` (TargetError: none of these)."""
+    names = vars(module)
+    obj = names.get(name)
+    if convention.keeps_gradients is not None:
+        if not inspect.isclass(obj):
+            raise TargetError(f"{path.name}:{name} is not a class; a `convention:` maps the methods of a class")
+        return Target(label, path, name, obj, convention, module=module)
+    pair = pair_names(names, name, convention.backward)
+    if pair is not None:
+        return Target(label, path, name, names[pair[0]], convention, pair, module)
+    if convention.backward is not None:
+        missing = (
+            name
+            if not inspect.isfunction(obj) and not inspect.isfunction(names.get(f"{name}_forward"))
+            else convention.backward
+        )
+        raise TargetError(
+            f"{path.name} defines no function {missing!r} (the pair {name} with the backward {convention.backward})"
+        )
+    if obj is None:
+        defined = ", ".join([found for found, _ in discover(module)] + [forward for forward, _ in pairs_in(module)])
+        raise TargetError(
+            f"{path.name} defines no {name!r}; "
+            + (
+                f"it defines {defined} (give {path.name}:NAME, or the file alone for all)"
+                if defined
+                else "it defines no layer"
+            )
+        )
+    if not (is_layer_class(obj) or inspect.isfunction(obj)):
+        raise TargetError(
+            f"{path.name}:{name} is not a layer class (with predict), an operation (with forward and backward) or a function"
+        )
+    return Target(label, path, name, obj)
+
+
+def pairs_in(module: ModuleType) -> list[tuple[str, str]]:
+    """The function pairs a module defines (`NAME_forward` with `NAME_backward`), in source order."""
+    names = vars(module)
+    found = []
+    for name, obj in names.items():
+        if inspect.isfunction(obj) and getattr(obj, "__module__", None) == module.__name__:
+            pair = pair_names(names, name) if "forward" in name else None
+            if pair is not None:
+                found.append((pair, _source_line(obj)))
+    return [pair for pair, _ in sorted(found, key=lambda item: item[1])]
+
+
+def _nothing_found(module: ModuleType, path: Path) -> str:
+    pairs = pairs_in(module)
+    if pairs:
+        shown = ", ".join(forward for forward, _ in pairs[:4]) + (", ..." if len(pairs) > 4 else "")
+        return (
+            f"{path.name} defines no layer, but function pairs with a cache ({shown}): name one, as "
+            f"{path.name}:{pairs[0][0]}, with one --layout per array argument (see `layercheck list-targets {path.name}`)"
+        )
+    return (
+        f"{path.name} defines no layer (a class with a predict method, or a function with "
+        f"example_layout) and no operation (a class with forward and backward); "
+        f"name a plain function as {path.name}:function_name"
+    )
 
 
 def parse_args(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:

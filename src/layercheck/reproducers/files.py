@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.contract import conventions as conventions_module
 from layercheck.errors import UsageError
 from layercheck.reporters.files import staged_file
 from layercheck.reproducers.evidence import EVIDENCE_FORMAT, META_KEY, ReproKind
@@ -66,6 +67,7 @@ _SCRIPT_PREFIX = 1 << 16  # bytes of a file read to find the mark (a script's he
 # A script's import of the harness, replaced by the harness's code: no reproducer imports layercheck.
 _HARNESS = re.compile(r"# >>> the harness \(written by layercheck\)\n.*?# <<< the harness\n", re.S)
 _HARNESS_START = "# >>> the harness (layercheck writes what follows into every reproducer)\n"
+_CONVENTIONS_START = "# >>> the conventions (layercheck writes what follows into every reproducer)\n"
 
 
 @dataclass(frozen=True)
@@ -157,11 +159,16 @@ def script_text(kind: ReproKind, module: Path, folder: Path, name: str, args: Ma
 
 
 def _harness_code() -> str:
-    """The code every reproducer shares (`harness_script`), from its marker on."""
+    """The code every reproducer shares (`contract.conventions`, then `harness_script`),
+    each from its marker on."""
     text = Path(__file__).with_name("harness_script.py").read_text(encoding="utf-8")
     start = text.index(_HARNESS_START)
+    conventions = Path(conventions_module.__file__).read_text(encoding="utf-8")
+    begin = conventions.index(_CONVENTIONS_START)
     return (
         "# >>> the harness (written by layercheck: the same in every reproducer)\n"
+        + conventions[begin + len(_CONVENTIONS_START) :]
+        + "\n\n"
         + text[start + len(_HARNESS_START) :]
         + "# <<< the harness\n"
     )

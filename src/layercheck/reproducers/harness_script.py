@@ -8,6 +8,10 @@ TARGET_NAME, CONSTRUCTOR_ARGS), passed to `Saved` by the script.
 
 from __future__ import annotations
 
+# In a reproducer, the code of `contract.conventions` is written above the harness instead.
+from layercheck.contract.conventions import adopt
+
+# isort: split
 # >>> the harness (layercheck writes what follows into every reproducer)
 import importlib.util
 import json
@@ -55,9 +59,10 @@ class Layout:
         return ",".join(map(str, self.size)) + ":" + self.format
 
 
-def load_target(script: str, module_path: str, relative: bool, name: str) -> Any:
-    """The layer's class (or operation, or function) from its module; the module's folder is
-    put on sys.path so that it imports its siblings as it does when layercheck imports it."""
+def load_target(script: str, module_path: str, relative: bool, name: str, convention: Any = None) -> Any:
+    """The layer's class (or operation, or function) from its module, or the layer a
+    convention makes of it (a function pair's, `adopt`); the module's folder is put on
+    sys.path so that it imports its siblings as it does when layercheck imports it."""
     here = os.path.dirname(os.path.abspath(script))
     path = os.path.normpath(os.path.join(here, module_path)) if relative else module_path
     folder = os.path.dirname(path)
@@ -72,7 +77,7 @@ def load_target(script: str, module_path: str, relative: bool, name: str) -> Any
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
-    return getattr(module, name)
+    return getattr(module, name) if convention is None else adopt(vars(module), name, convention)
 
 
 def unpack(result: Any, n: int) -> tuple[Any, ...]:
@@ -97,7 +102,7 @@ class Saved:
             self.xp: Any = cupy
         else:
             self.xp = np
-        self.target = load_target(script, module_path, relative, name)
+        self.target = load_target(script, module_path, relative, name, meta.get("convention"))
         self.args = json.loads(args)
         self.n_in, self.n_out = meta["n_inputs"], meta["n_outputs"]
         self.parameters = meta["learnables"] + meta["state"]

@@ -28,14 +28,16 @@ from typing import Any
 
 from layercheck.checks import SCRIPTS, Check
 from layercheck.clock import perf_counter
-from layercheck.contract.adapter import kind_of
 from layercheck.contract.entries import EntryKind, inspect_entry, module_files
 from layercheck.contract.layout import Layout, parse_layout, parse_layouts
 from layercheck.contract.loading import (
+    NO_CONVENTION,
+    Convention,
     Target,
     discover,
     import_module,
     load_targets,
+    named_target,
     parse_target_spec,
 )
 from layercheck.devices import gpu_status
@@ -130,6 +132,7 @@ class Batch:
     keyword: Keyword | None = None  # -k: the targets and checks it selects (`keywords`)
     maxfail: MaxFail | None = None  # -x / --maxfail N
     cache: Path | None = None  # the result cache's folder (`running.cache`); None: no cache
+    backward: str | None = None  # --backward: the backward of the function pair each target names
     # Of each target, only these of the checks its settings select (the pytest plugin's items
     # that pytest runs); None: all of them.
     only_checks: frozenset[str] | None = None
@@ -267,6 +270,7 @@ class DiscoverJob:
     # Send the files the module imported (`running.sources`), for the run's record of what
     # it checked (`SourceRecord`): every shard discovers, so records, the whole plan's.
     record_sources: bool = False
+    convention: Convention = NO_CONVENTION  # how a named target is checked (DESIGN.md section 11)
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         """`Discovered.to_dict()`: plain data, all a worker may send (`isolation`), and with
@@ -279,10 +283,11 @@ class DiscoverJob:
         guard = Guard.start()
         try:
             if self.whole_module:
-                found = discover(import_module(Path(self.path)))
+                path = Path(self.path)
+                found = [Target(self.path, path, n, obj) for n, obj in discover(import_module(path))]
             else:
                 spec = self.path if self.name is None else f"{self.path}:{self.name}"
-                found = [(t.name, t.obj) for t in load_targets(spec)]
+                found = load_targets(spec, self.convention)
         except (TargetError, UsageError) as exc:
             return Discovered(error=str(exc), traceback=getattr(exc, "traceback", ""), cause=cause_of(exc)).to_dict()
         except BaseException as exc:  # what import_module lets through: KeyboardInterrupt
@@ -291,8 +296,11 @@ class DiscoverJob:
         finally:
             guard.verify()
         described = []
-        for name, obj in found:
-            described.append({**_describe(name, obj), "line": _line_in(obj, self.path)})  # the layer's code runs
+        for target in found:
+            # the layer's code runs
+            described.append(
+                {**_describe(target.name, target.obj, target.kind), "line": _line_in(target.obj, self.path)}
+            )
             guard.verify()
         payload = Discovered(found=tuple(described)).to_dict()
         if before is not None:
@@ -313,7 +321,7 @@ def _line_in(obj: Any, path: str) -> int | None:
     return line if type(line) is int and line >= 1 else None
 
 
-def _describe(name: str, obj: Any) -> dict[str, Any]:
+def _describe(name: str, obj: Any, kind: str) -> dict[str, Any]:
     """What the parent needs of a target: its kind and its example layouts (as text)."""
     layouts, problem = None, None
     try:
@@ -324,7 +332,7 @@ def _describe(name: str, obj: Any) -> dict[str, Any]:
         problem = f"example_layout of {name} is invalid: {exc}"
     except BaseException as exc:  # the user's attribute: not a layout, or a property that raises
         problem = f"example_layout of {name} is invalid: {exception_text(exc)}"
-    return {"name": name, "kind": Kind(kind_of(obj)), "example": layouts, "example_error": problem}
+    return {"name": name, "kind": Kind(kind), "example": layouts, "example_error": problem}
 
 
 @dataclass(frozen=True)
@@ -348,6 +356,7 @@ class CheckJob:
     # Record the layer's other reads too (`running.reads`: the data files it opens, the
     # environment variables it reads), which the result cache keys on: where a cache is used.
     record_reads: bool = False
+    convention: Convention = NO_CONVENTION  # how the target is checked (DESIGN.md section 11)
 
     def run(self, emit: Callable[[str, Any], None]) -> dict[str, Any]:
         started = perf_counter()
@@ -359,11 +368,11 @@ class CheckJob:
             gpu_status()  # CuPy, if there is one, is then watched from before the module runs
         guard = Guard.start()  # NumPy and layercheck before the user's module runs
         try:
-            obj = getattr(import_module(Path(self.path)), self.name, None)
+            module = import_module(Path(self.path))
             guard.verify()
-            if obj is None:
-                raise TargetError(f"{os.path.basename(self.path)} defines no {self.name!r}")
-            factory = Target(self.label, Path(self.path), self.name, obj).factory(self.args)
+            target = named_target(module, Path(self.path), self.name, self.label, self.convention)
+            adopted = target.adopted(self.layouts, self.args)
+            factory = Target(self.label, Path(self.path), self.name, adopted.obj).factory(self.args)
         except TargetError as exc:
             return _payload(self._report(error=str(exc), traceback=exc.traceback, cause=cause_of(exc)))
         # At import and again after the checks: a module imported at import may leave
@@ -390,9 +399,9 @@ class CheckJob:
             report = run_target(
                 self.label,
                 factory,
-                self.layouts,
+                adopted.layouts,
                 self.options,
-                kind=kind_of(obj),
+                kind=target.kind,
                 on_check=on_check,
                 on_start=on_start,
                 guard=guard,
@@ -408,6 +417,7 @@ class CheckJob:
                 error += f"; {failure.explanation[0]}"
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
+            report.layouts = [str(layout) for layout in self.layouts]  # a pair's learnables' too, as asked
             payload = _payload(_process_errors(report))
             if before is not None:
                 sources = dict(at_import)
@@ -557,6 +567,7 @@ def _run_record(batch: Batch, items: Sequence[_Item]) -> RunInfo:
                 "kind": job.kind,
                 "layouts": [str(layout) for layout in job.layouts],
                 "args": job.args,
+                "convention": job.convention.to_data(),
                 "options": {f.name: getattr(job.options, f.name) for f in fields(job.options)},
                 "timeout": job.timeout,
             }
@@ -620,6 +631,7 @@ def _discover(
     """Every target of every request, in order; a file that cannot be imported is a report."""
     # (request, file label, the job that imports it, or its report when it cannot be imported)
     units: list[tuple[Request, str, DiscoverJob | TargetReport]] = []
+    owner: dict[int, Request] = {}  # a request made for a config's target, by the request of its file
     for request in batch.requests:
         timeout = _timeout(_settings(batch, request.entry))
         if request.path.is_dir():
@@ -631,10 +643,16 @@ def _discover(
                 else:
                     job = DiscoverJob(str(file.path), None, True, timeout, record_sources=True)
                     units.append((request, label, job))
+                    units += _named_units(batch, request, file.path, label, timeout, owner)
         else:
-            whole = batch.only_layers and request.name is None
-            job = DiscoverJob(str(request.path), request.name, whole, timeout, record_sources=True)
+            # The config's targets of this file, named (`layercheck run layers.py --config
+            # pairs.yaml`): function pairs and classes of a convention are found by name only.
+            named = _named_units(batch, request, request.path, request.label, timeout, owner)
+            whole = (batch.only_layers or bool(named)) and request.name is None
+            convention = _convention(batch, _request_entry(batch, request))
+            job = DiscoverJob(str(request.path), request.name, whole, timeout, True, convention)
             units.append((request, request.label, job))
+            units += named
     jobs = [work for _, _, work in units if isinstance(work, DiscoverJob)]
     labels = [label for _, label, work in units if isinstance(work, DiscoverJob)]
     outcomes = iter(
@@ -648,10 +666,24 @@ def _discover(
     )
     per_request: dict[int, list[Found | TargetReport]] = {id(r): [] for r in batch.requests}
     for request, label, work in units:
+        mine = per_request[id(owner.get(id(request), request))]
         if isinstance(work, TargetReport):
-            per_request[id(request)].append(work)
+            mine.append(work)
+        elif id(request) in owner:
+            # Found by name: a target the file's own discovery did not find (a function pair),
+            # or found otherwise (a class its config entry checks by a convention), in place of
+            # the one of that name; one it found as it is stays as it was found.
+            targets = _targets_of(request, label, work, next(outcomes))
+            assert request.entry is not None
+            key = (request.path, request.name)
+            known = {(t.path.resolve(), t.name) for t in mine if isinstance(t, Found)}
+            if key in known and request.entry.convention == NO_CONVENTION:
+                continue
+            mine[:] = [t for t in mine if not (isinstance(t, Found) and (t.path.resolve(), t.name) == key)] + targets
         else:
-            per_request[id(request)] += _targets_of(request, label, work, next(outcomes))
+            # A file read whole for the targets its config names is labelled as it was asked.
+            as_folder = None if request.path.is_dir() else batch.only_layers and request.name is None
+            mine += _targets_of(request, label, work, next(outcomes), as_folder)
     found: list[Found | TargetReport] = []
     for request in batch.requests:
         mine = per_request[id(request)]
@@ -664,14 +696,28 @@ def _discover(
 
 
 def discover_files(
-    files: Sequence[tuple[Path, str]], timeout: float, jobs: int = 1, max_memory: int | None = None
+    files: Sequence[tuple[Path, str]],
+    timeout: float,
+    jobs: int = 1,
+    max_memory: int | None = None,
+    named: Mapping[Path, Sequence[tuple[str, Convention]]] | None = None,
 ) -> list[tuple[Found, ...] | TargetReport]:
     """The layers and operations each file defines, found as `run_batch` finds
     those of a folder's files (each imported in a worker), or the file's error report; in the
     order of `files`, each an absolute path and its label for reports. For a caller that lists
-    targets before checking them one by one (the pytest plugin)."""
+    targets before checking them one by one (the pytest plugin).
+
+    `named`: targets of a file found by name, as `path.py:NAME` finds them, where a folder's
+    discovery does not (a function pair, DESIGN.md section 11) or finds them otherwise (a
+    class checked by a convention); each replaces the one of that name, or is added."""
+    named = named or {}
     work = [DiscoverJob(str(path), None, True, timeout) for path, _ in files]
-    outcomes = run_jobs(work, workers=jobs, max_memory=max_memory)
+    extra = [
+        (index, DiscoverJob(str(path), name, False, timeout, convention=convention))
+        for index, (path, _) in enumerate(files)
+        for name, convention in named.get(path, ())
+    ]
+    outcomes = run_jobs([*work, *(job for _, job in extra)], workers=jobs, max_memory=max_memory)
     found: list[tuple[Found, ...] | TargetReport] = []
     for (path, label), job, outcome in zip(files, work, outcomes):
         targets = _targets_of(Request(label, path), label, job, outcome)
@@ -679,6 +725,18 @@ def discover_files(
             found.append(targets[0])
         else:
             found.append(tuple(target for target in targets if isinstance(target, Found)))
+    for (index, job), outcome in zip(extra, outcomes[len(work) :]):
+        path, label = files[index]
+        assert job.name is not None
+        known = found[index]
+        if isinstance(known, TargetReport):
+            continue  # the file's import failed: its one report says so
+        mine = [
+            t
+            for t in _targets_of(Request(f"{label}:{job.name}", path, job.name), label, job, outcome)
+            if isinstance(t, Found)
+        ]
+        found[index] = (*(t for t in known if t.name != job.name), *mine)
     return found
 
 
@@ -703,8 +761,12 @@ def _entry(batch: Batch, target: Found) -> TargetEntry | None:
     return target.request.entry
 
 
-def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome) -> list[Found | TargetReport]:
-    """The targets one discovery worker found, or the file's error report."""
+def _targets_of(
+    request: Request, label: str, job: DiscoverJob, outcome: Outcome, as_folder: bool | None = None
+) -> list[Found | TargetReport]:
+    """The targets one discovery worker found, or the file's error report; labelled as a
+    folder's file's (`path.py:Name`, one target too) where `as_folder` (None: where the job
+    read the file as a folder's)."""
     source = Source(job.path)
     if not outcome.ok:
         where = _where(outcome)
@@ -737,7 +799,8 @@ def _targets_of(request: Request, label: str, job: DiscoverJob, outcome: Outcome
             )
         ]
     targets = result.found
-    own_label = request.name is not None or (len(targets) == 1 and not job.whole_module)
+    as_folder = job.whole_module if as_folder is None else as_folder
+    own_label = request.name is not None or (len(targets) == 1 and not as_folder)
     return [
         Found(
             request,
@@ -792,11 +855,47 @@ def _plan(batch: Batch, found: list[Found | TargetReport]) -> list[_Item]:
             options,
             _timeout(settings),
             record_sources=True,  # for the run's record of what it checked (`SourceRecord`), the cache on or off
+            convention=_convention(batch, entry),
         )
         items.append(
             _Item(target.label, job=job, source=target.source, sources=target.sources, discovered_s=target.discovered_s)
         )
     return items
+
+
+def _named_units(
+    batch: Batch, request: Request, path: Path, label: str, timeout: float, owner: dict[int, Request]
+) -> list[tuple[Request, str, DiscoverJob | TargetReport]]:
+    """The discovery of each target of `path` (a file the command line names, or one of its
+    folder's) that the config names: its function pairs and classes of a convention are found
+    by name only. Each is `request`'s (`owner`)."""
+    if batch.config is None or request.name is not None or request.entry is not None:
+        return []
+    path = path.resolve()
+    units: list[tuple[Request, str, DiscoverJob | TargetReport]] = []
+    for entry in batch.config.targets:
+        if entry.name is None or entry.path != path:
+            continue
+        named = f"{label}:{entry.name}"
+        job = DiscoverJob(str(path), entry.name, False, timeout, True, _convention(batch, entry))
+        by_name = Request(named, path, entry.name, entry)
+        owner[id(by_name)] = request
+        units.append((by_name, named, job))
+    return units
+
+
+def _request_entry(batch: Batch, request: Request) -> TargetEntry | None:
+    """The config entry of a request that names one target: the one it was asked by, else the
+    config's most specific entry naming it (the pytest plugin asks by name)."""
+    if request.entry is None and batch.config is not None and request.name is not None:
+        return batch.config.entry_for(request.path, request.name)
+    return request.entry
+
+
+def _convention(batch: Batch, entry: TargetEntry | None) -> Convention:
+    """How a target is checked: its config entry's convention, with the command line's --backward."""
+    convention = NO_CONVENTION if entry is None else entry.convention
+    return convention if batch.backward is None else dataclasses.replace(convention, backward=batch.backward)
 
 
 def _layouts(batch: Batch, entry: TargetEntry | None, target: Found) -> tuple[Layout, ...]:
@@ -988,6 +1087,7 @@ def _cache_key(batch: Batch, job: CheckJob) -> str | None:
         "kind": job.kind,
         "layouts": [str(layout) for layout in job.layouts],
         "args": dict(job.args),
+        "convention": job.convention.to_data(),
         "options": dataclasses.asdict(job.options),
         "timeout": job.timeout,
     }

@@ -24,6 +24,7 @@ from typing import Any
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.entries import module_files
+from layercheck.contract.loading import NO_CONVENTION, Convention
 from layercheck.errors import TargetError, UsageError
 from layercheck.reporters.console import Verbosity
 from layercheck.reporters.text import target_text
@@ -103,7 +104,23 @@ class PluginRun:
         new = [path for path in dict.fromkeys(files) if path not in self.discovered]
         if not new:
             return
-        found = discover_files([(path, label_of(path)) for path in new], self.timeout, _DISCOVERY_JOBS, self.max_memory)
+        labelled = [(path, label_of(path)) for path in new]
+        found = discover_files(labelled, self.timeout, _DISCOVERY_JOBS, self.max_memory)
+        # The config's targets a folder's discovery does not find as they are checked: function
+        # pairs, and classes checked by a convention (DESIGN.md section 11), found by name.
+        named: dict[Path, list[tuple[str, Convention]]] = {}
+        by_path = dict(zip(new, found))
+        for entry in self.config.targets if self.config else ():
+            known = by_path.get(entry.path)
+            if entry.name is None or not isinstance(known, tuple):
+                continue
+            if entry.convention != NO_CONVENTION or all(target.name != entry.name for target in known):
+                named.setdefault(entry.path, []).append((entry.name, entry.convention))
+        if named:
+            again = [(path, label) for path, label in labelled if path in named]
+            results = discover_files(again, self.timeout, _DISCOVERY_JOBS, self.max_memory, named)
+            for (path, _), result in zip(again, results):
+                found[new.index(path)] = result
         self.discovered.update(zip(new, found))
 
     def checks_of(self, target: Found) -> tuple[str, ...] | TargetReport:

@@ -61,6 +61,7 @@ def make_batch(
     strict: bool = False,
     no_cache: bool = False,
     cache_dir: str | None = None,
+    backward: str | None = None,
 ) -> Batch:
     """A validated Batch of what an entry point was given.
 
@@ -83,6 +84,8 @@ def make_batch(
         exitfirst, maxfail: `-x`, `--maxfail N` (its text): stop after that many failed
             targets; `strict`: an incomplete check counts as a failure there too.
         no_cache, cache_dir: `--no-cache`, `--cache-dir DIR` (`running.cache.cache_folder`).
+        backward: `--backward NAME`: the backward function of the pair a target names
+            (DESIGN.md section 11), when its name does not say it.
 
     Raises:
         UsageError: one line for the first value that is not valid, each named as the command
@@ -95,6 +98,8 @@ def make_batch(
     # over the config's defaults; a config target's own is refused when it is planned).
     options_from(merge_settings(given, *([loaded.defaults] if loaded else [])))
     every_target = parse_input_layouts(list(layouts)) if layouts else ()
+    if backward is not None and not backward.isidentifier():
+        raise UsageError(f"--backward {backward!r} is not a function's name")
     workers = parse_jobs(jobs)
     return Batch(
         requests=tuple(_requests(targets, loaded)),
@@ -110,6 +115,7 @@ def make_batch(
         keyword=None if keyword is None else parse_keyword(keyword),
         maxfail=parse_maxfail(exitfirst, maxfail, strict),
         cache=cache_folder(no_cache, cache_dir),
+        backward=backward,
     )
 
 

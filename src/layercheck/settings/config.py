@@ -27,8 +27,10 @@ from typing import Any
 
 import yaml
 
+from layercheck.contract.conventions import KEEPS_GRADIENTS_KEYS
 from layercheck.contract.entries import EntryKind, inspect_entry
 from layercheck.contract.layout import Layout
+from layercheck.contract.loading import NO_CONVENTION, Convention
 from layercheck.errors import UsageError
 from layercheck.settings.options import (
     IN_TARGETS,
@@ -41,7 +43,15 @@ from layercheck.settings.options import (
 )
 from layercheck.settings.values import SCIENTIFIC, Invalid, Problems, check_keys, show
 
-__all__ = ["CONFIG_REFERENCE", "Config", "TargetEntry", "load_config", "parse_config", "parse_config_text"]
+__all__ = [
+    "CONFIG_REFERENCE",
+    "Config",
+    "TargetEntry",
+    "keeps_gradients_mapping",
+    "load_config",
+    "parse_config",
+    "parse_config_text",
+]
 
 # The page of the documentation that describes every key of a config file, relative to the
 # repository; `layercheck run --help` cites it by this name, and the README links to it.
@@ -59,6 +69,7 @@ class TargetEntry:
     layouts: tuple[Layout, ...] | None = None
     args: Mapping[str, Any] = field(default_factory=dict)
     settings: Settings = Settings()
+    convention: Convention = NO_CONVENTION  # `backward:` of a pair, `convention:` of a class
 
     def matches(self, path: Path, name: str) -> int:
         """How specifically this entry names the target `name` in file `path`: 3 by class
@@ -277,8 +288,54 @@ def _entry(item: Any, where: str, base: Path, check_names: Sequence[str]) -> Tar
     settings = Settings()
     with problems.collected():
         settings = parse_settings({k: v for k, v in item.items() if k in SETTING_KEYS}, where, check_names=check_names)
+    convention = NO_CONVENTION
+    with problems.collected():
+        convention = _convention(item, where, name)
     problems.raise_any()
-    return TargetEntry(where, item["target"], path, name, layouts, args, settings)
+    return TargetEntry(where, item["target"], path, name, layouts, args, settings, convention)
+
+
+def _convention(item: Mapping[str, Any], where: str, name: str | None) -> Convention:
+    """`backward: NAME` (a function pair's) and `convention: {...}` (a class that keeps its
+    gradients, DESIGN.md section 11); both name one target, as path.py:NAME."""
+    backward, mapping = item.get("backward"), item.get("convention")
+    if backward is None and mapping is None:
+        return NO_CONVENTION
+    key = "backward" if backward is not None else "convention"
+    if name is None:
+        raise Invalid(f"{where}.{key}", "applies to one target: name it, as path.py:NAME")
+    if backward is not None and mapping is not None:
+        raise Invalid(where, "has both 'backward' (a function pair) and 'convention' (a class); give one")
+    if backward is not None:
+        if not (isinstance(backward, str) and backward.isidentifier()):
+            raise Invalid(f"{where}.backward", f"must be a function's name, got {show(backward)}")
+        return Convention(backward=backward)
+    return Convention(keeps_gradients=keeps_gradients_mapping(mapping, f"{where}.convention"))
+
+
+def keeps_gradients_mapping(mapping: Any, where: str) -> dict[str, Any]:
+    """A validated `convention:` mapping of a class that keeps its gradients (its keys:
+    `KEEPS_GRADIENTS_KEYS`); `where` names it in messages."""
+    if not isinstance(mapping, Mapping):
+        raise Invalid(where, f"must be a mapping of {', '.join(KEEPS_GRADIENTS_KEYS)}, got {show(mapping)}")
+    check_keys(mapping, where, KEEPS_GRADIENTS_KEYS)
+    for key in ("predict", "output", "backward", "input_gradient"):
+        value = mapping.get(key)
+        if value is not None and not (isinstance(value, str) and value.isidentifier()):
+            raise Invalid(f"{where}.{key}", f"must be a method's or an attribute's name, got {show(value)}")
+    learnables = mapping.get("learnables")
+    if learnables is not None and not (
+        isinstance(learnables, Mapping)
+        and all(
+            isinstance(k, str) and k.isidentifier() and isinstance(v, str) and v.isidentifier()
+            for k, v in learnables.items()
+        )
+    ):
+        raise Invalid(
+            f"{where}.learnables",
+            f"must map each parameter's attribute to its gradient's ({{weights: dweights}}), got {show(learnables)}",
+        )
+    return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in mapping.items()}
 
 
 def _target_path(spec: Any, where: str, base: Path) -> tuple[Path, str | None]:

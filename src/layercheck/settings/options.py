@@ -310,7 +310,7 @@ SETTINGS = (
 )
 # Keys that may appear under `defaults` and, as per-target overrides, in a `targets` entry.
 SETTING_KEYS = tuple(setting.key for setting in SETTINGS)
-TARGET_KEYS = ("target", "layout", "args") + SETTING_KEYS
+TARGET_KEYS = ("target", "layout", "args", "backward", "convention") + SETTING_KEYS
 # What a key that belongs to a target entry is told elsewhere in a config.
 IN_TARGETS = {key: "it belongs in an entry of targets" for key in TARGET_KEYS}
 

@@ -1,0 +1,332 @@
+"""The conventions people already write (DESIGN.md section 11), each seen as a layer of
+section 3, so that every check, diagnosis, report and reproducer applies to it unchanged.
+
+- A **function pair with a cache**: `NAME_forward(*args) -> (out, cache)` and
+  `NAME_backward(dout, cache) -> (d_arg1, d_arg2, ...)` (CS231n's assignments and many courses).
+  The array arguments are the forward's first parameters that no `--arg` gives, one per
+  layout; those whose layout has a `B` are the layer's inputs, the others its learnables,
+  drawn by `initialize` from their layouts.
+- A **class that keeps its gradients**: `forward(X)` returns the output or stores it on an
+  attribute, `backward(dY)` returns dL/dX or stores it, and stores each parameter's gradient
+  on an attribute (nnfs, ML-From-Scratch). A mapping names the methods and attributes.
+
+The layer each one becomes calls the user's code as it is, with the arrays layercheck gives,
+so that what the user's code does to them (an argument changed in place, an output of another
+dtype) is seen as it is for a layer of section 3.
+
+Everything below the marker uses NumPy and the standard library only: every reproducer
+carries it (`reproducers.files`), so that a reproducer of a pair needs nothing of layercheck.
+"""
+
+from __future__ import annotations
+
+# >>> the conventions (layercheck writes what follows into every reproducer)
+import copy
+import inspect
+from typing import Any
+
+import numpy as np
+
+FORWARD_SUFFIX, BACKWARD_SUFFIX = "_forward", "_backward"
+# The keys of a keeps-gradients mapping, and the method names each defaults to.
+KEEPS_GRADIENTS_KEYS = ("predict", "output", "backward", "input_gradient", "learnables")
+
+
+class ConventionError(Exception):
+    """A target that does not fit the convention it is checked by; the message is one line."""
+
+
+def backward_name(forward: str) -> str | None:
+    """The backward's name that goes with a forward's: its last `forward` made `backward`
+    (`affine_forward`: `affine_backward`; `conv_forward_naive`: `conv_backward_naive`)."""
+    head, sep, tail = forward.rpartition("forward")
+    return f"{head}backward{tail}" if sep else None
+
+
+def pair_names(names: Any, name: str, backward: str | None = None) -> tuple[str, str] | None:
+    """The (forward, backward) function names of the pair `name` names among `names` (a
+    module's namespace): a forward with its backward of the same name (`backward_name`),
+    `NAME` when `NAME_forward` and `NAME_backward` exist, or `name` with the given
+    `backward`. None: `name` is no pair."""
+
+    def function(key: str | None) -> bool:
+        return key is not None and inspect.isfunction(names.get(key))
+
+    if backward is not None:
+        forward = name if function(name) else f"{name}{FORWARD_SUFFIX}"
+        return (forward, backward) if function(forward) and function(backward) else None
+    partner = backward_name(name)
+    if function(name) and partner is not None:
+        return (name, partner) if function(partner) else None
+    forward, partner = f"{name}{FORWARD_SUFFIX}", f"{name}{BACKWARD_SUFFIX}"
+    return (forward, partner) if function(forward) and function(partner) else None
+
+
+def _parameters(fn: Any) -> list[inspect.Parameter]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        raise ConventionError(f"the signature of {fn.__name__} cannot be read") from None
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _signature(names: Any) -> inspect.Signature:
+    """`(self, name1, name2, ...)`: what the adapter reads the inputs' names from."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(n, kind) for n in ("self", *names)])
+
+
+def _one_or_tuple(values: Any) -> Any:
+    values = tuple(values)
+    return values[0] if len(values) == 1 else values
+
+
+def training_mode(args: Any) -> str | None:
+    """The argument that puts a pair in training mode, in words (`bn_param={mode: train}`), or
+    None: in training mode a layer may mix observations by design (batch statistics, a
+    dropout mask drawn for the whole batch)."""
+    for name, value in args.items():
+        if name == "mode" and value == "train":
+            return "mode=train"
+        if isinstance(value, dict) and value.get("mode") == "train":
+            return f"{name}={{mode: train}}"
+    return None
+
+
+def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) -> type:
+    """The section-3 layer of the pair (`forward`, `backward`) checked at `layouts` (one
+    (size, format) per array argument, in the forward's order), the forward's other
+    arguments named by `given` (their values come to the constructor)."""
+    params = _parameters(user_forward)
+    names = [p.name for p in params]
+    unknown = [n for n in given if n not in names]
+    if unknown:
+        raise ConventionError(
+            f"{user_forward.__name__} takes no argument {', '.join(map(repr, unknown))}; it takes ({', '.join(names)})"
+        )
+    free = [p for p in params if p.name not in given]
+    if len(layouts) > len(free):
+        shown = ", ".join(p.name for p in free)
+        raise ConventionError(
+            f"{user_forward.__name__} takes {len(free)} argument(s) not given by --arg ({shown}) but "
+            f"{len(layouts)} layouts were given: give one --layout per array argument, in its order"
+        )
+    arrays = [p.name for p in free[: len(layouts)]]
+    missing = [p.name for p in free[len(layouts) :] if p.default is p.empty]
+    if missing:
+        raise ConventionError(
+            f"{user_forward.__name__}'s argument {missing[0]} has no value: give it a --layout (an array) "
+            f"or --arg {missing[0]}=VALUE (a YAML value)"
+        )
+    formats = [str(fmt) for _, fmt in layouts]
+    batched = [i for i, fmt in enumerate(formats) if "B" in fmt]
+    inputs = [arrays[i] for i in batched] if batched else arrays[:1]
+    learnables = tuple(n for n in arrays if n not in inputs)
+    sizes = {n: tuple(size) for n, (size, _) in zip(arrays, layouts)}
+    back_params = _parameters(user_backward)
+    if len(back_params) < 2:
+        raise ConventionError(
+            f"{user_backward.__name__} takes ({', '.join(p.name for p in back_params)}); a backward of a "
+            "pair takes the gradient of each output, then the cache"
+        )
+    num_outputs = len(back_params) - 1
+    # Arguments up to the last array are passed by position, as a caller of the forward does;
+    # the others by name.
+    last = max(names.index(n) for n in arrays) if arrays else -1
+
+    class PairLayer:
+        def __init__(self, **args: Any) -> None:
+            self._given = args
+            self.training_mode = training_mode(args)
+            for n in learnables:
+                setattr(self, n, None)
+
+        def initialize(self, *input_layouts: Any) -> None:
+            # The learnables are drawn from their layouts, with the global RNG layercheck seeds.
+            for n in learnables:
+                if getattr(self, n) is None:
+                    setattr(self, n, np.random.standard_normal(sizes[n]))
+
+        def _call(self, xs: Any) -> Any:
+            values = dict(zip(inputs, xs))
+            values.update({n: getattr(self, n) for n in learnables})
+            # A fresh copy of the other arguments on each call: a forward may store what it
+            # computed in them (CS231n's batchnorm keeps its running mean in bn_param).
+            given = copy.deepcopy(self._given)
+            positional = [
+                values[n] if n in values else given.pop(n, params[i].default) for i, n in enumerate(names[: last + 1])
+            ]
+            result = user_forward(*positional, **given)
+            if not isinstance(result, tuple) or len(result) != num_outputs + 1:
+                expected = "(out, cache)" if num_outputs == 1 else f"{num_outputs} outputs, then the cache"
+                raise ConventionError(
+                    f"{user_forward.__name__} returned {type(result).__name__}"
+                    + (f" of {len(result)}" if isinstance(result, tuple) else "")
+                    + f"; expected {expected}, as {user_backward.__name__} takes {num_outputs} gradient(s) and the cache"
+                )
+            return result
+
+        def predict(self, *xs: Any) -> Any:
+            return _one_or_tuple(self._call(xs)[:-1])
+
+        def output_format(self, *input_formats: str) -> Any:
+            # A pair declares no format: each output keeps the first input's where it has as
+            # many axes, else it is batch-first as the convention's arrays are (affine: N, M).
+            probe = np.random.RandomState(0)
+            try:
+                outputs = self._call([probe.standard_normal(sizes[n]) for n in inputs])[:-1]
+                ndims = [int(np.ndim(y)) for y in outputs]
+            except Exception:  # the checks that call the forward report it
+                ndims = [len(input_formats[0])] * num_outputs
+            first = input_formats[0]
+            return _one_or_tuple(
+                first if n == len(first) else ("B" + "U" * (n - 1) if first[:1] == "B" and n else "U" * n)
+                for n in ndims
+            )
+
+        def forward(self, *xs: Any) -> Any:
+            return self._call(xs)
+
+        def backward(self, *args: Any) -> Any:
+            n = len(inputs)
+            douts, cache = args[n + num_outputs : n + 2 * num_outputs], args[-1]
+            result = user_backward(*douts, cache)
+            if isinstance(result, dict):
+                by_name = {}
+                for key, value in result.items():
+                    name = key[1:] if isinstance(key, str) and key not in arrays and key[:1] == "d" else key
+                    by_name[name] = value
+                lacking = [a for a in arrays if a not in by_name]
+                if lacking:
+                    raise ConventionError(
+                        f"{user_backward.__name__} returned a dict without d{lacking[0]} (keys: {', '.join(map(str, result))})"
+                    )
+                ordered = [by_name[a] for a in arrays]
+            else:
+                ordered = list(result) if isinstance(result, (tuple, list)) else [result]
+                if len(ordered) != len(arrays):
+                    raise ConventionError(
+                        f"{user_backward.__name__} returned {len(ordered)} value(s); expected the gradients of "
+                        f"{', '.join(arrays)} ({len(arrays)}), in the forward's order"
+                    )
+            by_argument = dict(zip(arrays, ordered))
+            return _one_or_tuple([by_argument[a] for a in (*inputs, *learnables)])
+
+    PairLayer.__name__ = PairLayer.__qualname__ = user_forward.__name__
+    PairLayer.__doc__ = f"{user_forward.__name__} and {user_backward.__name__}, checked as a layer."
+    PairLayer.learnables = learnables  # type: ignore[attr-defined]
+    PairLayer.num_outputs = num_outputs  # type: ignore[attr-defined]
+    # Which of the layouts are the inputs' (in the forward's order), for layercheck to give.
+    PairLayer.input_indices = tuple(arrays.index(n) for n in inputs)  # type: ignore[attr-defined]
+    # Messages name the gradients as the pair's code does: dx, dw; dout (its backward's names).
+    outputs = [p.name[1:] if p.name[:1] == "d" and len(p.name) > 1 else p.name for p in back_params[:-1]]
+    PairLayer.convention_names = {"gradient_prefix": "d", "outputs": outputs}  # type: ignore[attr-defined]
+    PairLayer.predict.__signature__ = _signature(inputs)  # type: ignore[attr-defined]
+    PairLayer.forward.__signature__ = _signature(inputs)  # type: ignore[attr-defined]
+    return PairLayer
+
+
+def keeps_gradients_layer(cls: type, mapping: Any) -> type:
+    """The section-3 layer of a class that keeps its gradients on attributes, by `mapping`
+    (KEEPS_GRADIENTS_KEYS: the method that computes the outputs, the attribute it stores them
+    in when it returns nothing, the backward, the attribute of dL/dX when backward returns
+    nothing, and each parameter's gradient attribute)."""
+    predict_name = mapping.get("predict") or "forward"
+    backward_name = mapping.get("backward") or "backward"
+    output, input_gradient = mapping.get("output"), mapping.get("input_gradient")
+    gradients = dict(mapping.get("learnables") or {})
+    for method in (predict_name, backward_name):
+        if not callable(getattr(cls, method, None)):
+            raise ConventionError(f"{cls.__name__} has no method {method!r} (convention: {method})")
+    params = _parameters(getattr(cls, predict_name))[1:]  # after self
+    input_names = [p.name for p in params if p.default is p.empty] or ["X"]
+
+    def returned(layer: Any, value: Any, attribute: Any, what: str) -> Any:
+        if value is None and attribute is not None:
+            value = getattr(layer, attribute, None)
+            if value is None:
+                raise ConventionError(f"{cls.__name__}.{what} stored nothing in {attribute!r}")
+        elif value is None:
+            key = "output" if what == predict_name else "input_gradient"
+            raise ConventionError(
+                f"{cls.__name__}.{what} returned None: give `{key}:` the attribute it stores its result in"
+            )
+        return value
+
+    class KeepsGradientsLayer:
+        _layer: Any
+
+        def __init__(self, **args: Any) -> None:
+            object.__setattr__(self, "_layer", cls(**args))
+
+        def _run(self, xs: Any) -> Any:
+            layer = self._layer
+            return returned(layer, getattr(layer, predict_name)(*xs), output, predict_name)
+
+        def predict(self, *xs: Any) -> Any:
+            return self._run(xs)
+
+        def forward(self, *xs: Any) -> Any:
+            y = self._run(xs)
+            # What backward reads of this forward (self.inputs, a dropout mask): the attributes
+            # as they are now, put back before backward, whatever ran between the two.
+            layer = self._layer
+            return y, (dict(vars(layer)) if hasattr(layer, "__dict__") else None)
+
+        def backward(self, *args: Any) -> Any:
+            layer, memory = self._layer, args[-1]
+            if memory is not None:
+                vars(layer).update(memory)
+            dx = returned(
+                layer, getattr(layer, backward_name)(args[len(input_names) + 1]), input_gradient, backward_name
+            )
+            grads = []
+            for name, attribute in gradients.items():
+                value = getattr(layer, attribute, None)
+                if value is None:
+                    raise ConventionError(
+                        f"{cls.__name__}.{backward_name} stored no gradient of {name} in {attribute!r}"
+                    )
+                grads.append(value)
+            return _one_or_tuple([dx, *grads])
+
+    def held(name: str) -> property:
+        """The parameter `name` of the wrapped layer, read and set through the wrapper."""
+
+        def get(self: KeepsGradientsLayer) -> Any:
+            return getattr(self._layer, name)
+
+        def set_(self: KeepsGradientsLayer, value: Any) -> None:
+            setattr(self._layer, name, value)
+
+        return property(get, set_)
+
+    for name in gradients:
+        setattr(KeepsGradientsLayer, name, held(name))
+    # Messages name the gradients as the class does: dvalues (its backward's parameter),
+    # dinputs, dweights (its attributes).
+    back_params = _parameters(getattr(cls, backward_name))[1:]
+    output_name = output or "Y"
+    labels = {output_name: back_params[0].name if back_params else f"d{output_name}"}
+    labels.update({n: input_gradient or f"d{n}" for n in input_names[:1]})
+    labels.update(gradients)
+    KeepsGradientsLayer.convention_names = {"outputs": [output_name], "gradients": labels}  # type: ignore[attr-defined]
+    KeepsGradientsLayer.__name__ = KeepsGradientsLayer.__qualname__ = cls.__name__
+    KeepsGradientsLayer.__doc__ = f"{cls.__name__}, whose gradients are kept on attributes, checked as a layer."
+    KeepsGradientsLayer.learnables = tuple(gradients)  # type: ignore[attr-defined]
+    KeepsGradientsLayer.predict.__signature__ = _signature(input_names)  # type: ignore[attr-defined]
+    KeepsGradientsLayer.forward.__signature__ = _signature(input_names)  # type: ignore[attr-defined]
+    return KeepsGradientsLayer
+
+
+def adopt(names: Any, name: str, convention: Any) -> Any:
+    """The layer a target of a convention is checked as: `convention` is plain data,
+    {"pair": [forward, backward], "layouts": [[size, format], ...], "given": [arg names]} or
+    {"keeps_gradients": mapping}; `names` is the module's namespace."""
+    if "pair" in convention:
+        forward, backward = convention["pair"]
+        layer = pair_layer(names[forward], names[backward], convention["layouts"], convention["given"])
+    else:
+        layer = keeps_gradients_layer(names[name], convention["keeps_gradients"])
+    layer.layercheck_convention = convention  # type: ignore[attr-defined]
+    return layer
