@@ -86,9 +86,10 @@ def training_mode(args: Any) -> str | None:
     None: in training mode a layer may mix observations by design (batch statistics, a
     dropout mask drawn for the whole batch)."""
     for name, value in args.items():
-        if name == "mode" and value == "train":
+        # Plain strings only: an argument may be an array, whose == compares elementwise.
+        if name == "mode" and isinstance(value, str) and value == "train":
             return "mode=train"
-        if isinstance(value, dict) and value.get("mode") == "train":
+        if isinstance(value, dict) and isinstance(value.get("mode"), str) and value["mode"] == "train":
             return f"{name}={{mode: train}}"
     return None
 
@@ -226,6 +227,14 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
     return PairLayer
 
 
+def _clear(layer: Any, attributes: Any) -> None:
+    """Set the attributes a call stores its results in to None before it runs: a result a
+    call does not store is then missing, not the one an earlier call stored."""
+    for attribute in attributes:
+        if attribute is not None and attribute in getattr(layer, "__dict__", {}):
+            setattr(layer, attribute, None)
+
+
 def keeps_gradients_layer(cls: type, mapping: Any) -> type:
     """The section-3 layer of a class that keeps its gradients on attributes, by `mapping`
     (KEEPS_GRADIENTS_KEYS: the method that computes the outputs, the attribute it stores them
@@ -261,6 +270,7 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
 
         def _run(self, xs: Any) -> Any:
             layer = self._layer
+            _clear(layer, [output])  # what a call stores is this call's, never a call's before
             return returned(layer, getattr(layer, predict_name)(*xs), output, predict_name)
 
         def predict(self, *xs: Any) -> Any:
@@ -277,6 +287,7 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
             layer, memory = self._layer, args[-1]
             if memory is not None:
                 vars(layer).update(memory)
+            _clear(layer, [input_gradient, *gradients.values()])
             dx = returned(
                 layer, getattr(layer, backward_name)(args[len(input_names) + 1]), input_gradient, backward_name
             )
