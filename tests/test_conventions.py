@@ -164,10 +164,10 @@ def test_a_pair_takes_its_arrays_in_order_and_its_other_arguments_by_name():
         (
             [((4, 3), "BC")] * 5,
             [],
-            "scale_forward takes 4 argument(s) not given by --arg (x, w, mode, extra) but 5 layouts",
+            "scale_forward takes 4 argument(s) not given a value (x, w, mode, extra) but 5 layouts",
         ),
         ([((4, 3), "BC")], ["nope"], "scale_forward takes no argument 'nope'; it takes (x, w, mode, extra)"),
-        ([((4, 3), "BC")], [], "scale_forward's argument w has no value: give it a --layout"),
+        ([((4, 3), "BC")], [], "scale_forward's argument w has no value: give it a layout (an array) or a value"),
     ],
 )
 def test_a_pair_that_does_not_fit_its_layouts_says_why(layouts, given, said):
@@ -371,3 +371,83 @@ def test_a_gradient_stored_by_an_earlier_call_is_not_taken_for_this_calls():
     assert (
         "StoresOnce.backward stored no gradient of scale in 'dscale'" in report.result("backward_is_repeatable").message
     )
+
+
+# -- what a review found: code of these styles that the wrapping must not fail ------------------
+
+
+def embedding_forward(x, W):
+    """CS231n's word embedding: integer indices in, rows of W out; its backward gives dW alone."""
+    return W[x], (x, W.shape)
+
+
+def embedding_backward(dout, cache):
+    x, shape = cache
+    dW = np.zeros(shape, dtype=dout.dtype)
+    np.add.at(dW, x, dout)
+    return dW
+
+
+def test_a_pair_with_an_integer_input_whose_backward_returns_the_others_gradients_only():
+    report = layercheck.check_layer((embedding_forward, embedding_backward), ["3,4:BT:int=0..9", "10,5:UC"])
+    assert report.status == "passed", report
+
+
+def leaky_forward(x, *, slope=0.1):
+    return np.where(x > 0, x, slope * x), x
+
+
+def leaky_backward(grad, cache, eps=0.0):
+    """A gradient parameter not named d..., and a defaulted parameter after the cache."""
+    return grad * np.where(cache > 0, 1.0, 0.1).astype(grad.dtype)
+
+
+def test_a_backward_with_a_defaulted_parameter_and_a_keyword_only_argument_of_the_forward():
+    report = layercheck.check_layer((leaky_forward, leaky_backward), "4,5:BC", args={"slope": 0.1})
+    assert report.status == "passed", report
+    with pytest.raises(UsageError, match=r"leaky_forward takes no argument 'nope'; it takes \(x, slope\)"):
+        layercheck.check_layer((leaky_forward, leaky_backward), "4,5:BC", args={"nope": 1})
+
+
+def mutating_leaky_backward(grad, cache):
+    grad[cache <= 0] *= 0.1
+    return grad
+
+
+def test_a_gradient_is_named_by_the_backwards_own_parameter():
+    report = layercheck.check_layer((leaky_forward, mutating_leaky_backward), "4,5:BC")
+    message = report.result("backward_does_not_modify_inputs").message
+    assert message.startswith("backward modifies its arguments: grad was modified in place"), message
+
+
+class TrainingDense(Scaled):
+    """nnfs from chapter 17 on: forward(inputs, training); and a domain it declares."""
+
+    input_domain = (0.5, None)
+
+    def forward(self, inputs, training):
+        self.inputs = inputs
+        self.output = np.log(inputs) * self.scale
+
+    def backward(self, dvalues):
+        self.dscale = (dvalues * np.log(self.inputs)).sum(axis=0)
+        self.dinputs = dvalues * self.scale / self.inputs
+
+
+def test_a_class_takes_its_other_arguments_and_keeps_its_declarations():
+    mapping = {**MAPPING, "arguments": {"training": True}}
+    report = layercheck.check_layer(TrainingDense, "6,4:BC", args={"n": 4}, convention=mapping)
+    assert report.status == "passed", report  # log on (0.5, inf): the domain it declares
+
+
+def test_backward_names_the_backward_of_a_named_pair_only(tmp_path):
+    (tmp_path / "ops.py").write_text("def f_forward(x):\n    return x, x\n")
+    with pytest.raises(UsageError, match="--backward g is the backward of the function pair a TARGET names"):
+        make_batch([str(tmp_path / "ops.py")], backward="g")
+    with pytest.raises(UsageError, match="backward: names the backward of the pair a 'path.py:NAME' names"):
+        layercheck.check_layer(Scaled, "6,4:BC", args={"n": 4}, backward="g")
+
+
+def test_a_workers_malformed_listing_is_the_modules_error_not_a_crash():
+    assert Listed.from_dict({"error": 5, "targets": []}).error.startswith("the worker's answer is malformed")
+    assert Listed.from_dict({"error": None, "targets": [{"name": "x"}]}).error.startswith("the worker's answer")

@@ -111,6 +111,11 @@ def check_layer(
     __tracebackhide__ = True  # a usage error reads as the caller's, in pytest
     try:
         kept = None if convention is None else keeps_gradients_mapping(convention, "convention")
+        if backward is not None and not isinstance(layer, (str, os.PathLike)):
+            raise UsageError(
+                "backward: names the backward of the pair a 'path.py:NAME' names; give two functions as "
+                "(forward, backward)"
+            )
     except UsageError as exc:
         raise _cut(exc) from None
     return _check(
@@ -267,7 +272,8 @@ def _adopter(layer: Any, target: Target | None, convention: Convention, args: Ma
                 if not inspect.isclass(layer):
                     raise UsageError(f"convention: {type_name(layer)} is not a class; it maps the methods of a class")
                 return keeps_gradients_layer(layer, convention.keeps_gradients), tuple(layouts)
-            pair = pair_layer(layer[0], layer[1], [(layout.size, layout.format) for layout in layouts], sorted(given))
+            shapes = [(layout.size, layout.format, layout.integer) for layout in layouts]
+            pair = pair_layer(layer[0], layer[1], shapes, sorted(given))
         except ConventionError as exc:
             raise UsageError(str(exc)) from None
         return pair, tuple(layouts[i] for i in pair.input_indices)  # type: ignore[attr-defined]

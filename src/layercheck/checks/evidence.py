@@ -55,9 +55,10 @@ def target_meta(session: CheckContext, dtype: str, arguments: Sequence[Any]) -> 
         "differentiable": [not integer for integer in session.integer_inputs],
         "integer_arguments": list(session.integer_arguments),
         "layouts": layouts_meta(session.layouts),
-        # A layer of another convention (a function pair): how the reproducer makes it again.
+        # A layer of another convention (a function pair): how the reproducer makes it again,
+        # and how it names the gradients (dx, dout) as the reports do.
         "convention": layer.convention_data,
-        "gradient_prefix": layer.d(""),
+        "gradient_labels": {name: layer.d(name) for name in (*layer.gradient_names(), *layer.output_names)},
     }
 
 

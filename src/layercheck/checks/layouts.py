@@ -71,7 +71,9 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
     outputs = session.predict(dtype).require()
     require_arrays(named_outputs(layer, outputs), "predict")
     declared = (
-        "declared by output_format"
+        "read from the pair's outputs: the first input's, with U for an axis more, batch first with fewer"
+        if layer.formats_inferred
+        else "declared by output_format"
         if getattr(layer.obj, "output_format", None) is not None
         else "the first input's; a layer that changes layout declares output_format"
     )

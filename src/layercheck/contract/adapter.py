@@ -327,12 +327,17 @@ class Adapter(ABC):
 
     def d(self, name: str) -> str:
         """The gradient of the argument or output `name`, as messages name it: `dLdX`, a
-        pair's `dx`, a class's own attribute (`dinputs`)."""
+        pair's `dx` and `dout`, a class's own attribute (`dinputs`)."""
         labels = self._convention_names.get("gradients")
         if type(labels) is dict and type(labels.get(name)) is str:
             return str(labels[name])
-        prefix = self._convention_names.get("gradient_prefix")
-        return f"{prefix if type(prefix) is str else 'dLd'}{name}"
+        return f"dLd{name}"
+
+    @property
+    def formats_inferred(self) -> bool:
+        """Whether the outputs' formats are layercheck's reading of a function pair's outputs
+        (a pair declares none), not an `output_format` the user wrote."""
+        return self._convention_names.get("formats_inferred") is True
 
     @property
     def parameter_names(self) -> tuple[str, ...]:

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 FORWARD_SUFFIX, BACKWARD_SUFFIX = "_forward", "_backward"
-# The keys of a keeps-gradients mapping, and the method names each defaults to.
-KEEPS_GRADIENTS_KEYS = ("predict", "output", "backward", "input_gradient", "learnables")
+# The keys of a keeps-gradients mapping (`keeps_gradients_layer`); `arguments` gives the
+# method that computes the outputs its other arguments (nnfs's `training`).
+KEEPS_GRADIENTS_KEYS = ("predict", "output", "backward", "input_gradient", "learnables", "arguments")
 
 
 class ConventionError(Exception):
@@ -62,12 +63,15 @@ def pair_names(names: Any, name: str, backward: str | None = None) -> tuple[str,
     return (forward, partner) if function(forward) and function(partner) else None
 
 
-def _parameters(fn: Any) -> list[inspect.Parameter]:
+def _parameters(fn: Any, keyword_only: bool = False) -> list[inspect.Parameter]:
+    """The positional parameters of `fn` (with `keyword_only`, its keyword-only ones after)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        raise ConventionError(f"the signature of {fn.__name__} cannot be read") from None
-    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        raise ConventionError(f"the signature of {getattr(fn, '__name__', fn)!r} cannot be read") from None
+    kinds: tuple[Any, ...] = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    kinds += (inspect.Parameter.KEYWORD_ONLY,) if keyword_only else ()
+    return [p for p in params if p.kind in kinds]
 
 
 def _signature(names: Any) -> inspect.Signature:
@@ -79,6 +83,20 @@ def _signature(names: Any) -> inspect.Signature:
 def _one_or_tuple(values: Any) -> Any:
     values = tuple(values)
     return values[0] if len(values) == 1 else values
+
+
+def _draw(size: Any, integer: Any, rng: Any) -> Any:
+    """A value of a layout: integers in its range, else standard normal numbers."""
+    if integer is not None:
+        return rng.randint(integer[0], integer[1] + 1, size=tuple(size))
+    return rng.standard_normal(tuple(size))
+
+
+def _format_of(first: str, ndim: int) -> str:
+    """The format of an output of `ndim` axes, from the first input's format `first`."""
+    if ndim >= len(first):
+        return first + "U" * (ndim - len(first))
+    return "B" + "U" * (ndim - 1) if first[:1] == "B" and ndim else "U" * ndim
 
 
 def training_mode(args: Any) -> str | None:
@@ -94,43 +112,66 @@ def training_mode(args: Any) -> str | None:
     return None
 
 
+def _output_names(back_required: Any) -> tuple[list[str], dict[str, str]]:
+    """The outputs' names, and each one's gradient as the backward names it: `dout` is the
+    gradient of `out`; a parameter named otherwise (`grad`) is the gradient of `out` (`out1`...)."""
+    names: list[str] = []
+    labels: dict[str, str] = {}
+    several = len(back_required) > 1
+    for i, param in enumerate(back_required):
+        stripped = param.name[1:] if param.name[:1] == "d" and len(param.name) > 1 else None
+        name = stripped or (f"out{i + 1}" if several else "out")
+        names.append(name)
+        labels[name] = param.name
+    return names, labels
+
+
 def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) -> type:
-    """The section-3 layer of the pair (`forward`, `backward`) checked at `layouts` (one
-    (size, format) per array argument, in the forward's order), the forward's other
-    arguments named by `given` (their values come to the constructor)."""
+    """The section-3 layer of the pair (`user_forward`, `user_backward`) checked at `layouts`
+    (one [size, format] or [size, format, integer range] per array argument, in the forward's
+    order), the forward's other arguments named by `given` (their values come to the
+    constructor: `--arg`, a config entry's `args:`)."""
     params = _parameters(user_forward)
+    every = _parameters(user_forward, keyword_only=True)
     names = [p.name for p in params]
-    unknown = [n for n in given if n not in names]
+    unknown = [n for n in given if n not in {p.name for p in every}]
     if unknown:
         raise ConventionError(
-            f"{user_forward.__name__} takes no argument {', '.join(map(repr, unknown))}; it takes ({', '.join(names)})"
+            f"{user_forward.__name__} takes no argument {', '.join(map(repr, unknown))}; "
+            f"it takes ({', '.join(p.name for p in every)})"
         )
     free = [p for p in params if p.name not in given]
     if len(layouts) > len(free):
         shown = ", ".join(p.name for p in free)
         raise ConventionError(
-            f"{user_forward.__name__} takes {len(free)} argument(s) not given by --arg ({shown}) but "
-            f"{len(layouts)} layouts were given: give one --layout per array argument, in its order"
+            f"{user_forward.__name__} takes {len(free)} argument(s) not given a value ({shown}) but "
+            f"{len(layouts)} layouts were given: give one layout per array argument, in its order"
         )
     arrays = [p.name for p in free[: len(layouts)]]
-    missing = [p.name for p in free[len(layouts) :] if p.default is p.empty]
+    missing = [
+        p.name for p in [*free[len(layouts) :], *every[len(params) :]] if p.default is p.empty and p.name not in given
+    ]
     if missing:
         raise ConventionError(
-            f"{user_forward.__name__}'s argument {missing[0]} has no value: give it a --layout (an array) "
-            f"or --arg {missing[0]}=VALUE (a YAML value)"
+            f"{user_forward.__name__}'s argument {missing[0]} has no value: give it a layout (an array) or a "
+            f"value ({missing[0]}=VALUE: --arg on the command line, args: in a config)"
         )
-    formats = [str(fmt) for _, fmt in layouts]
+    formats = [str(layout[1]) for layout in layouts]
     batched = [i for i, fmt in enumerate(formats) if "B" in fmt]
     inputs = [arrays[i] for i in batched] if batched else arrays[:1]
     learnables = tuple(n for n in arrays if n not in inputs)
-    sizes = {n: tuple(size) for n, (size, _) in zip(arrays, layouts)}
-    back_params = _parameters(user_backward)
-    if len(back_params) < 2:
+    sizes = {n: tuple(layout[0]) for n, layout in zip(arrays, layouts)}
+    integer = {n: (layout[2] if len(layout) > 2 else None) for n, layout in zip(arrays, layouts)}
+    # The gradient of each output, then the cache; parameters with a default are not counted.
+    back_required = [p for p in _parameters(user_backward) if p.default is p.empty]
+    if len(back_required) < 2:
         raise ConventionError(
-            f"{user_backward.__name__} takes ({', '.join(p.name for p in back_params)}); a backward of a "
+            f"{user_backward.__name__} takes ({', '.join(p.name for p in back_required)}); a backward of a "
             "pair takes the gradient of each output, then the cache"
         )
-    num_outputs = len(back_params) - 1
+    num_outputs = len(back_required) - 1
+    outputs, labels = _output_names(back_required[:-1])
+    labels.update({n: f"d{n}" for n in arrays})
     # Arguments up to the last array are passed by position, as a caller of the forward does;
     # the others by name.
     last = max(names.index(n) for n in arrays) if arrays else -1
@@ -146,13 +187,14 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
             # The learnables are drawn from their layouts, with the global RNG layercheck seeds.
             for n in learnables:
                 if getattr(self, n) is None:
-                    setattr(self, n, np.random.standard_normal(sizes[n]))
+                    setattr(self, n, _draw(sizes[n], integer[n], np.random))
 
         def _call(self, xs: Any) -> Any:
             values = dict(zip(inputs, xs))
             values.update({n: getattr(self, n) for n in learnables})
             # A fresh copy of the other arguments on each call: a forward may store what it
-            # computed in them (CS231n's batchnorm keeps its running mean in bn_param).
+            # computed in them (CS231n's batchnorm keeps its running mean in bn_param), which
+            # is its design; the arrays are given as they are, and what it does to them is seen.
             given = copy.deepcopy(self._given)
             positional = [
                 values[n] if n in values else given.pop(n, params[i].default) for i, n in enumerate(names[: last + 1])
@@ -172,18 +214,17 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
 
         def output_format(self, *input_formats: str) -> Any:
             # A pair declares no format: each output keeps the first input's where it has as
-            # many axes, else it is batch-first as the convention's arrays are (affine: N, M).
-            probe = np.random.RandomState(0)
+            # many axes, and its axes first where it has more (an embedding adds one); with
+            # fewer, it is batch-first as the convention's arrays are (affine: N, M). The axes
+            # are counted on one call of the forward with inputs of the layouts.
+            rng = np.random.RandomState(0)
             try:
-                outputs = self._call([probe.standard_normal(sizes[n]) for n in inputs])[:-1]
-                ndims = [int(np.ndim(y)) for y in outputs]
+                returned = self._call([_draw(sizes[n], integer[n], rng) for n in inputs])[:-1]
+                ndims = [int(np.ndim(y)) for y in returned]
             except Exception:  # the checks that call the forward report it
                 ndims = [len(input_formats[0])] * num_outputs
             first = input_formats[0]
-            return _one_or_tuple(
-                first if n == len(first) else ("B" + "U" * (n - 1) if first[:1] == "B" and n else "U" * n)
-                for n in ndims
-            )
+            return _one_or_tuple(_format_of(first, n) for n in ndims)
 
         def forward(self, *xs: Any) -> Any:
             return self._call(xs)
@@ -192,26 +233,32 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
             n = len(inputs)
             douts, cache = args[n + num_outputs : n + 2 * num_outputs], args[-1]
             result = user_backward(*douts, cache)
+            # The gradients of integer arguments are not asked for (a word embedding's
+            # backward returns dW alone); whatever the backward gives for them is not read.
+            wanted = [a for a in arrays if integer[a] is None]
             if isinstance(result, dict):
                 by_name = {}
                 for key, value in result.items():
                     name = key[1:] if isinstance(key, str) and key not in arrays and key[:1] == "d" else key
                     by_name[name] = value
-                lacking = [a for a in arrays if a not in by_name]
+                lacking = [a for a in wanted if a not in by_name]
                 if lacking:
                     raise ConventionError(
                         f"{user_backward.__name__} returned a dict without d{lacking[0]} (keys: {', '.join(map(str, result))})"
                     )
-                ordered = [by_name[a] for a in arrays]
+                by_argument = {a: by_name[a] for a in wanted}
             else:
                 ordered = list(result) if isinstance(result, (tuple, list)) else [result]
-                if len(ordered) != len(arrays):
+                if len(ordered) == len(arrays):
+                    by_argument = {a: g for a, g in zip(arrays, ordered) if integer[a] is None}
+                elif len(ordered) == len(wanted):
+                    by_argument = dict(zip(wanted, ordered))
+                else:
                     raise ConventionError(
                         f"{user_backward.__name__} returned {len(ordered)} value(s); expected the gradients of "
-                        f"{', '.join(arrays)} ({len(arrays)}), in the forward's order"
+                        f"{', '.join(wanted)} ({len(wanted)}), in the forward's order"
                     )
-            by_argument = dict(zip(arrays, ordered))
-            return _one_or_tuple([by_argument[a] for a in (*inputs, *learnables)])
+            return _one_or_tuple([by_argument.get(a) for a in (*inputs, *learnables)])
 
     PairLayer.__name__ = PairLayer.__qualname__ = user_forward.__name__
     PairLayer.__doc__ = f"{user_forward.__name__} and {user_backward.__name__}, checked as a layer."
@@ -219,9 +266,8 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
     PairLayer.num_outputs = num_outputs  # type: ignore[attr-defined]
     # Which of the layouts are the inputs' (in the forward's order), for layercheck to give.
     PairLayer.input_indices = tuple(arrays.index(n) for n in inputs)  # type: ignore[attr-defined]
-    # Messages name the gradients as the pair's code does: dx, dw; dout (its backward's names).
-    outputs = [p.name[1:] if p.name[:1] == "d" and len(p.name) > 1 else p.name for p in back_params[:-1]]
-    PairLayer.convention_names = {"gradient_prefix": "d", "outputs": outputs}  # type: ignore[attr-defined]
+    # Messages name the outputs and gradients as the pair's code does: dx, dw; dout.
+    PairLayer.convention_names = {"outputs": outputs, "gradients": labels, "formats_inferred": True}  # type: ignore[attr-defined]
     PairLayer.predict.__signature__ = _signature(inputs)  # type: ignore[attr-defined]
     PairLayer.forward.__signature__ = _signature(inputs)  # type: ignore[attr-defined]
     return PairLayer
@@ -235,28 +281,39 @@ def _clear(layer: Any, attributes: Any) -> None:
             setattr(layer, attribute, None)
 
 
+# What a class that keeps its gradients declares of section 3 and its wrapper passes on.
+_DECLARATIONS = ("input_domain", "example_layout")
+
+
 def keeps_gradients_layer(cls: type, mapping: Any) -> type:
     """The section-3 layer of a class that keeps its gradients on attributes, by `mapping`
-    (KEEPS_GRADIENTS_KEYS: the method that computes the outputs, the attribute it stores them
-    in when it returns nothing, the backward, the attribute of dL/dX when backward returns
-    nothing, and each parameter's gradient attribute)."""
-    predict_name = mapping.get("predict") or "forward"
-    backward_name = mapping.get("backward") or "backward"
+    (KEEPS_GRADIENTS_KEYS: the method that computes the outputs and the other arguments it
+    takes, the attribute it stores them in, the backward, the attribute of dL/dX, and each
+    parameter's gradient attribute). A configured attribute is read whatever the method
+    returns: it is what the class gives its caller."""
+    predict_method = mapping.get("predict") or "forward"
+    backward_method = mapping.get("backward") or "backward"
     output, input_gradient = mapping.get("output"), mapping.get("input_gradient")
     gradients = dict(mapping.get("learnables") or {})
-    for method in (predict_name, backward_name):
+    arguments = dict(mapping.get("arguments") or {})
+    for method in (predict_method, backward_method):
         if not callable(getattr(cls, method, None)):
-            raise ConventionError(f"{cls.__name__} has no method {method!r} (convention: {method})")
-    params = _parameters(getattr(cls, predict_name))[1:]  # after self
-    input_names = [p.name for p in params if p.default is p.empty] or ["X"]
+            raise ConventionError(f"{cls.__name__} has no method {method!r}")
+    params = _parameters(getattr(cls, predict_method))[1:]  # after self
+    unknown = [n for n in arguments if n not in {p.name for p in _parameters(getattr(cls, predict_method), True)}]
+    if unknown:
+        raise ConventionError(
+            f"{cls.__name__}.{predict_method} takes no argument {unknown[0]!r} (convention: arguments)"
+        )
+    input_names = [p.name for p in params if p.default is p.empty and p.name not in arguments] or ["X"]
 
-    def returned(layer: Any, value: Any, attribute: Any, what: str) -> Any:
-        if value is None and attribute is not None:
+    def result(layer: Any, value: Any, attribute: Any, what: str) -> Any:
+        if attribute is not None:
             value = getattr(layer, attribute, None)
             if value is None:
                 raise ConventionError(f"{cls.__name__}.{what} stored nothing in {attribute!r}")
         elif value is None:
-            key = "output" if what == predict_name else "input_gradient"
+            key = "output" if what == predict_method else "input_gradient"
             raise ConventionError(
                 f"{cls.__name__}.{what} returned None: give `{key}:` the attribute it stores its result in"
             )
@@ -266,12 +323,12 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
         _layer: Any
 
         def __init__(self, **args: Any) -> None:
-            object.__setattr__(self, "_layer", cls(**args))
+            self._layer = cls(**args)
 
         def _run(self, xs: Any) -> Any:
             layer = self._layer
             _clear(layer, [output])  # what a call stores is this call's, never a call's before
-            return returned(layer, getattr(layer, predict_name)(*xs), output, predict_name)
+            return result(layer, getattr(layer, predict_method)(*xs, **arguments), output, predict_method)
 
         def predict(self, *xs: Any) -> Any:
             return self._run(xs)
@@ -288,15 +345,15 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
             if memory is not None:
                 vars(layer).update(memory)
             _clear(layer, [input_gradient, *gradients.values()])
-            dx = returned(
-                layer, getattr(layer, backward_name)(args[len(input_names) + 1]), input_gradient, backward_name
+            dx = result(
+                layer, getattr(layer, backward_method)(args[len(input_names) + 1]), input_gradient, backward_method
             )
             grads = []
             for name, attribute in gradients.items():
                 value = getattr(layer, attribute, None)
                 if value is None:
                     raise ConventionError(
-                        f"{cls.__name__}.{backward_name} stored no gradient of {name} in {attribute!r}"
+                        f"{cls.__name__}.{backward_method} stored no gradient of {name} in {attribute!r}"
                     )
                 grads.append(value)
             return _one_or_tuple([dx, *grads])
@@ -314,9 +371,22 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
 
     for name in gradients:
         setattr(KeepsGradientsLayer, name, held(name))
+    for declared in _DECLARATIONS:
+        if getattr(cls, declared, None) is not None:
+            setattr(KeepsGradientsLayer, declared, getattr(cls, declared))
+    declared_format = getattr(cls, "output_format", None)
+    if declared_format is not None:
+        if callable(declared_format):
+
+            def output_format(self: KeepsGradientsLayer, *formats: str) -> Any:
+                return self._layer.output_format(*formats)
+
+            KeepsGradientsLayer.output_format = output_format  # type: ignore[attr-defined]
+        else:
+            KeepsGradientsLayer.output_format = declared_format  # type: ignore[attr-defined]
     # Messages name the gradients as the class does: dvalues (its backward's parameter),
     # dinputs, dweights (its attributes).
-    back_params = _parameters(getattr(cls, backward_name))[1:]
+    back_params = _parameters(getattr(cls, backward_method))[1:]
     output_name = output or "Y"
     labels = {output_name: back_params[0].name if back_params else f"d{output_name}"}
     labels.update({n: input_gradient or f"d{n}" for n in input_names[:1]})

@@ -90,7 +90,10 @@ class Target:
         if self.pair is not None:
             data = {
                 "pair": list(self.pair),
-                "layouts": [[list(layout.size), layout.format] for layout in layouts],
+                "layouts": [
+                    [list(layout.size), layout.format, None if layout.integer is None else list(layout.integer)]
+                    for layout in layouts
+                ],
                 "given": sorted(args),
             }
         elif self.convention.keeps_gradients is not None:

@@ -59,7 +59,7 @@ def reproduce(out: Any = None) -> int:
         ys, _, memory = saved.forward(obj, xs)
         given = [*xs, *saved.held(obj), *ys, *dLdY, *dLdS]
         names += [f"output {n}" for n in meta["outputs"]]
-        names += [f"{meta.get('gradient_prefix', 'dLd')}{n}" for n in meta["outputs"]] + [
+        names += [meta.get("gradient_labels", {}).get(n, "dLd" + n) for n in meta["outputs"]] + [
             f"dLd{s}_out" for s in meta["state"]
         ]
         copies = [value.copy() for value in given]

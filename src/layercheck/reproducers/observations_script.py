@@ -89,7 +89,7 @@ def compare_gradients(saved: Saved, indices: list[int], batch: list[Any]) -> lis
                 at = list(found["index"])
                 at[axis] = i
                 wrong.append(
-                    f"observation {i}: {meta.get('gradient_prefix', 'dLd')}{name}{index_text(tuple(at))} is {number(found['actual'])} alone and "
+                    f"observation {i}: {meta.get('gradient_labels', {}).get(name, 'dLd' + name)}{index_text(tuple(at))} is {number(found['actual'])} alone and "
                     f"{number(found['expected'])} in the batch (|difference| {found['difference']:.6g}, allowed "
                     f"{found['allowed']:.6g}; {found['count']} of {found['size']} elements differ)"
                 )
@@ -100,7 +100,7 @@ def compare_gradients(saved: Saved, indices: list[int], batch: list[Any]) -> lis
         found = differs(together, sums[j], rtol, max(atol, rtol * largest([magnitudes[j]])))
         if found is not None:
             wrong.append(
-                f"{meta.get('gradient_prefix', 'dLd')}{name}{index_text(found['index'])} is {number(found['actual'])} for the batch and "
+                f"{meta.get('gradient_labels', {}).get(name, 'dLd' + name)}{index_text(found['index'])} is {number(found['actual'])} for the batch and "
                 f"{number(found['expected'])} summed over its observations alone (|difference| "
                 f"{found['difference']:.6g}, allowed {found['allowed']:.6g})"
             )
@@ -119,7 +119,7 @@ def reproduce(out: Any = None) -> int:
     batch = run(saved, indices)
     if method == "backward":
         each = ", ".join(
-            f"{meta.get('gradient_prefix', 'dLd')}{name}: rtol {rtol:g}, atol {atol:.6g}"
+            f"{meta.get('gradient_labels', {}).get(name, 'dLd' + name)}: rtol {rtol:g}, atol {atol:.6g}"
             for name, (rtol, atol) in zip(meta["gradient_names"], meta["gradient_tolerances"])
         )
         print(

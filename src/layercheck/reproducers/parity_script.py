@@ -53,7 +53,7 @@ def results(saved: Saved, xp: Any) -> tuple[list[str], list[Any]]:
         return [*meta["outputs"], *(f"updated {s}" for s in meta["state"])], ys + states
     loss = [saved.array(f"w{j}", xp) for j in range(saved.n_out + len(meta["state"]))]
     gradients = saved.trained(obj, xs, loss[: saved.n_out], loss[saved.n_out :])
-    return [f"{meta.get('gradient_prefix', 'dLd')}{n}" for n in meta["gradient_names"]], gradients
+    return [meta.get("gradient_labels", {}).get(n, "dLd" + n) for n in meta["gradient_names"]], gradients
 
 
 def reproduce(out: Any = None) -> int:

@@ -49,7 +49,7 @@ def twice(saved: Saved) -> tuple[list[str], list[Any], list[Any]]:
         first = [y.copy() for y in sum(saved.predict(obj, fresh_inputs()), [])]
         second = sum(saved.predict(obj, fresh_inputs()), [])
         return names, first, second
-    names = [f"{meta.get('gradient_prefix', 'dLd')}{n}" for n in meta["gradient_names"]]
+    names = [meta.get("gradient_labels", {}).get(n, "dLd" + n) for n in meta["gradient_names"]]
 
     def dLdY() -> list[Any]:
         return [saved.array(f"w{j}") for j in range(saved.n_out)]

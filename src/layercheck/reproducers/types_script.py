@@ -66,7 +66,7 @@ def reproduce(out: Any = None) -> int:
         for name, g, argument, integer in zip(meta["gradient_names"], gradients, arguments, meta["integer_arguments"]):
             if g is not None and not integer:
                 expected = np.dtype(argument.dtype) if meta.get("check_dtypes", True) else None
-                checked.append((f"gradient {meta.get('gradient_prefix', 'dLd')}{name}", g, expected))
+                checked.append((f"gradient {meta.get('gradient_labels', {}).get(name, 'dLd' + name)}", g, expected))
     else:
         ys, states = saved.predict(obj, xs) if method == "predict" else saved.forward(obj, xs)[:2]
         names = list(meta["outputs"]) + list(meta["state"])

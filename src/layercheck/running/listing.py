@@ -78,7 +78,9 @@ class Listed:
     def from_dict(cls, data: Any) -> Listed:
         """The worker's answer read back; anything malformed is the module's error."""
         try:
-            error = data["error"]
+            error = None if data["error"] is None else _text(data["error"])
+            if len(data["targets"]) > 10_000 or any(len(t["parameters"]) > 1_000 for t in data["targets"]):
+                raise ValueError("more than any module defines")
             targets = tuple(
                 ListedTarget(
                     _text(t["name"]),
@@ -93,7 +95,7 @@ class Listed:
             )
         except (KeyError, TypeError, ValueError):
             return cls(error="the worker's answer is malformed (a module that tampers with layercheck's process?)")
-        return cls(targets, None if error is None else _text(error))
+        return cls(targets, error)
 
 
 def _text(value: Any) -> str:
@@ -197,11 +199,10 @@ def describe(listed: Listed, label: str) -> list[str]:
                 f"  {target.name}{where}: a function pair with a cache, {target.name}({', '.join(target.parameters)}) "
                 f"and {target.backward}(...)"
             )
-            layouts = " ".join(f"--layout <{p}>" for p in target.parameters) or "--layout <x>"
-            lines.append(f"      layercheck run {spec} {layouts}")
+            lines.append(f"      layercheck run {spec} --layout SIZES:FORMAT ...")
             lines.append(
-                "      one --layout per array argument, in the forward's order; --arg NAME=VALUE (a YAML value) "
-                "for each of the others"
+                f"      one --layout per array argument of ({', '.join(target.parameters)}), in that order; "
+                "--arg NAME=VALUE (a YAML value) for each of the others"
             )
             continue
         signature = f"({', '.join(target.parameters)})"

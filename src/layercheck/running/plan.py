@@ -98,11 +98,12 @@ def make_batch(
     # over the config's defaults; a config target's own is refused when it is planned).
     options_from(merge_settings(given, *([loaded.defaults] if loaded else [])))
     every_target = parse_input_layouts(list(layouts)) if layouts else ()
-    if backward is not None and not backward.isidentifier():
-        raise UsageError(f"--backward {backward!r} is not a function's name")
+    requests = tuple(_requests(targets, loaded))
+    if backward is not None:
+        _check_backward(backward, requests, loaded)
     workers = parse_jobs(jobs)
     return Batch(
-        requests=tuple(_requests(targets, loaded)),
+        requests=requests,
         config=loaded,
         layouts=every_target,
         args=parse_args(tuple(args)),
@@ -152,6 +153,25 @@ def inputs_read(report: Report) -> list[Input]:
     if report.run is None:
         return []
     return [Input(path, READ_BY_THE_LAYERS, path) for path, _ in report.run.sources]
+
+
+def _check_backward(backward: str, requests: Sequence[Request], config: Config | None) -> None:
+    """`--backward NAME` is the backward of the pair each TARGET names (`path.py:NAME`)."""
+    if not backward.isidentifier():
+        raise UsageError(f"--backward {backward!r} is not a function's name")
+    unnamed = [r.label for r in requests if r.entry is not None or r.name is None]
+    if unnamed:
+        raise UsageError(
+            f"--backward {backward} is the backward of the function pair a TARGET names (path.py:NAME_forward); "
+            f"{unnamed[0]} names none (a config entry takes backward: instead)"
+        )
+    for request in requests:
+        entry = None if config is None or request.name is None else config.entry_for(request.path, request.name)
+        if entry is not None and entry.convention.keeps_gradients is not None:
+            raise UsageError(
+                f"--backward {backward}: {request.label} is a class its config entry checks by a convention; "
+                "give --backward for function pairs only"
+            )
 
 
 def _requests(targets: Sequence[str], config: Config | None) -> list[Request]:

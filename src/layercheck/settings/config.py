@@ -323,6 +323,14 @@ def keeps_gradients_mapping(mapping: Any, where: str) -> dict[str, Any]:
         value = mapping.get(key)
         if value is not None and not (isinstance(value, str) and value.isidentifier()):
             raise Invalid(f"{where}.{key}", f"must be a method's or an attribute's name, got {show(value)}")
+    arguments = mapping.get("arguments")
+    if arguments is not None and not (
+        isinstance(arguments, Mapping) and all(isinstance(k, str) and k.isidentifier() for k in arguments)
+    ):
+        raise Invalid(
+            f"{where}.arguments",
+            f"must map the other arguments of the method that computes the outputs to their values ({{training: false}}), got {show(arguments)}",
+        )
     learnables = mapping.get("learnables")
     if learnables is not None and not (
         isinstance(learnables, Mapping)
