@@ -451,3 +451,27 @@ def test_backward_names_the_backward_of_a_named_pair_only(tmp_path):
 def test_a_workers_malformed_listing_is_the_modules_error_not_a_crash():
     assert Listed.from_dict({"error": 5, "targets": []}).error.startswith("the worker's answer is malformed")
     assert Listed.from_dict({"error": None, "targets": [{"name": "x"}]}).error.startswith("the worker's answer")
+
+
+class BatchCentered(Scaled):
+    """Centers over the batch when training: observations mix by design there."""
+
+    def forward(self, inputs, training):
+        self.inputs = inputs
+        self.output = (inputs - inputs.mean(axis=0) if training else inputs) * self.scale
+
+    def backward(self, dvalues):
+        self.dscale = (dvalues * (self.inputs - self.inputs.mean(axis=0))).sum(axis=0)
+        centered = dvalues * self.scale
+        self.dinputs = centered - centered.mean(axis=0)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_a_class_in_training_mode_is_said_to_be_where_observations_mix(training):
+    mapping = {**MAPPING, "arguments": {"training": training}}
+    report = layercheck.check_layer(
+        BatchCentered, "6,4:BC", args={"n": 4}, convention=mapping, checks=["predict_is_consistent_across_observations"]
+    )
+    (result,) = report.checks
+    said = any(line.startswith("checked with arguments: {training: true}: ") for line in result.explanation)
+    assert (result.status, said) == ((Status.FAILED, True) if training else (Status.PASSED, False))

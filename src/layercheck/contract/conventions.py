@@ -324,6 +324,8 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
 
         def __init__(self, **args: Any) -> None:
             self._layer = cls(**args)
+            # In training mode a layer may mix observations by design: said where they mix.
+            self.training_mode = "arguments: {training: true}" if arguments.get("training") is True else None
 
         def _run(self, xs: Any) -> Any:
             layer = self._layer

@@ -385,7 +385,7 @@ def parse_args(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:
         try:
             parsed = yaml.safe_load(value) if value.strip() else ""
         except yaml.YAMLError:
-            raise UsageError(f"--arg {pair!r}: the value is not a valid YAML scalar") from None
+            raise UsageError(f"--arg {pair!r}: the value is not valid YAML (3, 1e-3, name, {{key: value}})") from None
         if isinstance(parsed, str):
             parsed = _number_or_string(parsed)
         args[key] = parsed

@@ -201,7 +201,7 @@ def describe(listed: Listed, label: str) -> list[str]:
             )
             lines.append(f"      layercheck run {spec} --layout SIZES:FORMAT ...")
             lines.append(
-                f"      one --layout per array argument of ({', '.join(target.parameters)}), in that order; "
+                f"      one --layout per array argument among ({', '.join(target.parameters)}), in that order; "
                 "--arg NAME=VALUE (a YAML value) for each of the others"
             )
             continue
@@ -219,7 +219,9 @@ def describe(listed: Listed, label: str) -> list[str]:
                 "(self.dinputs), map them in a config entry's convention: (docs/keeps-gradients.md) and run "
                 "layercheck run --config FILE.yaml"
             )
-            lines.append(f"      as an operation of DESIGN section 4: layercheck run {spec}{layout}")
+            lines.append(
+                f"      as an operation (docs/contracts.md), whose backward takes more: layercheck run {spec}{layout}"
+            )
         else:
             lines.append(f"      layercheck run {spec}{layout}")
     return lines
