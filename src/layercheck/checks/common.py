@@ -21,6 +21,7 @@ __all__ = [
     "require_arrays",
     "require_backward",
     "require_forward",
+    "require_own_forward",
     "snapshot",
     "widened",
 ]
@@ -35,6 +36,15 @@ def primary_dtype(session: CheckContext) -> str:
 def require_forward(layer: Adapter) -> None:
     if not layer.has_forward:
         raise Skip("no forward defined (predict is used at training time)")
+
+
+def require_own_forward(layer: Adapter, checked_by: str) -> None:
+    """Skip a check of forward that would repeat `checked_by`'s verdict: the training pass of a
+    function pair or of a class that keeps its gradients is the very call predict makes
+    (`contract.conventions`)."""
+    require_forward(layer)
+    if layer.forward_is_predict:
+        raise Skip(f"forward and predict make the same call of {layer.name}'s code: {checked_by} checks it")
 
 
 def require_backward(layer: Adapter) -> None:

@@ -12,6 +12,7 @@ from layercheck.checks.common import (
     primary_dtype,
     require_arrays,
     require_forward,
+    require_own_forward,
 )
 from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.evidence import call_evidence
@@ -74,7 +75,7 @@ def forward_does_not_error(session: CheckContext) -> Outcome:
 )
 def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
     layer = session.reference
-    require_forward(layer)
+    require_own_forward(layer, "predict_does_not_error")
     dtype = primary_dtype(session)
     predicted = named_outputs(layer, session.predict(dtype).require())
     trained = named_outputs(layer, session.forward(dtype).require())

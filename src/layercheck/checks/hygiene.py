@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from layercheck.checks.backward import fresh_training_step
-from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_forward
+from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_own_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
@@ -89,7 +89,7 @@ def predict_does_not_modify_inputs(session: CheckContext) -> Outcome:
     repro=ReproKind.MUTATION,
 )
 def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
-    require_forward(session.reference)
+    require_own_forward(session.reference, "predict_does_not_modify_inputs")
     return _does_not_modify(session, "forward")
 
 

@@ -20,7 +20,7 @@ from layercheck.checks.common import (
     primary_dtype,
     require_arrays,
     require_backward,
-    require_forward,
+    require_own_forward,
     widened,
 )
 from layercheck.checks.context import CheckContext
@@ -367,7 +367,7 @@ def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     repro=ReproKind.OBSERVATIONS,
 )
 def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
-    require_forward(session.reference)
+    require_own_forward(session.reference, "predict_is_consistent_across_observations")
     cause = None
     try:
         message, details = _compare_outputs(session, "forward")

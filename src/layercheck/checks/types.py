@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_forward
+from layercheck.checks.common import dtype_name, named_outputs, require_backward, require_own_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
@@ -121,7 +121,7 @@ def predict_is_consistent_in_type(session: CheckContext) -> Outcome:
     repro=ReproKind.TYPES,
 )
 def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
-    require_forward(session.reference)
+    require_own_forward(session.reference, "predict_is_consistent_in_type")
     return _outputs_type(session, "forward")
 
 
@@ -129,7 +129,7 @@ def _given(layer: Adapter, outputs: Sequence[Any], grad: Any, dtype: Any) -> str
     """Why a gradient may have the dtype it has: the dL/dY backward was given had it, as an
     output of the training step did at the tested `dtype` (a wrong dtype of that pass's, which
     its own check names); '' where no output's dtype explains it."""
-    method = "forward" if layer.has_forward else "predict"
+    method = "forward" if layer.has_forward and not layer.forward_is_predict else "predict"
     for name, y in zip(layer.output_names, outputs):
         if arrays.is_array(y) and y.dtype != np.dtype(dtype) and y.dtype == getattr(grad, "dtype", None):
             return (

@@ -334,6 +334,12 @@ class Adapter(ABC):
         return f"dLd{name}"
 
     @property
+    def forward_is_predict(self) -> bool:
+        """Whether the training pass is the very call predict makes (a function pair's forward,
+        a keeps-gradients class's), so that a check of forward would repeat predict's verdict."""
+        return self._convention_names.get("forward_is_predict") is True
+
+    @property
     def formats_inferred(self) -> bool:
         """Whether the outputs' formats are layercheck's reading of a function pair's outputs
         (a pair declares none), not an `output_format` the user wrote."""

@@ -267,7 +267,12 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
     # Which of the layouts are the inputs' (in the forward's order), for layercheck to give.
     PairLayer.input_indices = tuple(arrays.index(n) for n in inputs)  # type: ignore[attr-defined]
     # Messages name the outputs and gradients as the pair's code does: dx, dw; dout.
-    PairLayer.convention_names = {"outputs": outputs, "gradients": labels, "formats_inferred": True}  # type: ignore[attr-defined]
+    PairLayer.convention_names = {  # type: ignore[attr-defined]
+        "outputs": outputs,
+        "gradients": labels,
+        "formats_inferred": True,  # read from the outputs (`output_format`)
+        "forward_is_predict": True,  # both are one call of the user's forward
+    }
     PairLayer.predict.__signature__ = _signature(inputs)  # type: ignore[attr-defined]
     PairLayer.forward.__signature__ = _signature(inputs)  # type: ignore[attr-defined]
     return PairLayer
@@ -393,7 +398,11 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
     labels = {output_name: back_params[0].name if back_params else f"d{output_name}"}
     labels.update({n: input_gradient or f"d{n}" for n in input_names[:1]})
     labels.update(gradients)
-    KeepsGradientsLayer.convention_names = {"outputs": [output_name], "gradients": labels}  # type: ignore[attr-defined]
+    KeepsGradientsLayer.convention_names = {  # type: ignore[attr-defined]
+        "outputs": [output_name],
+        "gradients": labels,
+        "forward_is_predict": True,  # both are one call of its method
+    }
     KeepsGradientsLayer.__name__ = KeepsGradientsLayer.__qualname__ = cls.__name__
     KeepsGradientsLayer.__doc__ = f"{cls.__name__}, whose gradients are kept on attributes, checked as a layer."
     KeepsGradientsLayer.learnables = tuple(gradients)  # type: ignore[attr-defined]

@@ -689,7 +689,8 @@ def _discover(
         mine = per_request[id(request)]
         if request.path.is_dir() and not mine and not batch.only_layers:
             raise UsageError(
-                f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict)"
+                f"folder {request.label!r} holds no layer (no .py file below it defines a class with predict); "
+                "a function pair (NAME_forward, NAME_backward) is checked where a TARGET or a config entry names it"
             )
         found += mine
     return found

@@ -1,8 +1,7 @@
 """Batch normalization checked in train mode: it normalizes with the batch's mean and
-variance, so each observation's output depends on the others by design and the three checks
+variance, so each observation's output depends on the others by design and the checks
 that compare a batch with its observations alone fail. Its gradients are correct.
 Must fail: predict_is_consistent_across_observations
-Must fail: forward_is_consistent_across_observations
 Must fail: backward_is_consistent_across_observations
 
 x (N, D), gamma (D,), beta (D,); bn_param = {'mode': 'train' | 'test', 'eps', 'momentum',

@@ -1,10 +1,9 @@
 """Inverted dropout in train mode; dropout_param = {'p': keep probability,
 'mode': 'train' | 'test', 'seed': optional}. With a seed the mask is drawn again from that
 seed at every call, so the pair is deterministic and its gradients are correct; but the mask
-of an observation depends on its place in the batch (and on the batch's size), so the three
+of an observation depends on its place in the batch (and on the batch's size), so the
 checks that compare a batch with its observations alone fail, by design of the seeding.
 Must fail: predict_is_consistent_across_observations
-Must fail: forward_is_consistent_across_observations
 Must fail: backward_is_consistent_across_observations
 """
 
