@@ -94,7 +94,7 @@ def check_layer(
             is not `NAME_backward`.
         convention: a class that keeps its gradients (DESIGN.md section 11): the mapping a
             config entry's `convention:` holds (`predict`, `output`, `backward`,
-            `input_gradient`, `learnables`).
+            `input_gradient`, `learnables`, `arguments`).
 
     Returns:
         The report: `status`, one `CheckResult` per check (`result(name)`), and
