@@ -27,9 +27,8 @@ import numpy as np
 
 from layercheck.checks import REGISTRY
 from layercheck.contract.adapter import is_operation, kind_of
-from layercheck.contract.conventions import ConventionError, keeps_gradients_layer, pair_layer
 from layercheck.contract.layout import Layout
-from layercheck.contract.loading import NO_CONVENTION, Convention, Target, constructor, load_targets
+from layercheck.contract.loading import NO_CONVENTION, Convention, Target, adopted, constructor, load_targets
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import handling, reraise_if_interrupt
 from layercheck.reporters.text import target_text
@@ -257,26 +256,25 @@ def _adopter(layer: Any, target: Target | None, convention: Convention, args: Ma
             return None
         found = target
 
-        def adopted(layouts: Sequence[Layout]) -> tuple[Any, tuple[Layout, ...]]:
+        def of_target(layouts: Sequence[Layout]) -> tuple[Any, tuple[Layout, ...]]:
             made = found.adopted(layouts, given)
             return made.obj, made.layouts
 
-        return adopted
+        return of_target
     is_pair = isinstance(layer, tuple) and len(layer) == 2 and all(inspect.isfunction(f) for f in layer)
     if not is_pair and convention.keeps_gradients is None:
         return None
 
+    if not is_pair and not inspect.isclass(layer):
+        raise UsageError(f"convention: {type_name(layer)} is not a class; it maps the methods of a class")
+    # A namespace that holds them, as a module does (two functions may share a name: a lambda's).
+    names = {"forward": layer[0], "backward": layer[1]} if is_pair else {layer.__name__: layer}
+    pair = ("forward", "backward") if is_pair else None
+    name = "forward" if is_pair else layer.__name__
+
     def made(layouts: Sequence[Layout]) -> tuple[Any, tuple[Layout, ...]]:
-        try:
-            if not is_pair:
-                if not inspect.isclass(layer):
-                    raise UsageError(f"convention: {type_name(layer)} is not a class; it maps the methods of a class")
-                return keeps_gradients_layer(layer, convention.keeps_gradients), tuple(layouts)
-            shapes = [(layout.size, layout.format, layout.integer) for layout in layouts]
-            pair = pair_layer(layer[0], layer[1], shapes, sorted(given))
-        except ConventionError as exc:
-            raise UsageError(str(exc)) from None
-        return pair, tuple(layouts[i] for i in pair.input_indices)  # type: ignore[attr-defined]
+        made = adopted(names, name, pair, convention, layouts, given)
+        return made.obj, made.layouts
 
     return made
 

@@ -28,8 +28,10 @@ from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [
     "REPRODUCER_MARK",
+    "Adopted",
     "Convention",
     "Target",
+    "adopted",
     "constructor",
     "discover",
     "import_module",
@@ -86,27 +88,10 @@ class Target:
     def adopted(self, layouts: Sequence[Layout], args: Mapping[str, Any]) -> Adopted:
         """What is checked, and at which input layouts: the layer of section 3 its convention
         makes of the target, or the target itself (TargetError for one that does not fit)."""
-        data: dict[str, Any] | None = None
-        if self.pair is not None:
-            data = {
-                "pair": list(self.pair),
-                "layouts": [
-                    [list(layout.size), layout.format, None if layout.integer is None else list(layout.integer)]
-                    for layout in layouts
-                ],
-                "given": sorted(args),
-            }
-        elif self.convention.keeps_gradients is not None:
-            data = {"keeps_gradients": dict(self.convention.keeps_gradients)}
-        if data is None:
+        if self.pair is None and self.convention.keeps_gradients is None:
             return Adopted(self.obj, tuple(layouts), None)
         assert self.module is not None, "a target of a convention is made by named_target"
-        try:
-            layer = adopt(vars(self.module), self.name, data)
-        except ConventionError as exc:
-            raise TargetError(f"{self.label}: {exc}") from None
-        indices = getattr(layer, "input_indices", range(len(layouts)))
-        return Adopted(layer, tuple(layouts[i] for i in indices), data)
+        return adopted(vars(self.module), self.name, self.pair, self.convention, layouts, args, self.label)
 
     @property
     def is_class(self) -> bool:
@@ -138,6 +123,39 @@ class Adopted:
     obj: Any
     layouts: tuple[Layout, ...]
     convention: dict[str, Any] | None
+
+
+def adopted(
+    names: Mapping[str, Any],
+    name: str,
+    pair: tuple[str, str] | None,
+    convention: Convention,
+    layouts: Sequence[Layout],
+    args: Mapping[str, Any],
+    label: str | None = None,
+) -> Adopted:
+    """The layer of section 3 a convention makes of the target `name` of the namespace
+    `names` (a function pair's `pair` of names, else a class by `convention`), and its input
+    layouts; from the plain data a reproducer rebuilds it from. TargetError (after `label`,
+    where given) for a target that does not fit its convention."""
+    data: dict[str, Any]
+    if pair is not None:
+        data = {
+            "pair": list(pair),
+            "layouts": [
+                [list(layout.size), layout.format, None if layout.integer is None else list(layout.integer)]
+                for layout in layouts
+            ],
+            "given": sorted(args),
+        }
+    else:
+        data = {"keeps_gradients": dict(convention.keeps_gradients or {})}
+    try:
+        layer = adopt(names, name, data)
+    except ConventionError as exc:
+        raise TargetError(str(exc) if label is None else f"{label}: {exc}") from None
+    indices = getattr(layer, "input_indices", range(len(layouts)))
+    return Adopted(layer, tuple(layouts[i] for i in indices), data)
 
 
 def constructor(cls: type, args: Mapping[str, Any]) -> Callable[[], Any]:

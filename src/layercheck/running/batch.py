@@ -321,7 +321,7 @@ def _line_in(obj: Any, path: str) -> int | None:
     return line if type(line) is int and line >= 1 else None
 
 
-def _describe(name: str, obj: Any, kind: str) -> dict[str, Any]:
+def _describe(name: str, obj: Any, kind: Kind) -> dict[str, Any]:
     """What the parent needs of a target: its kind and its example layouts (as text)."""
     layouts, problem = None, None
     try:
@@ -670,16 +670,9 @@ def _discover(
         if isinstance(work, TargetReport):
             mine.append(work)
         elif id(request) in owner:
-            # Found by name: a target the file's own discovery did not find (a function pair),
-            # or found otherwise (a class its config entry checks by a convention), in place of
-            # the one of that name; one it found as it is stays as it was found.
+            assert request.name is not None
             targets = _targets_of(request, label, work, next(outcomes))
-            assert request.entry is not None
-            key = (request.path, request.name)
-            known = {(t.path.resolve(), t.name) for t in mine if isinstance(t, Found)}
-            if key in known and request.entry.convention == NO_CONVENTION:
-                continue
-            mine[:] = [t for t in mine if not (isinstance(t, Found) and (t.path.resolve(), t.name) == key)] + targets
+            mine[:] = _with_named(mine, request.path, request.name, work.convention, targets)
         else:
             # A file read whole for the targets its config names is labelled as it was asked.
             as_folder = None if request.path.is_dir() else batch.only_layers and request.name is None
@@ -710,7 +703,7 @@ def discover_files(
 
     `named`: targets of a file found by name, as `path.py:NAME` finds them, where a folder's
     discovery does not (a function pair, DESIGN.md section 11) or finds them otherwise (a
-    class checked by a convention); each replaces the one of that name, or is added."""
+    class checked by a convention): `_with_named`."""
     named = named or {}
     work = [DiscoverJob(str(path), None, True, timeout) for path, _ in files]
     extra = [
@@ -732,13 +725,31 @@ def discover_files(
         known = found[index]
         if isinstance(known, TargetReport):
             continue  # the file's import failed: its one report says so
-        mine = [
-            t
-            for t in _targets_of(Request(f"{label}:{job.name}", path, job.name), label, job, outcome)
-            if isinstance(t, Found)
-        ]
-        found[index] = (*(t for t in known if t.name != job.name), *mine)
+        mine = _targets_of(Request(f"{label}:{job.name}", path, job.name), label, job, outcome)
+        merged = _with_named(list(known), path, job.name, job.convention, mine)
+        found[index] = tuple(t for t in merged if isinstance(t, Found))
     return found
+
+
+def _with_named(
+    known: list[Found | TargetReport],
+    path: Path,
+    name: str,
+    convention: Convention,
+    targets: list[Found | TargetReport],
+) -> list[Found | TargetReport]:
+    """`known` (a file's or a folder's discovery) with `targets`, the target `name` of `path`
+    found by name: in place of the one of that name where the discovery did not find it as it
+    is checked (a class its config entry checks by a convention), or added where it did not
+    find it at all (a function pair); one the discovery found as it is stays as found."""
+    key = (path.resolve(), name)
+
+    def same(target: Found | TargetReport) -> bool:
+        return isinstance(target, Found) and (target.path.resolve(), target.name) == key
+
+    if convention == NO_CONVENTION and any(same(target) for target in known):
+        return known
+    return [target for target in known if not same(target)] + targets
 
 
 def checks_of_target(batch: Batch, target: Found) -> tuple[str, ...]:

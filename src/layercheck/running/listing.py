@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from layercheck.contract.adapter import is_operation
-from layercheck.contract.conventions import pair_names
+from layercheck.contract.adapter import is_operation, signature_of
 from layercheck.contract.loading import discover, import_module, is_declared_function, is_reproducer, pairs_in
 from layercheck.errors import TargetError
 from layercheck.safetext import bounded, exception_text, visible
@@ -105,11 +104,9 @@ def _text(value: Any) -> str:
 
 
 def _parameters(fn: Any, skip_self: bool) -> tuple[str, ...]:
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return ()
-    names = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    """The positional parameters' names (none where the signature cannot be read), without
+    `self` of a method read off its class."""
+    names = signature_of(fn).names
     return names[1:] if skip_self and inspect.isfunction(fn) and names[:1] == ("self",) else names
 
 
@@ -155,16 +152,10 @@ class ListJob:
             found = [_described(name, obj) for name, obj in discover(module)]
             names = vars(module)
             for forward, backward in pairs_in(module):
-                if pair_names(names, forward) is not None:
-                    found.append(
-                        ListedTarget(
-                            forward,
-                            Style.PAIR,
-                            _line(names[forward]),
-                            _parameters(names[forward], False),
-                            backward=backward,
-                        )
-                    )
+                function = names[forward]
+                found.append(
+                    ListedTarget(forward, Style.PAIR, _line(function), _parameters(function, False), backward=backward)
+                )
         except Exception as exc:  # noqa: BLE001 - a class of the user's whose attributes raise
             return Listed(
                 error=f"listing the targets of {os.path.basename(self.path)} raised {exception_text(exc)}"
