@@ -217,3 +217,63 @@ def test_a_cause_is_named_at_the_size_users_check(path, layout, said):
     _, result = gradient_result(path, layout)
     assert re.search(said, result.message), (layout, result.message)
     assert not any("localization stopped" in line for line in result.explanation)
+
+
+# -- localized on a sub-batch, proven on the whole batch (issue 38) ---------------------------
+
+
+def _sub_batch(result, argument="X"):
+    return records(result)[argument]["diagnosis"]["sub_batch"]
+
+
+def test_a_large_batch_is_localized_on_its_first_observations_and_the_finding_proven_on_all():
+    """Each probe of the localization on 8 of 128 observations costs a 16th of one on the
+    batch: the cause is named as on the whole batch, and the report says where it was measured."""
+    _, result = gradient_result(VERDICTS / "channel_scale_bias_one_channel.py", "24,24,8,128:SSCB")
+    assert re.search(r"off by a factor 3/2 in channel 1 of X \(right in the 7 others checked\)", result.message)
+    assert _sub_batch(result) == {"observations": 8, "batch": 128}
+    said = [line for line in result.explanation if "localized on" in line]
+    assert said == [
+        "  localized on observations 0-7 of 128: the blocks and elements shown were measured there, "
+        "the finding then proven on the whole batch"
+    ]
+    x = records(result)["X"]
+    assert {r["share"] for r in x["diagnosis"]["regions"]} == {1 / 8}  # of the whole X: one channel of 8
+    assert all(e["index"][3] < 8 for e in x["diagnosis"]["examples"])  # measured on the sub-batch
+
+
+def test_a_small_batch_is_localized_whole_and_says_nothing_of_a_sub_batch():
+    _, result = gradient_result(VERDICTS / "channel_scale_bias_one_channel.py")
+    assert re.search(r"off by a factor 3/2 in channel 1 of X", result.message)
+    assert _sub_batch(result) is None
+    assert not any("localized on" in line or "measured on" in line for line in result.explanation)
+
+
+def test_a_wrong_observation_outside_the_sub_batch_is_localized_on_the_whole_batch():
+    """The first 8 observations are right: the sub-batch has nothing to localize, and the
+    whole batch names the last observation (never 'right' for what was not checked)."""
+    _, result = gradient_result(VERDICTS / "observation_last_wrong.py", "6,6,4,64:SSCB")
+    assert re.search(r"off by a factor 3/2 in observation 63 of X", result.message), result.message
+    assert _sub_batch(result) is None
+
+
+def test_a_factor_that_follows_the_batch_size_is_named_on_the_whole_batch():
+    """On 8 observations the channel is off by 1/8; that is not what the whole batch shows
+    (1/64), so the sub-batch's finding is not said: the whole batch is localized and names its
+    own factor."""
+    _, result = gradient_result(VERDICTS / "channel_divided_by_batch.py", "6,6,4,64:SSCB")
+    assert re.search(r"off by a factor 1/64 \(1/batch size\) in channel 1 of X", result.message), result.message
+    assert "1/8" not in " ".join([result.message, *result.explanation])
+    assert _sub_batch(result) is None
+
+
+def test_nothing_narrower_found_on_the_sub_batch_says_where_its_elements_were_measured():
+    _, result = gradient_result(VERDICTS / "mixes_batch_mean_backward_ignores.py", "4,4,3,64:SSCB")
+    assert result.status == "failed" and result.message.startswith("the gradient of X is wrong"), result.message
+    assert _sub_batch(result) == {"observations": 8, "batch": 64}
+    worst = records(result)["X"]["max_rel_error"]
+    assert f"relative error {worst:.3g}" in result.message  # the whole batch's numbers, not the sub-batch's
+    assert (
+        "  the elements shown were measured on observations 0-7 of 64 (nothing narrower than the argument was found there)"
+        in result.explanation
+    )

@@ -214,6 +214,7 @@ def test_gradient_records_keep_their_keys():
         "blocks",
         "stopped_after_s",
         "stopped_after_calls",
+        "sub_batch",
     ]
     (finding,) = by_target["HalfGradient"][GRADIENTS]["details"]["findings"]
     assert list(finding) == ["cause", "arguments", "detail", "region", "numbers"]

@@ -6,17 +6,18 @@ import copy
 import dataclasses
 import math
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from layercheck.checks import wording
+from layercheck.checks import subsets, wording
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.gradient_evidence import gradient_evidence
-from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
+from layercheck.checks.layouts import require_batch
+from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.clock import monotonic
 from layercheck.contract.adapter import Adapter, Outputs, not_numbers
 from layercheck.errors import USER_ERRORS
@@ -40,6 +41,7 @@ from layercheck.numerics.gradients.engine import (
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
 from layercheck.numerics.gradients.localization import numbers_of
+from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Blocked, Call, Kind, Status, cause_of
 from layercheck.safetext import exception_text
@@ -203,9 +205,18 @@ class TrainingPass:
     argument replaced and `gradients` runs backward at the base point for given loss weights.
     """
 
-    def __init__(self, session: CheckContext, dtype: str):
+    def __init__(
+        self,
+        session: CheckContext,
+        dtype: str,
+        new_layer: Callable[[], Adapter] | None = None,
+        inputs: Sequence[Any] | None = None,
+    ):
+        """The pass on the session's layer and inputs, or on `new_layer()` (each fresh layer)
+        and `inputs` (a sub-batch's: arrays of its own, never written into)."""
         self.session, self.dtype = session, dtype
-        self.layer = layer = session.layer(dtype)
+        self._new_layer = new_layer or (lambda: session.layer(dtype))
+        self.layer = layer = self._new_layer()
         self.backward_calls = 0
         self.remarks: list[str] = []
         # The precision of each argument whose gradient backward returned coarser than the
@@ -220,7 +231,7 @@ class TrainingPass:
         self.xp = session.home_module()
         self.precision = arrays.precision_of(dtype)
         # The session's own inputs, never written into: the layer gets copies of them.
-        self.inputs = list(session.inputs(dtype, shared=True))
+        self.inputs = list(session.inputs(dtype, shared=True) if inputs is None else inputs)
         self.originals = self.inputs + [layer.get(n) for n in layer.parameter_names]
         self.values = [
             _as_compute(v, self.precision, self.xp, copy=i >= len(self.inputs)) for i, v in enumerate(self.originals)
@@ -335,7 +346,7 @@ class TrainingPass:
 
     def _backward_once(self, weights: list[np.ndarray]) -> tuple[Any, ...]:
         if self.fresh_for_backward:
-            self.layer = self.session.layer(self.dtype)
+            self.layer = self._new_layer()
             self.at_base = False
         # Back to the base point first: layers may cache on self what forward saw. The memory
         # of a pass run for this call alone needs no copy.
@@ -347,7 +358,9 @@ class TrainingPass:
         xs = [self._guard(x, x.dtype) for x in self.inputs]
         return self.layer.backward(xs, outputs, loss[:m], loss[m:]).all
 
-    def problem(self, session: CheckContext) -> GradientProblem:
+    def problem(self, session: CheckContext, labels: list[str | None] | None = None) -> GradientProblem:
+        """The gradient problem; `labels`: each argument's format where the session's layouts
+        do not give them (a sub-batch's, whose sizes are not the layouts')."""
         layer = self.layer
         kinds = ["integer input" if integer else "input" for integer in session.integer_inputs]
         kinds += ["learnable"] * len(layer.learnables) + ["state"] * len(layer.state)
@@ -360,7 +373,7 @@ class TrainingPass:
             self.evaluate_many,
             self.gradients,
             domains,
-            _labels(session, layer),
+            _labels(session, layer) if labels is None else labels,
             self.remarks,
             self.coarse,
             list(layer.output_names) + [f"updated {s}" for s in layer.state],
@@ -390,6 +403,35 @@ def build_problem(
     except EvaluationError as exc:
         raise _CannotRun(str(exc), "backward") from None
     return problem, baseline, tol
+
+
+def sub_batch(session: CheckContext, dtype: str, tol: Tolerances, labels: list[str | None]) -> SubBatch | None:
+    """The gradient problem on the first observations of a large batch, where a failed
+    gradient is localized at a fraction of the cost (`numerics.gradients.sub_batch`); None
+    where the batch is small, cannot be cut by observation, or the layer cannot run on a
+    part of it."""
+    try:
+        split, _ = subsets.split_by_observation(session, "forward" if session.reference.has_forward else "predict")
+        batch = require_batch(session)
+        if not SubBatch.worth(batch):
+            return None
+        split = dataclasses.replace(split, dtype=dtype)
+        first = range(SUB_BATCH)
+        training = TrainingPass(
+            session,
+            dtype,
+            new_layer=lambda: subsets.subset_layer(session, split, first),
+            inputs=subsets.subset_inputs(session, split, first),
+        )
+        problem = training.problem(session, labels)
+        rng = session.rng("gradient weights sub-batch")
+        weights = [arrays.random_like(y, rng) for y in training.outputs]
+        base = make_baseline(problem, training.outputs, weights, tol)
+    except (Skip, Incomplete, _CannotRun, EvaluationError):
+        return None
+    learnables = [None] * len(session.reference.learnables)
+    axes = (*split.inputs, *learnables, *split.states.values())
+    return SubBatch(problem, base, SUB_BATCH, batch, axes)
 
 
 def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Baseline, Tolerances, str | None, str]:
@@ -482,7 +524,10 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     # machine. The timeout only bounds it, so that the failure is reported in time.
     elements = max(int(a.size) for a in [*problem.values, *baseline.outputs])
     budget = WorkBudget(calls_for(elements), diagnosis_seconds(timeout, left))
-    doctor = Diagnostician(problem, baseline, verdicts, tol, session.rng, budget)
+    labels = problem.labels
+    doctor = Diagnostician(
+        problem, baseline, verdicts, tol, session.rng, budget, lambda: sub_batch(session, dtype, tol, labels)
+    )
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
     device = "gpu" if arrays.on_gpu(session.home_module()) else "cpu"
@@ -697,6 +742,8 @@ def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated:
             cause = wording.cause_phrase(diag.finding)
             lines += [f"  likely cause: {cause}"] if cause else []
             lines += [f"  where: {w}" for w in wording.where_lines(diag.finding, diag.regions)]
+            if diag.sub_batch is not None:
+                lines.append(f"  {wording.sub_batch_line(diag.sub_batch, diag.finding.region is not None)}")
             budget = _budget_words(diag)
             if budget is not None:
                 lines.append(

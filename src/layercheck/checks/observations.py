@@ -9,7 +9,6 @@ states of fixed size are shared by every observation.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,15 +17,15 @@ from layercheck.checks.backward import gradient_size_problem
 from layercheck.checks.common import (
     named_outputs,
     primary_dtype,
-    require_arrays,
     require_backward,
     require_own_forward,
     widened,
 )
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence, session_tolerance_words
-from layercheck.checks.layouts import output_batch_axes, require_batch
+from layercheck.checks.layouts import require_batch
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
+from layercheck.checks.subsets import Split, split_by_observation, subset_inputs, subset_layer, take
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -36,101 +35,10 @@ from layercheck.results import Cause, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = [
-    "MAX_OBSERVATIONS",
-    "Split",
     "backward_is_consistent_across_observations",
     "forward_is_consistent_across_observations",
     "predict_is_consistent_across_observations",
 ]
-
-MAX_OBSERVATIONS = 16
-
-
-def _take(x: Any, indices: Sequence[int], axis: int | None) -> Any:
-    if axis is None:
-        return x
-    return x.take(arrays.array_module(x).asarray(list(indices), dtype=np.intp), axis=axis)
-
-
-def _chosen(n: int, rng: np.random.Generator) -> list[int]:
-    if n <= MAX_OBSERVATIONS:
-        return list(range(n))
-    middle = rng.choice(np.arange(1, n - 1), MAX_OBSERVATIONS - 2, replace=False)
-    return sorted({0, n - 1, *middle.tolist()})
-
-
-@dataclass(frozen=True)
-class Split:
-    """How to cut the arguments and results of one layer by observation."""
-
-    dtype: str
-    inputs: list[int | None]
-    outputs: list[int | None]
-    states: dict[str, int | None]
-
-    @property
-    def results(self) -> list[int | None]:
-        """The batch axis of each output, then of each updated state."""
-        return self.outputs + list(self.states.values())
-
-
-def _state_axes(session: CheckContext, dtype: str, n: int) -> dict[str, int | None]:
-    """Each state's batch axis: the one axis where its size is n with n observations and 1 with one."""
-    names = session.reference.state
-    if not names:
-        return {}
-    one = session.layer(dtype, [layout.with_batch_size(1) for layout in session.layouts])
-    axes: dict[str, int | None] = {}
-    for name in names:
-        full, single = session.reference_parameters[name].shape, one.get(name).shape
-        differ = [k for k in range(len(full)) if len(full) == len(single) and full[k] != single[k]]
-        if full == single:
-            axes[name] = None
-        elif len(full) == len(single) and len(differ) == 1 and full[differ[0]] == n and single[differ[0]] == 1:
-            axes[name] = differ[0]
-        else:
-            raise Incomplete(
-                f"not checked: state {name} has shape {tuple(full)} for {n} observations and {tuple(single)} "
-                "for one, so it cannot be split by observation"
-            )
-    return axes
-
-
-def _split(session: CheckContext, method: str) -> tuple[Split, list[int]]:
-    """How to cut by observation, and which observations to check."""
-    n = require_batch(session)
-    if n == 1:
-        raise Skip("the layout has a single observation")
-    dtype = primary_dtype(session)
-    step = session.step(method, dtype)
-    outputs = step.require()
-    require_arrays(named_outputs(session.reference, outputs), method)
-    split = Split(
-        dtype,
-        [layout.find("B") for layout in session.layouts],
-        output_batch_axes(session, outputs),
-        _state_axes(session, dtype, n),
-    )
-    if all(axis is None for axis in split.results):
-        raise Skip("no output or state has a batch axis")
-    return split, _chosen(n, session.rng("observations"))
-
-
-def _subset_layer(session: CheckContext, split: Split, indices: Sequence[int]) -> Adapter:
-    layer = session.layer(split.dtype, [layout.with_batch_size(len(indices)) for layout in session.layouts])
-    for name, axis in split.states.items():
-        layer.set(name, _take(session.parameters(split.dtype)[name].copy(), indices, axis))
-    return layer
-
-
-def _subset_inputs(session: CheckContext, split: Split, indices: Sequence[int]) -> list[Any]:
-    """Fresh arrays of the observations `indices` of the session's inputs (taken from its own
-    arrays, never written: a copy of the whole input for each subset would cost more than
-    running the layer on it)."""
-    return [
-        x.copy() if axis is None else _take(x, indices, axis)
-        for x, axis in zip(session.inputs(split.dtype, shared=True), split.inputs)
-    ]
 
 
 def _run(layer: Adapter, method: str, xs: Sequence[Any], who: str) -> Outputs:
@@ -245,7 +153,7 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
     """A message when the batch and its observations run one at a time disagree, else None;
     the details name the reproducer's evidence under `evidence`. Raises _Raised when the layer
     raised."""
-    split, indices = _split(session, method)
+    split, indices = split_by_observation(session, method)
     evidence = _observations_evidence(session, method, split, indices)
     names = [
         name
@@ -253,22 +161,22 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
             session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states))
         )
     ]
-    batch = _run(_subset_layer(session, split, indices), method, _subset_inputs(session, split, indices), "the batch")
+    batch = _run(subset_layer(session, split, indices), method, subset_inputs(session, split, indices), "the batch")
     _require_batch_sizes(names, batch.all, split.results, len(indices))
     rtol, atol = _tolerance(session, split.dtype, batch.all)
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
     for k, i in enumerate(indices):
         alone = _run(
-            _subset_layer(session, split, [i]),
+            subset_layer(session, split, [i]),
             method,
-            _subset_inputs(session, split, [i]),
+            subset_inputs(session, split, [i]),
             f"observation {i} alone",
         )
         for name, together, single, axis in zip(names, batch.all, alone.all, split.results):
             if axis is None:
                 continue
             problem = _compare(
-                name, single, _take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
+                name, single, take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
             )
             if isinstance(problem, str):
                 return problem, {"evidence": evidence}
@@ -279,11 +187,11 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
         return None, details
     details["evidence"] = evidence
     k = indices.index(min(differ))
-    xs = _subset_inputs(session, split, indices)
+    xs = subset_inputs(session, split, indices)
     others = _replace_others(session, k, xs, split.inputs)
-    again = _run(_subset_layer(session, split, indices), method, others, "the batch with other observations")
+    again = _run(subset_layer(session, split, indices), method, others, "the batch with other observations")
     cross_talk = any(
-        axis is not None and _compare(name, _take(y2, [k], axis), _take(y1, [k], axis), rtol, atol, "") is not None
+        axis is not None and _compare(name, take(y2, [k], axis), take(y1, [k], axis), rtol, atol, "") is not None
         for name, y1, y2, axis in zip(names, batch.all, again.all, split.results)
     )
     return _differences_message(f"{method} outputs", differ, len(indices), cross_talk), details
@@ -396,8 +304,8 @@ def _training_step(
 ) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
     """forward then backward on the observations `indices`, with the dL/dY and dL/dS_out that
     `output_gradients(outputs)` gives; the gradients, and those dL/dY and dL/dS_out."""
-    layer = _subset_layer(session, split, indices)
-    xs = _subset_inputs(session, split, indices)
+    layer = subset_layer(session, split, indices)
+    xs = subset_inputs(session, split, indices)
     outputs = _run(layer, "forward", xs, who)
     dLdY, dLdS = output_gradients(outputs)
     try:
@@ -453,15 +361,15 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
 
         def observation_gradients(_: Outputs, k: int = k) -> tuple[list[Any], list[Any]]:
             return (
-                [_take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
-                [_take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
+                [take(d, [k], axis) for d, axis in zip(dLdY, split.outputs)],
+                [take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
             )
 
         alone, _, _ = _training_step(session, split, [i], who, observation_gradients)
         for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
             if integer[j]:
                 continue
-            expected = together if axis is None else _take(together, [k], axis)
+            expected = together if axis is None else take(together, [k], axis)
             if not arrays.is_array(single) or single.shape != expected.shape:
                 return (
                     f"backward of {who} returns {session.reference.d(name)} as {arrays.describe(single)}; expected {arrays.describe(expected)}",
@@ -511,10 +419,10 @@ def _backward_cross_talk(
 ) -> bool | None:
     """Do observation k's input gradients change when only the other observations' inputs
     and dL/dY change?"""
-    xs = _replace_others(session, k, list(_subset_inputs(session, split, indices)), split.inputs)
+    xs = _replace_others(session, k, list(subset_inputs(session, split, indices)), split.inputs)
     new_dLdY = _replace_others(session, k, list(dLdY), split.outputs)
     new_dLdS = _replace_others(session, k, list(dLdS), list(split.states.values()))
-    layer = _subset_layer(session, split, indices)
+    layer = subset_layer(session, split, indices)
     try:
         outputs = layer.forward(xs)
         again = layer.backward(xs, outputs, new_dLdY, new_dLdS).all
@@ -523,7 +431,7 @@ def _backward_cross_talk(
     for name, g1, g2, axis, (rtol, atol) in zip(session.reference.gradient_names(), batch, again, axes, tolerances):
         if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
             continue
-        if _compare(name, _take(g2, [k], axis), _take(g1, [k], axis), rtol, atol, "") is not None:
+        if _compare(name, take(g2, [k], axis), take(g1, [k], axis), rtol, atol, "") is not None:
             return True
     return False
 
@@ -537,7 +445,7 @@ def _backward_cross_talk(
 )
 def backward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_backward(session.reference)
-    split, indices = _split(session, "forward")
+    split, indices = split_by_observation(session, "forward")
     session.backward(split.dtype).require()
     problem = gradient_size_problem(session)
     if problem is not None:  # gradients of the wrong shape or no numbers cannot be split by observation

@@ -26,6 +26,7 @@ from layercheck.numerics.gradients.findings import (
     Region,
     RegionKind,
     Size,
+    SubBatchSize,
 )
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "listed",
     "non_finite_move_text",
     "region_text",
+    "sub_batch_line",
     "where_lines",
 ]
 
@@ -310,3 +312,13 @@ def non_finite_move_text(move: NonFiniteMove, arguments: Sequence[str], outputs:
 
 def _named(names: Sequence[str], index: int) -> str:
     return names[index] if 0 <= index < len(names) else f"output {index + 1}"
+
+
+def sub_batch_line(size: SubBatchSize, located: bool) -> str:
+    """Where the blocks and elements of a diagnosis were measured, when not on the whole batch."""
+    if located:
+        return (
+            f"localized on {size.words}: the blocks and elements shown were measured there, "
+            "the finding then proven on the whole batch"
+        )
+    return f"the elements shown were measured on {size.words} (nothing narrower than the argument was found there)"

@@ -11,16 +11,35 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import namespace_of
+from layercheck.numerics.arrays import fetch, namespace_of
 from layercheck.numerics.gradients import claims
 from layercheck.numerics.gradients.budget import Limit, WorkBudget
-from layercheck.numerics.gradients.engine import ArgumentVerdict, Baseline, GradientProblem, Tolerances
-from layercheck.numerics.gradients.evidence import Evidence
-from layercheck.numerics.gradients.findings import BlockError, Diagnosis, ElementExample, Finding, Region
-from layercheck.numerics.gradients.localization import Localization
+from layercheck.numerics.gradients.engine import (
+    ArgumentVerdict,
+    Baseline,
+    EvaluationError,
+    GradientProblem,
+    Tolerances,
+    check_argument,
+)
+from layercheck.numerics.gradients.evidence import Evidence, worst_failing
+from layercheck.numerics.gradients.findings import (
+    BlockError,
+    Cause,
+    Diagnosis,
+    ElementExample,
+    Factor,
+    Finding,
+    Region,
+    SubBatchSize,
+)
+from layercheck.numerics.gradients.localization import Localization, numbers_of
+from layercheck.numerics.gradients.sub_batch import SubBatch, whole_batch_mask
+from layercheck.results import Status
 
 __all__ = ["Diagnostician", "group"]
 
@@ -37,10 +56,14 @@ class Diagnostician:
         tol: Tolerances,
         rng: Callable[[str], np.random.Generator],
         budget: WorkBudget | None = None,
+        sub_batch: Callable[[], SubBatch | None] | None = None,
     ):
         self.budget = WorkBudget(sys.maxsize) if budget is None else budget
         self.budget.start()
         self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget)
+        # Made when a localization first asks for it (most failures are named before).
+        self._make_sub_batch = sub_batch
+        self._sub_batch: SubBatch | None = None
 
     def diagnose(self, index: int) -> Diagnosis:
         evidence = self.evidence
@@ -57,8 +80,92 @@ class Diagnostician:
             finding = claim(evidence, index, gradient)
             if finding is not None:
                 return self._diagnosis(finding)
+        on_sub_batch = self._on_sub_batch(index)
+        if on_sub_batch is not None:
+            return on_sub_batch
         finding, regions, examples, blocks = Localization(evidence, index).run(gradient)
         return self._diagnosis(finding, regions, examples, blocks)
+
+    def sub_batch(self) -> SubBatch | None:
+        if self._make_sub_batch is not None:
+            make, self._make_sub_batch = self._make_sub_batch, None
+            try:  # its base point: a forward and a backward on the sub-batch
+                self.budget.charge()
+                self.budget.charge()
+            except EvaluationError:
+                return None
+            self._sub_batch = make()
+        return self._sub_batch
+
+    def _on_sub_batch(self, index: int) -> Diagnosis | None:
+        """The argument localized on the sub-batch and its finding proven on the whole
+        batch; None where there is no sub-batch, the argument is right there, or what was
+        found there does not hold on the whole batch."""
+        sub = self.sub_batch()
+        if sub is None or sub.base.gradients[index] is None:
+            return None
+        whole, name = self.evidence, self.evidence.name(index)
+        tol, rng = whole.tol, whole.rng
+        local = Evidence(sub.problem, sub.base, [], tol, lambda purpose: rng(f"sub-batch {purpose}"), self.budget)
+        try:  # proven wrong on the sub-batch first, as on the whole batch: two failing probes
+            verdict = check_argument(local.problem, sub.base, index, tol, rng(f"sub-batch {name}"))
+        except EvaluationError:
+            return None
+        if verdict.status is not Status.FAILED:
+            return None
+        local.verdicts = [
+            verdict if i == index else ArgumentVerdict(i, Status.PASSED, []) for i in range(len(sub.problem.names))
+        ]
+        localization = Localization(local, index)
+        finding, _, examples, blocks = localization.run(sub.base.gradients[index])
+        size = SubBatchSize(sub.observations, sub.batch)
+        probe = worst_failing(whole.verdicts[index])
+        assert probe is not None  # a failed argument failed a probe
+        if finding.region is None:
+            unexplained = Finding(
+                Cause.UNEXPLAINED, (name,), numbers=numbers_of(probe), complex_values=finding.complex_values
+            )
+            return self._diagnosis(unexplained, (), examples, blocks, size)
+        if localization.finding_mask is None:
+            return None
+        mask = whole_batch_mask(
+            finding.region, localization.finding_mask, sub.axes[index], whole.problem.values[index], sub.observations
+        )
+        if mask is None or not self._holds(index, finding, mask):
+            return None
+        (share,) = fetch(mask.mean())
+        region = dataclasses.replace(finding.region, share=float(share))
+        finding = dataclasses.replace(finding, region=region)
+        if isinstance(finding.detail, Factor):  # named among the whole batch's sizes (1/batch size)
+            problem = whole.problem
+            named = claims.name_factor(finding.detail.ratio, claims.sizes(problem.values, problem.labels))
+            finding = dataclasses.replace(finding, detail=named)
+        return self._diagnosis(finding, (region,), examples, blocks, size)
+
+    def _holds(self, index: int, finding: Finding, mask: Any) -> bool:
+        """A finding of the sub-batch, on the whole batch's `mask`: the gradient corrected
+        there passes where a factor is claimed; else a probe fails inside and one passes
+        everywhere else."""
+        whole = self.evidence
+        xp = namespace_of(mask)
+        if finding.cause in (Cause.FACTOR, Cause.WRONG_SIGN):
+            ratio = finding.detail.ratio if isinstance(finding.detail, Factor) else -1.0
+
+            def corrected(grads: list[Any]) -> Any:
+                return xp.where(mask, grads[index] / ratio, grads[index])
+
+            return whole.holds(index, corrected)
+        rng = whole.rng(f"sub-batch region {whole.name(index)}")
+        try:
+            inside = check_argument(
+                whole.problem, whole.base, index, whole.tol, rng, max_probes=3, support=mask, fails_needed=1
+            )
+            if inside.status is not Status.FAILED:
+                return False
+            outside = check_argument(whole.problem, whole.base, index, whole.tol, rng, max_probes=3, support=~mask)
+        except EvaluationError:
+            return False
+        return outside.status is Status.PASSED
 
     def _diagnosis(
         self,
@@ -66,6 +173,7 @@ class Diagnostician:
         regions: tuple[Region, ...] = (),
         examples: tuple[ElementExample, ...] = (),
         blocks: Mapping[str, tuple[BlockError, ...]] | None = None,
+        sub_batch: SubBatchSize | None = None,
     ) -> Diagnosis:
         """The diagnosis, with the budget after which it stopped, where it did."""
         stopped = self.budget.stopped
@@ -76,6 +184,7 @@ class Diagnostician:
             {} if blocks is None else blocks,
             stopped_after_s=self.budget.seconds if stopped is Limit.TIMEOUT else None,
             stopped_after_calls=self.budget.calls if stopped is Limit.CALLS else None,
+            sub_batch=sub_batch,
         )
 
 

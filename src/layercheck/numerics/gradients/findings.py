@@ -36,6 +36,7 @@ __all__ = [
     "Region",
     "RegionKind",
     "Size",
+    "SubBatchSize",
 ]
 
 
@@ -364,6 +365,10 @@ class Diagnosis:
     blocks: Mapping[str, tuple[BlockError, ...]] = field(default_factory=dict)
     stopped_after_s: float | None = None
     stopped_after_calls: int | None = None
+    # Localized on the first observations of the batch (`sub_batch.SubBatch`): its blocks and
+    # examples were measured there, its finding then proven on the whole batch. None: on the
+    # whole batch.
+    sub_batch: SubBatchSize | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -373,7 +378,21 @@ class Diagnosis:
             "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
             "stopped_after_s": self.stopped_after_s,
             "stopped_after_calls": self.stopped_after_calls,
+            "sub_batch": None if self.sub_batch is None else dataclasses.asdict(self.sub_batch),
         }
+
+
+@dataclass(frozen=True)
+class SubBatchSize:
+    """The first `observations` of a batch of `batch`: where a diagnosis was localized."""
+
+    observations: int
+    batch: int
+
+    @property
+    def words(self) -> str:
+        last = self.observations - 1
+        return f"observation{'s 0-' + str(last) if last else ' 0'} of {self.batch}"
 
 
 def _detail(detail: Detail) -> dict[str, Any] | None:

@@ -170,6 +170,9 @@ class Localization:
         # they have few): a channel, an observation or a time step is found at any size.
         self._screens = max(LOCALIZATION_BUDGET, 2 * _named_blocks(self.value, self.labels))
         self._ranges: list[tuple[tuple[float, float], Block]] = []  # the value ranges, once cut
+        # The elements of the region the finding states, once `run` found one (None: none, or
+        # a region of elements measured one by one, which has no mask).
+        self.finding_mask: Any = None
 
     def run(
         self, gradient: Any
@@ -178,6 +181,7 @@ class Localization:
         measured one by one, and each partition's blocks as measured."""
         found, measured = self._regions()
         regions = tuple(f.region for f in found)
+        self.finding_mask = found[0].mask if found else None
         probe = worst_failing(self.evidence.verdicts[self.index])
         assert probe is not None  # a failed argument failed a probe
         worst = numbers_of(probe)

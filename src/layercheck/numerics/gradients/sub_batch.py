@@ -1,0 +1,73 @@
+"""Where a gradient is wrong, found on a few observations of a large batch.
+
+Saying where a gradient is wrong takes dozens of probes, two calls of the layer each. At the
+sizes users check (128 observations), that is seconds; on the first few observations of the
+batch it is a fraction of that, and a backward that is wrong in a channel, a time step or
+a border is wrong there too. So the localization runs on a `SubBatch` (the same layer, its
+learnables and the first observations of its inputs and states), and what it found is then
+proven on the whole batch before it is said: the region's mask carried over to the whole
+argument, a factor by the corrected gradient passing the whole batch's failing probes and a
+fresh one, a region without a factor by a probe that fails inside it and one that passes
+everywhere else. Where the sub-batch does not fail, or its finding does not hold on the whole
+batch, the whole batch is localized as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from layercheck.numerics.arrays import namespace_of
+from layercheck.numerics.gradients.engine import Baseline, GradientProblem
+from layercheck.numerics.gradients.findings import Region, RegionKind
+
+__all__ = ["SUB_BATCH", "SubBatch", "whole_batch_mask"]
+
+# The observations a sub-batch holds, and how many times as many the batch must hold for one
+# to be worth it: below that, the whole batch is localized.
+SUB_BATCH = 8
+_WORTH = 4
+
+
+@dataclass(frozen=True)
+class SubBatch:
+    """The gradient problem on the first `observations` of a batch of `batch`; `axes` is
+    each argument's batch axis (None: the argument has none, as a learnable, and is the
+    same array in both problems)."""
+
+    problem: GradientProblem
+    base: Baseline
+    observations: int
+    batch: int
+    axes: tuple[int | None, ...]
+
+    @staticmethod
+    def worth(batch: int) -> bool:
+        """Whether a batch of this size is localized on a sub-batch."""
+        return batch >= _WORTH * SUB_BATCH
+
+
+def whole_batch_mask(region: Region, mask: Any, axis: int | None, value: Any, observations: int) -> Any | None:
+    """The elements of the whole batch's argument `value` that a region found on the
+    sub-batch's (`mask`, its elements there) stands for; None where it cannot be carried
+    over (a value range of several pieces).
+
+    A region of values (a sign, a value range) is where the whole argument has those values.
+    A region along another axis (a channel, a time step, a border) holds the same elements of
+    every observation; one along the batch axis, the observations found (of the first ones)."""
+    xp = namespace_of(value)
+    if axis is None:
+        return mask if tuple(mask.shape) == tuple(value.shape) else None
+    real = value.real
+    if region.kind is RegionKind.SIGN:
+        return real < 0 if region.below else real > 0
+    if region.kind is RegionKind.VALUE_RANGE:
+        return (real >= region.low) & (real <= region.high) if region.contiguous else None
+    first = xp.take(mask, xp.asarray([0]), axis=axis)
+    if bool(xp.all(mask == first)):
+        return xp.broadcast_to(first, value.shape).copy()
+    whole = xp.zeros(value.shape, dtype=bool)
+    index: list[Any] = [slice(None)] * value.ndim
+    index[axis] = slice(0, observations)
+    whole[tuple(index)] = mask
+    return whole
