@@ -8,8 +8,9 @@ A parametric Swish layer, Y = X * sigmoid(beta X) with one beta per channel, and
 twins: dL/dbeta off by a factor 2, dL/dbeta wrong in one channel, and a predict that mixes
 the observations of a batch (its backward ignores the mixing). Each line gives the failing
 check's time over the correct layer's, the time the diagnosis spent, and its headline.
-Target (issue 26): a failed check at most 3x the passing one; the diagnosis keeps to its time
-budget (`checks.gradients.diagnosis_budget`) whatever the layer.
+Target (issues 26, 38): a failed check at most 3x the passing one, never a timeout; the
+diagnosis spends a budget of calls of the layer (`numerics.gradients.budget`), and localizes a
+large batch on its first observations (`numerics.gradients.sub_batch`).
 """
 
 from __future__ import annotations
