@@ -334,6 +334,17 @@ def test_a_failing_gradient_is_diagnosed_on_the_device(ledger):
     assert moved.downloaded <= DOWNLOAD_BUDGET, _largest(moved.events, "download")
 
 
+def test_a_failing_gradient_of_a_large_batch_is_localized_on_a_sub_batch_on_the_device(ledger):
+    """Issue 38: the sub-batch is cut on the device, and what it found proven there too."""
+    obj = load_layer(TESTS / "corpus" / "grad_one_channel.py")
+    with ledger.counting() as moved:
+        result = layercheck.check_layer(obj, "12,12,8,64:SSCB", device="gpu", checks=[GRADIENTS]).result(GRADIENTS)
+    assert result.status == "failed" and "channel" in result.message
+    (x,) = [r for r in result.details["arguments"] if r.get("diagnosis")]
+    assert x["diagnosis"]["sub_batch"] == {"observations": 8, "batch": 64}
+    assert moved.downloaded <= DOWNLOAD_BUDGET, _largest(moved.events, "download")
+
+
 def _largest(events, direction: str):
     chosen = [e for e in events if e.direction == direction]
     return sorted(chosen, key=lambda e: -e.nbytes)[:5]
