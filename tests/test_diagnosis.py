@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from conftest import CORPUS, GRADIENTS, LAYERS, SAMPLES, SMALL_LAYOUT, declared, load_layer, mentions, not_ok
 
@@ -277,3 +278,39 @@ def test_nothing_narrower_found_on_the_sub_batch_says_where_its_elements_were_me
         "  the elements shown were measured on observations 0-7 of 64 (nothing narrower than the argument was found there)"
         in result.explanation
     )
+
+
+class _OnlyItsOwnBatch:
+    """A per-channel scale computed in float32 inside, whose initialize refuses any batch but
+    64, with dL/dX 1.5 times too large in channel 1: nothing can run on a sub-batch."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        if layout.size[3] != 64:
+            raise ValueError(f"built for batches of 64, not {layout.size[3]}")
+        if self.w is None:
+            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+    def predict(self, X):
+        return (self.w.astype(np.float32) * X.astype(np.float32)).astype(X.dtype)
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdX = self.w * dLdY
+        dLdX[:, :, 1, :] *= 1.5
+        return dLdX, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
+
+
+def test_a_layer_that_runs_on_its_whole_batch_only_is_localized_and_measured_there():
+    checks = [GRADIENTS, "predict_is_consistent_in_type"]
+    report = layercheck.check_layer(_OnlyItsOwnBatch, "6,6,4,64:SSCB", checks=checks)
+    gradients, types = report.result(GRADIENTS), report.result("predict_is_consistent_in_type")
+    # judged at float32's precision (measured on the whole batch), the factor to its digits
+    assert re.search(r"off by a factor (3/2|1\.49\d*|1\.50\d*) in channel 1 of X", gradients.message), gradients.message
+    assert "gradient of w" not in gradients.message  # at float64's steps, w's own round-off looked wrong
+    assert _sub_batch(gradients) is None
+    assert types.status == "failed" and "computes below float64 precision" in types.message, types.message
+    assert "on observations" not in types.message  # measured on the whole batch

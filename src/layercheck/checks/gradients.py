@@ -417,12 +417,14 @@ def sub_batch(session: CheckContext, dtype: str, tol: Tolerances, labels: list[s
             return None
         split = dataclasses.replace(split, dtype=dtype)
         first = range(SUB_BATCH)
-        training = TrainingPass(
-            session,
-            dtype,
-            new_layer=lambda: subsets.subset_layer(session, split, first),
-            inputs=subsets.subset_inputs(session, split, first),
-        )
+
+        def fresh() -> Adapter:  # as a perturbed point the layer raised at: nothing said of it
+            try:
+                return subsets.subset_layer(session, split, first)
+            except Incomplete as exc:
+                raise EvaluationError(str(exc)) from None
+
+        training = TrainingPass(session, dtype, new_layer=fresh, inputs=subsets.subset_inputs(session, split, first))
         problem = training.problem(session, labels)
         rng = session.rng("gradient weights sub-batch")
         weights = [arrays.random_like(y, rng) for y in training.outputs]

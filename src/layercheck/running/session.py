@@ -540,10 +540,7 @@ def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
     step = session.step(method, dtype)
     if not (step.ok and isinstance(step.value, Outputs) and nominal == np.dtype(np.float64)):
         return finding
-    try:
-        layer, inputs, outputs, observations = _precision_subject(session, method, dtype, step.value.all)
-    except USER_ERRORS:
-        return finding  # the layer raised on a sub-batch: no finding, as for one raising at a moved point
+    layer, xs, outputs, observations = _precision_subject(session, method, dtype, step.value.all)
     # The inputs and the learnables and state move together: a layer may round either to
     # float32 (float32 weights, a cast of its parameters).
     names = [n for n in layer.parameter_names if arrays.is_array(layer.get(n))]
@@ -554,7 +551,7 @@ def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
             layer.set(name, value)
         return getattr(layer, method)(list(values[:n_in])).all
 
-    arguments = list(inputs) + [layer.get(n).copy() for n in names]
+    arguments = list(xs) + [layer.get(n).copy() for n in names]
     inputs = [not integer for integer in session.integer_inputs]
     domains = list(session.input_domains()) + [(None, None)] * len(names)
     # Inputs first, then the parameters, each group alone: moved together, their products (a
@@ -580,19 +577,19 @@ def _precision_subject(
     shows in every observation, and a move of all of them costs as many calls of the whole
     batch), with a layer of their own and its outputs there; else a fresh layer, the inputs and
     the outputs of `method` at `dtype` (`outputs`). And the (observations, batch) of a
-    sub-batch, None for the whole batch. Raises what the layer raised on the sub-batch."""
+    sub-batch, None for the whole batch (also where the layer cannot run on one)."""
     try:
         split, _ = split_by_observation(session, method)
         batch = require_batch(session)
-    except (Skip, Incomplete):
-        batch = 0
-    if not SubBatch.worth(batch):
-        return session.layer(dtype), list(session.inputs(dtype)), outputs, None
-    split = dataclasses.replace(split, dtype=np.dtype(dtype).name)
-    first = range(SUB_BATCH)
-    layer = subset_layer(session, split, first)
-    inputs = subset_inputs(session, split, first)
-    return layer, inputs, getattr(layer, method)(list(inputs)).all, (SUB_BATCH, batch)
+        if SubBatch.worth(batch):
+            split = dataclasses.replace(split, dtype=np.dtype(dtype).name)
+            first = range(SUB_BATCH)
+            layer = subset_layer(session, split, first)
+            inputs = subset_inputs(session, split, first)
+            return layer, inputs, getattr(layer, method)(list(inputs)).all, (SUB_BATCH, batch)
+    except (Skip, Incomplete, *USER_ERRORS):
+        pass
+    return session.layer(dtype), list(session.inputs(dtype)), outputs, None
 
 
 def _held_by(layer: Adapter) -> tuple[Any, ...]:
