@@ -228,14 +228,14 @@ def _sub_batch(result, argument="X"):
 
 
 def test_a_large_batch_is_localized_on_its_first_observations_and_the_finding_proven_on_all():
-    """Each probe of the localization on 8 of 128 observations costs a 16th of one on the
+    """Each probe of the localization on 8 of 32 observations costs a quarter of one on the
     batch: the cause is named as on the whole batch, and the report says where it was measured."""
-    _, result = gradient_result(VERDICTS / "channel_scale_bias_one_channel.py", "24,24,8,128:SSCB")
+    _, result = gradient_result(VERDICTS / "channel_scale_bias_one_channel.py", "12,12,8,32:SSCB")
     assert re.search(r"off by a factor 3/2 in channel 1 of X \(right in the 7 others checked\)", result.message)
-    assert _sub_batch(result) == {"observations": 8, "batch": 128}
+    assert _sub_batch(result) == {"observations": 8, "batch": 32}
     said = [line for line in result.explanation if "localized on" in line]
     assert said == [
-        "  localized on observations 0-7 of 128: the blocks and elements shown were measured there, "
+        "  localized on observations 0-7 of 32: the blocks and elements shown were measured there, "
         "the finding then proven on the whole batch"
     ]
     x = records(result)["X"]
@@ -314,3 +314,51 @@ def test_a_layer_that_runs_on_its_whole_batch_only_is_localized_and_measured_the
     assert _sub_batch(gradients) is None
     assert types.status == "failed" and "computes below float64 precision" in types.message, types.message
     assert "on observations" not in types.message  # measured on the whole batch
+
+
+def _scaled_channels(scale_of_channel_0: float, wrong: float = 1.0):
+    """Y = s * X per channel, s = `scale_of_channel_0` in channel 0 and about 1 elsewhere, with
+    dL/dX `wrong` times the true one in channel 0; counts its calls."""
+
+    class ScaledChannels:
+        learnables = ("s",)
+        calls = {"predict": 0, "backward": 0}
+
+        def __init__(self):
+            self.s = None
+
+        def initialize(self, layout):
+            if self.s is None:
+                self.s = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+                self.s[0, 0, 0, 0] = scale_of_channel_0
+
+        def predict(self, X):
+            ScaledChannels.calls["predict"] += 1
+            return self.s * X
+
+        def backward(self, X, Y, dLdY, memory):
+            ScaledChannels.calls["backward"] += 1
+            dLdX = self.s * dLdY
+            dLdX[:, :, 0, :] *= wrong
+            return dLdX, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
+
+    return ScaledChannels
+
+
+def test_a_small_channel_the_passing_probe_resolves_is_not_probed_again():
+    """Issue 38, the passing path at its floor: channel 0's gradient is 1e-4 of the others',
+    below the share that once took a probe of its own, yet the joint probe would have seen a
+    relative error of 1e-3 in it: one backward and the joint probe's two calls (with the
+    training pass: three predicts)."""
+    layer = _scaled_channels(1e-4)
+    result = layercheck.check_layer(layer, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert result.status == "passed", result.message
+    assert layer.calls == {"predict": 3, "backward": 1}
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1e-7])
+def test_a_small_channel_wrong_by_a_factor_is_caught_whether_resolved_or_probed_on_its_own(scale):
+    """At 1e-4 the joint probe sees it; at 1e-7 it does not, and the channel is probed alone."""
+    layer = _scaled_channels(scale, wrong=2.0)
+    result = layercheck.check_layer(layer, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert result.status == "failed" and "channel 0" in result.message, result.message

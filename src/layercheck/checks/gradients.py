@@ -37,6 +37,7 @@ from layercheck.numerics.gradients.engine import (
     check_argument,
     check_jointly,
     make_baseline,
+    step_scale,
 )
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
@@ -628,9 +629,14 @@ def _small_blocks(
     rng: np.random.Generator,
 ) -> ArgumentVerdict:
     """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
-    the rest are invisible to a probe of the whole argument: an error that is all of such a
-    block is a negligible part of the whole. Each is probed on its own, at its own scale."""
-    for where, relative, mask in small_scale_blocks(baseline.gradients[index], problem.labels[index]):
+    the rest may be invisible to a probe of the whole argument: an error that is all of such a
+    block is a negligible part of the whole. Each is probed on its own, at its own scale,
+    unless the probe that passed the argument resolved a small error in it too."""
+    gradient = baseline.gradients[index]
+    passing = next((p for p in reversed(verdict.probes) if p.verdict is Verdict.PASS), None)
+    for where, relative, mask in small_scale_blocks(gradient, problem.labels[index]):
+        if passing is not None and _resolves(passing, gradient, problem.values[index], mask):
+            continue
         block = check_argument(problem, baseline, index, tol, rng, support=mask)
         if block.status is Status.FAILED:
             scale = "zero" if relative == 0 else f"{relative:.1g} times the largest"
@@ -640,6 +646,27 @@ def _small_blocks(
             )
             return ArgumentVerdict(index, Status.FAILED, verdict.probes + block.probes, reason)
     return verdict
+
+
+# A block whose gradient is small is cleared by the probe that passed its argument where a
+# relative error of this size in the block alone would have moved that probe's projection by
+# twice its tolerance: the block's share of the projection, |g v| over it, is large enough.
+BLOCK_RESOLUTION = 1e-3
+
+
+def _resolves(probe: Probe, gradient: Any, value: Any, mask: Any) -> bool:
+    """Whether `probe` (which passed) would have seen an error of BLOCK_RESOLUTION of the
+    block `mask` of the argument's gradient: the block's share of its projection, the RMS
+    of g v over the block (a joint probe moves each argument by its own step scale along
+    random signs; a probe of one argument records its direction)."""
+    xp = arrays.namespace_of(gradient)
+    if probe.argument < 0:
+        (sq,) = arrays.fetch(arrays.norm_sq(xp.where(mask, gradient, 0)))
+        share = step_scale(value) * math.sqrt(sq)
+    else:
+        (sq,) = arrays.fetch(arrays.norm_sq(xp.where(mask, gradient * probe.direction, 0)))
+        share = math.sqrt(sq)
+    return 2 * probe.tolerance <= BLOCK_RESOLUTION * share
 
 
 def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagnosis | None) -> ArgumentRecord:
