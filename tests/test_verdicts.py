@@ -142,23 +142,3 @@ def test_correct_lookalikes_stay_green_over_ten_more_seeds(e: Expectation):
         not_ok = {c.name: f"{c.status}: {c.message}" for c in report.checks if c.status not in ("passed", "skipped")}
         assert not_ok == {}, f"{e.id}, seed {seed}"
 
-
-FLOAT32 = [e for e in EXPECTATIONS if e.id.startswith("float32")]
-
-
-@pytest.mark.parametrize("e", FLOAT32, ids=lambda e: e.id)
-def test_the_precision_of_a_large_batch_is_measured_on_its_first_observations(e: Expectation):
-    """Issue 38: round-off shows in every observation, so a batch of 64 is moved on its first 8
-    (a fraction of the calls' cost), with the same verdicts as the small batch's, and says so."""
-    obj = _fresh_load(e.path)
-    report = layercheck.check_layer(obj, "6,6,4,64:SSCB")
-    assert report.error is None, report.error
-    not_ok = {c.name: f"{c.status}: {c.message}" for c in report.checks if c.status not in ("passed", "skipped")}
-    if e.correct:
-        assert not_ok == {}, f"{e.id} is correct"
-        return
-    result = report.result(e.check)
-    assert result.status == "failed", not_ok
-    for pattern in e.says:
-        assert re.search(pattern, _text(result)), f"{e.id}: {pattern!r} not in {_text(result)!r}"
-    assert "(on observations 0-7 of 64)" in result.message

@@ -42,8 +42,6 @@ class PrecisionFinding:
     float32_values: bool  # every output is a float32 value (a cast back at the end)
     moved: str = "inputs"  # what was moved to show it: "inputs", or "learnables and state"
     step: float = _STEP  # the relative move that showed it (larger where the smallest was rounded away)
-    # Measured on the first observations of a large batch: (how many, of how many); None: on all.
-    observations: tuple[int, int] | None = None
 
     @property
     def lost(self) -> bool:
@@ -63,13 +61,8 @@ class PrecisionFinding:
     def describe(self, method: str) -> str:
         """The finding in words, for a layer that lost precision."""
         eps64, eps32 = machine_epsilon(np.float64), machine_epsilon(np.float32)
-        on = (
-            ""
-            if self.observations is None
-            else f" (on observations 0-{self.observations[0] - 1} of {self.observations[1]})"
-        )
         text = (
-            f"{method} computes below float64 precision: moving its {self.moved}{on} by a relative {self.step:g} gives outputs "
+            f"{method} computes below float64 precision: moving its {self.moved} by a relative {self.step:g} gives outputs "
             f"with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, float32 at "
             f"{eps32:.2g}); "
         )

@@ -26,9 +26,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.checks.context import BackwardResult, CallArguments, CallError, Step, call
-from layercheck.checks.layouts import require_batch
-from layercheck.checks.registry import Incomplete, Skip
-from layercheck.checks.subsets import split_by_observation, subset_inputs, subset_layer
+from layercheck.checks.registry import Incomplete
 from layercheck.clock import monotonic
 from layercheck.contract import calls
 from layercheck.contract.adapter import Adapter, Outputs, adapt, domains_per_input
@@ -38,7 +36,6 @@ from layercheck.cupyref import fake_cupy
 from layercheck.devices import GpuStatus, gpu_status
 from layercheck.errors import USER_ERRORS, ContractError, TargetError, UsageError
 from layercheck.numerics import arrays
-from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch
 from layercheck.numerics.precision import PrecisionFinding, measure_precision
 from layercheck.portability import is_cuda_error, is_cupy_refusal
 from layercheck.results import Call, Kind
@@ -540,7 +537,7 @@ def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
     step = session.step(method, dtype)
     if not (step.ok and isinstance(step.value, Outputs) and nominal == np.dtype(np.float64)):
         return finding
-    layer, xs, outputs, observations = _precision_subject(session, method, dtype, step.value.all)
+    layer = session.layer(dtype)
     # The inputs and the learnables and state move together: a layer may round either to
     # float32 (float32 weights, a cast of its parameters).
     names = [n for n in layer.parameter_names if arrays.is_array(layer.get(n))]
@@ -551,7 +548,7 @@ def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
             layer.set(name, value)
         return getattr(layer, method)(list(values[:n_in])).all
 
-    arguments = list(xs) + [layer.get(n).copy() for n in names]
+    arguments = list(session.inputs(dtype)) + [layer.get(n).copy() for n in names]
     inputs = [not integer for integer in session.integer_inputs]
     domains = list(session.input_domains()) + [(None, None)] * len(names)
     # Inputs first, then the parameters, each group alone: moved together, their products (a
@@ -559,8 +556,10 @@ def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
     groups = [inputs + [False] * len(names), [False] * n_in + [True] * len(names)]
     try:
         for movable, what in zip(groups if names else groups[:1], ("inputs", "learnables and state")):
-            found = measure_precision(evaluate, arguments, movable, domains, outputs, nominal, session.rng("precision"))
-            found = dataclasses.replace(found, moved=what, observations=observations)
+            found = measure_precision(
+                evaluate, arguments, movable, domains, step.value.all, nominal, session.rng("precision")
+            )
+            found = dataclasses.replace(found, moved=what)
             if found.lost or found.roundoff > finding.roundoff:
                 finding = found
             if finding.lost:
@@ -568,28 +567,6 @@ def _measure_precision(session: Session, dtype: Any) -> PrecisionFinding:
     except USER_ERRORS:
         pass  # the layer raised at a moved point: no finding, as for a layer that cannot be moved
     return finding
-
-
-def _precision_subject(
-    session: Session, method: str, dtype: Any, outputs: Sequence[Any]
-) -> tuple[Adapter, list[Any], Sequence[Any], tuple[int, int] | None]:
-    """What the precision is measured on: the first observations of a large batch (round-off
-    shows in every observation, and a move of all of them costs as many calls of the whole
-    batch), with a layer of their own and its outputs there; else a fresh layer, the inputs and
-    the outputs of `method` at `dtype` (`outputs`). And the (observations, batch) of a
-    sub-batch, None for the whole batch (also where the layer cannot run on one)."""
-    try:
-        split, _ = split_by_observation(session, method)
-        batch = require_batch(session)
-        if SubBatch.worth(batch):
-            split = dataclasses.replace(split, dtype=np.dtype(dtype).name)
-            first = range(SUB_BATCH)
-            layer = subset_layer(session, split, first)
-            inputs = subset_inputs(session, split, first)
-            return layer, inputs, getattr(layer, method)(list(inputs)).all, (SUB_BATCH, batch)
-    except (Skip, Incomplete, *USER_ERRORS):
-        pass
-    return session.layer(dtype), list(session.inputs(dtype)), outputs, None
 
 
 def _held_by(layer: Adapter) -> tuple[Any, ...]:
