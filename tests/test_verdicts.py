@@ -141,4 +141,3 @@ def test_correct_lookalikes_stay_green_over_ten_more_seeds(e: Expectation):
         report = layercheck.check_layer(obj, obj.example_layout, seed=seed)
         not_ok = {c.name: f"{c.status}: {c.message}" for c in report.checks if c.status not in ("passed", "skipped")}
         assert not_ok == {}, f"{e.id}, seed {seed}"
-
