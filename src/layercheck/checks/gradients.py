@@ -37,7 +37,6 @@ from layercheck.numerics.gradients.engine import (
     check_argument,
     check_jointly,
     make_baseline,
-    step_scale,
 )
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
@@ -580,11 +579,14 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
         and baseline.gradients[index] is not None
         and problem.values[index].size > 0
     ]
+    # Blocks whose gradient is small against the rest of their argument's (`_small_blocks`).
+    small = {i: small_scale_blocks(baseline.gradients[i], problem.labels[i]) for i in checkable}
     joint: Probe | None = None
     cleared: set[int] = set()
     if len(checkable) > 1:  # three forward calls for all of them, where each alone takes two
+        masks = {i: [mask for _, _, mask in found] for i, found in small.items()}
         try:
-            joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"))
+            joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"), masks)
         except EvaluationError:
             joint, cleared = None, set()
     joint_failed = joint is not None and joint.verdict is Verdict.FAIL
@@ -593,9 +595,9 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
         if joint is not None and index in cleared:
             verdict = ArgumentVerdict(index, Status.PASSED, [joint])
             rng = session.rng(f"gradient {problem.names[index]}")
-            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng))
+            verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng, small[index]))
         else:
-            verdicts.append(_verdict(session, problem, baseline, tol, index))
+            verdicts.append(_verdict(session, problem, baseline, tol, index, small.get(index)))
     if [v.index for v in verdicts] != list(range(len(problem.names))):
         # Never a pass that decided fewer arguments than there are: whatever made the loop
         # above skip one (a defect, or a `range` the layer replaced) makes no verdict.
@@ -604,7 +606,12 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
 
 
 def _verdict(
-    session: CheckContext, problem: GradientProblem, baseline: Baseline, tol: Tolerances, index: int
+    session: CheckContext,
+    problem: GradientProblem,
+    baseline: Baseline,
+    tol: Tolerances,
+    index: int,
+    small: list[tuple[str, float, Any]] | None = None,
 ) -> ArgumentVerdict:
     if problem.kinds[index] == "integer input":
         return ArgumentVerdict(index, Status.SKIPPED, [], "an integer input is not differentiated")
@@ -617,7 +624,9 @@ def _verdict(
     verdict = check_argument(problem, baseline, index, tol, rng)
     if verdict.status is not Status.PASSED:
         return verdict
-    return _small_blocks(problem, baseline, tol, index, verdict, rng)
+    if small is None:
+        small = small_scale_blocks(baseline.gradients[index], problem.labels[index])
+    return _small_blocks(problem, baseline, tol, index, verdict, rng, small)
 
 
 def _small_blocks(
@@ -627,15 +636,17 @@ def _small_blocks(
     index: int,
     verdict: ArgumentVerdict,
     rng: np.random.Generator,
+    small: list[tuple[str, float, Any]],
 ) -> ArgumentVerdict:
     """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
-    the rest may be invisible to a probe of the whole argument: an error that is all of such a
-    block is a negligible part of the whole. Each is probed on its own, at its own scale,
-    unless the probe that passed the argument resolved a small error in it too."""
+    the rest (`small`: `small_scale_blocks` of the argument) may be invisible to a probe of the
+    whole argument: an error that is all of such a block is a negligible part of the whole.
+    Each is probed on its own, at its own scale, unless the probe that passed the argument
+    resolved a small error in it too."""
     gradient = baseline.gradients[index]
     passing = next((p for p in reversed(verdict.probes) if p.verdict is Verdict.PASS), None)
-    for where, relative, mask in small_scale_blocks(gradient, problem.labels[index]):
-        if passing is not None and _resolves(passing, gradient, problem.values[index], mask):
+    for k, (where, relative, mask) in enumerate(small):
+        if passing is not None and _resolves(passing, index, k, gradient, mask):
             continue
         block = check_argument(problem, baseline, index, tol, rng, support=mask)
         if block.status is Status.FAILED:
@@ -650,22 +661,23 @@ def _small_blocks(
 
 # A block whose gradient is small is cleared by the probe that passed its argument where a
 # relative error of this size in the block alone would have moved that probe's projection by
-# twice its tolerance: the block's share of the projection, |g v| over it, is large enough.
+# twice its tolerance: the block's own share of that projection is large enough.
 BLOCK_RESOLUTION = 1e-3
 
 
-def _resolves(probe: Probe, gradient: Any, value: Any, mask: Any) -> bool:
-    """Whether `probe` (which passed) would have seen an error of BLOCK_RESOLUTION of the
-    block `mask` of the argument's gradient: the block's share of its projection, the RMS
-    of g v over the block (a joint probe moves each argument by its own step scale along
-    random signs; a probe of one argument records its direction)."""
-    xp = arrays.namespace_of(gradient)
+def _resolves(probe: Probe, index: int, k: int, gradient: Any, mask: Any) -> bool:
+    """Whether `probe` (which passed argument `index`) would have seen an error of
+    BLOCK_RESOLUTION of the block `mask` (its k-th small block) of the argument's gradient:
+    the block's share of the probe's own projection, <g, v> over the block, as that probe
+    drew v (a share that happens to be small by chance resolves nothing)."""
     if probe.argument < 0:
-        (sq,) = arrays.fetch(arrays.norm_sq(xp.where(mask, gradient, 0)))
-        share = step_scale(value) * math.sqrt(sq)
+        shares = probe.block_parts.get(index, ())
+        if k >= len(shares):
+            return False
+        share = abs(shares[k])
     else:
-        (sq,) = arrays.fetch(arrays.norm_sq(xp.where(mask, gradient * probe.direction, 0)))
-        share = math.sqrt(sq)
+        (projected,) = arrays.fetch(arrays.dot(gradient[mask], probe.direction[mask]))
+        share = abs(float(projected))
     return 2 * probe.tolerance <= BLOCK_RESOLUTION * share
 
 

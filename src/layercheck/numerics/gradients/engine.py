@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -192,6 +192,9 @@ class Probe:
     terms: float = 0.0
     curvature: bool = False  # the error estimate is mostly curvature (a smaller step reduces it)
     parts: dict[int, float] = field(default_factory=dict)  # each moved argument's share of `analytic`
+    # A joint probe's share of `analytic` of each block it was given (`check_jointly`'s
+    # `blocks`: the small blocks of an argument, in their order), as `parts` has each argument's.
+    block_parts: dict[int, tuple[float, ...]] = field(default_factory=dict)
     roundoff: float = 0.0  # the round-off part of `error_bound`
     # NON_FINITE: where the outputs went NaN or infinite (None: none that was finite at the
     # drawn inputs did; the error estimate itself overflowed)
@@ -649,7 +652,12 @@ class ArgumentVerdict:
 
 
 def check_jointly(
-    problem: GradientProblem, base: Baseline, indices: list[int], tol: Tolerances, rng: np.random.Generator
+    problem: GradientProblem,
+    base: Baseline,
+    indices: list[int],
+    tol: Tolerances,
+    rng: np.random.Generator,
+    blocks: Mapping[int, Sequence[Any]] | None = None,
 ) -> tuple[Probe | None, set[int]]:
     """One probe that moves every argument in `indices` at once, each by a step of its own
     size, and the arguments its pass clears (the probe with verdict FAIL and nothing cleared
@@ -665,7 +673,9 @@ def check_jointly(
     argument is cleared when its share of the projection is large enough that a relative
     error above the resolution in it alone would have failed the probe (the rule a
     single-argument pass obeys). Too many kinks, a failure or anything undecided clear
-    nothing: `check_argument` decides then, and says which argument is wrong.
+    nothing: `check_argument` decides then, and says which argument is wrong. `blocks`: masks
+    of parts of arguments (their small blocks) whose own shares of the projection the probe
+    records (`Probe.block_parts`), for the caller to judge what it resolved in them.
     """
     replay = copy.deepcopy(rng)  # the directions are drawn again after backward: memory
 
@@ -687,6 +697,7 @@ def check_jointly(
     # The analytic side with backward at the base point: taken while the directions are at
     # hand (they are drawn again only if kinks ask for another backward).
     sides = _analytic_sides(base.gradients, moves, moved)
+    block_parts = _block_parts(base.gradients, moves, blocks or {}, t)
     pair = _joint_pair(problem, base, moves, rho)
     masked = sum(pair.n_kinks)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in pair.deltas)))
@@ -699,7 +710,7 @@ def check_jointly(
         # (kinks, a disagreement) takes it, and decides as before.
         dots = [dot(w, d) for w, d in zip(base.weights, pair.deltas)]
         early = _joint_probe(
-            problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, pair.stationary
+            problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, pair.stationary, block_parts
         )
         if early is not None and early[0].verdict is Verdict.PASS:
             return early
@@ -729,9 +740,22 @@ def check_jointly(
     if masked:
         moves = draw(replay)
         sides = _analytic_sides(gradients, moves, moved)
+        block_parts = _block_parts(gradients, moves, blocks or {}, t)
         del moves
     found = _joint_probe(
-        problem, base, tol, moved, t, sides, narrow_dots, third_dots, gradients, masked, changed, stationary
+        problem,
+        base,
+        tol,
+        moved,
+        t,
+        sides,
+        narrow_dots,
+        third_dots,
+        gradients,
+        masked,
+        changed,
+        stationary,
+        block_parts,
     )
     return found or (None, set())
 
@@ -749,6 +773,7 @@ def _joint_probe(
     masked: int,
     changed: int,
     stationary: float,
+    block_parts: Mapping[int, tuple[float, ...]],
 ) -> tuple[Probe, set[int]] | None:
     """The joint probe decided from its analytic sides and weighted differences (`third_dots`
     None: the central difference alone, its truncation error left out), and the arguments it
@@ -787,6 +812,7 @@ def _joint_probe(
         eps=tol.eps,
         terms=roundoff_terms,
         parts=parts,
+        block_parts=dict(block_parts),
         roundoff=roundoff,
     )
     if error_bound > tol.resolution[0] * probe.scale:
@@ -859,6 +885,19 @@ def _joint_far(problem: GradientProblem, base: Baseline, moves: dict[int, Any], 
         third_dots.append(dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
     del far, y2, third, kink
     return third_dots
+
+
+def _block_parts(
+    gradients: list[Any], moves: dict[int, Any], blocks: Mapping[int, Sequence[Any]], t: float
+) -> dict[int, tuple[float, ...]]:
+    """Each block's share of the analytic side, <g, v> over the block (the moves were t v)."""
+    found = {}
+    for i, masks in blocks.items():
+        g = gradients[i]
+        if i in moves and g is not None and masks:
+            shares = fetch(*(dot(g[mask], moves[i][mask]) for mask in masks))
+            found[i] = tuple(float(share) / t for share in shares)
+    return found
 
 
 def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
