@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of
+from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.gradients import claims
 from layercheck.numerics.gradients.budget import Limit, WorkBudget
 from layercheck.numerics.gradients.engine import (
@@ -35,6 +36,7 @@ from layercheck.numerics.gradients.findings import (
     Factor,
     Finding,
     Region,
+    RegionKind,
     SubBatchSize,
 )
 from layercheck.numerics.gradients.localization import Localization, numbers_of
@@ -122,16 +124,22 @@ class Diagnostician:
         probe = worst_failing(whole.verdicts[index])
         assert probe is not None  # a failed argument failed a probe
         if finding.region is None:
+            # Nothing narrower than the argument on the sub-batch. Where the observations past
+            # it are right, the error is theirs alone (observations 0-7): the whole batch says so.
+            if not self._wrong_past(index, sub):
+                return None
             unexplained = Finding(
                 Cause.UNEXPLAINED, (name,), numbers=numbers_of(probe), complex_values=finding.complex_values
             )
             return self._diagnosis(unexplained, (), examples, blocks, size)
         if localization.finding_mask is None:
             return None
-        mask = whole_batch_mask(
-            finding.region, localization.finding_mask, sub.axes[index], whole.problem.values[index], sub.observations
-        )
-        if mask is None or not self._holds(index, finding, mask):
+        value, axis = whole.problem.values[index], sub.axes[index]
+        mask = whole_batch_mask(finding.region, localization.finding_mask, axis, value, sub.observations)
+        each = [whole_batch_mask(finding.region, m, axis, value, sub.observations) for m in localization.finding_blocks]
+        if finding.region.kind not in (RegionKind.BLOCKS, RegionKind.BORDER):
+            each = []  # a sign or a range of values: one region, proven whole
+        if mask is None or any(m is None for m in each) or not self._holds(index, finding, mask, each):
             return None
         (share,) = fetch(mask.mean())
         region = dataclasses.replace(finding.region, share=float(share))
@@ -142,30 +150,58 @@ class Diagnostician:
             finding = dataclasses.replace(finding, detail=named)
         return self._diagnosis(finding, (region,), examples, blocks, size)
 
-    def _holds(self, index: int, finding: Finding, mask: Any) -> bool:
-        """A finding of the sub-batch, on the whole batch's `mask`: the gradient corrected
-        there passes where a factor is claimed; else a probe fails inside and one passes
-        everywhere else."""
+    def _holds(self, index: int, finding: Finding, mask: Any, blocks: list[Any]) -> bool:
+        """A finding of the sub-batch, on the whole batch's `mask` (and the masks of its wrong
+        `blocks`): where a factor is claimed, the gradient corrected there passes; else each
+        wrong block fails a probe of its own, and one passes everywhere else. And each block
+        outside whose gradient is small (a probe of the whole cannot see it) passes alone:
+        "right in the others" is said of the whole batch's too."""
         whole = self.evidence
         xp = namespace_of(mask)
+        rng = whole.rng(f"sub-batch region {whole.name(index)}")
         if finding.cause in (Cause.FACTOR, Cause.WRONG_SIGN):
             ratio = finding.detail.ratio if isinstance(finding.detail, Factor) else -1.0
 
             def corrected(grads: list[Any]) -> Any:
                 return xp.where(mask, grads[index] / ratio, grads[index])
 
-            return whole.holds(index, corrected)
-        rng = whole.rng(f"sub-batch region {whole.name(index)}")
-        try:
-            inside = check_argument(
-                whole.problem, whole.base, index, whole.tol, rng, max_probes=3, support=mask, fails_needed=1
-            )
-            if inside.status is not Status.FAILED:
+            if not whole.holds(index, corrected):
                 return False
-            outside = check_argument(whole.problem, whole.base, index, whole.tol, rng, max_probes=3, support=~mask)
-        except EvaluationError:
+        elif not (all(self._probe(index, rng, block) is Status.FAILED for block in blocks or [mask])):
             return False
-        return outside.status is Status.PASSED
+        elif self._probe(index, rng, ~mask) is not Status.PASSED:
+            return False
+        gradient = whole.base.gradients[index]
+        small = small_scale_blocks(gradient, whole.problem.labels[index])
+        outside = [block & ~mask for _, _, block in small]
+        return all(self._probe(index, rng, block) is Status.PASSED for block in outside if bool(xp.any(block)))
+
+    def _probe(self, index: int, rng: np.random.Generator, support: Any) -> Status:
+        """The verdict of one probe of the whole batch's argument on `support` (decided on its
+        first failure: the region is proven wrong by one, as a screened block is)."""
+        whole = self.evidence
+        try:
+            verdict = check_argument(
+                whole.problem, whole.base, index, whole.tol, rng, max_probes=3, support=support, fails_needed=1
+            )
+        except EvaluationError:
+            return Status.INCOMPLETE
+        return verdict.status
+
+    def _wrong_past(self, index: int, sub: SubBatch) -> bool:
+        """Whether the argument's gradient is wrong in the whole batch's observations past the
+        sub-batch (True for an argument without a batch axis: its sub-batch is the whole)."""
+        axis = sub.axes[index]
+        if axis is None:
+            return True
+        value = self.evidence.problem.values[index]
+        xp = namespace_of(value)
+        past = xp.zeros(value.shape, dtype=bool)
+        where: list[Any] = [slice(None)] * value.ndim
+        where[axis] = slice(sub.observations, None)
+        past[tuple(where)] = True
+        rng = self.evidence.rng(f"sub-batch past {self.evidence.name(index)}")
+        return self._probe(index, rng, past) is Status.FAILED
 
     def _diagnosis(
         self,

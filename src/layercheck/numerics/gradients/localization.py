@@ -171,8 +171,10 @@ class Localization:
         self._screens = max(LOCALIZATION_BUDGET, 2 * _named_blocks(self.value, self.labels))
         self._ranges: list[tuple[tuple[float, float], Block]] = []  # the value ranges, once cut
         # The elements of the region the finding states, once `run` found one (None: none, or
-        # a region of elements measured one by one, which has no mask).
+        # a region of elements measured one by one, which has no mask), and of each of its
+        # blocks found wrong.
         self.finding_mask: Any = None
+        self.finding_blocks: list[Any] = []
 
     def run(
         self, gradient: Any
@@ -182,6 +184,7 @@ class Localization:
         found, measured = self._regions()
         regions = tuple(f.region for f in found)
         self.finding_mask = found[0].mask if found else None
+        self.finding_blocks = [cell.block.mask for cell in found[0].bad] if found else []
         probe = worst_failing(self.evidence.verdicts[self.index])
         assert probe is not None  # a failed argument failed a probe
         worst = numbers_of(probe)

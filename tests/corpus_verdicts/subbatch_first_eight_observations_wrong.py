@@ -1,0 +1,32 @@
+"""Broken: per-channel scale Y = w*X whose backward, run in chunks of 8 observations, scales dLdX by 1.5 in the first
+chunk alone: on the first 8 observations the whole gradient is wrong, on the batch those 8.
+Check: gradients_are_numerically_correct
+Says: off by a factor 3/2 in observations 0, 1, 2, 3, 4, 5, 6, 7 of X
+Never says: nothing narrower
+"""
+
+import numpy as np
+
+
+class FirstChunkWrong:
+    learnables = ("w",)
+    example_layout = "6,6,4,32:SSCB"
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        c = layout.find("C")
+        self.axes = tuple(i for i in range(layout.ndim) if i != c)
+        shape = [1] * layout.ndim
+        shape[c] = layout.size[c]
+        if self.w is None:
+            self.w = np.random.rand(*shape) + 0.5
+
+    def predict(self, X):
+        return self.w * X
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdX = self.w * dLdY
+        dLdX[..., :8] *= 1.5  # BUG: the first chunk of 8 observations
+        return dLdX, np.sum(dLdY * X, axis=self.axes, keepdims=True)
