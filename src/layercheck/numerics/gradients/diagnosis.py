@@ -104,8 +104,8 @@ class Diagnostician:
         batch; None where there is no sub-batch, the argument is right there, or what was
         found there does not hold on the whole batch."""
         sub = self.sub_batch()
-        if sub is None or sub.base.gradients[index] is None:
-            return None
+        if sub is None or not _like_the_whole(sub.base.gradients, self.evidence.base.gradients):
+            return None  # no sub-batch, or a backward that does not return there what it returns here
         whole, name = self.evidence, self.evidence.name(index)
         tol, rng = whole.tol, whole.rng
         local = Evidence(sub.problem, sub.base, [], tol, lambda purpose: rng(f"sub-batch {purpose}"), self.budget)
@@ -222,6 +222,17 @@ class Diagnostician:
             stopped_after_calls=self.budget.calls if stopped is Limit.CALLS else None,
             sub_batch=sub_batch,
         )
+
+
+def _like_the_whole(part: Sequence[Any], whole: Sequence[Any]) -> bool:
+    """The sub-batch's gradients are numbers where the whole batch's are: a backward that
+    returns none, or NaN, on a few observations only is no place to localize its other bugs."""
+    for g, w in zip(part, whole):
+        if (g is None) != (w is None):
+            return False
+        if g is not None and bool(namespace_of(g).isfinite(g).all()) != bool(namespace_of(w).isfinite(w).all()):
+            return False
+    return True
 
 
 def group(findings: Sequence[Finding]) -> list[Finding]:
