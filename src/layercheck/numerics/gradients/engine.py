@@ -714,7 +714,8 @@ def check_jointly(
         )
         if early is not None and early[0].verdict is Verdict.PASS:
             return early
-    third_dots = _joint_far(problem, base, moves, pair, rho)
+    # The pair let go of the moves once both points were made (memory): drawn again.
+    third_dots = _joint_far(problem, base, draw(copy.deepcopy(replay)), pair, rho)
     deltas, kinks, n_kinks, stationary = pair.deltas, pair.kinks, pair.n_kinks, pair.stationary
     del pair
     masked = sum(n_kinks)
@@ -841,8 +842,12 @@ class _Pair:
 
 
 def _joint_pair(problem: GradientProblem, base: Baseline, moves: dict[int, Any], rho: float) -> _Pair:
-    """The pair of evaluations at +t and -t, each reduced before the next is needed."""
-    plus, minus = (list[Any](problem.evaluate_many(_displaced(problem, moves, sign))) for sign in (1, -1))
+    """The pair of evaluations at +t and -t, each reduced before the next is needed. Both
+    points are made first and `moves` emptied: the moves are not held while the layer runs
+    (memory: at -t the outputs at +t are)."""
+    points = [_displaced(problem, moves, 1), _displaced(problem, moves, -1, release=True)]
+    plus = list[Any](problem.evaluate_many(points.pop(0)))
+    minus = list[Any](problem.evaluate_many(points.pop(0)))
     deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
     yp = ym = second = kink = None  # the loop's names, let go of after it: memory
     for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
