@@ -5,11 +5,14 @@ sizes users check (128 observations), that is seconds; on the first few observat
 batch it is a fraction of that, and a backward that is wrong in a channel, a time step or
 a border is wrong there too. So the localization runs on a `SubBatch` (the same layer, its
 learnables and the first observations of its inputs and states), and what it found is then
-proven on the whole batch before it is said: the region's mask carried over to the whole
-argument, a factor by the corrected gradient passing the whole batch's failing probes and a
-fresh one, a region without a factor by a probe that fails inside it and one that passes
-everywhere else. Where the sub-batch does not fail, or its finding does not hold on the whole
-batch, the whole batch is localized as before.
+proven on the whole batch before it is said (`diagnosis.Diagnostician`): the region's mask
+carried over to the whole argument, a factor by the corrected gradient passing the whole
+batch's failing probes and a fresh one, a region without a factor by a probe that fails in
+each of its blocks and one that passes everywhere else, "right in the others" by each small
+block outside passing alone, "nothing narrower" by the observations past the sub-batch being
+wrong too. Where the sub-batch does not fail, returns no gradient or NaN where the whole batch
+does not, or its finding does not hold on the whole batch, the whole batch is localized as
+before.
 """
 
 from __future__ import annotations
