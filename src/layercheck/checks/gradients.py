@@ -597,7 +597,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
             rng = session.rng(f"gradient {problem.names[index]}")
             verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng, small[index]))
         else:
-            verdicts.append(_verdict(session, problem, baseline, tol, index, small.get(index)))
+            verdicts.append(_verdict(session, problem, baseline, tol, index, small.get(index, [])))
     if [v.index for v in verdicts] != list(range(len(problem.names))):
         # Never a pass that decided fewer arguments than there are: whatever made the loop
         # above skip one (a defect, or a `range` the layer replaced) makes no verdict.
@@ -611,7 +611,7 @@ def _verdict(
     baseline: Baseline,
     tol: Tolerances,
     index: int,
-    small: list[tuple[str, float, Any]] | None = None,
+    small: list[tuple[str, float, Any]],
 ) -> ArgumentVerdict:
     if problem.kinds[index] == "integer input":
         return ArgumentVerdict(index, Status.SKIPPED, [], "an integer input is not differentiated")
@@ -624,8 +624,6 @@ def _verdict(
     verdict = check_argument(problem, baseline, index, tol, rng)
     if verdict.status is not Status.PASSED:
         return verdict
-    if small is None:
-        small = small_scale_blocks(baseline.gradients[index], problem.labels[index])
     return _small_blocks(problem, baseline, tol, index, verdict, rng, small)
 
 

@@ -96,7 +96,11 @@ class Diagnostician:
                 self.budget.charge()
             except EvaluationError:
                 return None
-            self._sub_batch = make()
+            sub = make()
+            # A backward that returns no gradient, or NaN, on a few observations only (where it
+            # returns numbers on the whole batch) is no place to localize its other bugs.
+            if sub is not None and _like_the_whole(sub.base.gradients, self.evidence.base.gradients):
+                self._sub_batch = sub
         return self._sub_batch
 
     def _on_sub_batch(self, index: int) -> Diagnosis | None:
@@ -104,8 +108,8 @@ class Diagnostician:
         batch; None where there is no sub-batch, the argument is right there, or what was
         found there does not hold on the whole batch."""
         sub = self.sub_batch()
-        if sub is None or not _like_the_whole(sub.base.gradients, self.evidence.base.gradients):
-            return None  # no sub-batch, or a backward that does not return there what it returns here
+        if sub is None:
+            return None
         whole, name = self.evidence, self.evidence.name(index)
         tol, rng = whole.tol, whole.rng
         local = Evidence(sub.problem, sub.base, [], tol, lambda purpose: rng(f"sub-batch {purpose}"), self.budget)
@@ -121,13 +125,13 @@ class Diagnostician:
         localization = Localization(local, index)
         finding, _, examples, blocks = localization.run(sub.base.gradients[index])
         size = SubBatchSize(sub.observations, sub.batch)
-        probe = worst_failing(whole.verdicts[index])
-        assert probe is not None  # a failed argument failed a probe
         if finding.region is None:
             # Nothing narrower than the argument on the sub-batch. Where the observations past
             # it are right, the error is theirs alone (observations 0-7): the whole batch says so.
             if not self._wrong_past(index, sub):
                 return None
+            probe = worst_failing(whole.verdicts[index])
+            assert probe is not None  # a failed argument failed a probe
             unexplained = Finding(
                 Cause.UNEXPLAINED, (name,), numbers=numbers_of(probe), complex_values=finding.complex_values
             )
@@ -167,7 +171,7 @@ class Diagnostician:
 
             if not whole.holds(index, corrected):
                 return False
-        elif not (all(self._probe(index, rng, block) is Status.FAILED for block in blocks or [mask])):
+        elif not all(self._probe(index, rng, block) is Status.FAILED for block in blocks or [mask]):
             return False
         elif self._probe(index, rng, ~mask) is not Status.PASSED:
             return False
@@ -225,8 +229,7 @@ class Diagnostician:
 
 
 def _like_the_whole(part: Sequence[Any], whole: Sequence[Any]) -> bool:
-    """The sub-batch's gradients are numbers where the whole batch's are: a backward that
-    returns none, or NaN, on a few observations only is no place to localize its other bugs."""
+    """The sub-batch's gradients are numbers where the whole batch's are."""
     for g, w in zip(part, whole):
         if (g is None) != (w is None):
             return False
