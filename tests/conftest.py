@@ -30,6 +30,17 @@ from layercheck.checks import REGISTRY
 from layercheck.contract.loading import discover, import_module
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
 
+# The suite's processes read and write bytecode, as Python does by default. Where
+# PYTHONDONTWRITEBYTECODE is set (CI images often set it), every pytest process the suite starts
+# (xdist's workers, which start after this module ran, the stand-in's room, the examples' pytest
+# runs) rewrites the asserts of each plugin's whole package again (layercheck's, Hypothesis's:
+# about 170 modules, 3 s each time), and every `layercheck` process compiles layercheck again:
+# a fifth of the suite's time on 2 cores. The tests of what layercheck writes beside a user's
+# files remove it themselves (tests/test_user_files.py); a user's files are never compiled to
+# bytecode (`contract.fresh`).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 CORPUS = TESTS / "corpus"

@@ -160,6 +160,10 @@ def _assert_every_target_in_both_reports(report: dict, root: ET.Element, files: 
 # -- the corpus, as one folder ---------------------------------------------------------------
 
 
+# Its tests go to one xdist worker together: the corpus fixture below runs once (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("hostile_gate")
+
+
 @pytest.fixture(scope="module")
 def gate_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("gate")

@@ -1,9 +1,10 @@
 """The pytest plugin (`pytest --layercheck`) and the Python API inside a user's tests.
 
-Each plugin test runs pytest in a process of its own (`pytester.runpytest_subprocess`): the
-plugin starts worker processes, and pytest-xdist more. The layers here note in a file (the
-environment's LAYER_LOG) each time one is constructed, with the pid of the worker: which
-targets were checked, and by how many workers, is read from there.
+Each plugin test runs pytest inline (`pytester.runpytest_inprocess`): the plugin checks each
+target in a worker process of its own, which is what these tests look at, and a pytest process
+per run would add its start (a second or more) and nothing a test reads. The layers here note
+in a file (the environment's LAYER_LOG) each time one is constructed, with the pid of the
+worker: which targets were checked, and by how many workers, is read from there.
 """
 
 from __future__ import annotations
@@ -49,6 +50,22 @@ class {name}:
 def _layer(name: str, correct: bool = True) -> str:
     """A layer that doubles its input; a wrong one returns its gradient with the wrong sign."""
     return _LAYER.format(name=name, sign="" if correct else "-")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _loaded(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Everything a check loads, loaded before the first inline run: pytester forgets the
+    modules a run imports, and the next run would import second copies (multiprocessing's
+    classes then no longer pickle as themselves)."""
+    from layercheck.cli import invoke
+
+    folder = tmp_path_factory.mktemp("loaded")
+    (folder / "good.py").write_text(_layer("Loaded"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LAYER_LOG", str(folder / "log"))
+        with pytest.raises(SystemExit) as ended:
+            invoke(["run", str(folder / "good.py"), "--quiet"])
+    assert ended.value.code == 0
 
 
 @pytest.fixture
@@ -106,7 +123,7 @@ def test_every_check_of_every_layer_is_an_item_and_a_module_that_cannot_be_impor
     project, log, monkeypatch
 ):
     monkeypatch.setenv("COLUMNS", "200")  # pytest's short summary, uncut
-    collected = project.runpytest_subprocess("--layercheck", "layers", "--collect-only", "-q")
+    collected = project.runpytest_inprocess("--layercheck", "layers", "--collect-only", "-q")
     assert _targets(collected) == {
         "layers/broken.py::import": [],
         "layers/good.py::Good": LAYER_CHECKS,
@@ -116,7 +133,7 @@ def test_every_check_of_every_layer_is_an_item_and_a_module_that_cannot_be_impor
     }
     assert not log.exists()  # collecting imports the modules, in workers, and constructs nothing
 
-    result = project.runpytest_subprocess("--layercheck", "layers", "-rf")
+    result = project.runpytest_inprocess("--layercheck", "layers", "-rf")
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 2
     assert outcomes["passed"] + outcomes["skipped"] == 3 * len(LAYER_CHECKS) - 1 + 1  # + test_ordinary
@@ -132,7 +149,7 @@ def test_every_check_of_every_layer_is_an_item_and_a_module_that_cannot_be_impor
 
 
 def test_a_skipped_check_is_a_skipped_item_with_layercheck_reason_at_the_targets_definition(project, log):
-    result = project.runpytest_subprocess("--layercheck", "layers/good.py", "-rs")
+    result = project.runpytest_inprocess("--layercheck", "layers/good.py", "-rs")
     result.stdout.fnmatch_lines(
         ["SKIPPED [[]6[]] layers/good.py:3: no forward defined (predict is used at training time)"]
     )
@@ -141,7 +158,7 @@ def test_a_skipped_check_is_a_skipped_item_with_layercheck_reason_at_the_targets
 def test_a_failure_shows_the_command_that_reproduces_its_check_and_the_consoles_text_without_layercheck_frames(
     project, log
 ):
-    result = project.runpytest_subprocess("--layercheck", "layers/mixed.py")
+    result = project.runpytest_inprocess("--layercheck", "layers/mixed.py")
     assert result.parseoutcomes()["failed"] == 1
     command = f"layercheck run layers/mixed.py:WrongSign --layout 3,4:CB --checks {GRADIENTS}"
     result.stdout.fnmatch_lines(
@@ -164,22 +181,22 @@ def test_a_failure_shows_the_command_that_reproduces_its_check_and_the_consoles_
 
 
 def test_minus_k_and_minus_m_select_targets_and_only_those_are_checked(project, log):
-    result = project.runpytest_subprocess("--layercheck", "layers", "-k", "Fine or Good")
+    result = project.runpytest_inprocess("--layercheck", "layers", "-k", "Fine or Good")
     outcomes = result.parseoutcomes()
     assert "failed" not in outcomes and outcomes["passed"] + outcomes["skipped"] == 2 * len(LAYER_CHECKS)
     assert set(_checked(log)) == {"Fine", "Good"}
 
-    result = project.runpytest_subprocess("--layercheck", "layers", "-m", "not layercheck")
+    result = project.runpytest_inprocess("--layercheck", "layers", "-m", "not layercheck")
     result.assert_outcomes(passed=1, deselected=3 * len(LAYER_CHECKS) + 1)  # test_ordinary alone
-    result = project.runpytest_subprocess("--layercheck", "layers", "-m", "layercheck")
+    result = project.runpytest_inprocess("--layercheck", "layers", "-m", "layercheck")
     assert result.parseoutcomes()["failed"] == 2 and result.parseoutcomes()["deselected"] == 1
 
 
 def test_minus_k_reaches_checks_and_the_target_is_checked_for_the_selected_checks_only(project, log):
-    whole = project.runpytest_subprocess("--layercheck", "layers/mixed.py", "-p", "no:cacheprovider")
+    whole = project.runpytest_inprocess("--layercheck", "layers/mixed.py", "-p", "no:cacheprovider")
     constructed_for_all = len(log.read_text().splitlines())
     log.unlink()
-    result = project.runpytest_subprocess(
+    result = project.runpytest_inprocess(
         "--layercheck", "layers/mixed.py", "-k", "gradients", "-p", "no:cacheprovider", "--layercheck-no-cache"
     )
     result.assert_outcomes(passed=1, failed=1, deselected=2 * len(LAYER_CHECKS) - 2)
@@ -190,15 +207,15 @@ def test_minus_k_reaches_checks_and_the_target_is_checked_for_the_selected_check
 
 def test_minus_x_checks_no_target_after_the_first_failure(pytester, log):
     pytester.makepyfile(**{"layers/two.py": _layer("FirstWrong", correct=False) + _layer("SecondWrong", correct=False)})
-    result = pytester.runpytest_subprocess("--layercheck", "layers", "-x")
+    result = pytester.runpytest_inprocess("--layercheck", "layers", "-x")
     assert result.parseoutcomes()["failed"] == 1
     assert set(_checked(log)) == {"FirstWrong"}
 
 
 def test_last_failed_checks_again_only_the_checks_that_failed(project, log):
-    assert project.runpytest_subprocess("--layercheck", "layers").parseoutcomes()["failed"] == 2
+    assert project.runpytest_inprocess("--layercheck", "layers").parseoutcomes()["failed"] == 2
     log.unlink()
-    result = project.runpytest_subprocess("--layercheck", "layers", "--lf", "--layercheck-no-cache", "-v")
+    result = project.runpytest_inprocess("--layercheck", "layers", "--lf", "--layercheck-no-cache", "-v")
     result.assert_outcomes(failed=2)  # the files without a failure are not even collected
     result.stdout.fnmatch_lines([f"layers/mixed.py::WrongSign::{GRADIENTS} FAILED*"], consecutive=False)
     assert set(_checked(log)) == {"WrongSign"}
@@ -206,9 +223,9 @@ def test_last_failed_checks_again_only_the_checks_that_failed(project, log):
 
 def test_a_target_that_cannot_be_checked_at_all_is_one_failing_item(pytester, log):
     pytester.makepyfile(**{"layers/nolayout.py": _layer("Good").replace('    example_layout = "3,4:CB"\n', "")})
-    collected = pytester.runpytest_subprocess("--layercheck", "layers", "--collect-only", "-q")
+    collected = pytester.runpytest_inprocess("--layercheck", "layers", "--collect-only", "-q")
     assert _targets(collected) == {"layers/nolayout.py::Good": []}
-    result = pytester.runpytest_subprocess("--layercheck", "layers", "-rf")
+    result = pytester.runpytest_inprocess("--layercheck", "layers", "-rf")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED layers/nolayout.py::Good - no layout for layers/nolayout.py:Good: *"])
 
@@ -226,25 +243,25 @@ def test_a_second_run_is_served_from_the_cache_and_an_edit_of_an_imported_helper
             "layers/other.py": _layer("Other") + _layer("OtherWrong", correct=False),
         }
     )
-    first = pytester.runpytest_subprocess("--layercheck", "layers").parseoutcomes()
+    first = pytester.runpytest_inprocess("--layercheck", "layers").parseoutcomes()
     assert first["failed"] == 1
     log.unlink()
-    again = pytester.runpytest_subprocess("--layercheck", "layers")
+    again = pytester.runpytest_inprocess("--layercheck", "layers")
     assert again.parseoutcomes() == first
     assert _checked(log) == {}, "nothing changed: every target is served from the cache"
     assert "(cached)" in again.stdout.str()
     (pytester.path / "layers" / "helper.py").write_text(helper.format(3))  # same size: a stat cannot tell
-    assert pytester.runpytest_subprocess("--layercheck", "layers").parseoutcomes() == first
+    assert pytester.runpytest_inprocess("--layercheck", "layers").parseoutcomes() == first
     assert set(_checked(log)) == {"UsesHelper"}
     log.unlink()
-    assert pytester.runpytest_subprocess("--layercheck", "layers", "--layercheck-no-cache").parseoutcomes() == first
+    assert pytester.runpytest_inprocess("--layercheck", "layers", "--layercheck-no-cache").parseoutcomes() == first
     assert set(_checked(log)) == {"UsesHelper", "Other", "OtherWrong"}
 
 
 def test_xdist_workers_check_every_target_exactly_once(pytester, log):
     names = [f"Layer{i}" for i in range(6)]
     pytester.makepyfile(**{f"layers/l{i}.py": _layer(name, correct=i != 3) for i, name in enumerate(names)})
-    result = pytester.runpytest_subprocess("--layercheck", "layers", "-n", "2")
+    result = pytester.runpytest_inprocess("--layercheck", "layers", "-n", "2")
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 1 and outcomes["passed"] + outcomes["skipped"] == 6 * len(LAYER_CHECKS) - 1
     checked = _checked(log)
@@ -261,7 +278,7 @@ def test_under_xdist_load_the_checks_of_a_target_are_one_scope_and_other_tests_t
 
 
 def test_junitxml_has_a_testcase_per_check_with_the_failure_text(project, log):
-    project.runpytest_subprocess("--layercheck", "layers/mixed.py", "--junitxml=out.xml")
+    project.runpytest_inprocess("--layercheck", "layers/mixed.py", "--junitxml=out.xml")
     cases = {
         (case.get("classname"), case.get("name")): case for case in ET.parse(project.path / "out.xml").iter("testcase")
     }
@@ -277,10 +294,10 @@ def test_junitxml_has_a_testcase_per_check_with_the_failure_text(project, log):
 
 
 def test_nothing_is_collected_without_the_option_and_the_ini_option_turns_it_on(project, log):
-    result = project.runpytest_subprocess("layers")
+    result = project.runpytest_inprocess("layers")
     result.assert_outcomes(passed=1)  # test_ordinary alone
     project.makeini("[pytest]\nlayercheck = true\n")
-    result = project.runpytest_subprocess("layers/good.py")
+    result = project.runpytest_inprocess("layers/good.py")
     outcomes = result.parseoutcomes()
     assert "failed" not in outcomes and outcomes["passed"] + outcomes["skipped"] == len(LAYER_CHECKS)
     assert set(_checked(log)) == {"Good"}
@@ -297,33 +314,31 @@ def test_a_config_gives_the_targets_and_their_layouts(pytester, log):
     config.write_text(
         "defaults:\n  dtypes: [float64]\ntargets:\n  - target: elsewhere/other.py:Other\n    layout: 5,2:CB\n"
     )
-    collected = pytester.runpytest_subprocess(
-        "--layercheck-config", "layercheck.yaml", "layers", "--collect-only", "-q"
-    )
+    collected = pytester.runpytest_inprocess("--layercheck-config", "layercheck.yaml", "layers", "--collect-only", "-q")
     assert _targets(collected) == {"elsewhere/other.py::Other": LAYER_CHECKS}
-    result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml", "layers", "-v")
+    result = pytester.runpytest_inprocess("--layercheck-config", "layercheck.yaml", "layers", "-v")
     assert "failed" not in result.parseoutcomes()
     assert set(_checked(log)) == {"Other"}
     # Failing, it says so with the config's layout, and the config in the command.
     (pytester.path / "elsewhere/other.py").write_text(_layer("Other", correct=False))
-    result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml")
+    result = pytester.runpytest_inprocess("--layercheck-config", "layercheck.yaml")
     assert result.parseoutcomes()["failed"] == 1
     result.stdout.fnmatch_lines(
         [f"layercheck run elsewhere/other.py:Other --layout 5,2:CB --config layercheck.yaml --checks {GRADIENTS}"]
     )
     # A target the config names that the file does not define: one failing item, the run's word.
     config.write_text("targets:\n  - target: elsewhere/other.py:Missing\n    layout: 5,2:CB\n")
-    result = pytester.runpytest_subprocess("--layercheck-config", "layercheck.yaml", "-rf")
+    result = pytester.runpytest_inprocess("--layercheck-config", "layercheck.yaml", "-rf")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED elsewhere/other.py::Missing - *Missing*"])
 
 
 def test_a_bad_config_or_ini_value_is_one_line_of_usage_error(pytester):
-    result = pytester.runpytest_subprocess("--layercheck-config", "missing.yaml")
+    result = pytester.runpytest_inprocess("--layercheck-config", "missing.yaml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in result.errlines if line] == ["ERROR: layercheck: config 'missing.yaml': no such file"]
     pytester.makeini("[pytest]\nlayercheck = true\nlayercheck_timeout = soon\n")
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest_inprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.errlines if line]
     assert len(errors) == 1 and errors[0].startswith("ERROR: layercheck: layercheck_timeout"), errors
@@ -406,7 +421,7 @@ def test_a_worker_that_forges_a_pass_of_the_one_check_asked_for_and_exits_fails_
     monkeypatch.setenv("COLUMNS", "300")
     pytester.makepyfile(**{"layers/forges.py": (HOSTILE_GATE / "payload_events_then_exit.py").read_text()})
     args = ("--layercheck", "layers", "-rf", "-p", "no:cacheprovider", "--layercheck-no-cache")
-    result = pytester.runpytest_subprocess(*args, "-k", "gradients_are")
+    result = pytester.runpytest_inprocess(*args, "-k", "gradients_are")
     result.assert_outcomes(failed=1, deselected=len(LAYER_CHECKS) - 1)
     result.stdout.fnmatch_lines(
         [f"FAILED layers/forges.py::PayloadEventsThenExit::{GRADIENTS} - *exited with status 3*"]
@@ -423,7 +438,7 @@ with open(os.environ["LAYER_LOG"], "a") as log:
 
 def test_a_layer_file_named_on_the_command_line_is_never_imported_in_pytests_process(pytester, log):
     pytester.makepyfile(**{"named.py": _IMPORTED_WHERE + _layer("Named")})
-    result = pytester.runpytest_subprocess("--layercheck", "named.py", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--layercheck", "named.py", "-p", "no:cacheprovider")
     assert "failed" not in result.parseoutcomes() and result.parseoutcomes()["passed"] > 1
     places = {line.split()[1] for line in log.read_text().splitlines() if line.split()[1].startswith("in-")}
     assert places == {"in-a-worker"}
@@ -467,11 +482,11 @@ class Tampers:
 def test_a_layer_that_replaces_numpy_fails_in_pytest_whichever_of_its_items_run(pytester, monkeypatch):
     monkeypatch.setenv("COLUMNS", "300")  # pytest's short summary, uncut
     pytester.makepyfile(**{"layers/tampers.py": _TAMPERS})
-    whole = pytester.runpytest_subprocess("--layercheck", "layers", "-rf", "-p", "no:cacheprovider")
+    whole = pytester.runpytest_inprocess("--layercheck", "layers", "-rf", "-p", "no:cacheprovider")
     assert whole.parseoutcomes()["failed"] == 1
     whole.stdout.fnmatch_lines([f"FAILED layers/tampers.py::Tampers::{INTEGRITY_CHECK} - *numpy.isfinite*"])
     # -k leaves the integrity item out: the items that run fail with it.
-    some = pytester.runpytest_subprocess(
+    some = pytester.runpytest_inprocess(
         "--layercheck", "layers", "-k", "gradients", "-rf", "-p", "no:cacheprovider", "--layercheck-no-cache"
     )
     some.assert_outcomes(failed=1, deselected=len(LAYER_CHECKS) - 1)
@@ -502,14 +517,14 @@ def test_an_item_whose_check_could_not_decide_is_skipped_and_fails_only_when_str
     # The gradient check alone, which cannot decide for w (backward_is_consistent_in_size fails).
     pytester.makefile(".yaml", gradients="defaults: {checks: [gradients_are_numerically_correct], dtypes: [float64]}")
     args = ("--layercheck-config", "gradients.yaml", "layers", "-rs", "-p", "no:cacheprovider")
-    lenient = pytester.runpytest_subprocess(*args, "--junitxml", "junit.xml")
+    lenient = pytester.runpytest_inprocess(*args, "--junitxml", "junit.xml")
     lenient.assert_outcomes(skipped=1, passed=1)  # the gradient check; nothing replaced
     lenient.stdout.fnmatch_lines(["SKIPPED [[]1[]] layers/undecided.py:4: incomplete: could not decide for w *"])
     (skipped,) = ET.parse(pytester.path / "junit.xml").getroot().iter("skipped")
     reason = skipped.get("message")
     assert reason.startswith("incomplete: ") and reason in lenient.stdout.str()
     pytester.makeini("[pytest]\nlayercheck_strict = true\n")
-    strict = pytester.runpytest_subprocess(*args)
+    strict = pytester.runpytest_inprocess(*args)
     strict.assert_outcomes(failed=1, passed=1)
     strict.stdout.fnmatch_lines(
         [

@@ -137,6 +137,44 @@ def test_a_helper_edited_without_changing_size_or_time_is_judged_from_its_source
     assert proc.returncode == 1 and _status(data, GRADIENTS) == "failed", proc.stdout + proc.stderr
 
 
+BY_PATH = '''\
+"""A square layer whose factor comes from a helper it loads by path, as scripts often do."""
+
+import importlib.util
+from pathlib import Path
+
+
+class Square:
+    example_layout = "4,3:CB"
+
+    def predict(self, X):
+        return X * X
+
+    def backward(self, X, Y, dLdY, memory):
+        spec = importlib.util.spec_from_file_location("by_path", Path(__file__).parent / "helper.py")
+        helper = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(helper)
+        return dLdY * helper.factor() * X
+'''
+
+
+def test_a_helper_loaded_by_path_is_judged_from_its_source_and_gets_no_bytecode(tmp_path):
+    """`spec_from_file_location` hands Python's own loader, from no finder: it too compiles the
+    user's file from source in a worker, and writes nothing beside it."""
+    folder = tmp_path / "layers"
+    folder.mkdir()
+    (folder / "square.py").write_text(BY_PATH, encoding="utf-8")
+    helper = folder / "helper.py"
+    helper.write_text(HELPER, encoding="utf-8")
+    proc, data = _check(folder / "square.py", tmp_path / "first.json")
+    assert proc.returncode == 0 and _status(data, GRADIENTS) == "passed", proc.stdout + proc.stderr
+    assert _caches(folder) == []
+    _stale_pyc(helper)
+    _rewrite_keeping_stamp(helper, WRONG_HELPER)
+    proc, data = _check(folder / "square.py", tmp_path / "second.json")
+    assert proc.returncode == 1 and _status(data, GRADIENTS) == "failed", proc.stdout + proc.stderr
+
+
 def test_a_late_import_edited_without_changing_size_or_time_is_judged_from_its_source(tmp_path):
     folder = _layers(tmp_path / "layers")
     late = folder / "helpers" / "late.py"

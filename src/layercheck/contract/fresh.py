@@ -16,6 +16,11 @@ the writing but Python still reads an existing stale `.pyc` (the bug above); `sy
 process (CuPy's hundreds recompiled in each worker, and written there), and both are
 process-wide settings that an in-process caller would see changed.
 
+A module the user's code loads by path (`importlib.util.spec_from_file_location(name, path)`,
+then `exec_module`) gets Python's `SourceFileLoader` itself, from no finder: `install` also makes
+that class compile a file of the user's tree from source (`_compile_user_files`); the rest of
+the process's modules keep its bytecode.
+
 The finder is installed by `loading.import_module`, for the rest of the process: `layercheck run`
 imports user modules only in worker processes of one target each, whose layer runs after the
 import, and may import more then. The Python API (`check_layer(obj)`) receives an object the
@@ -31,7 +36,7 @@ import os
 import site
 import sys
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -39,7 +44,7 @@ from typing import Any
 
 from layercheck.contract.entries import EntryKind, inspect_entry
 
-__all__ = ["SourceOnlyLoader", "UserSourceFinder", "install", "is_user_file"]
+__all__ = ["LOADING_CODE", "SourceOnlyLoader", "UserSourceFinder", "compiled_digest", "install", "is_user_file"]
 
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
@@ -50,14 +55,7 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     source_digest: str | None = None
 
     def get_code(self, fullname: str) -> CodeType:
-        path = self.get_filename(fullname)
-        data = self.get_data(path)
-        # The result cache keys a verdict on the bytes that ran, not on the file as it is
-        # once the checks are done (it may have been edited meanwhile): `running.sources`.
-        # Kept on this loader (one per module), not in a dict of layercheck's, which the
-        # integrity guard would see change while the layer's imports run.
-        self.source_digest = hashlib.sha256(data).hexdigest()
-        return self.source_to_code(data, path)
+        return _from_source(self, fullname)
 
     def get_data(self, path: str) -> bytes:
         """The file's bytes; a named pipe or device is refused before it is opened (reading a
@@ -93,9 +91,23 @@ class UserSourceFinder:
         """PathFinder's caches are PathFinder's own: it is asked for them in its own turn."""
 
 
+def _from_source(loader: importlib.machinery.SourceFileLoader, fullname: str) -> CodeType:
+    """The module's code compiled from its file as it is now; nothing read from or written to
+    a bytecode cache. The digest of the bytes compiled is kept on the loader, `source_digest`."""
+    path = loader.get_filename(fullname)
+    data = loader.get_data(path)
+    # The result cache keys a verdict on the bytes that ran, not on the file as it is
+    # once the checks are done (it may have been edited meanwhile): `running.sources`.
+    # Kept on this loader (one per module), not in a dict of layercheck's, which the
+    # integrity guard would see change while the layer's imports run.
+    loader.source_digest = hashlib.sha256(data).hexdigest()  # type: ignore[attr-defined]
+    return loader.source_to_code(data, path)
+
+
 def install() -> None:
     """Put `UserSourceFinder` just in front of `PathFinder` (once): the finders before it
-    (pytest's assertion rewriting, for one) keep their turn."""
+    (pytest's assertion rewriting, for one) keep their turn; and `_compile_user_files`."""
+    _compile_user_files()
     meta_path = sys.meta_path
     if any(isinstance(finder, UserSourceFinder) or finder is UserSourceFinder for finder in meta_path):
         return
@@ -104,6 +116,41 @@ def install() -> None:
     except ValueError:
         index = len(meta_path)
     meta_path.insert(index, UserSourceFinder())
+
+
+def _compile_user_files() -> None:
+    """Make Python's `SourceFileLoader` compile a file of the user's tree from its source (once
+    per process): the loader `spec_from_file_location` gives a helper loaded by path would
+    otherwise run a stale `.pyc` of it, and write one beside it. Other files keep its bytecode."""
+    if importlib.machinery.SourceFileLoader.get_code is not _get_code:
+        importlib.machinery.SourceFileLoader.get_code = _get_code  # type: ignore[method-assign, assignment]
+
+
+# The `get_code` SourceFileLoader inherits (SourceLoader's): the same after the class is changed.
+_python_get_code: Callable[[importlib.machinery.SourceFileLoader, str], CodeType | None] = next(
+    vars(cls)["get_code"] for cls in importlib.machinery.SourceFileLoader.__mro__[1:] if "get_code" in vars(cls)
+)
+
+
+def _get_code(self: importlib.machinery.SourceFileLoader, fullname: str) -> CodeType | None:
+    """`SourceFileLoader.get_code` once `_compile_user_files` ran."""
+    if is_user_file(self.get_filename(fullname)):
+        return _from_source(self, fullname)
+    return _python_get_code(self, fullname)
+
+
+# The frames of these run for whoever loads the module: what they read, that caller read
+# (`running.reads` passes over them to find whose read it was).
+LOADING_CODE = (_get_code.__code__, _from_source.__code__)
+
+
+def compiled_digest(loader: object) -> str | None:
+    """The digest of the source a module's loader compiled (`_from_source`), if it did; asked of
+    this module's loaders only (no loader class of the layer's is asked anything)."""
+    if type(loader) not in (SourceOnlyLoader, importlib.machinery.SourceFileLoader):
+        return None
+    digest = object.__getattribute__(loader, "__dict__").get("source_digest")
+    return digest if type(digest) is str else None
 
 
 def is_user_file(path: str | os.PathLike[str]) -> bool:

@@ -128,6 +128,7 @@ from threading import get_ident
 from types import FrameType
 from typing import Any
 
+from layercheck.contract import fresh
 from layercheck.running.sources import (
     MAX_SOURCES,
     MAX_VARIABLES,
@@ -239,6 +240,9 @@ def _kind_only_code() -> tuple[types.CodeType, ...]:
 
 _KIND_ONLY_CODE = _kind_only_code()  # kept, so that their ids stay theirs
 _KIND_ONLY = frozenset(map(id, _KIND_ONLY_CODE))
+# layercheck's code that loads a module for its caller, as the import system would (a helper
+# the layer loads by path: `contract.fresh`): passed over, as the import system's frames are.
+_LOADING = frozenset(map(id, fresh.LOADING_CODE))
 
 
 def _signature(path: str) -> tuple[Any, ...] | None:
@@ -795,6 +799,9 @@ class Reads:
         kind_only = False
         while frame is not None:
             code = frame.f_code
+            if id(code) in _LOADING:
+                frame = frame.f_back
+                continue
             filename = code.co_filename
             kind = kinds.get(filename) if type(filename) is str else _LAYER
             if kind is None:

@@ -365,7 +365,7 @@ def _module_files(before: Collection[str]) -> Iterator[tuple[str, str, str | Non
         if type(path) is not str or not path or "\0" in path:
             continue
         loader = spec.loader if type(spec) is ModuleSpec else None
-        compiled = loader.source_digest if type(loader) is fresh.SourceOnlyLoader else None
+        compiled = fresh.compiled_digest(loader)
         yield name, os.path.abspath(path), compiled
 
 
