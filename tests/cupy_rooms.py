@@ -23,11 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-try:
-    import fcntl
-except ImportError:  # Windows: each xdist worker runs the second process of its own
-    fcntl = None  # type: ignore[assignment]
+from once import once_per_run
 
 STAND_IN = Path(__file__).resolve().parent / "fake_gpu"
 _NODES_ENV = "LAYERCHECK_TESTS_STAND_IN_NODES"  # the node ids the second process is to run
@@ -140,26 +136,13 @@ class StandInRoom:
     def _shared_results(self, config: pytest.Config) -> dict[str, Result]:
         """The second process's outcomes, for this run once. Under pytest-xdist every worker
         collects every test and hands on all the `stand_in` ones: the first worker to need
-        them runs the second process, and the others wait for it (a lock) and read what it
-        wrote, in the folder above their own temporary folders, which the run's workers share."""
-        run = getattr(config, "workerinput", {}).get("testrunuid")
-        if run is None or fcntl is None:
-            return self._run_second_process(config)
-        folder = config._tmp_path_factory.getbasetemp().parent / f"stand-in-room-{run}"  # type: ignore[attr-defined]
-        folder.mkdir(exist_ok=True)
-        shared = folder / "results.json"
-        with open(folder / "lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if shared.exists():
-                data = json.loads(shared.read_text(encoding="utf-8"))
-                self._output = data["output"]
-                return {node: Result(**result) for node, result in data["results"].items()}
-            results = self._run_second_process(config)
-            data = {"output": self._output, "results": {node: vars(result) for node, result in results.items()}}
-            shared.write_text(json.dumps(data), encoding="utf-8")
-            return results
+        them runs the second process, and the others read what it found (`once_per_run`)."""
+        data = once_per_run(config, "stand-in-room", lambda: self._run_second_process(config))
+        self._output = data["output"]
+        return {node: Result(**result) for node, result in data["results"].items()}
 
-    def _run_second_process(self, config: pytest.Config) -> dict[str, Result]:
+    def _run_second_process(self, config: pytest.Config) -> dict[str, Any]:
+        """What the second process printed (its tail) and each test's outcome there, as JSON."""
         files = sorted({str(item.path) for item in self._handed})
         with tempfile.TemporaryDirectory(prefix="layercheck-stand-in-") as scratch:
             nodes, results = Path(scratch, "nodes.json"), Path(scratch, "results.json")
@@ -184,10 +167,9 @@ class StandInRoom:
             proc = subprocess.run(
                 command, cwd=config.rootpath, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
             )
-            self._output = (proc.stdout + proc.stderr)[-_OUTPUT_TAIL:]
-            if not results.exists():
-                return {}
-            return {node: Result(**data) for node, data in json.loads(results.read_text(encoding="utf-8")).items()}
+            output = (proc.stdout + proc.stderr)[-_OUTPUT_TAIL:]
+            found = json.loads(results.read_text(encoding="utf-8")) if results.exists() else {}
+            return {"output": output, "results": found}
 
 
 def _nothing() -> None:

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO, SAMPLES, TESTS
+from once import once_per_run
 
 import layercheck
 from layercheck.errors import UsageError
@@ -109,10 +110,16 @@ def _holds(process: Path, marker: bytes | None) -> bool:
 
 
 def _no_survivors(group: int, within: float = 5.0) -> None:
+    alive = _survivors_after(group, within)
+    assert alive == [], f"processes outlived the run: {alive}"
+
+
+def _survivors_after(group: int, within: float) -> list[str]:
+    """The run's live processes (`_survivors`) once none is left, or `within` seconds passed."""
     deadline = time.monotonic() + within
     while (alive := _survivors(group)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert alive == [], f"processes outlived the run: {alive}"
+    return alive
 
 
 def _recorded(group: int) -> dict[str, str]:
@@ -160,29 +167,36 @@ def _assert_every_target_in_both_reports(report: dict, root: ET.Element, files: 
 # -- the corpus, as one folder ---------------------------------------------------------------
 
 
-# Its tests go to one xdist worker together: the corpus fixture below runs once (tests/conftest.py).
-pytestmark = pytest.mark.xdist_group("hostile_gate")
-
-
 @pytest.fixture(scope="module")
-def gate_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gate")
-    json_path, junit_path = out / "report.json", out / "report.xml"
-    proc = _start("run", GATE, "--jobs", "2", "--timeout", "60", "--json", json_path, "--junit", junit_path)
-    code, stdout, stderr = _finish(proc)
-    return code, stdout, stderr, json.loads(json_path.read_text()), ET.parse(junit_path).getroot(), proc.pid
+def gate_run(request, tmp_path_factory):
+    """The corpus checked as one folder, once in the test run (`once_per_run`): its exit status,
+    output, both reports, and what its processes left (on Linux: the pids the layers recorded,
+    and those still alive once the run ended)."""
+
+    def run() -> dict:
+        out = tmp_path_factory.mktemp("gate")
+        json_path, junit_path = out / "report.json", out / "report.xml"
+        proc = _start("run", GATE, "--jobs", "2", "--timeout", "60", "--json", json_path, "--junit", junit_path)
+        code, stdout, stderr = _finish(proc)
+        left = {"recorded": _recorded(proc.pid), "alive": _survivors_after(proc.pid, 5.0)} if LINUX else None
+        report, junit = json.loads(json_path.read_text()), junit_path.read_text(encoding="utf-8")
+        return {"code": code, "stdout": stdout, "stderr": stderr, "report": report, "junit": junit, "left": left}
+
+    data = once_per_run(request.config, "hostile-gate", run)
+    root = ET.fromstring(data["junit"])
+    return data["code"], data["stdout"], data["stderr"], data["report"], root, data["left"]
 
 
 def test_the_gate_corpus_fails_with_every_target_in_both_reports_and_nothing_left(gate_run):
-    code, stdout, stderr, report, root, group = gate_run
+    code, stdout, stderr, report, root, left = gate_run
     assert code == 1, stdout + stderr
     assert "Traceback" not in stderr, stderr
     _assert_every_target_in_both_reports(report, root, {p.name for p in GATE.glob("*.py")})
     if LINUX:
         # Plain, in a session of its own, by setsid; daemons forked twice: in predict, at
         # import in discovery and in the check. Each started, none is left.
-        assert len(_recorded(group)) >= 5, _recorded(group)
-        _no_survivors(group)
+        assert len(left["recorded"]) >= 5, left["recorded"]
+        assert left["alive"] == [], f"processes outlived the run: {left['alive']}"
 
 
 @pytest.mark.parametrize("module", sorted(p.name for p in GATE.glob("*.py")))

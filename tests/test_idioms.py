@@ -9,9 +9,11 @@ import ast
 import json
 import os
 import re
+import subprocess
 
 import pytest
 from conftest import TESTS, run_cli
+from once import once_per_run
 
 from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
@@ -32,14 +34,25 @@ EXPECTED = _expected()
 
 
 @pytest.fixture(scope="module")
-def idioms_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("idioms") / "report.json"
-    # A time zone that time_zone.py's tzset() changes: its new tzname then differs from the old
-    # (under an unchanged zone it is an equal value, which is no change at all).
-    env = {**os.environ, "TZ": "America/New_York"}
-    proc = run_cli("run", CORPUS, "--jobs", "2", "-v", "--json", out, "--no-cache", env=env)
-    report = json.loads(out.read_text())
-    return proc, {t["target"].rsplit("/", 1)[-1]: t for t in report["targets"]}
+def idioms_run(request, tmp_path_factory):
+    """The corpus checked as one folder, once in the test run (`once_per_run`)."""
+
+    def run() -> dict:
+        out = tmp_path_factory.mktemp("idioms") / "report.json"
+        # A time zone that time_zone.py's tzset() changes: its new tzname then differs from the
+        # old (under an unchanged zone it is an equal value, which is no change at all).
+        env = {**os.environ, "TZ": "America/New_York"}
+        proc = run_cli("run", CORPUS, "--jobs", "2", "-v", "--json", out, "--no-cache", env=env)
+        return {
+            "returncode": proc.returncode,
+            "stdout": proc.stdout,
+            "stderr": proc.stderr,
+            "report": json.loads(out.read_text()),
+        }
+
+    data = once_per_run(request.config, "idioms", run)
+    proc = subprocess.CompletedProcess("layercheck run", data["returncode"], data["stdout"], data["stderr"])
+    return proc, {t["target"].rsplit("/", 1)[-1]: t for t in data["report"]["targets"]}
 
 
 def test_every_idiom_has_a_correct_layer_and_a_wrong_twin():

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -15,6 +16,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import INTERNAL_FRAME, PACKAGE, SAMPLES, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, IsAlive, Sleep, StartsAChild, WaitFor
+from once import once_per_run
 
 from layercheck.interrupts import Interrupted
 from layercheck.sandbox.isolation import run_jobs, signal_reason
@@ -75,32 +77,47 @@ def file_of(label: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def hostile_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("hostile")
-    json_path, junit_path, config = out / "report.json", out / "report.xml", out / "timeouts.yaml"
-    # The folder is the run's target; the config gives the timeouts: TIMEOUT by default (the
-    # discovery of every module, which imports it, too), a minute for a module that ends.
-    entries = "".join(
-        f"  - target: {json.dumps(str(HOSTILE / name))}\n    timeout: {ENDS_WITHIN}\n"
-        for name in sorted(set(EXPECTED) - HANGS)
-    )
-    config.write_text(f"defaults:\n  timeout: {TIMEOUT}\ntargets:\n{entries}")
-    start = time.monotonic()
-    proc = run_cli(
-        "run",
-        "tests/hostile",
-        "--jobs",
-        "2",
-        "--config",
-        config,
-        "--json",
-        json_path,
-        "--junit",
-        junit_path,
-        timeout=120,
-    )
-    elapsed = time.monotonic() - start
-    return proc, elapsed, json.loads(json_path.read_text()), ET.parse(junit_path).getroot()
+def hostile_run(request, tmp_path_factory):
+    """The hostile folder checked once in the test run (`once_per_run`)."""
+
+    def run() -> dict:
+        out = tmp_path_factory.mktemp("hostile")
+        json_path, junit_path, config = out / "report.json", out / "report.xml", out / "timeouts.yaml"
+        # The folder is the run's target; the config gives the timeouts: TIMEOUT by default (the
+        # discovery of every module, which imports it, too), a minute for a module that ends.
+        entries = "".join(
+            f"  - target: {json.dumps(str(HOSTILE / name))}\n    timeout: {ENDS_WITHIN}\n"
+            for name in sorted(set(EXPECTED) - HANGS)
+        )
+        config.write_text(f"defaults:\n  timeout: {TIMEOUT}\ntargets:\n{entries}")
+        start = time.monotonic()
+        proc = run_cli(
+            "run",
+            "tests/hostile",
+            "--jobs",
+            "2",
+            "--config",
+            config,
+            "--json",
+            json_path,
+            "--junit",
+            junit_path,
+            timeout=120,
+        )
+        elapsed = time.monotonic() - start
+        report, junit = json.loads(json_path.read_text()), junit_path.read_text(encoding="utf-8")
+        return {
+            "returncode": proc.returncode,
+            "stdout": proc.stdout,
+            "stderr": proc.stderr,
+            "elapsed": elapsed,
+            "report": report,
+            "junit": junit,
+        }
+
+    data = once_per_run(request.config, "hostile-folder", run)
+    proc = subprocess.CompletedProcess("layercheck run", data["returncode"], data["stdout"], data["stderr"])
+    return proc, data["elapsed"], data["report"], ET.fromstring(data["junit"])
 
 
 def test_every_hostile_module_has_an_expectation():
