@@ -20,6 +20,7 @@ from conftest import (
     mentions,
     not_ok,
 )
+from once import once_per_run
 
 import layercheck
 from layercheck import CheckFailure, Report, Status, TargetReport, UsageError
@@ -30,13 +31,20 @@ OWN = [d for d in DECLARED if d.path.parent == LAYERS]
 
 
 @pytest.fixture(scope="module")
-def reports():
-    """The report of every declared layer at its example layout, by file name."""
-    out = {}
-    for d in DECLARED:
-        obj = load_layer(d.path)
-        out[d.id] = layercheck.check_layer(obj, example_layout(obj))
-    return out
+def reports(request):
+    """The report of every declared layer at its example layout, by file name: made once in the
+    test run (`once_per_run`), through the reports' own JSON codec."""
+
+    def check_all() -> dict:
+        out = {}
+        for d in DECLARED:
+            obj = load_layer(d.path)
+            out[d.id] = layercheck.check_layer(obj, example_layout(obj)).to_dict()
+        return out
+
+    return {
+        name: TargetReport.from_dict(data) for name, data in once_per_run(request.config, "checks", check_all).items()
+    }
 
 
 # -- the declared layers of tests/layers keep their promise --------------------------------------
