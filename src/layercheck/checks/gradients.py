@@ -528,7 +528,14 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     budget = WorkBudget(calls_for(elements), diagnosis_seconds(timeout, left))
     labels = problem.labels
     doctor = Diagnostician(
-        problem, baseline, verdicts, tol, session.rng, budget, lambda: sub_batch(session, dtype, tol, labels)
+        problem,
+        baseline,
+        verdicts,
+        tol,
+        session.rng,
+        budget,
+        lambda: sub_batch(session, dtype, tol, labels),
+        small_blocks=run.small,
     )
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}
     records = [_record(problem, v, diagnoses.get(v.index)) for v in verdicts]
@@ -563,10 +570,12 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
 
 @dataclass(frozen=True)
 class _Run:
-    """The verdicts, and whether the joint probe failed at the full resolution."""
+    """The verdicts, whether the joint probe failed at the full resolution, and each checkable
+    argument's small blocks (`small_scale_blocks`: every argument that can fail has them)."""
 
     verdicts: list[ArgumentVerdict]
     joint_failed: bool
+    small: dict[int, list[tuple[str, float, Any]]]
 
 
 def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baseline, tol: Tolerances) -> _Run:
@@ -602,7 +611,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
         # Never a pass that decided fewer arguments than there are: whatever made the loop
         # above skip one (a defect, or a `range` the layer replaced) makes no verdict.
         raise RuntimeError(f"{len(verdicts)} verdict(s) for {len(problem.names)} argument(s)")
-    return _Run(verdicts, joint_failed)
+    return _Run(verdicts, joint_failed, small)
 
 
 def _verdict(

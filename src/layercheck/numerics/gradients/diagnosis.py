@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of
-from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.gradients import claims
 from layercheck.numerics.gradients.budget import Limit, WorkBudget
 from layercheck.numerics.gradients.engine import (
@@ -59,12 +58,17 @@ class Diagnostician:
         rng: Callable[[str], np.random.Generator],
         budget: WorkBudget | None = None,
         sub_batch: Callable[[], SubBatch | None] | None = None,
+        *,
+        small_blocks: Mapping[int, Sequence[tuple[str, float, Any]]],
     ):
         self.budget = WorkBudget(sys.maxsize) if budget is None else budget
         self.budget.start()
         self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget)
         # Made when a localization first asks for it (most failures are named before).
         self._make_sub_batch = sub_batch
+        # Each failed argument's blocks whose gradient is small (`small_scale_blocks`, as the
+        # check found them): a sub-batch's finding is proven in them on the whole batch.
+        self._small_blocks = small_blocks
         self._sub_batch: SubBatch | None = None
 
     def diagnose(self, index: int) -> Diagnosis:
@@ -175,9 +179,7 @@ class Diagnostician:
             return False
         elif self._probe(index, rng, ~mask) is not Status.PASSED:
             return False
-        gradient = whole.base.gradients[index]
-        small = small_scale_blocks(gradient, whole.problem.labels[index])
-        outside = [block & ~mask for _, _, block in small]
+        outside = [block & ~mask for _, _, block in self._small_blocks[index]]
         return all(self._probe(index, rng, block) is Status.PASSED for block in outside if bool(xp.any(block)))
 
     def _probe(self, index: int, rng: np.random.Generator, support: Any) -> Status:
