@@ -10,6 +10,7 @@ The result is JSON data: what the tests read must not depend on which worker mad
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -36,3 +37,17 @@ def once_per_run(config: pytest.Config, name: str, make: Callable[[], Any]) -> A
         data = make()
         shared.write_text(json.dumps(data), encoding="utf-8")
         return data
+
+
+def process_data(proc: subprocess.CompletedProcess) -> dict[str, Any]:
+    """A finished process's exit status and output, as JSON data (`process_of` reads it back)."""
+    return {
+        "args": [str(arg) for arg in proc.args],
+        "returncode": proc.returncode,
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+    }
+
+
+def process_of(data: dict[str, Any]) -> subprocess.CompletedProcess:
+    return subprocess.CompletedProcess(data["args"], data["returncode"], data["stdout"], data["stderr"])

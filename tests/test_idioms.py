@@ -9,11 +9,10 @@ import ast
 import json
 import os
 import re
-import subprocess
 
 import pytest
 from conftest import TESTS, run_cli
-from once import once_per_run
+from once import once_per_run, process_data, process_of
 
 from layercheck.sandbox.integrity import INTEGRITY_CHECK
 
@@ -43,16 +42,10 @@ def idioms_run(request, tmp_path_factory):
         # old (under an unchanged zone it is an equal value, which is no change at all).
         env = {**os.environ, "TZ": "America/New_York"}
         proc = run_cli("run", CORPUS, "--jobs", "2", "-v", "--json", out, "--no-cache", env=env)
-        return {
-            "returncode": proc.returncode,
-            "stdout": proc.stdout,
-            "stderr": proc.stderr,
-            "report": json.loads(out.read_text()),
-        }
+        return {"process": process_data(proc), "report": json.loads(out.read_text())}
 
     data = once_per_run(request.config, "idioms", run)
-    proc = subprocess.CompletedProcess("layercheck run", data["returncode"], data["stdout"], data["stderr"])
-    return proc, {t["target"].rsplit("/", 1)[-1]: t for t in data["report"]["targets"]}
+    return process_of(data["process"]), {t["target"].rsplit("/", 1)[-1]: t for t in data["report"]["targets"]}
 
 
 def test_every_idiom_has_a_correct_layer_and_a_wrong_twin():

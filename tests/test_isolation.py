@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -16,7 +15,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import INTERNAL_FRAME, PACKAGE, SAMPLES, TESTS, run_cli
 from isolation_jobs import Environment, Hostile, IsAlive, Sleep, StartsAChild, WaitFor
-from once import once_per_run
+from once import once_per_run, process_data, process_of
 
 from layercheck.interrupts import Interrupted
 from layercheck.sandbox.isolation import run_jobs, signal_reason
@@ -106,18 +105,10 @@ def hostile_run(request, tmp_path_factory):
         )
         elapsed = time.monotonic() - start
         report, junit = json.loads(json_path.read_text()), junit_path.read_text(encoding="utf-8")
-        return {
-            "returncode": proc.returncode,
-            "stdout": proc.stdout,
-            "stderr": proc.stderr,
-            "elapsed": elapsed,
-            "report": report,
-            "junit": junit,
-        }
+        return {"process": process_data(proc), "elapsed": elapsed, "report": report, "junit": junit}
 
     data = once_per_run(request.config, "hostile-folder", run)
-    proc = subprocess.CompletedProcess("layercheck run", data["returncode"], data["stdout"], data["stderr"])
-    return proc, data["elapsed"], data["report"], ET.fromstring(data["junit"])
+    return process_of(data["process"]), data["elapsed"], data["report"], ET.fromstring(data["junit"])
 
 
 def test_every_hostile_module_has_an_expectation():
