@@ -146,8 +146,21 @@ def _as_compute(x: Any, precision: np.dtype, xp: Any, copy: bool = True) -> Any:
     from another device is moved back (outputs_stay_on_device reports it), so that the
     arithmetic never mixes devices."""
     x = arrays.to_module(x, xp)
-    kind = np.result_type(precision, np.complex64) if arrays.is_complex(x) else precision
-    return x.astype(kind, copy=copy)
+    return x.astype(_compute_dtype(x.dtype, precision), copy=copy)
+
+
+def _require_arrays(outputs: list[Any], precision: np.dtype) -> None:
+    """Every output an array at the compute precision (else the check cannot run)."""
+    for y in outputs:
+        if not arrays.is_array(y):
+            raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
+        if arrays.precision_of(y.dtype) != precision:
+            raise _CannotRun(f"it returns {y.dtype} outputs from {precision} inputs")
+
+
+def _compute_dtype(dtype: Any, precision: np.dtype) -> np.dtype:
+    """The compute precision, complex for a complex `dtype`."""
+    return np.result_type(precision, np.complex64) if np.dtype(dtype).kind == "c" else precision
 
 
 def _owned(arrays_in: list[Any], precision: np.dtype, xp: Any) -> list[Any]:
@@ -164,7 +177,7 @@ def _owned(arrays_in: list[Any], precision: np.dtype, xp: Any) -> list[Any]:
         alone = (
             type(y) is np.ndarray
             and xp is np
-            and y.dtype == (np.result_type(precision, np.complex64) if y.dtype.kind == "c" else precision)
+            and y.dtype == _compute_dtype(y.dtype, precision)
             and y.flags.owndata
             and y.flags.writeable
             and sys.getrefcount(y) <= 2
@@ -249,21 +262,19 @@ class TrainingPass:
                 base = self.run(self.values)
         except USER_ERRORS as exc:
             raise _CannotRun(f"{self.method} raised {exception_text(exc)}", self.method) from None
-        for y in base.all:
-            if not arrays.is_array(y):
-                raise Incomplete(f"not checked: an output is {arrays.describe(y)}, not an array")
-            if arrays.precision_of(y.dtype) != self.precision:
-                raise _CannotRun(f"it returns {y.dtype} outputs from {self.precision} inputs")
-        # The base point's outputs and states at the compute precision (the engine's copies),
-        # and the memory backward is given with them.
-        self.outputs = [_as_compute(y, self.precision, self.xp) for y in base.all]
+        returned = list(base.all)
+        _require_arrays(returned, self.precision)
         self.n_out, self.memory = len(base.values), base.memory
         # Backward is given Y as forward returned it: a fresh copy of the engine's where that
         # is the same array, so that forward's own need not be held as well.
         self._returned = [
-            None if arrays.array_module(y) is self.xp and y.dtype == c.dtype else y
-            for y, c in zip(base.all, self.outputs)
+            None if arrays.array_module(y) is self.xp and y.dtype == _compute_dtype(y.dtype, self.precision) else y
+            for y in returned
         ]
+        del base
+        # The base point's outputs and states at the compute precision: the engine's own (the
+        # arrays forward returned where nothing else refers to them, else copies).
+        self.outputs = _owned(returned, self.precision, self.xp)
 
     @property
     def method(self) -> str:

@@ -191,6 +191,20 @@ def by_value(value: Any, name: str) -> list[tuple[tuple[float, float], Block]]:
     return cells
 
 
+def _power_table(gradient: Any, kept: list[int]) -> Any:
+    """sum(|g|^2) over every axis but `kept` (in their order), where the gradient is: one pass
+    over it, with no array of its size made (for a real one)."""
+    xp = namespace_of(gradient)
+    letters = "abcdefghijklmnopqrstuvwxyz"[: gradient.ndim]
+    out = "".join(letters[i] for i in kept)
+    if np.dtype(gradient.dtype).kind == "c":
+        power = (gradient * gradient.conj()).real
+        table = power.sum(axis=tuple(i for i in range(gradient.ndim) if i not in kept))
+    else:
+        table = xp.einsum(f"{letters},{letters}->{out}", gradient, gradient)
+    return table
+
+
 def small_scale_blocks(gradient: Any, labels: str | None) -> list[tuple[str, float, Any]]:
     """Blocks along the channel, observation and time axes whose gradient RMS is below
     SMALL_SCALE times the largest block's, grouped by decade of scale: (description, scale
@@ -198,14 +212,14 @@ def small_scale_blocks(gradient: Any, labels: str | None) -> list[tuple[str, flo
     if not labels or len(labels) != gradient.ndim or gradient.size == 0:
         return []
     xp = namespace_of(gradient)
-    power = (gradient * gradient.conj()).real if np.dtype(gradient.dtype).kind == "c" else gradient * gradient
+    axes = {label: labels.find(label) for label in "CBT" if labels.find(label) >= 0}
+    axes = {label: axis for label, axis in axes.items() if gradient.shape[axis] >= 2}
+    table = _power_table(gradient, sorted(axes.values()))
     found: list[tuple[str, float, Any]] = []
-    for label in "CBT":
-        axis = labels.find(label)
-        if axis < 0 or gradient.shape[axis] < 2:
-            continue
-        others = tuple(i for i in range(gradient.ndim) if i != axis)
-        rms = np.asarray(to_host(xp.sqrt(power.mean(axis=others))), dtype=float)
+    for label, axis in axes.items():
+        position = sorted(axes.values()).index(axis)
+        power = to_host(table.sum(axis=tuple(i for i in range(table.ndim) if i != position)))
+        rms = np.sqrt(np.asarray(power, dtype=float) / (gradient.size // gradient.shape[axis]))
         top = float(rms.max()) if rms.size else 0.0
         if not (top > 0 and math.isfinite(top)):
             continue

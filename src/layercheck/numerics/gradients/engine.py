@@ -135,7 +135,8 @@ class GradientProblem:
     """The arguments of a training-time pass, how to evaluate it and how to differentiate it.
 
     `evaluate_many({i: value, ...})` returns every output and updated state with each
-    argument i replaced by its value; `gradients(weights)` runs backward with dL/dY = weights
+    argument i replaced by its value, as arrays nothing else refers to (the engine computes in
+    them); `gradients(weights)` runs backward with dL/dY = weights
     and returns the gradient
     of every argument (None where the layer returned none). Both raise EvaluationError when
     the layer raises.
@@ -682,12 +683,17 @@ def check_jointly(
     t = tol.step
     rho = max(1e-3, 30 * tol.step)
 
+    even: dict[int, float] = {}  # the arguments every element of which moves by the same amount
+
     def draw(rng: np.random.Generator) -> dict[int, Any]:
         """Each argument's move t * v, its step relative to its own size."""
         moves = {}
         for i in indices:
             value, scale = problem.values[i], step_scale(problem.values[i])
-            move = keep_inside(value, random_direction(value, rng), t * scale, problem.domains[i])
+            direction = random_direction(value, rng)
+            move = keep_inside(value, direction, t * scale, problem.domains[i])
+            if move is direction and value.size > _RANDOM_MAGNITUDES:  # random signs, none held back
+                even[i] = t * scale
             move *= t * scale  # a fresh array: scaled where it is
             moves[i] = move
         return moves
@@ -696,27 +702,41 @@ def check_jointly(
     moved = list(indices)
     # The analytic side with backward at the base point: taken while the directions are at
     # hand (they are drawn again only if kinks ask for another backward).
-    sides = _analytic_sides(base.gradients, moves, moved)
+    sides = _analytic_sides(base.gradients, moves, moved, even)
     block_parts = _block_parts(base.gradients, moves, blocks or {}, t)
-    pair = _joint_pair(problem, base, moves, rho)
-    masked = sum(pair.n_kinks)
+    pair = _joint_pair(problem, moves)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in pair.deltas)))
-    if changed == 0 or masked > 0.5 * changed:
+    if changed == 0:
         return None, set()
-    if not masked:
-        # The passing path at its floor: where the central difference alone agrees, within a
-        # tolerance that leaves out its truncation error (a third evaluation would only add
-        # it, widening the tolerance), the third evaluation is not made. Anything else
-        # (kinks, a disagreement) takes it, and decides as before.
-        dots = [dot(w, d) for w, d in zip(base.weights, pair.deltas)]
+    # The passing path at its floor: where the central difference alone agrees, within a
+    # tolerance that leaves out its truncation error and any kink (a third evaluation or a
+    # kink mask could only widen it), nothing more is computed. A kink within the step moves
+    # the central difference by a second difference of the layer's own, which a wrong
+    # gradient's error would have to cancel to the tolerance to pass: the kinks are looked
+    # for only where the pair disagrees, to leave them out before deciding. (A one-sided
+    # difference from the base point's outputs would save an evaluation, but moving several
+    # arguments at once makes their products, x times a weight, a truncation error of order
+    # t that only the central difference cancels.)
+    dots = [dot(w, d) for w, d in zip(base.weights, pair.deltas)]
+    early = _joint_probe(problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, 0.0, block_parts)
+    if early is not None and early[0].verdict is Verdict.PASS:
+        return early
+    kinks, n_kinks, stationary = _pair_kinks(pair, base, rho)
+    masked = sum(n_kinks)
+    if masked > 0.5 * changed:
+        return None, set()
+    if not masked and stationary:
+        # What the outputs that barely move may add, now bounded: the same decision, its
+        # tolerance that much wider (with no kink, the third evaluation would only add its
+        # truncation error).
         early = _joint_probe(
-            problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, pair.stationary, block_parts
+            problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, stationary, block_parts
         )
         if early is not None and early[0].verdict is Verdict.PASS:
             return early
     # The pair let go of the moves once both points were made (memory): drawn again.
-    third_dots = _joint_far(problem, base, draw(copy.deepcopy(replay)), pair, rho)
-    deltas, kinks, n_kinks, stationary = pair.deltas, pair.kinks, pair.n_kinks, pair.stationary
+    third_dots = _joint_far(problem, base, draw(copy.deepcopy(replay)), pair, kinks, n_kinks, rho)
+    deltas = pair.deltas
     del pair
     masked = sum(n_kinks)
     if masked > 0.5 * changed:
@@ -740,7 +760,7 @@ def check_jointly(
         return None, set()
     if masked:
         moves = draw(replay)
-        sides = _analytic_sides(gradients, moves, moved)
+        sides = _analytic_sides(gradients, moves, moved, even)
         block_parts = _block_parts(gradients, moves, blocks or {}, t)
         del moves
     found = _joint_probe(
@@ -830,52 +850,67 @@ def _joint_probe(
 
 @dataclass
 class _Pair:
-    """The evaluations of a joint probe at +t and -t, reduced: each output's first difference,
-    its kinks and how many, y0 + 2 d2 + delta (for the third difference) and what the outputs
-    that barely move may add to the error."""
+    """The evaluations of a joint probe at +t and -t, reduced: each output's first difference
+    yp - ym, and ym (yp is ym + delta: one output-sized array less held). `_pair_kinks` turns
+    each ym into y0 + 2 d2 + delta, for the third difference, once it has read the kinks."""
 
     deltas: list[Any]
-    kinks: list[Any]
-    n_kinks: list[int]
-    rest: list[Any]
-    stationary: float
+    minus: list[Any]
 
 
-def _joint_pair(problem: GradientProblem, base: Baseline, moves: dict[int, Any], rho: float) -> _Pair:
-    """The pair of evaluations at +t and -t, each reduced before the next is needed. Both
-    points are made first and `moves` emptied: the moves are not held while the layer runs
-    (memory: at -t the outputs at +t are)."""
+def _joint_pair(problem: GradientProblem, moves: dict[int, Any]) -> _Pair:
+    """The pair of evaluations at +t and -t. Both points are made first and `moves` emptied
+    (the -t point written into them): the moves are not held while the layer runs."""
     points = [_displaced(problem, moves, 1), _displaced(problem, moves, -1, release=True)]
     plus = list[Any](problem.evaluate_many(points.pop(0)))
     minus = list[Any](problem.evaluate_many(points.pop(0)))
-    deltas, kinks, rest, n_kinks, stationary = [], [], [], [], 0.0
-    yp = ym = second = kink = None  # the loop's names, let go of after it: memory
-    for j, (y0, yp, ym, w) in enumerate(zip(base.outputs, plus, minus, base.weights)):
-        deltas.append(yp - ym)
-        second = _second(y0, yp, ym)
-        # ym is not needed any more: the kink test computes in it (and in one array more).
-        kink, count, bound = _joint_kinks(deltas[-1], second, base, j, rho, w, _scratch(y0, ym))
-        minus[j] = ym = None
+    deltas = []
+    for j in range(len(plus)):
+        # The outputs are the engine's own (`evaluate_many`): yp - ym is written into yp, which
+        # is ym + delta (no array more, and none more held).
+        deltas.append(namespace_of(plus[j]).subtract(plus[j], minus[j], out=plus[j]))
+        plus[j] = None
+    return _Pair(deltas, minus)
+
+
+def _pair_kinks(pair: _Pair, base: Baseline, rho: float) -> tuple[list[Any], list[int], float]:
+    """The kinks of the pair's outputs, how many per output, and what the outputs that barely
+    move may add to the error; each `pair.minus[j]` becomes y0 + 2 d2 + delta (the third
+    difference's rest), the second difference d2 = yp + ym - 2 y0 = delta + 2 (ym - y0)."""
+    kinks, n_kinks, stationary = [], [], 0.0
+    for j, (y0, delta, w) in enumerate(zip(base.outputs, pair.deltas, base.weights)):
+        xp = namespace_of(y0, delta)
+        second = xp.subtract(pair.minus[j], y0, out=pair.minus[j])
+        second *= 2
+        second += delta
+        kink, count, bound = _joint_kinks(delta, second, base, j, rho, w)
         kinks.append(kink)
         n_kinks.append(count)
         stationary += bound
         second *= 2
-        second += deltas[-1]
+        second += delta
         second += y0
-        rest.append(second)
-    del plus, minus, yp, ym, second, kink
-    return _Pair(deltas, kinks, n_kinks, rest, stationary)
+        del kink
+    return kinks, n_kinks, stationary
 
 
-def _joint_far(problem: GradientProblem, base: Baseline, moves: dict[int, Any], pair: _Pair, rho: float) -> list[Any]:
+def _joint_far(
+    problem: GradientProblem,
+    base: Baseline,
+    moves: dict[int, Any],
+    pair: _Pair,
+    kinks: list[Any],
+    n_kinks: list[int],
+    rho: float,
+) -> list[Any]:
     """The third evaluation of a joint probe, at +2t (`moves` doubled in place), reduced to the
     weighted third difference T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (left on the device);
-    the kinks it shows within (t, 2t) are added to the pair's."""
+    the kinks it shows within (t, 2t) are added to the pair's (`kinks`, `n_kinks`, in place)."""
     for move in moves.values():
         move *= 2
     far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
     third_dots = []
-    rest, kinks, n_kinks = pair.rest, pair.kinks, pair.n_kinks
+    rest = pair.minus
     y2 = third = kink = None
     for j, (y2, w) in enumerate(zip(far, base.weights)):
         third = namespace_of(y2).subtract(y2, rest[j], out=y2)
@@ -905,13 +940,20 @@ def _block_parts(
     return found
 
 
-def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
+def _analytic_sides(
+    gradients: list[Any], moves: dict[int, Any], moved: list[int], even: Mapping[int, float] | None = None
+) -> Scalars:
     """For each moved argument <g, v> ("parts"), |g * v|^2 ("terms") and |v|^2 ("direction"),
-    left on the device until fetched."""
+    left on the device until fetched. `even`: the arguments whose every element moves by the
+    same amount c, for which those are c^2 |g|^2 and c^2 times the size (no product made)."""
+    even = even or {}
     sides = Scalars()
     sides.add("parts", (dot(gradients[i], moves[i]) for i in moved))
-    sides.add("terms", (norm_sq(gradients[i] * moves[i]) for i in moved))
-    sides.add("direction", (dot(moves[i], moves[i]) for i in moved))
+    sides.add(
+        "terms",
+        (even[i] ** 2 * norm_sq(gradients[i]) if i in even else norm_sq(gradients[i] * moves[i]) for i in moved),
+    )
+    sides.add("direction", (even[i] ** 2 * moves[i].size if i in even else dot(moves[i], moves[i]) for i in moved))
     return sides
 
 
@@ -921,8 +963,10 @@ def _displaced(problem: GradientProblem, moves: dict[int, Any], sign: int, relea
     displaced = {}
     for i in list(moves):
         move = moves.pop(i) if release else moves[i]
-        xp = namespace_of(move)
-        displaced[i] = (xp.add if sign > 0 else xp.subtract)(problem.values[i], move)
+        xp, value = namespace_of(move), problem.values[i]
+        # A released move is the engine's alone: the point is written into it (no new array).
+        into = move if release and np.result_type(value.dtype, move.dtype) == move.dtype else None
+        displaced[i] = (xp.add if sign > 0 else xp.subtract)(value, move, out=into)
     return displaced
 
 
