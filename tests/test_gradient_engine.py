@@ -216,3 +216,47 @@ def test_an_undecided_arguments_reasons_name_the_kinks_once_with_the_count_of_ea
     assert _reasons(probes) == "10 of 10 and 6 of 10 changed outputs crossed a non-differentiable point; round-off"
     assert _reasons([_Probe(Undecided.KINKS, 3, 4)]) == "3 of 4 changed outputs crossed a non-differentiable point"
     assert _reasons([_Probe(Undecided.CURVATURE), _Probe(Undecided.ROUND_OFF)]) == "curvature; round-off"
+
+
+class _Scaled:
+    """Y = s * X per channel, dL/dX `wrong` times the true one: two arguments, so that the
+    joint probe decides."""
+
+    learnables = ("s",)
+    wrong = 1.0
+
+    def __init__(self):
+        self.s = None
+
+    def initialize(self, layout):
+        if self.s is None:
+            self.s = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+    def predict(self, X):
+        return self.s * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return self.wrong * self.s * dLdY, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
+
+
+class _ScaledWrong(_Scaled):
+    wrong = 1.001
+
+
+@pytest.mark.parametrize(("layer", "looked"), [(_Scaled, False), (_ScaledWrong, True)])
+def test_the_joint_probe_looks_for_kinks_only_where_its_central_difference_disagrees(monkeypatch, layer, looked):
+    """Issue 38, the passing path at its floor: a pair that agrees decides at once; the kinks
+    within the step are looked for (to leave them out) only before a disagreement is judged."""
+    from layercheck.numerics.gradients import engine
+
+    seen = []
+    looking = engine._pair_kinks
+
+    def pair_kinks(*args, **kwargs):
+        seen.append(True)
+        return looking(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_pair_kinks", pair_kinks)
+    result = layercheck.check_layer(layer, "6,6,4,8:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert result.status == ("failed" if looked else "passed"), result.message
+    assert bool(seen) is looked

@@ -134,7 +134,7 @@ def _noise(
 ) -> float | None:
     """The typical second difference of the outputs under a relative move `step` of the
     movable inputs, relative to each output's size; None when no output moved."""
-    plus, minus = _moved_both_ways(evaluate, inputs, _directions(inputs, movable, rng), domains, step)
+    plus, minus = _moved_both_ways(evaluate, inputs, _directions(inputs, movable, rng), domains, step, consume=True)
     ratios = []
     for y0, yp, ym in zip(outputs, plus, minus):
         if not (_is_float(y0) and is_array(yp) and is_array(ym) and yp.shape == y0.shape == ym.shape):
@@ -191,16 +191,33 @@ def _moved_both_ways(
     directions: Sequence[Any],
     domains: Sequence[tuple[float | None, float | None]],
     step: float,
+    consume: bool = False,
 ) -> tuple[Sequence[Any], Sequence[Any]]:
     """The outputs with every input moved by a relative `step` along its direction, then back
-    the other way (never out of its domain)."""
-    moves = [
-        None if v is None else keep_inside(x, v, step * _rms(x), domain) * (step * _rms(x))
-        for x, v, domain in zip(inputs, directions, domains)
-    ]
+    the other way (never out of its domain). `consume`: the directions are this call's alone,
+    and the moves are made in them (no array of an input's size more)."""
+    moves = []
+    for x, v, domain in zip(inputs, directions, domains):
+        if v is None:
+            moves.append(None)
+            continue
+        size = step * _rms(x)
+        move = keep_inside(x, v, size, domain)
+        if move is v and not consume:
+            move = v * size
+        else:
+            move *= size  # keep_inside's own array, or a direction given to be consumed
+        moves.append(move)
     plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
-    minus = evaluate([x if d is None else x - d for x, d in zip(inputs, moves)])
+    # The point at -step is written into its move, which nothing needs any more.
+    minus = evaluate([x if d is None else _minus(x, d) for x, d in zip(inputs, moves)])
     return plus, minus
+
+
+def _minus(x: Any, move: Any) -> Any:
+    """x - move, written into `move` where its dtype and shape hold the difference."""
+    out = move if np.result_type(x.dtype, move.dtype) == move.dtype and move.shape == np.shape(x) else None
+    return namespace_of(x, move).subtract(x, move, out=out)
 
 
 def _sampled(*arrays: Any) -> tuple[Any, ...]:
