@@ -196,7 +196,7 @@ def _moved_both_ways(
     """The outputs with every input moved by a relative `step` along its direction, then back
     the other way (never out of its domain). `consume`: the directions are this call's alone,
     and the moves are made in them (no array of an input's size more)."""
-    moves = []
+    moves: list[Any] = []
     for x, v, domain in zip(inputs, directions, domains):
         if v is None:
             moves.append(None)
