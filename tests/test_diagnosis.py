@@ -269,7 +269,9 @@ def test_a_factor_that_follows_the_batch_size_is_named_on_the_whole_batch():
 
 
 def test_nothing_narrower_found_on_the_sub_batch_says_where_its_elements_were_measured():
-    _, result = gradient_result(VERDICTS / "mixes_batch_mean_backward_ignores.py", "4,4,3,64:SSCB")
+    """Instance normalization without its mean term: wrong in every channel and observation,
+    and across no observations (each is normalized on its own), so no claim holds anywhere."""
+    _, result = gradient_result(VERDICTS / "channel_lookalike_instance_norm_no_mean_term.py", "4,4,3,64:SSCB")
     assert result.status == "failed" and result.message.startswith("the gradient of X is wrong"), result.message
     assert _sub_batch(result) == {"observations": 8, "batch": 64}
     worst = records(result)["X"]["max_rel_error"]

@@ -4,6 +4,7 @@ Check: gradients_are_numerically_correct
 Never says: only in channel
 Never says: zero everywhere
 Never says: constant factor
+Never says: other observations' outputs
 """
 
 import numpy as np

@@ -3,6 +3,7 @@ Check: gradients_are_numerically_correct
 Says: observation
 Never says: only in channel
 Never says: constant factor
+Never says: other observations' outputs
 """
 
 import numpy as np

@@ -1,7 +1,8 @@
 """Broken: Y = X + 0.01 * (mean of X over the batch) in predict, whose backward leaves the mean's own gradient out:
 each observation's gradient misses what the others' dL/dY add through the mean.
 Check: gradients_are_numerically_correct
-Says: the gradient of X is wrong
+Says: the gradient of X leaves out how each observation's X moves the other observations' outputs
+Says: likely cause: the dependence across observations .a batch statistic. left out of backward
 Never says: only in channel
 Never says: constant factor
 """

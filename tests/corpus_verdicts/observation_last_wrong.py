@@ -3,6 +3,7 @@ Check: gradients_are_numerically_correct
 Says: off by a factor 3/2 in observation 4 of X
 Never says: only in channel
 Never says: constant factor
+Never says: other observations' outputs
 """
 
 import numpy as np

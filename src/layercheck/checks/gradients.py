@@ -388,7 +388,17 @@ class TrainingPass:
             self.remarks,
             self.coarse,
             list(layer.output_names) + [f"updated {s}" for s in layer.state],
+            _output_labels(session) + [None] * len(layer.state),
         )
+
+
+def _output_labels(session: CheckContext) -> list[str | None]:
+    """Each output's format, as output_format declares it or the first input's (none where
+    output_format breaks: output_format_is_consistent reports it)."""
+    try:
+        return list(session.output_formats())
+    except Incomplete:
+        return [None] * len(session.reference.output_names)
 
 
 def build_problem(

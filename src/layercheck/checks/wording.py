@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 from layercheck.numerics.gradients.findings import (
+    AcrossObservations,
     AxesMistake,
     Cause,
     Conjugation,
@@ -44,7 +45,7 @@ CONVENTION = "layercheck's convention is dL/da + i*dL/db"
 _COMPLEX_SUSPECT = "complex values: check each conj against the convention dL/da + i*dL/db"
 _SHOWN_ELEMENTS = 8
 _SHOWN_NON_FINITE = 5
-_PLURAL = {"is": "are", "has": "have", "does": "do"}
+_PLURAL = {"is": "are", "has": "have", "does": "do", "leaves": "leave"}
 
 
 def listed(names: Sequence[str]) -> str:
@@ -215,6 +216,13 @@ def headline(finding: Finding) -> str:
             f"every axis but {_axes(detail.summed_over_all_but, detail.labels)}, where every axis but "
             f"{_axes(detail.should_keep, detail.labels)} is right"
         )
+    if cause is Cause.ACROSS_OBSERVATIONS and isinstance(detail, AcrossObservations):
+        return (
+            f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
+            f"observations' outputs: with observation {detail.observation} moved alone (of {detail.batch}), the loss "
+            f"on the others' outputs changes at a rate of {detail.numeric:.3g} along a random direction, where "
+            f"backward's gradient gives {detail.analytic:.3g}"
+        )
     if cause is Cause.WRONG_SIGN:
         where = "" if region is None else f" {_place(region)}{_rest(region)}"
         return f"{subject} {_verb('has', args)} the wrong sign{where}"
@@ -265,6 +273,8 @@ def cause_phrase(finding: Finding) -> str | None:
         return _permutation_text(detail)[1]
     if cause is Cause.WRONG_AXES:
         return "summed over the wrong axis"
+    if cause is Cause.ACROSS_OBSERVATIONS:
+        return "the dependence across observations (a batch statistic) left out of backward"
     if cause is Cause.WRONG_SIGN:
         return "wrong sign" + ("" if region is None else f" {_place(region)}")
     if cause is Cause.FACTOR and isinstance(detail, Factor):

@@ -18,8 +18,9 @@ import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of, norm_sq, to_host
 from layercheck.numerics.gradients.engine import EvaluationError, Probe, Verdict
-from layercheck.numerics.gradients.evidence import Corrected, Evidence, failing
+from layercheck.numerics.gradients.evidence import Corrected, Evidence, failing, worst_failing
 from layercheck.numerics.gradients.findings import (
+    AcrossObservations,
     AxesMistake,
     Cause,
     Conjugation,
@@ -267,6 +268,80 @@ def _contributions(evidence: Evidence, value: Any) -> list[tuple[str, Any]]:
     return found
 
 
+_LEFT_OUT = 0.01  # backward's share of the dependence across observations, at most, to have left it out
+
+
+def across_observations(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """The dependence of the other observations' outputs on each observation's input left
+    out of backward (a batch statistic whose gradient it treats as a constant): observation
+    0's input moved alone changes the other observations' outputs, and for a loss on those
+    alone the gradient fails twice with backward giving next to nothing.
+
+    Tried only where the argument and every output have an observation axis of the batch's
+    size, and one call of the layer shows that moving observation 0 changes another
+    observation's outputs at all (a layer that computes each observation on its own does
+    not: nothing more is spent on it)."""
+    split = _observation_axes(evidence, index)
+    if split is None:
+        return None
+    axis, batch, output_axes = split
+    value = evidence.problem.values[index]
+    xp = namespace_of(value)
+    support = xp.zeros(value.shape, dtype=bool)
+    support[_at(axis, value.ndim, 0)] = True
+    moved = evidence.moved_alone(index, support, "observation 0 alone")
+    if moved is None or not any(_others_moved(y, y0, k) for y, y0, k in zip(moved, evidence.base.outputs, output_axes)):
+        return None
+    others = []
+    for w, k in zip(evidence.base.weights, output_axes):
+        w = w.copy()
+        w[_at(k, w.ndim, 0)] = 0
+        others.append(w)
+    verdict = evidence.with_loss(index, others, support, "the other observations' outputs")
+    if verdict is None or verdict.status is not Status.FAILED:
+        return None
+    worst = worst_failing(verdict)
+    if worst is None or any(abs(p.analytic) > _LEFT_OUT * abs(p.numeric) for p in failing(verdict)):
+        return None
+    relative = worst.discrepancy / abs(worst.numeric) if worst.numeric else math.inf
+    detail = AcrossObservations(0, batch, worst.analytic, worst.numeric, relative)
+    return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
+
+
+def _observation_axes(evidence: Evidence, index: int) -> tuple[int, int, list[int]] | None:
+    """The argument's observation axis, the batch size and each output's observation axis;
+    None unless all of them have one, of the same size (at least 2)."""
+    problem = evidence.problem
+    labels, value = problem.labels[index], problem.values[index]
+    if not labels or len(labels) != value.ndim or "B" not in labels:
+        return None
+    axis = labels.index("B")
+    batch = int(value.shape[axis])
+    outputs = evidence.base.outputs
+    if batch < 2 or len(problem.output_labels) != len(outputs):
+        return None
+    output_axes = []
+    for y, fmt in zip(outputs, problem.output_labels):
+        if not fmt or len(fmt) != y.ndim or "B" not in fmt or y.shape[fmt.index("B")] != batch:
+            return None
+        output_axes.append(fmt.index("B"))
+    return axis, batch, output_axes
+
+
+def _at(axis: int, ndim: int, k: int) -> tuple[Any, ...]:
+    """The index of slice k along `axis`."""
+    return tuple(k if i == axis else slice(None) for i in range(ndim))
+
+
+def _others_moved(y: Any, y0: Any, axis: int) -> bool:
+    """Whether an output of any observation but 0 differs from the base point's, at all."""
+    if y.shape != y0.shape or y.shape[axis] < 2:
+        return False
+    rest = tuple(slice(1, None) if i == axis else slice(None) for i in range(y.ndim))
+    (differs,) = fetch(namespace_of(y, y0).any(y[rest] != y0[rest]))
+    return bool(differs)
+
+
 # In the order they are tried: the first that holds is the argument's cause.
 CLAIMS: tuple[Callable[[Evidence, int, Any], Finding | None], ...] = (
     linearity,
@@ -275,6 +350,7 @@ CLAIMS: tuple[Callable[[Evidence, int, Any], Finding | None], ...] = (
     transposed,
     factor,
     wrong_axes,
+    across_observations,
 )
 
 

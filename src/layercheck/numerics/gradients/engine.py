@@ -155,6 +155,9 @@ class GradientProblem:
     coarse: dict[int, np.dtype] = field(default_factory=dict)
     # The names of what `evaluate_many` returns (outputs, then updated states), for the records.
     outputs: list[str] = field(default_factory=list)
+    # The format of each of those where known (an output's declared one; None for a state):
+    # which of their axes holds the observations.
+    output_labels: list[str | None] = field(default_factory=list)
 
     def roundoff_terms(self, moved: list[int], squares: list[float], eps: float) -> float:
         """The analytic side's round-off scale |g v| over the moved arguments, from each one's

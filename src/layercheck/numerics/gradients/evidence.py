@@ -29,6 +29,9 @@ from layercheck.numerics.gradients.engine import (
     Verdict,
     check_argument,
     element_probe,
+    make_baseline,
+    random_direction,
+    step_scale,
 )
 
 __all__ = ["ELEMENTWISE_LIMIT", "ELEMENTWISE_WORK", "Corrected", "Element", "Evidence", "failing", "worst_failing"]
@@ -179,6 +182,35 @@ class Evidence:
             if not admits(fresh, corrected(fresh.gradients)):
                 return False
         return True
+
+    def with_loss(self, index: int, weights: list[Any], support: Any, purpose: str) -> ArgumentVerdict | None:
+        """The argument `index` checked on `support` (a mask of it) for the loss weighted by
+        `weights` instead of the check's: backward once more, then the gradient check's own
+        loop (two failing probes fail it). None when the budget is spent or the layer raised."""
+        if self.budget.over():
+            return None
+        rng = self.rng(f"claim {self.problem.names[index]} {purpose}")
+        try:
+            base = make_baseline(self.problem, self.base.outputs, weights, self.tol)
+            if base.gradients[index] is None:
+                return None
+            return check_argument(self.problem, base, index, self.tol, rng, max_probes=4, support=support)
+        except EvaluationError:
+            return None
+
+    def moved_alone(self, index: int, support: Any, purpose: str) -> list[Any] | None:
+        """The outputs with argument `index` moved by the gradient check's step on `support`
+        alone (one call of the layer); None when the budget is spent or the layer raised."""
+        if self.budget.over():
+            return None
+        value = self.problem.values[index]
+        t = self.tol.step * step_scale(value[support])
+        move = random_direction(value, self.rng(f"claim {self.problem.names[index]} {purpose}"), support)
+        move *= t
+        try:
+            return self.problem.evaluate(index, value + move)
+        except EvaluationError:
+            return None
 
     def unmasked(self, candidate: Any) -> Corrected:
         """A corrected gradient that holds for the loss with every output weighted."""

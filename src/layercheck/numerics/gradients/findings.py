@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "AcrossObservations",
     "AxesMistake",
     "BlockError",
     "BlockVerdict",
@@ -54,6 +55,8 @@ class Cause(enum.Enum):
     WRONG_SIGN = "wrong_sign"
     FACTOR = "factor"  # off by a constant factor
     WRONG_AXES = "wrong_axes"  # a broadcast argument's gradient summed over the wrong axes
+    # right through each observation's own outputs, wrong through the other observations'
+    ACROSS_OBSERVATIONS = "across_observations"
     LOCALIZED = "localized"  # wrong in a region and right elsewhere; no cause proven
     UNEXPLAINED = "unexplained"  # wrong; neither a cause nor a region proven
 
@@ -205,6 +208,20 @@ class AxesMistake:
 
 
 @dataclass(frozen=True)
+class AcrossObservations:
+    """One observation's input moved alone: its own outputs follow backward's gradient, the
+    other observations' outputs do not. `analytic` and `numeric` are the directional
+    derivative of the loss on the other observations' outputs alone (backward's, and the
+    finite difference's), `relative` the error of the first against the second."""
+
+    observation: int
+    batch: int
+    analytic: float
+    numeric: float
+    relative: float
+
+
+@dataclass(frozen=True)
 class Nonlinearity:
     scale: float  # dL/dY was multiplied by this
     relative: float  # how far the gradient is from `scale` times itself
@@ -260,7 +277,9 @@ def _name(names: Sequence[str], index: int) -> str:
     return names[index] if 0 <= index < len(names) else f"output {index + 1}"
 
 
-Detail = Factor | Misplaced | Conjugation | Permutation | AxesMistake | Nonlinearity | NonFinite | None
+Detail = (
+    Factor | Misplaced | Conjugation | Permutation | AxesMistake | AcrossObservations | Nonlinearity | NonFinite | None
+)
 
 
 @dataclass(frozen=True)
