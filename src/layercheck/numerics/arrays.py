@@ -43,6 +43,7 @@ __all__ = [
     "on_gpu",
     "precision_of",
     "random_array",
+    "product_norm_sq",
     "random_host_like",
     "random_like",
     "random_signs",
@@ -335,6 +336,30 @@ def dot(a: Any, b: Any) -> Any:
 def norm_sq(a: Any) -> Any:
     """|a|^2 = dot(a, a), left where it was computed."""
     return dot(a, a)
+
+
+_CHUNK = 1 << 16  # elements per chunk of a product on the host: its temporary stays in the cache
+
+
+def product_norm_sq(*factors: Any) -> Any:
+    """|f1 * f2 * ...|^2 of arrays of one shape (a boolean one is a mask), left where it was
+    computed. On the host in chunks: no array of their size is made, whose first touch of
+    fresh memory would cost more than the product itself."""
+    xp = namespace_of(*factors)
+    shape = np.shape(factors[0])
+    if xp is not np or any(np.shape(f) != shape for f in factors) or math.prod(shape) <= _CHUNK:
+        product = factors[0]
+        for f in factors[1:]:
+            product = product * f
+        return norm_sq(product)
+    flat = [np.asarray(f).reshape(-1) for f in factors]
+    total = 0.0
+    for start in range(0, flat[0].size, _CHUNK):
+        part = flat[0][start : start + _CHUNK] * flat[1][start : start + _CHUNK]
+        for f in flat[2:]:
+            part = part * f[start : start + _CHUNK]  # not in place: a later factor may be complex
+        total += float(dot(part, part))
+    return total
 
 
 def _host_dot(a: npt.NDArray[Any], b: npt.NDArray[Any]) -> Any:

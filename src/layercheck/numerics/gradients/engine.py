@@ -47,6 +47,7 @@ from layercheck.numerics.arrays import (
     namespace_of,
     norm_sq,
     precision_of,
+    product_norm_sq,
     random_signs,
     to_module,
 )
@@ -258,7 +259,7 @@ class Baseline:
         self._spread = [_spread(y, tol) for y in outputs]
         # sum((W r)^2) per output, r its round-off: the round-off of C when all of Y changes
         self.roundoff_sq = [
-            tol.eps**2 * _sq_norm(w * y) if a == 0 else _sq_norm(w * _roundoff(y, tol, a))
+            tol.eps**2 * float(product_norm_sq(w, y)) if a == 0 else _sq_norm(w * _roundoff(y, tol, a))
             for w, y, a in zip(weights, outputs, self._spread)
         ]
 
@@ -448,10 +449,10 @@ def _compare(
     moved = list(moves)
     batch = _analytic_sides(gradients, moves, moved)
     batch.add("differences", (dot(w, d) for w, d in zip(weights, deltas)))
-    batch.add("seconds", (norm_sq(w * s) for w, s in zip(weights, seconds)))
+    batch.add("seconds", (product_norm_sq(w, s) for w, s in zip(weights, seconds)))
     batch.add(
         "changed",
-        (norm_sq(w * y0 * (d != 0)) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
+        (product_norm_sq(w, y0, d != 0) for w, y0, d, p in zip(weights, base.outputs, deltas, partial_roundoff) if p),
     )
     batch.add("any gradient", (namespace_of(gradients[i]).any(gradients[i]) for i in moved))
     got = batch.fetch()
