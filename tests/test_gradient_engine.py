@@ -260,3 +260,23 @@ def test_the_joint_probe_looks_for_kinks_only_where_its_central_difference_disag
     result = layercheck.check_layer(layer, "6,6,4,8:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
     assert result.status == ("failed" if looked else "passed"), result.message
     assert bool(seen) is looked
+
+
+@pytest.mark.parametrize("size", [7, (1 << 16) + 3, 3 * (1 << 16)])
+def test_the_norm_of_a_product_taken_in_chunks_is_the_norm_of_the_product(size):
+    """`product_norm_sq` never makes an array of the factors' size on the host: its chunks
+    must add up to what the product would give, complex factors and masks among them, in
+    any order."""
+    from layercheck.numerics.arrays import norm_sq, product_norm_sq
+
+    rng = np.random.default_rng(size)
+    real = rng.standard_normal(size)
+    other = rng.standard_normal(size)
+    complex_ = rng.standard_normal(size) + 1j * rng.standard_normal(size)
+    mask = rng.random(size) > 0.5
+    for factors in [(real, other), (real, other, mask), (real, complex_), (real, mask, complex_)]:
+        product = factors[0]
+        for f in factors[1:]:
+            product = product * f
+        expected = float(norm_sq(product))
+        assert float(product_norm_sq(*factors)) == pytest.approx(expected, rel=1e-12)
