@@ -2,7 +2,7 @@
 each observation's gradient misses what the others' dL/dY add through the mean.
 Check: gradients_are_numerically_correct
 Says: the gradient of X leaves out how each observation's X moves the other observations' outputs
-Says: likely cause: the dependence across observations .a batch statistic. left out of backward
+Says: likely cause: backward leaves out the dependence across observations
 Never says: only in channel
 Never says: constant factor
 """

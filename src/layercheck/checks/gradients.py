@@ -163,6 +163,12 @@ def _compute_dtype(dtype: Any, precision: np.dtype) -> np.dtype:
     return np.result_type(precision, np.complex64) if np.dtype(dtype).kind == "c" else precision
 
 
+# Python 3.14 may borrow the references of its evaluation stack (NumPy's own refcount-based
+# shortcut broke on it: numpy/numpy#28681): from there on an array's reference count no
+# longer shows that nothing else holds it, and every output is copied.
+_REFCOUNTS_TELL = sys.version_info < (3, 14)
+
+
 def _owned(arrays_in: list[Any], precision: np.dtype, xp: Any) -> list[Any]:
     """Each array of `arrays_in` at the compute precision: the array itself where nothing but
     the list refers to it (a NumPy array of the right dtype that owns its data, which neither
@@ -175,7 +181,8 @@ def _owned(arrays_in: list[Any], precision: np.dtype, xp: Any) -> list[Any]:
         # The references now: `y` and getrefcount's argument. A layer that keeps the array (a
         # buffer it writes into again), a view of it or a memory that holds it adds one.
         alone = (
-            type(y) is np.ndarray
+            _REFCOUNTS_TELL
+            and type(y) is np.ndarray
             and xp is np
             and y.dtype == _compute_dtype(y.dtype, precision)
             and y.flags.owndata

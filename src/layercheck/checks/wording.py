@@ -219,9 +219,9 @@ def headline(finding: Finding) -> str:
     if cause is Cause.ACROSS_OBSERVATIONS and isinstance(detail, AcrossObservations):
         return (
             f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
-            f"observations' outputs: with observation {detail.observation} moved alone (of {detail.batch}), the loss "
-            f"on the others' outputs changes at a rate of {detail.numeric:.3g} along a random direction, where "
-            f"backward's gradient gives {detail.analytic:.3g}"
+            f"observations' outputs (shown for observations {listed([str(k) for k in detail.observations])} of "
+            f"{detail.batch}, each moved alone): the loss on the others' outputs changes at a rate of "
+            f"{detail.numeric:.3g} along a random direction, where backward's gradient gives {detail.analytic:.3g}"
         )
     if cause is Cause.WRONG_SIGN:
         where = "" if region is None else f" {_place(region)}{_rest(region)}"
@@ -274,7 +274,7 @@ def cause_phrase(finding: Finding) -> str | None:
     if cause is Cause.WRONG_AXES:
         return "summed over the wrong axis"
     if cause is Cause.ACROSS_OBSERVATIONS:
-        return "the dependence across observations (a batch statistic) left out of backward"
+        return "backward leaves out the dependence across observations"
     if cause is Cause.WRONG_SIGN:
         return "wrong sign" + ("" if region is None else f" {_place(region)}")
     if cause is Cause.FACTOR and isinstance(detail, Factor):

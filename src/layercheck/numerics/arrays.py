@@ -308,8 +308,8 @@ def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:
         # complex * ndarray is Any to NumPy's stubs
         z: npt.NDArray[Any] = (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
         return z
-    # rng.uniform(-bound, bound, shape), value for value (it computes low + range * u), in two
-    # vectorized passes instead of one scalar formula per element: a third less the cost.
+    # rng.uniform(-bound, bound, shape) (low + range * u of the same draws, rounded once per
+    # operation here), in two vectorized passes instead of one scalar formula per element.
     u = rng.random(shape)
     u *= 2 * bound
     u -= bound
@@ -347,7 +347,8 @@ def product_norm_sq(*factors: Any) -> Any:
     fresh memory would cost more than the product itself."""
     xp = namespace_of(*factors)
     shape = np.shape(factors[0])
-    if xp is not np or any(np.shape(f) != shape for f in factors) or math.prod(shape) <= _CHUNK:
+    small = len(factors) == 1 or math.prod(shape) <= _CHUNK
+    if xp is not np or small or any(np.shape(f) != shape for f in factors):
         product = factors[0]
         for f in factors[1:]:
             product = product * f

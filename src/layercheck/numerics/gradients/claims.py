@@ -268,44 +268,63 @@ def _contributions(evidence: Evidence, value: Any) -> list[tuple[str, Any]]:
     return found
 
 
-_LEFT_OUT = 0.01  # backward's share of the dependence across observations, at most, to have left it out
+_LEFT_OUT = 1e-6  # backward's share of the dependence across observations, at most, to have left it out
 
 
 def across_observations(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     """The dependence of the other observations' outputs on each observation's input left
-    out of backward (a batch statistic whose gradient it treats as a constant): observation
-    0's input moved alone changes the other observations' outputs, and for a loss on those
-    alone the gradient fails twice with backward giving next to nothing.
+    out of backward (a batch statistic whose gradient it treats as a constant, a permutation
+    of the batch it does not undo): the first and the last observation's input, each moved
+    alone, change the other observations' outputs, and for a loss on those alone backward
+    gives nothing (a gradient that fails, twice for the first: the check's own rule, once for
+    the last: a claim's); a backward that has the dependence, however wrongly scaled, is no
+    such finding.
 
     Tried only where the argument and every output have an observation axis of the batch's
-    size, and one call of the layer shows that moving observation 0 changes another
+    size, and one call of the layer per observation shows that moving it changes another
     observation's outputs at all (a layer that computes each observation on its own does
     not: nothing more is spent on it)."""
     split = _observation_axes(evidence, index)
     if split is None:
         return None
     axis, batch, output_axes = split
+    shown = []
+    for k, fails_needed in ((0, 2), (batch - 1, 1)):
+        worst = _left_out(evidence, index, axis, output_axes, k, fails_needed)
+        if worst is None:
+            return None
+        shown.append(worst)
+    first = shown[0]
+    relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
+    detail = AcrossObservations((0, batch - 1), batch, first.analytic, first.numeric, relative)
+    return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
+
+
+def _left_out(
+    evidence: Evidence, index: int, axis: int, output_axes: list[int], k: int, fails_needed: int
+) -> Probe | None:
+    """The worst probe that shows backward giving nothing of how observation k's input moves
+    the other observations' outputs (None: it moves none of them, or backward has it)."""
     value = evidence.problem.values[index]
-    xp = namespace_of(value)
-    support = xp.zeros(value.shape, dtype=bool)
-    support[_at(axis, value.ndim, 0)] = True
-    moved = evidence.moved_alone(index, support, "observation 0 alone")
-    if moved is None or not any(_others_moved(y, y0, k) for y, y0, k in zip(moved, evidence.base.outputs, output_axes)):
+    support = namespace_of(value).zeros(value.shape, dtype=bool)
+    support[_at(axis, value.ndim, k)] = True
+    purpose = f"observation {k} alone"
+    moved = evidence.moved_alone(index, support, purpose)
+    if moved is None or not any(
+        _others_moved(y, y0, j, k) for y, y0, j in zip(moved, evidence.base.outputs, output_axes)
+    ):
         return None
     others = []
-    for w, k in zip(evidence.base.weights, output_axes):
+    for w, j in zip(evidence.base.weights, output_axes):
         w = w.copy()
-        w[_at(k, w.ndim, 0)] = 0
+        w[_at(j, w.ndim, k)] = 0
         others.append(w)
-    verdict = evidence.with_loss(index, others, support, "the other observations' outputs")
+    verdict = evidence.with_loss(index, others, support, f"{purpose}, the others' outputs", fails_needed)
     if verdict is None or verdict.status is not Status.FAILED:
         return None
-    worst = worst_failing(verdict)
-    if worst is None or any(abs(p.analytic) > _LEFT_OUT * abs(p.numeric) for p in failing(verdict)):
+    if any(abs(p.analytic) > _LEFT_OUT * abs(p.numeric) for p in failing(verdict)):
         return None
-    relative = worst.discrepancy / abs(worst.numeric) if worst.numeric else math.inf
-    detail = AcrossObservations(0, batch, worst.analytic, worst.numeric, relative)
-    return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
+    return worst_failing(verdict)
 
 
 def _observation_axes(evidence: Evidence, index: int) -> tuple[int, int, list[int]] | None:
@@ -333,13 +352,14 @@ def _at(axis: int, ndim: int, k: int) -> tuple[Any, ...]:
     return tuple(k if i == axis else slice(None) for i in range(ndim))
 
 
-def _others_moved(y: Any, y0: Any, axis: int) -> bool:
-    """Whether an output of any observation but 0 differs from the base point's, at all."""
+def _others_moved(y: Any, y0: Any, axis: int, k: int) -> bool:
+    """Whether an output of any observation but k differs from the base point's, at all."""
     if y.shape != y0.shape or y.shape[axis] < 2:
         return False
-    rest = tuple(slice(1, None) if i == axis else slice(None) for i in range(y.ndim))
-    (differs,) = fetch(namespace_of(y, y0).any(y[rest] != y0[rest]))
-    return bool(differs)
+    xp = namespace_of(y, y0)
+    differs = xp.any(y != y0, axis=tuple(i for i in range(y.ndim) if i != axis))
+    count, own = fetch(xp.count_nonzero(differs), differs[k])
+    return int(count) - int(bool(own)) > 0
 
 
 # In the order they are tried: the first that holds is the argument's cause.

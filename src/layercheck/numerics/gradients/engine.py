@@ -950,7 +950,9 @@ def _analytic_sides(
     """For each moved argument <g, v> ("parts"), |g * v|^2 ("terms") and |v|^2 ("direction"),
     left on the device until fetched. `even`: the arguments whose every element moves by the
     same amount c, for which those are c^2 |g|^2 and c^2 times the size (no product made)."""
-    even = even or {}
+    # Only where the gradient is at the move's precision: a float32 one would be summed in
+    # float32 (its product with the float64 move is not).
+    even = {i: c for i, c in (even or {}).items() if gradients[i] is not None and gradients[i].dtype == moves[i].dtype}
     sides = Scalars()
     sides.add("parts", (dot(gradients[i], moves[i]) for i in moved))
     sides.add(

@@ -183,10 +183,13 @@ class Evidence:
                 return False
         return True
 
-    def with_loss(self, index: int, weights: list[Any], support: Any, purpose: str) -> ArgumentVerdict | None:
+    def with_loss(
+        self, index: int, weights: list[Any], support: Any, purpose: str, fails_needed: int = 2
+    ) -> ArgumentVerdict | None:
         """The argument `index` checked on `support` (a mask of it) for the loss weighted by
         `weights` instead of the check's: backward once more, then the gradient check's own
-        loop (two failing probes fail it). None when the budget is spent or the layer raised."""
+        loop (`fails_needed` failing probes fail it). None when the budget is spent or the
+        layer raised."""
         if self.budget.over():
             return None
         rng = self.rng(f"claim {self.problem.names[index]} {purpose}")
@@ -194,7 +197,9 @@ class Evidence:
             base = make_baseline(self.problem, self.base.outputs, weights, self.tol)
             if base.gradients[index] is None:
                 return None
-            return check_argument(self.problem, base, index, self.tol, rng, max_probes=4, support=support)
+            return check_argument(
+                self.problem, base, index, self.tol, rng, max_probes=4, support=support, fails_needed=fails_needed
+            )
         except EvaluationError:
             return None
 

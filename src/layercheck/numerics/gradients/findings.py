@@ -209,12 +209,12 @@ class AxesMistake:
 
 @dataclass(frozen=True)
 class AcrossObservations:
-    """One observation's input moved alone: its own outputs follow backward's gradient, the
-    other observations' outputs do not. `analytic` and `numeric` are the directional
-    derivative of the loss on the other observations' outputs alone (backward's, and the
-    finite difference's), `relative` the error of the first against the second."""
+    """Each of `observations` moved alone changes the other observations' outputs, and for a
+    loss on those alone backward gives nothing: `analytic` and `numeric` are the directional
+    derivative of that loss for the first of them (backward's, and the finite difference's),
+    `relative` the error of the first against the second."""
 
-    observation: int
+    observations: tuple[int, ...]
     batch: int
     analytic: float
     numeric: float
