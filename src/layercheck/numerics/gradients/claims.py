@@ -322,7 +322,8 @@ def _left_out(
     verdict = evidence.with_loss(index, others, support, f"{purpose}, the others' outputs", fails_needed)
     if verdict is None or verdict.status is not Status.FAILED:
         return None
-    if any(abs(p.analytic) > _LEFT_OUT * abs(p.numeric) for p in failing(verdict)):
+    # "Nothing": |analytic| a millionth of the finite difference at most (a NaN is not nothing).
+    if not all(abs(p.analytic) <= _LEFT_OUT * abs(p.numeric) for p in failing(verdict)):
         return None
     return worst_failing(verdict)
 
