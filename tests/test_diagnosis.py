@@ -366,6 +366,17 @@ def test_a_small_channel_wrong_by_a_factor_is_caught_whether_resolved_or_probed_
     assert result.status == "failed" and "channel 0" in result.message, result.message
 
 
+@pytest.mark.parametrize("seed", [4, 16, 20])
+def test_a_small_channel_that_whole_argument_probes_disagree_on_is_probed_on_its_own(seed):
+    """At these seeds one probe of the whole X fails (it happened to weigh channel 0 enough)
+    and another passes: channel 0 on its own decides, and it is wrong there (an incomplete
+    'probes disagree' before)."""
+    layer = _scaled_channels(1e-7, wrong=2.0)
+    result = layercheck.check_layer(layer, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed)
+    result = result.result(GRADIENTS)
+    assert result.status == "failed" and "in channel 0 of X" in result.message, result.message
+
+
 class _SmallChannelSlightlyWrong:
     """Y = s * X per channel, channel 3's scale 3e-5 (the others about 1), dL/dX 1% too large
     in channel 3 alone: a small block, wrong by a small factor."""

@@ -659,7 +659,9 @@ def _verdict(
         return ArgumentVerdict(index, Status.PASSED, [], "empty")
     rng = session.rng(f"gradient {problem.names[index]}")
     verdict = check_argument(problem, baseline, index, tol, rng)
-    if verdict.status is not Status.PASSED:
+    # Probes of the whole argument that disagree may each have seen a small block's error or
+    # not: the small blocks on their own decide whether it is wrong there.
+    if verdict.status is not Status.PASSED and not verdict.disagreed:
         return verdict
     return _small_blocks(problem, baseline, tol, index, verdict, rng, small)
 

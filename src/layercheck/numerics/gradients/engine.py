@@ -654,6 +654,9 @@ class ArgumentVerdict:
     probes: list[Probe]
     reason: str = ""
     cause: Cause | None = None  # the layer ran out of memory or called sys.exit
+    # Undecided because one probe failed and another passed: an error in a part of the
+    # argument too small for every whole-argument projection to show (a small block).
+    disagreed: bool = False
 
 
 def check_jointly(
@@ -1021,7 +1024,7 @@ def check_argument(
         if probe.verdict is Verdict.PASS:
             if fails:
                 reason = "probes disagree: one failed and another passed"
-                return ArgumentVerdict(index, Status.INCOMPLETE, probes, reason)
+                return ArgumentVerdict(index, Status.INCOMPLETE, probes, reason, disagreed=True)
             passes += 1
             if passes >= passes_needed:
                 return ArgumentVerdict(index, Status.PASSED, probes)
