@@ -33,6 +33,7 @@ __all__ = [
     "machine_epsilon",
     "copy_tree",
     "describe",
+    "displaced",
     "dot",
     "norm_sq",
     "fetch",
@@ -336,6 +337,14 @@ def dot(a: Any, b: Any) -> Any:
 def norm_sq(a: Any) -> Any:
     """|a|^2 = dot(a, a), left where it was computed."""
     return dot(a, a)
+
+
+def displaced(value: Any, move: Any, sign: int, into_move: bool = False) -> Any:
+    """value + sign * move; with `into_move` (the move is not needed any more) written into
+    the move where its dtype and shape hold the result, no new array made."""
+    holds = into_move and np.result_type(value.dtype, move.dtype) == move.dtype and move.shape == np.shape(value)
+    xp = namespace_of(value, move)
+    return (xp.add if sign > 0 else xp.subtract)(value, move, out=move if holds else None)
 
 
 _CHUNK = 1 << 16  # elements per chunk of a product on the host: its temporary stays in the cache

@@ -21,6 +21,7 @@ __all__ = [
     "Block",
     "Partition",
     "along_axis",
+    "axis_mask",
     "describe_border",
     "distance_to_edge",
     "by_sign",
@@ -67,7 +68,8 @@ class Partition:
         return self.plural or self.unit + "s"
 
 
-def _axis_mask(shape: tuple[int, ...], axis: int, lo: int, hi: int, xp: Any) -> Any:
+def axis_mask(shape: tuple[int, ...], axis: int, lo: int, hi: int | None, xp: Any) -> Any:
+    """True where the index along `axis` is in [lo, hi) (hi None: to the end)."""
     mask = xp.zeros(shape, dtype=bool)
     index: list[Any] = [slice(None)] * len(shape)
     index[axis] = slice(lo, hi)
@@ -92,7 +94,7 @@ def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS) ->
     n = shape[axis]
     cuts = np.linspace(0, n, min(n, max_cells) + 1).astype(int).tolist()
     blocks = tuple(
-        Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", _axis_mask(shape, axis, lo, hi, xp), (lo, hi - 1))
+        Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", axis_mask(shape, axis, lo, hi, xp), (lo, hi - 1))
         for lo, hi in zip(cuts[:-1], cuts[1:])
     )
     return Partition(unit, blocks, axis=axis)
@@ -108,7 +110,7 @@ def refined(value: Any, partition: Partition, wide: tuple[Block, ...]) -> Partit
         first, last = block.span if block.span is not None else (0, None)
         if id(block) in cut and last is not None:
             blocks += [
-                Block(str(i), _axis_mask(shape, partition.axis, i, i + 1, xp), (i, i)) for i in range(first, last + 1)
+                Block(str(i), axis_mask(shape, partition.axis, i, i + 1, xp), (i, i)) for i in range(first, last + 1)
             ]
         else:
             blocks.append(block)
@@ -160,7 +162,7 @@ def edges(value: Any, labels: str) -> list[Block]:
     found = []
     for axis, word in spatial_words(labels):
         for index in (0, shape[axis] - 1):
-            found.append(Block(f"{word} {index}", _axis_mask(shape, axis, index, index + 1, xp)))
+            found.append(Block(f"{word} {index}", axis_mask(shape, axis, index, index + 1, xp)))
     return found
 
 
@@ -214,10 +216,11 @@ def small_scale_blocks(gradient: Any, labels: str | None) -> list[tuple[str, flo
     xp = namespace_of(gradient)
     axes = {label: labels.find(label) for label in "CBT" if labels.find(label) >= 0}
     axes = {label: axis for label, axis in axes.items() if gradient.shape[axis] >= 2}
-    table = _power_table(gradient, sorted(axes.values()))
+    kept = sorted(axes.values())
+    table = _power_table(gradient, kept)
     found: list[tuple[str, float, Any]] = []
     for label, axis in axes.items():
-        position = sorted(axes.values()).index(axis)
+        position = kept.index(axis)
         power = to_host(table.sum(axis=tuple(i for i in range(table.ndim) if i != position)))
         rms = np.sqrt(np.asarray(power, dtype=float) / (gradient.size // gradient.shape[axis]))
         top = float(rms.max()) if rms.size else 0.0

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, is_array, machine_epsilon, namespace_of, norm_sq, random_signs
+from layercheck.numerics.arrays import displaced, fetch, is_array, machine_epsilon, namespace_of, norm_sq, random_signs
 from layercheck.numerics.gradients.engine import keep_inside
 
 __all__ = ["PrecisionFinding", "measure_precision"]
@@ -210,14 +210,8 @@ def _moved_both_ways(
         moves.append(move)
     plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
     # The point at -step is written into its move, which nothing needs any more.
-    minus = evaluate([x if d is None else _minus(x, d) for x, d in zip(inputs, moves)])
+    minus = evaluate([x if d is None else displaced(x, d, -1, into_move=True) for x, d in zip(inputs, moves)])
     return plus, minus
-
-
-def _minus(x: Any, move: Any) -> Any:
-    """x - move, written into `move` where its dtype and shape hold the difference."""
-    out = move if np.result_type(x.dtype, move.dtype) == move.dtype and move.shape == np.shape(x) else None
-    return namespace_of(x, move).subtract(x, move, out=out)
 
 
 def _sampled(*arrays: Any) -> tuple[Any, ...]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of, norm_sq, to_host
+from layercheck.numerics.blocks import axis_mask
 from layercheck.numerics.gradients.engine import EvaluationError, Probe, Verdict
 from layercheck.numerics.gradients.evidence import Corrected, Evidence, failing, worst_failing
 from layercheck.numerics.gradients.findings import (
@@ -306,8 +307,7 @@ def _left_out(
     """The worst probe that shows backward giving nothing of how observation k's input moves
     the other observations' outputs (None: it moves none of them, or backward has it)."""
     value = evidence.problem.values[index]
-    support = namespace_of(value).zeros(value.shape, dtype=bool)
-    support[_at(axis, value.ndim, k)] = True
+    support = axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value))
     purpose = f"observation {k} alone"
     moved = evidence.moved_alone(index, support, purpose)
     if moved is None or not any(

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of
+from layercheck.numerics.blocks import axis_mask
 from layercheck.numerics.gradients import claims
 from layercheck.numerics.gradients.budget import Limit, WorkBudget
 from layercheck.numerics.gradients.engine import (
@@ -201,11 +202,7 @@ class Diagnostician:
         if axis is None:
             return True
         value = self.evidence.problem.values[index]
-        xp = namespace_of(value)
-        past = xp.zeros(value.shape, dtype=bool)
-        where: list[Any] = [slice(None)] * value.ndim
-        where[axis] = slice(sub.observations, None)
-        past[tuple(where)] = True
+        past = axis_mask(tuple(value.shape), axis, sub.observations, None, namespace_of(value))
         rng = self.evidence.rng(f"sub-batch past {self.evidence.name(index)}")
         return self._probe(index, rng, past) is Status.FAILED
 

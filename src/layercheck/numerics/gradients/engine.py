@@ -41,6 +41,7 @@ import numpy as np
 
 from layercheck.numerics.arrays import (
     Scalars,
+    displaced,
     dot,
     fetch,
     machine_epsilon,
@@ -969,14 +970,12 @@ def _analytic_sides(
 def _displaced(problem: GradientProblem, moves: dict[int, Any], sign: int, release: bool = False) -> dict[int, Any]:
     """{i: values[i] + sign * moves[i]}; with `release`, each move is taken out of `moves` as
     soon as it is used (memory: the last evaluation needs them no more)."""
-    displaced = {}
+    points = {}
     for i in list(moves):
         move = moves.pop(i) if release else moves[i]
-        xp, value = namespace_of(move), problem.values[i]
-        # A released move is the engine's alone: the point is written into it (no new array).
-        into = move if release and np.result_type(value.dtype, move.dtype) == move.dtype else None
-        displaced[i] = (xp.add if sign > 0 else xp.subtract)(value, move, out=into)
-    return displaced
+        # A released move is the engine's alone: the point is written into it.
+        points[i] = displaced(problem.values[i], move, sign, into_move=release)
+    return points
 
 
 def _second(y0: Any, yp: Any, ym: Any) -> Any:
