@@ -3,6 +3,7 @@ writes reach another, and a run costs one call per step."""
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 
 import numpy as np
@@ -61,6 +62,41 @@ def test_a_training_step_is_one_predict_and_one_backward_per_dtype():
     report = layercheck.check_layer(Counted, LAYOUT, checks=checks)
     assert report.status == "passed", [(c.name, c.message) for c in report.checks]
     assert Counted.calls == {"predict": 2, "backward": 2}
+
+
+class Unassigned(Counted):
+    """backward raises (a NameError), at every precision: a step keeps the error, and the
+    gradient check gives up on each precision in turn."""
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdX  # noqa: F821 - the bug under test
+
+
+class WrongScale(Counted):
+    """backward's gradient of X is twice the true one: the gradient check fails, and says where."""
+
+    def backward(self, X, Y, dLdY, memory):
+        dX, dw = super().backward(X, Y, dLdY, memory)
+        return 2 * dX, dw
+
+
+@pytest.mark.parametrize(("cls", "status"), [(Counted, "passed"), (Unassigned, "failed"), (WrongScale, "failed")])
+def test_what_a_run_holds_is_freed_when_check_layer_returns(cls, status):
+    """No reference cycle keeps a session (and the copies of the inputs, outputs and gradients
+    it holds) alive after the run: the cyclic collector runs by object counts, not bytes, so a
+    test suite that checks a few large layers would hold every one of them until it does. An
+    error a step keeps, and an exception that ends a check, hold frames whose locals hold the
+    session: neither may make a cycle."""
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        report = layercheck.check_layer(cls, LAYOUT)
+        assert report.status == status
+        assert not [o for o in gc.get_objects() if isinstance(o, Session)]
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def test_the_session_keys_its_cache_by_type():

@@ -81,13 +81,14 @@ def own_frame(exc: BaseException) -> traceback.FrameSummary | None:
     return frames[-1] if frames else None
 
 
-def exception_summary(exc: BaseException, *, hint: bool = True) -> str:
+def exception_summary(exc: BaseException, *, hint: bool = True, at: traceback.FrameSummary | None = None) -> str:
     """`NameError: name 'dLdX' is not defined (srelu.py:57 in backward)`, with what to write
     instead when the exception comes from a non-portable array idiom (unless `hint` is False:
     the caller says it). Bounded, and safe from an exception whose `__str__` raises
-    (`safetext.exception_text`)."""
+    (`safetext.exception_text`). `at`: the user's frame it was raised in, read before its
+    traceback was let go; None: read from its traceback."""
     text = exception_text(exc)
-    frame = last_user_frame(exc)
+    frame = at or last_user_frame(exc)
     if frame is not None:
         text += f" ({os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
     instead = (hint_for(exc) or no_device_hint(exc)) if hint else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from traceback import FrameSummary
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,18 +22,24 @@ from layercheck.errors import ContractError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Blocked, Call, Cause, cause_of
-from layercheck.userframes import exception_summary, user_traceback
+from layercheck.userframes import exception_summary, last_user_frame, user_traceback
 
 __all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
 
 
 @dataclass(frozen=True)
 class CallError:
-    """A user method that raised, or broke the contract, during a step."""
+    """A user method that raised, or broke the contract, during a step.
+
+    The exception is kept without its traceback (`call` reads what the reports say of its
+    frames first): each frame leads, through its callers, back to the frames of the step that
+    keeps this error, and to the session among their locals. That cycle would hold every array
+    of the run until the cyclic collector next ran, which counts objects, not bytes."""
 
     method: Call
     exception: BaseException
     traceback: str
+    where: FrameSummary | None = None  # the innermost frame of the user's code it was raised in
 
     @property
     def is_contract(self) -> bool:
@@ -48,7 +55,7 @@ class CallError:
     def summary(self, *, hint: bool = True) -> str:
         if self.is_contract:
             return str(self.exception)
-        return f"{self.method} raised {exception_summary(self.exception, hint=hint)}"
+        return f"{self.method} raised {exception_summary(self.exception, hint=hint, at=self.where)}"
 
 
 @dataclass(frozen=True)
@@ -80,10 +87,25 @@ def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:
     try:
         return Step(what, fn())
     except (ContractError, ConventionError) as exc:
-        return Step(what, error=CallError(method, exc, ""))
+        return Step(what, error=CallError(method, _detached(exc), ""))
     except BaseException as exc:  # the user's code: a KeyboardInterrupt it raises is its own
         reraise_if_interrupt(exc)
-        return Step(what, error=CallError(method, exc, user_traceback(exc)))
+        text, where = user_traceback(exc), last_user_frame(exc)
+        return Step(what, error=CallError(method, _detached(exc), text, where))
+
+
+def _detached(exc: BaseException) -> BaseException:
+    """`exc`, and the exceptions it chains (`__cause__`, `__context__`), without their
+    tracebacks (see `CallError`)."""
+    pending, seen = [exc], set[int]()
+    while pending:
+        one = pending.pop()
+        if id(one) in seen:
+            continue
+        seen.add(id(one))
+        one.__traceback__ = None
+        pending += [e for e in (one.__cause__, one.__context__) if isinstance(e, BaseException)]
+    return exc
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ def run_check(
     """Run one check; `on_evidence(name, evidence)` gets what recomputes a failure a
     computation decided (`--repro`), before the result is made."""
     start = perf_counter()
+    raised: BaseException | None = None
     try:
         not_applicable = check.applies_to(session.reference.kind)
         if not_applicable:
@@ -58,8 +59,9 @@ def run_check(
             cause=outcome.cause,
         )
     except Skip as exc:
-        result = CheckResult(check.name, Status.SKIPPED, str(exc))
+        result, raised = CheckResult(check.name, Status.SKIPPED, str(exc)), exc
     except Incomplete as exc:
+        raised = exc
         result = CheckResult(
             check.name,
             Status.INCOMPLETE,
@@ -71,10 +73,12 @@ def run_check(
             cause=exc.cause or cause_of(exc),
         )
     except TargetError as exc:
+        raised = exc
         result = CheckResult(
             check.name, Status.INCOMPLETE, f"not checked: {exc}", traceback=exc.traceback, cause=cause_of(exc)
         )
     except SystemExit as exc:
+        raised = exc
         result = CheckResult(
             check.name,
             Status.FAILED,
@@ -83,10 +87,28 @@ def run_check(
         )
     except BaseException as exc:  # what the check let through: never a pass, never "incomplete"
         reraise_if_interrupt(exc)
-        result = unexpected(check.name, exc)
+        result, raised = unexpected(check.name, exc), exc
+    if raised is not None:
+        # What a check raised ended it: the frames it went through hold the check's locals
+        # (the session, its arrays, other exceptions kept there) in a cycle with it; cleared,
+        # they are freed as the check ends, not when the cyclic collector next runs.
+        _clear_frames(raised)
+        del raised
     result.duration_s = perf_counter() - start
     assert result.status in STATUSES
     return result
+
+
+def _clear_frames(exc: BaseException) -> None:
+    """The locals of the finished frames of `exc`'s traceback, and of those it chains, cleared."""
+    pending, seen = [exc], set[int]()
+    while pending:
+        one = pending.pop()
+        if id(one) in seen:
+            continue
+        seen.add(id(one))
+        traceback.clear_frames(one.__traceback__)
+        pending += [e for e in (one.__cause__, one.__context__) if isinstance(e, BaseException)]
 
 
 def unexpected(where: str, exc: BaseException) -> CheckResult:
@@ -217,6 +239,7 @@ def _run_target(
             report.notes = notes(session)
         except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
             report.notes = []
+        session.release()
         guard.verify()
     if guard.findings:
         record(_replaced(guard.findings))

@@ -19,9 +19,10 @@ import dataclasses
 import random
 import sys
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -85,6 +86,24 @@ class _Cache:
     gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
 
 
+_T = TypeVar("_T")
+
+
+def _weakly(method: Callable[[], _T]) -> Callable[[], _T]:
+    """`method`, called through a weak reference to its object. A session's draws ask the
+    session for its input domains; holding the session itself would make a cycle, and every
+    array the session holds (a few copies of each input) would outlive `check_layer` until the
+    cyclic collector next runs, which counts objects, not bytes."""
+    ref = weakref.WeakMethod(method)
+
+    def called() -> _T:
+        bound = ref()
+        assert bound is not None, "a session's draws outlived the session"
+        return bound()
+
+    return called
+
+
 def seed_user_rngs(seed: int) -> None:
     """Layers initialize with the global RNGs; seed them so that every fresh layer is alike."""
     np.random.seed(seed % 2**32)
@@ -100,7 +119,7 @@ class Session:
         self.layouts = tuple(layouts)
         self.options = options
         self._cache = _Cache()
-        self.draws = Draws(options.seed, self.layouts, self.input_domains, options.inputs)
+        self.draws = Draws(options.seed, self.layouts, _weakly(self.input_domains), options.inputs)
         self.reference = self._build_reference()
         if options.default_dtypes and _complex_valued(self.reference, self.reference_parameters):
             self.options = dataclasses.replace(options, dtypes=(*options.dtypes, *COMPLEX_DTYPES))
@@ -371,6 +390,13 @@ class Session:
         given = self._cache.arguments[source].after + kept.values + drawn[0] + drawn[1]
         self._cache.arguments[key] = _left(given, run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS)
         return Step(what, BackwardResult(step.value, run.inputs, outputs, dLdY, dLdS, run.layer))
+
+    def release(self) -> None:
+        """Let go of what the checks shared (steps, layers, arrays), once they have all run. A
+        step that failed holds the layer's exception, whose traceback holds the frames that
+        called it, and this session among their locals: a cycle that only the cyclic collector
+        frees (it runs by object counts, not bytes), holding every array of the cache."""
+        self._cache = _Cache()
 
     # -- precision ------------------------------------------------------------------------
 
