@@ -40,7 +40,7 @@ from layercheck.reporters.files import Input, check_no_input_overwritten, check_
 from layercheck.reporters.formats import FORMATS, ReportFiles
 from layercheck.reporters.reporter import Reporters
 from layercheck.results import Kind, Report, Status, TargetReport
-from layercheck.running.batch import run_batch
+from layercheck.running.batch import Batch, run_batch
 from layercheck.running.cache import CACHE_DIR, CACHE_DIR_ENV
 from layercheck.running.listing import describe, list_targets
 from layercheck.running.plan import inputs_of, inputs_read, make_batch
@@ -49,7 +49,7 @@ from layercheck.running.watching import StillRunning, still_running_every_s
 from layercheck.safetext import bounded, visible
 from layercheck.sandbox import INTEGRITY_ABOUT, INTEGRITY_CHECK, reaping
 from layercheck.settings.config import CONFIG_REFERENCE
-from layercheck.settings.options import DEVICES
+from layercheck.settings.options import DEVICES, SETTINGS
 from layercheck.templates import (
     CONVENTIONS,
     function_template,
@@ -201,7 +201,6 @@ def cli(ctx: click.Context) -> None:
 )
 @click.option(
     "--config",
-    "config_path",
     metavar="FILE",
     help=f"YAML defaults and targets (every key is described in {CONFIG_REFERENCE}).",
 )
@@ -244,13 +243,10 @@ def cli(ctx: click.Context) -> None:
     metavar="SIZE",
     help="Memory cap per worker, e.g. 4G, or none  [default: available memory / jobs]",
 )
-@click.option(
-    "--shard", "shard_text", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix)."
-)
+@click.option("--shard", metavar="K/N", help="Check only the K-th of N shares of the targets (CI matrix).")
 @_report_file_options
 @click.option(
     "--repro",
-    "repro_dir",
     metavar="DIR",
     help="Write a reproducer (DIR/<target>__<check>.py and its .npz, NumPy alone) for every failed "
     "check that a computation decided: a regression test that exits 1 until the layer is fixed.",
@@ -306,29 +302,7 @@ def cli(ctx: click.Context) -> None:
     metavar="DIR",
     help=f"Folder of the result cache  [default: ${CACHE_DIR_ENV}, else {CACHE_DIR} of the working folder]",
 )
-def run(
-    targets: tuple[str, ...],
-    layouts: tuple[str, ...],
-    args: tuple[str, ...],
-    backward: str | None,
-    config_path: str | None,
-    jobs: str,
-    max_memory: str | None,
-    shard_text: str | None,
-    repro_dir: str | None,
-    keyword: str | None,
-    exitfirst: bool,
-    maxfail: str | None,
-    quiet: bool,
-    verbose: bool,
-    strict: bool,
-    only_layers: bool,
-    baseline_path: str | None,
-    update_baseline_path: str | None,
-    no_cache: bool,
-    cache_dir: str | None,
-    **settings: Any,  # each setting's option (--dtype...) by its key (dtypes...), and the report files
-) -> None:
+def run(**given: Any) -> None:
     """Check the layers in TARGET (path.py, path.py:ClassName, or a folder), or those of --config.
 
     Exit status: 0 when every check passed, was skipped or was incomplete (with --strict:
@@ -342,32 +316,91 @@ def run(
     """
     # SIGINT and SIGTERM stop the workers, write what finished and exit 130 / 143.
     click.get_current_context().with_resource(handling((signal.SIGINT, signal.SIGTERM)))
-    files = ReportFiles.of({fmt.dest: settings.pop(fmt.dest) for fmt in FORMATS})
     try:
-        batch = make_batch(
-            targets,
-            config=config_path,
-            layouts=layouts,
-            args=args,
-            settings=settings,  # each setting's option (--dtype...) by its key (dtypes...)
-            jobs=jobs,
-            max_memory=max_memory,
-            shard=shard_text,
-            only_layers=only_layers,
-            repro=repro_dir,
-            keyword=keyword,
-            exitfirst=exitfirst,
-            maxfail=maxfail,
-            strict=strict,
-            no_cache=no_cache,
-            cache_dir=cache_dir,
-            backward=backward,
-        )
+        command = _RunCommand.of(given)
+    except UsageError as exc:
+        usage_error(exc)
+    batch, files, strict = command.batch, command.files, command.strict
+
+    # `--json -`: standard output holds the report alone; what is printed goes to stderr.
+    console = make_console(stderr=files.to_stdout or to_stdout(command.update_baseline))
+    github = _github_log(console)  # no line of the report is read as a workflow command (`reporters.ci`)
+
+    def closing(report: Report) -> list[str]:
+        lines = (_strict_line(report, strict), stopped_line(report, batch.maxfail))
+        return [line for line in lines if line is not None]
+
+    files = replace(  # the modules the layers imported and the files they read are known only at the end
+        files, before_writing=lambda report: check_no_input_overwritten(command.outputs, inputs_read(report))
+    )
+    reporters = Reporters((ConsoleReporter(console, command.verbosity, closing), github, files))
+    interrupted: Interrupted | None = None
+    # Where no progress bar shows (a CI log, a pipe), each target's lines come as it finishes,
+    # and a target that runs long says so: nothing else shows the run is alive.
+    log = not shows_progress(console)
+    try:
+        with ProgressBar(console) as bar:
+            report = run_batch(
+                batch,
+                on_report=_marking(command.baseline, reporters.target),
+                on_progress=bar.update,
+                as_finished=log,
+                still_running=StillRunning(still_running(console), command.every_s) if log else None,
+            )
+    except UsageError as exc:  # known once modules are imported: a folder without any layer
+        usage_error(exc, github)
+    except Interrupted as exc:  # the workers are stopped; what finished is reported
+        interrupted, report = exc, exc.report or Report()
+    if not report.targets and interrupted is None:
+        shard = command.shard
+        console.print(f"No targets in shard {shard}." if shard else "No layers in the files given.")
+    _record_run(report, strict, command.baseline, console)
+    # `Time elapsed` is what the user waited: the interpreter's start and the imports too.
+    invocation = click.get_current_context().find_object(_Invocation)
+    if invocation is not None:
+        report.duration_s = max(report.duration_s, monotonic() - invocation.started)
+    status = 1 if not report.ok or _strict_line(report, strict) is not None else 0
+    status = _finish(reporters, report, files, github, status)
+    if command.update_baseline is not None and interrupted is None:
+        status = _update_baseline(command.update_baseline, report, console, status)
+    if interrupted is not None:
+        name = signal.Signals(interrupted.signum).name
+        click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
+        status = exit_status(interrupted.signum)
+    sys.exit(status)
+
+
+@dataclass(frozen=True)
+class _RunCommand:
+    """What `layercheck run` was given, validated once: the batch (`make_batch`), the report
+    files, what is printed, the baseline read and the one written."""
+
+    batch: Batch
+    files: ReportFiles
+    verbosity: Verbosity
+    strict: bool  # an incomplete check fails the run
+    shard: str | None  # `--shard K/N` as given
+    baseline: Baseline | None
+    update_baseline: str | None
+    outputs: dict[str, str | None]  # the paths written, by option: none may overwrite an input
+    every_s: float  # a target still running says so this often, off a terminal
+
+    @classmethod
+    def of(cls, given: dict[str, Any]) -> _RunCommand:
+        """From click's values by parameter name: each setting's option (`--dtype`...) by its
+        key (`dtypes`...), each report file by its format's name, the rest by `make_batch`'s
+        parameter names, and what is printed and the baselines'."""
+        given = dict(given)
+        files = ReportFiles.of({fmt.dest: given.pop(fmt.dest) for fmt in FORMATS})
+        settings = {setting.key: given.pop(setting.key) for setting in SETTINGS if setting.option}
+        quiet, verbose = given.pop("quiet"), given.pop("verbose")
+        baseline_path, update_baseline = given.pop("baseline_path"), given.pop("update_baseline_path")
+        batch = make_batch(given.pop("targets"), settings=settings, **given)
         baseline = Baseline.load(baseline_path, (*REGISTRY, INTEGRITY_CHECK)) if baseline_path else None
-        if update_baseline_path is not None and batch.shard is not None:
+        if update_baseline is not None and batch.shard is not None:
             raise UsageError("--update-baseline records every failure of a run: give it without --shard")
         every_s = still_running_every_s()
-        outputs = {**files.options(), "--update-baseline": update_baseline_path}
+        outputs = {**files.options(), "--update-baseline": update_baseline}
         # No output overwrites what the run reads (its folders are listed only when there is
         # an output); `--update-baseline` may refresh the `--baseline` file.
         read = (
@@ -377,55 +410,10 @@ def run(
         )
         written = any(path is not None for path in outputs.values())
         check_report_paths(outputs, inputs_of(batch) + read if written else [])
-    except UsageError as exc:
-        usage_error(exc)
-
-    # `--json -`: standard output holds the report alone; what is printed goes to stderr.
-    console = make_console(stderr=files.to_stdout or to_stdout(update_baseline_path))
-    github = _github_log(console)  # no line of the report is read as a workflow command (`reporters.ci`)
-    verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
-
-    def closing(report: Report) -> list[str]:
-        lines = (_strict_line(report, strict), stopped_line(report, batch.maxfail))
-        return [line for line in lines if line is not None]
-
-    files = replace(  # the modules the layers imported and the files they read are known only at the end
-        files, before_writing=lambda report: check_no_input_overwritten(outputs, inputs_read(report))
-    )
-    reporters = Reporters((ConsoleReporter(console, verbosity, closing), github, files))
-    interrupted: Interrupted | None = None
-    # Where no progress bar shows (a CI log, a pipe), each target's lines come as it finishes,
-    # and a target that runs long says so: nothing else shows the run is alive.
-    log = not shows_progress(console)
-    try:
-        with ProgressBar(console) as bar:
-            report = run_batch(
-                batch,
-                on_report=_marking(baseline, reporters.target),
-                on_progress=bar.update,
-                as_finished=log,
-                still_running=StillRunning(still_running(console), every_s) if log else None,
-            )
-    except UsageError as exc:  # known once modules are imported: a folder without any layer
-        usage_error(exc, github)
-    except Interrupted as exc:  # the workers are stopped; what finished is reported
-        interrupted, report = exc, exc.report or Report()
-    if not report.targets and interrupted is None:
-        console.print(f"No targets in shard {shard_text}." if shard_text else "No layers in the files given.")
-    _record_run(report, strict, baseline, console)
-    # `Time elapsed` is what the user waited: the interpreter's start and the imports too.
-    invocation = click.get_current_context().find_object(_Invocation)
-    if invocation is not None:
-        report.duration_s = max(report.duration_s, monotonic() - invocation.started)
-    status = 1 if not report.ok or _strict_line(report, strict) is not None else 0
-    status = _finish(reporters, report, files, github, status)
-    if update_baseline_path is not None and interrupted is None:
-        status = _update_baseline(update_baseline_path, report, console, status)
-    if interrupted is not None:
-        name = signal.Signals(interrupted.signum).name
-        click.echo(f"interrupted ({name}): targets that did not finish are reported as interrupted", err=True)
-        status = exit_status(interrupted.signum)
-    sys.exit(status)
+        verbosity = Verbosity.QUIET if quiet else Verbosity.VERBOSE if verbose else Verbosity.NORMAL
+        return cls(
+            batch, files, verbosity, given["strict"], given["shard"], baseline, update_baseline, outputs, every_s
+        )
 
 
 def _strict_line(report: Report, strict: bool) -> str | None:
