@@ -7,7 +7,8 @@ one process (a warm-up call, then the median of three), as ratios measured in on
 A parametric Swish layer, Y = X * sigmoid(beta X) with one beta per channel, and three wrong
 twins: dL/dbeta off by a factor 2, dL/dbeta wrong in one channel, and a predict that mixes
 the observations of a batch (its backward ignores the mixing). Each line gives the failing
-check's time over the correct layer's, the time the diagnosis spent, and its headline.
+check's time over the correct layer's, the time the diagnosis spent, the calls of the layer the
+check made (counted in one more run: `speed.Calls`), and its headline.
 Target (issues 26, 38): a failed check at most 3x the passing one, never a timeout; the
 diagnosis spends a budget of calls of the layer (`numerics.gradients.budget`), and localizes a
 large batch on its first observations (`numerics.gradients.sub_batch`).
@@ -21,6 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
+from speed import Calls
 
 import layercheck
 import layercheck.checks.gradients as gradients
@@ -95,14 +97,25 @@ def main() -> None:
     channels = layout.size[layout.format.index("C")]
     passing, _, result = timed(swish(None, channels), args.layout)
     assert result.status == "passed", result.message
-    print(f"layout {args.layout}; the correct layer's gradient check: {passing:.3f} s (warm, median of 3)")
+    print(
+        f"layout {args.layout}; the correct layer's gradient check: {passing:.3f} s (warm, median of 3; "
+        f"{counted(None, args.layout, channels)})"
+    )
     for bug in ("factor 2 in beta", "one channel of beta", "mixes observations"):
         seconds, diagnosis, result = timed(swish(bug, channels), args.layout)
         ratio = seconds / passing
         print(
             f"{bug:>22}: {ratio:5.1f}x [target <= {TARGET:g}x] {'PASS' if ratio <= TARGET else 'MISS'} "
-            f"({seconds:.2f} s, diagnosis {diagnosis:.2f} s) {result.status}: {result.message}"
+            f"({seconds:.2f} s, diagnosis {diagnosis:.2f} s; {counted(bug, args.layout, channels)}) "
+            f"{result.status}: {result.message}"
         )
+
+
+def counted(bug: str | None, layout: str, channels: int) -> str:
+    """The calls one gradient check of the layer with `bug` makes: "3 predicts, 1 backward"."""
+    calls = Calls(swish(bug, channels))
+    layercheck.check_layer(calls.cls, layout, checks=[GRADIENTS], dtypes=["float64"])
+    return calls.words()
 
 
 if __name__ == "__main__":

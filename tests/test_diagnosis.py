@@ -415,3 +415,35 @@ def test_a_small_block_is_cleared_only_by_its_share_of_the_probe_as_drawn():
         if result.status == "failed":
             assert "channel 3 of X" in result.message, result.message
     assert "passed" not in said.values(), said
+
+
+class _UlpNoise:
+    """w * tanh(X), with outputs that differ from call to call in their last bits (as a
+    reduction split over threads does), and backward's gradient of X twice the true one."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        if self.w is None:
+            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+    def predict(self, X):
+        return self.w * np.tanh(X) + 1e-15 * np.random.standard_normal(X.shape)
+
+    def backward(self, X, Y, dLdY, memory):
+        dX = 2 * self.w * dLdY * (1 - np.tanh(X) ** 2)  # BUG: twice the gradient
+        return dX, (dLdY * np.tanh(X)).sum(axis=(0, 1, 3), keepdims=True)
+
+
+def test_a_failure_the_joint_probe_proved_is_named_though_outputs_differ_in_their_last_bits():
+    """Outputs that differ between calls would show in the joint probe's third difference,
+    four calls apart: where the joint probe proved the failure at the full resolution, the
+    cause is named, not 'not deterministic' (which two calls, compared to the last bit, said
+    at this size)."""
+    report = layercheck.check_layer(_UlpNoise, "24,24,20,64:SSCB", checks=[GRADIENTS], dtypes=["float64"])
+    result = report.result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert result.message == "the gradient of X is off by a constant factor 2"

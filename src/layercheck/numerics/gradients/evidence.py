@@ -122,7 +122,9 @@ class Evidence:
 
     def fresh_probe(self, index: int, support: Block | None = None) -> Probe | None:
         """A decided probe of a new random direction (on `support` when given), drawn to test
-        a claim: the gradient check's own loop, so that the step adapts as it does there."""
+        a claim: the gradient check's own loop, so that the step adapts as it does there. It
+        stops at the first decided probe, failing or not: a claim is tested on one probe, and a
+        second failure of backward's own gradient would only confirm what the check found."""
         key = (index, "" if support is None else support.label)
         if key not in self._fresh and self.budget.over():
             return None
@@ -130,7 +132,9 @@ class Evidence:
             rng = self.rng(f"claim {self.problem.names[index]} {key[1]}")
             mask = None if support is None else support.mask
             try:
-                verdict = check_argument(self.problem, self.base, index, self.tol, rng, max_probes=4, support=mask)
+                verdict = check_argument(
+                    self.problem, self.base, index, self.tol, rng, max_probes=4, support=mask, fails_needed=1
+                )
                 found = decided(verdict.probes)
             except EvaluationError:
                 found = []
