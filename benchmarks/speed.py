@@ -53,6 +53,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 import peer_checks  # noqa: E402
 
 import layercheck  # noqa: E402
+from layercheck.checks import REGISTRY  # noqa: E402
 
 LAYERS = {"PReLU": SAMPLES / "prelu.py", "SReLU": SAMPLES / "srelu.py"}
 GRADIENTS = "gradients_are_numerically_correct"
@@ -295,7 +296,9 @@ def main() -> None:
         print(f"    {name}: {calls.words()} in all")
         ranked = sorted(calls.counts, key=lambda c: -sum(calls.counts[c].values()))
         for check in ranked:
-            print(f"      {check}: {calls.words(check)}")
+            declared = REGISTRY[check].calls if check in REGISTRY else ()
+            judges = f" (declares {', '.join(call.value for call in declared)})" if declared else ""
+            print(f"      {check}: {calls.words(check)}{judges}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from once import once_per_run
 import layercheck
 from layercheck import CheckFailure, Report, Status, TargetReport, UsageError
 from layercheck.checks import REGISTRY
+from layercheck.results import Call
 
 DECLARED = [declared(p) for p in layer_files(CORPUS) + layer_files(LAYERS) + layer_files(FUNCTIONS)]
 OWN = [d for d in DECLARED if d.path.parent == LAYERS]
@@ -95,6 +96,74 @@ def test_registry_entries_are_described():
         assert name.isidentifier() and name == name.lower()
         assert check.description
         assert callable(check.run)
+
+
+# -- each check calls the methods its declaration names, and no other ------------------------------
+
+# A layer with predict only, one with forward too, one with state, two inputs, and an operation.
+CALLERS = ["good_relu.py", "good_forward_predict.py", "good_recurrent_state.py", "two_inputs_good.py"]
+
+
+@pytest.mark.parametrize(
+    "path", [CORPUS / name for name in CALLERS] + [SAMPLES / "srelu_function.py"], ids=lambda p: p.name
+)
+def test_each_check_calls_only_what_its_declaration_names(path, monkeypatch):
+    """`Check.calls` is what `list-checks` says each check judges: every call of the user's
+    methods made while a check ran (a shared step is made by the first check that needs it)
+    is one it declares; `forward` is a layer's predict where it defines none, `predict` an
+    operation's forward. Constructing and initializing the layers it calls is every check's."""
+    from layercheck.contract import adapter
+    from layercheck.running import runner
+
+    made: dict[str, set[str]] = {}
+    running: list[str] = []
+
+    def counting(fn, method):
+        def counted(self, *args, **kwargs):
+            if running:
+                made.setdefault(running[-1], set()).add(method)
+            return fn(self, *args, **kwargs)
+
+        return counted
+
+    for cls in (adapter.LayerAdapter, adapter.OperationAdapter):
+        for method in ("predict", "forward", "backward", "reset_state"):
+            if method in vars(cls):
+                monkeypatch.setattr(cls, method, counting(vars(cls)[method], method))
+    run_check = runner.run_check
+
+    def attributed(check, session, *args, **kwargs):
+        running.append(check.name)
+        try:
+            return run_check(check, session, *args, **kwargs)
+        finally:
+            running.pop()
+
+    monkeypatch.setattr(runner, "run_check", attributed)
+    obj = load_layer(path)
+    report = layercheck.check_layer(obj, example_layout(obj))
+    assert report.error is None
+    assert made, "no call was counted"
+    has_forward = callable(getattr(obj, "forward", None))
+    for name, methods in made.items():
+        allowed = {call.value for call in REGISTRY[name].calls}
+        if "forward" in allowed and report.kind == "layer" and not has_forward:
+            allowed.add("predict")
+        if "predict" in allowed and report.kind == "function":
+            allowed.add("forward")
+        assert methods <= allowed, f"{name} calls {sorted(methods - allowed)}, which it does not declare"
+
+
+def test_a_check_left_undecided_by_a_call_names_one_it_declares(reports):
+    """Or initialize, which every check's layers go through."""
+    blocked = {
+        (file, c.name): c.blocked.call
+        for file, r in reports.items()
+        for c in r.checks
+        if c.blocked is not None and c.blocked.call not in (*REGISTRY[c.name].calls, Call.INITIALIZE)
+    }
+    assert blocked == {}
+    assert any(c.blocked is not None for r in reports.values() for c in r.checks), "no report names a blocking call"
 
 
 def test_no_check_ever_reports_an_internal_error(reports):

@@ -518,13 +518,15 @@ def merge(reports: tuple[str, ...], quiet: bool, verbose: bool, **paths: str | N
 @cli.command("list-checks")
 def list_checks() -> None:
     """List every check: its name (as --checks and --skip take it), what it verifies, what it
-    applies to, and its MATLAB counterpart."""
+    applies to, the calls of the layer it judges, and its MATLAB counterpart."""
 
     console = make_console()
     applies: dict[tuple[Kind, ...], str] = {(Kind.LAYER,): "layers", (Kind.FUNCTION,): "operations"}
     for check in REGISTRY.values():
         console.print(Text(check.name, style="bold"))  # whole, whatever the width: users type it
         about = f"{check.description}. For {applies.get(check.kinds, 'layers and operations')}"
+        names = [call.value for call in check.calls]
+        about += f"; calls {' and '.join(filter(None, [', '.join(names[:-1]), names[-1]]))}"
         about += f"; MATLAB: {check.matlab}." if check.matlab else "."
         print_wrapped(console, Text(about), 4)
     # Not in the registry (it cannot be selected or skipped: every verdict depends on it), but a

@@ -92,6 +92,7 @@ class Call(str, Enum):
     FORWARD = "forward"
     BACKWARD = "backward"
     OUTPUT_FORMAT = "output_format"
+    RESET_STATE = "reset_state"
 
     def __str__(self) -> str:
         return self.value

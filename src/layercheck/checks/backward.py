@@ -26,7 +26,12 @@ __all__ = [
 ]
 
 
-@check("backward_does_not_error", "backward runs without error at every tested dtype", "backwardDoesNotError")
+@check(
+    "backward_does_not_error",
+    "backward runs without error at every tested dtype",
+    "backwardDoesNotError",
+    calls=(Call.FORWARD, Call.BACKWARD),
+)
 def backward_does_not_error(session: CheckContext) -> Outcome:
     require_backward(session.reference)
 
@@ -115,6 +120,7 @@ def describe_reduction(grad_shape: tuple[int, ...], arg_shape: tuple[int, ...], 
     "backward returns one gradient per input, learnable and state, each of its argument's shape",
     "backwardIsConsistentInSize",
     repro=ReproKind.SIZES,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
     require_backward(session.reference)

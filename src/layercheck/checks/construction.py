@@ -15,7 +15,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
-from layercheck.results import Kind, cause_of
+from layercheck.results import Call, Kind, cause_of
 
 __all__ = [
     "function_syntaxes_are_correct",
@@ -75,6 +75,7 @@ def _return_problems(session: CheckContext) -> list[str]:
     "outputs, learnables and state require (for an operation: forward and backward, with the "
     "mask, saved inputs and outputs and memory values)",
     "functionSyntaxesAreCorrect",
+    calls=(Call.INITIALIZE, Call.PREDICT, Call.FORWARD, Call.BACKWARD),
 )
 def function_syntaxes_are_correct(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -96,7 +97,12 @@ def function_syntaxes_are_correct(session: CheckContext) -> Outcome:
     return passed()
 
 
-@check("initialize_does_not_error", "initialize runs without error on the given layouts", kinds=LAYERS_ONLY)
+@check(
+    "initialize_does_not_error",
+    "initialize runs without error on the given layouts",
+    kinds=LAYERS_ONLY,
+    calls=(Call.INITIALIZE,),
+)
 def initialize_does_not_error(session: CheckContext) -> Outcome:
     if not session.reference.has_initialize:
         raise Skip("no initialize defined")
@@ -165,6 +171,7 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str,
     "initializeDoesNotChangeLearnableParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
     repro=ReproKind.MUTATION,
+    calls=(Call.INITIALIZE,),
 )
 def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Outcome:
     return _initialize_keeps(
@@ -178,6 +185,7 @@ def initialize_does_not_change_nonempty_learnables(session: CheckContext) -> Out
     "initializeDoesNotChangeStatefulParametersWhenTheyAreNotEmpty",
     kinds=LAYERS_ONLY,
     repro=ReproKind.MUTATION,
+    calls=(Call.INITIALIZE,),
 )
 def initialize_does_not_change_nonempty_states(session: CheckContext) -> Outcome:
     return _initialize_keeps(session, session.reference.state, "state", "initialize_does_not_change_nonempty_states")

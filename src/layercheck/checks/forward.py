@@ -55,12 +55,18 @@ def _does_not_error(session: CheckContext, method: str) -> Outcome:
     "predict runs without error at every tested dtype",
     "predictDoesNotError",
     kinds=LAYERS_ONLY,
+    calls=(Call.PREDICT,),
 )
 def predict_does_not_error(session: CheckContext) -> Outcome:
     return _does_not_error(session, "predict")
 
 
-@check("forward_does_not_error", "forward runs without error at every tested dtype", "forwardDoesNotError")
+@check(
+    "forward_does_not_error",
+    "forward runs without error at every tested dtype",
+    "forwardDoesNotError",
+    calls=(Call.FORWARD,),
+)
 def forward_does_not_error(session: CheckContext) -> Outcome:
     require_forward(session.reference)
     return _does_not_error(session, "forward")
@@ -72,6 +78,7 @@ def forward_does_not_error(session: CheckContext) -> Outcome:
     "forwardPredictAreConsistentInSize",
     kinds=LAYERS_ONLY,
     repro=ReproKind.SIZES,
+    calls=(Call.PREDICT, Call.FORWARD),
 )
 def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -135,6 +142,7 @@ def _nonfinite(session: CheckContext, method: str) -> Outcome | None:
     "predict and forward return no NaN or infinite values on inputs inside the layer's domain",
     "",
     repro=ReproKind.FINITE,
+    calls=(Call.PREDICT, Call.FORWARD),
 )
 def outputs_are_finite(session: CheckContext) -> Outcome:
     layer = session.reference

@@ -22,7 +22,7 @@ from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.portability import IDIOM
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
-from layercheck.results import Kind
+from layercheck.results import Call, Kind
 
 __all__ = ["backward_is_consistent_on_gpu", "outputs_stay_on_device", "predict_is_consistent_on_gpu", "require_gpu"]
 
@@ -107,6 +107,7 @@ def _parity_evidence(session: CheckContext, check: str, method: str, dtype: str,
     "predict_is_consistent_on_gpu",
     "predict (forward for an operation) on CuPy arrays agrees with the CPU within the dtype's tolerance",
     repro=ReproKind.PARITY,
+    calls=(Call.PREDICT,),
 )
 def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     require_gpu(session)
@@ -134,6 +135,7 @@ def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     "backward_is_consistent_on_gpu",
     "forward and backward on CuPy arrays give every gradient the CPU gives, within the dtype's tolerance",
     repro=ReproKind.PARITY,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     require_gpu(session)
@@ -194,6 +196,7 @@ def _returned(session: CheckContext, dtype: str) -> Iterator[tuple[str, str, Any
     "from CuPy inputs, outputs, states and gradients are CuPy arrays of the tested precision "
     "(no silent round trip through host memory)",
     repro=ReproKind.TYPES,
+    calls=(Call.PREDICT, Call.FORWARD, Call.BACKWARD),
 )
 def outputs_stay_on_device(session: CheckContext) -> Outcome:
     status = require_gpu(session)

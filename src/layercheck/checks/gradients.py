@@ -514,6 +514,7 @@ def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
     "learnable and state, localized and diagnosed on failure",
     "gradientsAreNumericallyCorrect",
     repro=ReproKind.GRADIENT,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     layer = session.reference

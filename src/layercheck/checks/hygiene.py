@@ -15,7 +15,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
-from layercheck.results import Kind, cause_of
+from layercheck.results import Call, Kind, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = [
@@ -78,6 +78,7 @@ def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     "predict leaves its inputs, learnables and state unchanged",
     kinds=LAYERS_ONLY,
     repro=ReproKind.MUTATION,
+    calls=(Call.PREDICT,),
 )
 def predict_does_not_modify_inputs(session: CheckContext) -> Outcome:
     return _does_not_modify(session, "predict")
@@ -87,6 +88,7 @@ def predict_does_not_modify_inputs(session: CheckContext) -> Outcome:
     "forward_does_not_modify_inputs",
     "forward leaves its inputs, learnables and state unchanged (it returns updated states instead)",
     repro=ReproKind.MUTATION,
+    calls=(Call.FORWARD,),
 )
 def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     require_own_forward(session.reference, "predict_does_not_modify_inputs")
@@ -97,6 +99,7 @@ def forward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     "backward_does_not_modify_inputs",
     "backward leaves X, Y, dLdY, learnables and state unchanged",
     repro=ReproKind.MUTATION,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -114,6 +117,7 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     "predict returns the same outputs when called twice with the same inputs",
     kinds=LAYERS_ONLY,
     repro=ReproKind.REPEAT,
+    calls=(Call.PREDICT,),
 )
 def predict_is_deterministic(session: CheckContext) -> Outcome:
     dtype = primary_dtype(session)
@@ -150,6 +154,7 @@ def _training_step(layer: Adapter, xs: Sequence[Any], dLdY: Sequence[Any], dLdS:
     "forward then backward, run twice on the same layer object (with predict between), give "
     "the same gradients: nothing cached or accumulated between calls changes them",
     repro=ReproKind.REPEAT,
+    calls=(Call.PREDICT, Call.FORWARD, Call.BACKWARD),
 )
 def backward_is_repeatable(session: CheckContext) -> Outcome:
     layer = session.reference

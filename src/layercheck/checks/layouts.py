@@ -12,7 +12,7 @@ from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, c
 from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
-from layercheck.results import cause_of
+from layercheck.results import Call, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = [
@@ -58,6 +58,7 @@ def output_batch_axes(session: CheckContext, outputs: Outputs) -> list[int | Non
     "every output has as many dimensions as its format: the one output_format declares, else the first input's",
     kinds=LAYERS_ONLY,
     repro=ReproKind.SIZES,
+    calls=(Call.PREDICT, Call.OUTPUT_FORMAT),
 )
 def output_format_is_consistent(session: CheckContext) -> Outcome:
     layer = session.reference
@@ -104,6 +105,7 @@ def other_batch_size(n: int) -> int:
     "",
     kinds=LAYERS_ONLY,
     repro=ReproKind.SIZES,
+    calls=(Call.PREDICT,),
 )
 def output_batch_size_matches_input(session: CheckContext) -> Outcome:
     n = require_batch(session)

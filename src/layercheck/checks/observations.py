@@ -31,7 +31,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
-from layercheck.results import Cause, cause_of
+from layercheck.results import Call, Cause, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = [
@@ -258,6 +258,7 @@ _TRAINING_STATISTICS = (
     "predict on a batch equals predict on each of its observations alone (outputs and states)",
     kinds=LAYERS_ONLY,
     repro=ReproKind.OBSERVATIONS,
+    calls=(Call.PREDICT,),
 )
 def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     try:
@@ -273,6 +274,7 @@ def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     "legitimately uses batch statistics (it then differs from predict)",
     kinds=LAYERS_ONLY,
     repro=ReproKind.OBSERVATIONS,
+    calls=(Call.FORWARD,),
 )
 def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_own_forward(session.reference, "predict_is_consistent_across_observations")
@@ -442,6 +444,7 @@ def _backward_cross_talk(
     "equal their sum over the observations",
     kinds=LAYERS_ONLY,
     repro=ReproKind.OBSERVATIONS,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def backward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_backward(session.reference)

@@ -13,7 +13,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, ReproKind
-from layercheck.results import cause_of
+from layercheck.results import Call, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = ["backward_respects_compute_gradients"]
@@ -52,6 +52,7 @@ def _mask_problem(
     "gradients (None for the others), equal to those of the all-True call",
     kinds=OPERATIONS_ONLY,
     repro=ReproKind.MASKS,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
     operation = session.reference

@@ -11,7 +11,7 @@ from typing import Any
 from layercheck.checks.context import CheckContext
 from layercheck.checks.stops import Incomplete, Skip
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
-from layercheck.results import Cause, Kind, Status
+from layercheck.results import Call, Cause, Kind, Status
 
 __all__ = [
     "Check",
@@ -73,6 +73,11 @@ class Check:
     matlab: str
     family: str
     run: CheckFunction
+    # The user's methods whose calls the check judges, itself or through the session's shared
+    # steps (every check also constructs and initializes the layers it calls): `predict` is an
+    # operation's forward, `forward` a layer's predict where it defines no forward. A check
+    # left undecided by a failed call names one of these (`Blocked`).
+    calls: tuple[Call, ...]
     kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION)
     # The reproducer `--repro` writes for a failure: the script that reads this kind of
     # evidence. None: the check has none (its traceback, or the signature, is the reproduction).
@@ -101,16 +106,21 @@ def check(
     family: str = "",
     kinds: tuple[Kind, ...] = (Kind.LAYER, Kind.FUNCTION),
     repro: ReproKind | None = None,
+    *,
+    calls: Sequence[Call],
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register the decorated function as the check `name` for targets of the given kinds,
-    with the reproducer a failure of it gets (`repro`): the one declaration of a check, from
-    which every table of checks is made (`layercheck.checks.SCRIPTS`...)."""
+    judging the calls of the user's methods `calls` (`Check.calls`), with the reproducer a
+    failure of it gets (`repro`): the one declaration of a check, from which every table of
+    checks is made (`layercheck.checks.SCRIPTS`, `layercheck list-checks`...)."""
 
     def register(fn: CheckFunction) -> CheckFunction:
         if name in REGISTRY:
             raise ValueError(f"check {name!r} registered twice")
+        if not calls or len(set(calls)) != len(calls):
+            raise ValueError(f"check {name!r} declares the calls {list(calls)}: each call it judges, once")
         module_family = family or fn.__module__.rsplit(".", 1)[-1]
-        REGISTRY[name] = Check(name, description, matlab, module_family, fn, tuple(kinds), repro)
+        REGISTRY[name] = Check(name, description, matlab, module_family, fn, tuple(calls), tuple(kinds), repro)
         return fn
 
     return register

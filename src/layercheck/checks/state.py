@@ -73,6 +73,7 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
     "predictReturnsValidStates",
     kinds=LAYERS_ONLY,
     repro=ReproKind.SIZES,
+    calls=(Call.PREDICT,),
 )
 def predict_returns_valid_states(session: CheckContext) -> Outcome:
     return _returns_valid_states(session, "predict")
@@ -84,6 +85,7 @@ def predict_returns_valid_states(session: CheckContext) -> Outcome:
     "forwardReturnsValidStates",
     kinds=LAYERS_ONLY,
     repro=ReproKind.SIZES,
+    calls=(Call.FORWARD,),
 )
 def forward_returns_valid_states(session: CheckContext) -> Outcome:
     require_forward(session.reference)
@@ -96,6 +98,7 @@ def forward_returns_valid_states(session: CheckContext) -> Outcome:
     "resetStateDoesNotError",
     kinds=LAYERS_ONLY,
     repro=ReproKind.MUTATION,
+    calls=(Call.PREDICT, Call.RESET_STATE),
 )
 def reset_state_does_not_error(session: CheckContext) -> Outcome:
     reference = session.reference

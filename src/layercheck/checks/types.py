@@ -109,6 +109,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
     "predictIsConsistentInType",
     kinds=LAYERS_ONLY,
     repro=ReproKind.TYPES,
+    calls=(Call.PREDICT,),
 )
 def predict_is_consistent_in_type(session: CheckContext) -> Outcome:
     return _outputs_type(session, "predict")
@@ -119,6 +120,7 @@ def predict_is_consistent_in_type(session: CheckContext) -> Outcome:
     "forward keeps the precision and array type of its inputs and learnables",
     "forwardIsConsistentInType",
     repro=ReproKind.TYPES,
+    calls=(Call.FORWARD,),
 )
 def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
     require_own_forward(session.reference, "predict_is_consistent_in_type")
@@ -144,6 +146,7 @@ def _given(layer: Adapter, outputs: Sequence[Any], grad: Any, dtype: Any) -> str
     "each gradient has the dtype and array type of its argument",
     "backwardIsConsistentInType",
     repro=ReproKind.TYPES,
+    calls=(Call.FORWARD, Call.BACKWARD),
 )
 def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
     layer = session.reference
