@@ -46,9 +46,9 @@ EXPECTED = {
     # seldom, none: between two calls, in layercheck's own work.
     "slow_calls.py": (
         "error",
-        rf"timed out after {TIMEOUT} s in \w+ \(slow_calls\.py:\d+ in \w+\): layercheck's own work took the time"
-        r"(, calling the layer many times \(the call under way had run (0\.\d+|\d\.?\d*e-\d+) s\)"
-        r"| \(no code of the layer was running then\))$",
+        rf"timed out after {TIMEOUT} s in \w+ \(slow_calls\.py:\d+ in \w+\): layercheck's own work took the time, "
+        r"calling the layer many times (\(the call under way had run (0\.\d+|\d\.?\d*e-\d+) s\)"
+        r"|\(no code of the layer was running then\))$",
     ),
     "clock_overwritten_in_predict.py": (
         "error",
@@ -144,6 +144,55 @@ def test_every_hostile_module_is_reported_with_its_status_and_reason(hostile_run
             assert re.search(reason, target["error"]), (name, target["error"])
     # The report is in target order (sorted files), whatever order the workers ended in.
     assert [t["target"] for t in report["targets"]] == sorted(t["target"] for t in report["targets"])
+
+
+# Whose time a timeout was (3 s), from the shared clock: the call under way, the calls that ended.
+WHOSE_TIME = [
+    # A call that hung, on a machine so loaded that starting the worker took half the time.
+    ((1.4, 0.0), ": the layer's call under way had run 1.4 s"),
+    ((2.9, 0.01), ": the layer's call under way had run 2.9 s"),
+    # Many quick calls (0.3 s each): the one under way is no hang.
+    (
+        (0.2, 2.4),
+        ": layercheck's own work took the time, calling the layer many times (the call under way had run 0.2 s)",
+    ),
+    # Nor the layer's calls at all: a worker that started slowly, then one quick call.
+    (
+        (0.1, 0.05),
+        ": layercheck's own work took the time (the layer's calls that ended took 0.05 s in all; the call under way had run 0.1 s)",
+    ),
+    (
+        (None, 2.4),
+        ": layercheck's own work took the time, calling the layer many times (no code of the layer was running then)",
+    ),
+    ((None, 0.0), ": layercheck's own work took the time (no code of the layer was running then)"),
+]
+
+
+@pytest.mark.parametrize(("clock", "said"), WHOSE_TIME)
+def test_a_timeout_says_whose_time_it_was_from_the_calls_that_ended_and_the_one_under_way(clock, said):
+    from layercheck.running.batch import _whose_time
+    from layercheck.sandbox.isolation import Outcome
+
+    running, ended = clock
+    assert _whose_time(Outcome(timed_out=True, user_call_s=running, user_calls_s=ended), 3.0) == said
+
+
+def test_the_shared_clock_holds_the_call_under_way_and_adds_up_those_that_ended():
+    from types import SimpleNamespace
+
+    from layercheck.contract import calls
+
+    clock, spent = SimpleNamespace(value=0.0), SimpleNamespace(value=0.0)
+    seen = []
+    calls.install(clock, spent)
+    try:
+        calls.run(lambda: seen.append(clock.value) or time.sleep(0.01))
+        calls.run(lambda: calls.run(lambda: seen.append(clock.value)))  # the outermost call counts, once
+    finally:
+        calls.install(None)
+    assert seen[0] > 0 and seen[1] > 0 and clock.value == 0.0
+    assert 0.01 <= spent.value < 5
 
 
 def test_checks_done_before_a_crash_are_kept(hostile_run):

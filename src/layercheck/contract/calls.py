@@ -4,8 +4,8 @@ calls of the layer, each quick) took the time.
 
 Every call of a user method goes through `run` (`contract.adapter`). In a worker the clock
 is a shared double (`multiprocessing.Value`) that holds the monotonic time at which the
-outermost call under way started, or 0 between calls; elsewhere there is none and `run`
-only calls.
+outermost call under way started, or 0 between calls, and a second one adds up the seconds
+the outermost calls that ended took; elsewhere there are none and `run` only calls.
 
 After each outermost call `run` also calls the hook `guard` installed (`sandbox.integrity`:
 a quick look whether the layer replaced NumPy's functions, before layercheck uses them).
@@ -28,17 +28,19 @@ class Clock(Protocol):
 
 
 _clock: Clock | None = None
+_spent: Clock | None = None  # the seconds the outermost calls that ended took, in all
 _depth = 0  # calls of the layer under way (predict from forward, say): the outermost counts
 _after: Callable[[], None] | None = None  # called after each outermost call
 # The globals this module rebinds while the layer runs: `sandbox.integrity` leaves them out of
 # what it watches.
-_RUNTIME_GLOBALS = ("_clock", "_depth", "_after")
+_RUNTIME_GLOBALS = ("_clock", "_spent", "_depth", "_after")
 
 
-def install(clock: Clock | None) -> None:
-    """Use `clock` for this process's calls of the layer from now on."""
-    global _clock
-    _clock = clock
+def install(clock: Clock | None, spent: Clock | None = None) -> None:
+    """Use `clock` for this process's calls of the layer from now on, and add the seconds
+    each takes to `spent`."""
+    global _clock, _spent
+    _clock, _spent = clock, spent
 
 
 def guard(after: Callable[[], None] | None) -> None:
@@ -51,9 +53,10 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     """`fn(*args)`, a method of the user's, with the clock set while it runs and the guard's
     hook called after it."""
     global _depth
-    clock, after = _clock, _after
-    if _depth == 0 and clock is not None:
-        clock.value = monotonic()
+    clock, spent, after = _clock, _spent, _after
+    started = monotonic() if _depth == 0 and clock is not None else 0.0
+    if clock is not None and started:
+        clock.value = started
     _depth += 1
     try:
         return fn(*args)
@@ -62,5 +65,7 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
         if _depth == 0:
             if clock is not None:
                 clock.value = 0.0
+            if spent is not None and started:
+                spent.value += monotonic() - started
             if after is not None:
                 after()

@@ -1262,27 +1262,37 @@ def _where(outcome: Outcome) -> str:
     return where + (f" ({frame})" if frame else "")
 
 
-# At a timeout, a call of the layer that had run less than this share of the timeout did not
-# hang: layercheck's own work (many calls, each quick) took the time.
-_HUNG_SHARE = 0.5
+# At a timeout, the layer's call under way hung when it had run at least this share of the
+# timeout, and longer than its calls that had ended took in all: a loaded machine may have
+# spent the rest starting the worker, whose time is no call's. Where the calls that had ended
+# took this share, many quick calls took the time.
+_HUNG_SHARE = 0.25
 
 
 def _whose_time(outcome: Outcome, timeout: float) -> str:
-    """Whose time a timeout was: the layer's call under way (it had run most of the time), or
-    layercheck's own work, which a frame of the layer in `_where` must not be taken to blame."""
+    """Whose time a timeout was: the layer's call under way (it hung), the layer's many quick
+    calls that layercheck's own work made, or layercheck's own work; a frame of the layer in
+    `_where` must not be taken to blame it for the last two."""
     if not outcome.timed_out:
         return ""
     if outcome.clock_garbled:
         return ": the layer overwrote the clock layercheck times its calls with, so whose time it was is not known"
-    running = outcome.user_call_s
+    running, ended = outcome.user_call_s, outcome.user_calls_s
+    many = ended >= _HUNG_SHARE * timeout
     if running is None:
-        return ": layercheck's own work took the time (no code of the layer was running then)"
-    if running < _HUNG_SHARE * timeout:
+        calls = ", calling the layer many times" if many else ""
+        return f": layercheck's own work took the time{calls} (no code of the layer was running then)"
+    if running >= _HUNG_SHARE * timeout and running >= ended:
+        return f": the layer's call under way had run {running:.3g} s"
+    if many:
         return (
             f": layercheck's own work took the time, calling the layer many times (the call under way had run "
             f"{running:.2g} s)"
         )
-    return f": the layer's call under way had run {running:.3g} s"
+    return (
+        f": layercheck's own work took the time (the layer's calls that ended took {ended:.2g} s in all; the call "
+        f"under way had run {running:.2g} s)"
+    )
 
 
 def _counter(what: str, total: int, on_progress: Progress | None) -> Callable[[int, Outcome], None]:

@@ -86,8 +86,10 @@ class Outcome:
     stopped_early: bool = False  # `run_jobs`' `stop` ended the run before the job ended (-x)
     timed_out: bool = False
     # At a timeout: how long the call of the layer under way had run (None: none was under
-    # way; layercheck's own code was running, between calls). `contract.calls`.
+    # way; layercheck's own code was running, between calls), and how long the calls that
+    # had ended took in all. `contract.calls`.
     user_call_s: float | None = None
+    user_calls_s: float = 0.0
     clock_garbled: bool = False  # the layer overwrote that clock: whose time it was is unknown
 
     @property
@@ -490,12 +492,20 @@ class _Running:
     """One worker process and what it has sent so far."""
 
     def __init__(
-        self, index: int, job: Job, process: Any, conn: Connection, output_path: Path, clock: Any = None
+        self,
+        index: int,
+        job: Job,
+        process: Any,
+        conn: Connection,
+        output_path: Path,
+        clock: Any = None,
+        spent: Any = None,
     ) -> None:
         self.index, self.job, self.process, self.conn, self.output_path = index, job, process, conn, output_path
         self.forkserver = _current_forkserver()  # the worker dies with it (`reaping.enter_worker`)
         self.lost_forkserver = False
         self.clock = clock  # the shared start of the layer's call under way (0: none): contract.calls
+        self.spent = spent  # the shared seconds its calls that ended took in all
         self.started = monotonic()
         self.deadline = self.started + job.timeout
         self.kill_at: float | None = None  # set once the stack dump of a hung worker is asked
@@ -506,6 +516,7 @@ class _Running:
         self.finished = False
         self.eof = False
         self.user_call_s: float | None = None  # read when the deadline passes
+        self.user_calls_s = 0.0
         self.clock_garbled = False  # the shared clock held no time a call could have started at
         self.timed_out = False
         self.watched = 0  # how many multiples of `Watch.every_s` it has been told of
@@ -515,9 +526,10 @@ class _Running:
         output_path = scratch / f"worker-{index}.out"
         parent_conn, child_conn = context.Pipe(duplex=False)
         clock = context.Value("d", 0.0, lock=False)  # contract.calls: when the layer's call under way began
+        spent = context.Value("d", 0.0, lock=False)  # and how long its calls that ended took in all
         process = context.Process(
             target=_worker_main,
-            args=(child_conn, job, setting, str(output_path), clock),
+            args=(child_conn, job, setting, str(output_path), clock, spent),
             name=f"layercheck-worker-{index}",
         )
         try:
@@ -527,7 +539,7 @@ class _Running:
             raise
         finally:
             child_conn.close()  # the parent keeps no write end, so it sees EOF when the worker dies
-        return cls(index, job, process, parent_conn, output_path, clock)
+        return cls(index, job, process, parent_conn, output_path, clock, spent)
 
     def wake_at(self) -> float:
         return self.kill_at if self.kill_at is not None else self.deadline
@@ -577,11 +589,15 @@ class _Running:
 
     def _read_clock(self, now: float) -> None:
         started = float(self.clock.value) if self.clock is not None else 0.0
+        spent = float(self.spent.value) if self.spent is not None else 0.0
         # The worker writes this clock, and so can the layer in it: a start that is neither 0
-        # (no call under way) nor a moment of this worker's life (NaN, infinite, in the future)
-        # says nothing about whose time it was.
+        # (no call under way) nor a moment of this worker's life (NaN, infinite, in the future),
+        # or calls that took longer in all than the worker has lived, say nothing about whose
+        # time it was.
         self.user_call_s = now - started if self.started <= started <= now else None
-        self.clock_garbled = started != 0 and self.user_call_s is None
+        spent_ok = 0 <= spent <= now - self.started
+        self.user_calls_s = spent if spent_ok else 0.0
+        self.clock_garbled = (started != 0 and self.user_call_s is None) or not spent_ok
 
     def _drain(self) -> None:
         while not self.eof and not self.finished:
@@ -675,6 +691,7 @@ class _Running:
             duration_s=monotonic() - self.started,
             timed_out=self.timed_out,
             user_call_s=self.user_call_s if self.timed_out else None,
+            user_calls_s=self.user_calls_s if self.timed_out else 0.0,
             clock_garbled=self.clock_garbled,
         )
 
@@ -754,7 +771,9 @@ def _read_tail(path: Path) -> str:
 # -- the worker's side -------------------------------------------------------------------
 
 
-def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str, clock: Any = None) -> None:
+def _worker_main(
+    conn: Connection, job: Job, setting: _Setting, output_path: str, clock: Any = None, spent: Any = None
+) -> None:
     reaping.enter_worker()  # nothing the layer starts may outlive its target (`reaping`)
     # A terminal's Ctrl-C reaches the whole process group; the parent stops the workers
     # itself, so that here a KeyboardInterrupt is always the layer's own.
@@ -771,7 +790,7 @@ def _worker_main(conn: Connection, job: Job, setting: _Setting, output_path: str
     os.environ.clear()
     os.environ.update(setting.env)
 
-    calls.install(clock)
+    calls.install(clock, spent)
 
     def emit(kind: str, data: Any = None) -> None:
         conn.send((kind, data))
