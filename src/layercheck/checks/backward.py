@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from layercheck.checks.common import dtype_name, first_failure, primary_dtype, require_backward
@@ -20,7 +22,9 @@ from layercheck.userframes import exception_summary
 __all__ = [
     "backward_does_not_error",
     "backward_is_consistent_in_size",
-    "describe_reduction",
+    "Axis",
+    "Reduction",
+    "SizeProblem",
     "fresh_training_step",
     "gradient_size_problem",
 ]
@@ -93,26 +97,122 @@ def _unassigned_hint(exc: BaseException) -> str | None:
     return None
 
 
-def describe_reduction(grad_shape: tuple[int, ...], arg_shape: tuple[int, ...], labels: str | None) -> str:
-    """Name the axes a wrongly shaped gradient was (or was not) reduced over."""
-    if len(grad_shape) != len(arg_shape):
-        if sorted(d for d in grad_shape if d != 1) == sorted(d for d in arg_shape if d != 1):
-            return "it has the right elements but the wrong number of axes (reshape or keepdims=True)"
-        return f"it has {len(grad_shape)} axes instead of {len(arg_shape)}"
-    if tuple(reversed(grad_shape)) == tuple(arg_shape) and len(arg_shape) == 2:
-        return "it is transposed"
+class Misshape(Enum):
+    """How a gradient's shape differs from its argument's."""
 
-    def axis(i: int) -> str:
-        return f"axis {i} ({labels[i]})" if labels and i < len(labels) else f"axis {i}"
+    KEEPDIMS = "right elements, wrong number of axes"
+    AXES = "wrong number of axes"
+    TRANSPOSED = "transposed"
+    SUMMED = "summed over the wrong axes"
+    SIZES = "axis sizes differ"
 
-    not_reduced = [axis(i) for i, (g, a) in enumerate(zip(grad_shape, arg_shape)) if a == 1 and g != 1]
-    over_reduced = [axis(i) for i, (g, a) in enumerate(zip(grad_shape, arg_shape)) if a != 1 and g == 1]
-    parts = []
-    if not_reduced:
-        parts.append("it was not summed over " + ", ".join(not_reduced))
-    if over_reduced:
-        parts.append("it was summed over " + ", ".join(over_reduced) + ", which the argument keeps")
-    return "; ".join(parts) or "the axis sizes differ"
+
+@dataclass(frozen=True)
+class Axis:
+    """An axis of an argument, by index, with its letter in the argument's format if known."""
+
+    index: int
+    label: str | None = None
+
+    def __str__(self) -> str:
+        return f"axis {self.index}" if self.label is None else f"axis {self.index} ({self.label})"
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """How a gradient of shape `gradient` differs from its argument of shape `argument`: the
+    axes it was not summed over, or summed over, or what else."""
+
+    kind: Misshape
+    gradient: tuple[int, ...]
+    argument: tuple[int, ...]
+    not_summed: tuple[Axis, ...] = ()
+    summed: tuple[Axis, ...] = ()
+
+    @classmethod
+    def of(cls, gradient: tuple[int, ...], argument: tuple[int, ...], labels: str | None) -> Reduction:
+        """`labels`: the argument's format (a letter per axis), or None."""
+        if len(gradient) != len(argument):
+            same = sorted(d for d in gradient if d != 1) == sorted(d for d in argument if d != 1)
+            return cls(Misshape.KEEPDIMS if same else Misshape.AXES, gradient, argument)
+        if tuple(reversed(gradient)) == argument and len(argument) == 2:
+            return cls(Misshape.TRANSPOSED, gradient, argument)
+
+        def axis(i: int) -> Axis:
+            return Axis(i, labels[i] if labels and i < len(labels) else None)
+
+        pairs = list(enumerate(zip(gradient, argument)))
+        not_summed = tuple(axis(i) for i, (g, a) in pairs if a == 1 and g != 1)
+        summed = tuple(axis(i) for i, (g, a) in pairs if a != 1 and g == 1)
+        kind = Misshape.SUMMED if not_summed or summed else Misshape.SIZES
+        return cls(kind, gradient, argument, not_summed, summed)
+
+    def says(self, subject: str = "it") -> str:
+        """The reduction in words, of `subject` ("it", or "each" for several gradients)."""
+        if self.kind is Misshape.KEEPDIMS:
+            return f"{subject} has the right elements but the wrong number of axes (reshape or keepdims=True)"
+        if self.kind is Misshape.AXES:
+            return f"{subject} has {len(self.gradient)} axes instead of {len(self.argument)}"
+        if self.kind is Misshape.TRANSPOSED:
+            return f"{subject} is transposed"
+        if self.kind is Misshape.SIZES:
+            return "the axis sizes differ"
+        parts = []
+        if self.not_summed:
+            parts.append("was not summed over " + ", ".join(map(str, self.not_summed)))
+        if self.summed:
+            parts.append("was summed over " + ", ".join(map(str, self.summed)) + ", which the argument keeps")
+        return "; ".join(f"{subject if k == 0 else 'it'} {part}" for k, part in enumerate(parts))
+
+
+class Fault(Enum):
+    """What is wrong with a gradient backward returned, before its values are compared."""
+
+    FOR_INTEGER_INPUT = "returned for an integer input"
+    NONE = "None"
+    NOT_AN_ARRAY = "not an array"
+    NOT_NUMBERS = "holds no numbers"
+    SHAPE = "wrong shape"
+
+
+@dataclass(frozen=True)
+class SizeProblem:
+    """One gradient's problem: the `argument`'s name, what is wrong, what was returned in its
+    place (`returned`: described, or its dtype where it holds no numbers, and what that
+    dtype holds), and for a wrong shape how it differs (`reduction`)."""
+
+    argument: str
+    fault: Fault
+    returned: str = ""
+    holds: str = ""
+    reduction: Reduction | None = None
+
+    def sentence(self) -> str:
+        name = self.argument
+        if self.fault is Fault.FOR_INTEGER_INPUT:
+            return f"backward returned {self.returned} as the gradient of {name}, an integer input: it must return None for it"
+        if self.fault is Fault.NONE:
+            return f"backward returned None as the gradient of {name}"
+        if self.fault is Fault.NOT_AN_ARRAY:
+            return f"the gradient of {name} is {self.returned}, not an array"
+        if self.fault is Fault.NOT_NUMBERS:
+            return (
+                f"the gradient of {name} is an array of dtype {self.returned}, which holds {self.holds}; "
+                "gradients must hold numbers"
+            )
+        assert self.reduction is not None
+        return _shape_sentence([name], self.reduction)
+
+    def details(self) -> dict[str, Any]:
+        """The report's details of the check (the keys of the JSON schema)."""
+        if self.reduction is None:
+            return {"argument": self.argument}
+        return {
+            "argument": self.argument,
+            "gradient_shape": list(self.reduction.gradient),
+            "argument_shape": list(self.reduction.argument),
+            "diagnosis": self.reduction.says(),
+        }
 
 
 @check(
@@ -155,55 +255,49 @@ def gradient_size_problem(session: CheckContext) -> tuple[str, dict[str, Any]] |
     ]
     if not found:
         return None
-    sentences: list[str] = []
-    shapes: dict[tuple[Any, ...], list[str]] = {}  # (gradient shape, argument shape, why) -> names
-    for message, details in found:
-        if "diagnosis" in details:
-            key = (tuple(details["gradient_shape"]), tuple(details["argument_shape"]), details["diagnosis"])
-            if key not in shapes:
-                sentences.append("")  # its place, filled below
-                shapes[key] = []
-            shapes[key].append(details["argument"])
-            continue
-        sentences.append(message)
-    grouped = iter(_shape_sentence(names, *key) for key, names in shapes.items())
-    message = "; ".join(sentence or next(grouped) for sentence in sentences)
-    details = dict(found[0][1])
+    # The problems in order, those of one wrong shape for one reason at the first one's place.
+    shapes: dict[Reduction, list[str]] = {}
+    places: list[SizeProblem | Reduction] = []
+    for problem in found:
+        if problem.reduction is None:
+            places.append(problem)
+        elif problem.reduction not in shapes:
+            shapes[problem.reduction] = [problem.argument]
+            places.append(problem.reduction)
+        else:
+            shapes[problem.reduction].append(problem.argument)
+    message = "; ".join(
+        place.sentence() if isinstance(place, SizeProblem) else _shape_sentence(shapes[place], place)
+        for place in places
+    )
+    details = found[0].details()
     if len(found) > 1:
-        details["problem_arguments"] = [d["argument"] for _, d in found]
+        details["problem_arguments"] = [problem.argument for problem in found]
     return message, details
 
 
-def _shape_sentence(
-    names: list[str], gradient_shape: tuple[int, ...], argument_shape: tuple[int, ...], why: str
-) -> str:
+def _shape_sentence(names: list[str], reduction: Reduction) -> str:
+    gradient, argument = reduction.gradient, reduction.argument
     if len(names) == 1:
         name = names[0]
-        return f"the gradient of {name} has shape {gradient_shape} but {name} has shape {argument_shape}: {why}"
+        return f"the gradient of {name} has shape {gradient} but {name} has shape {argument}: {reduction.says()}"
     joined = ", ".join(names[:-1]) + " and " + names[-1]
-    each = "each " + why[len("it ") :] if why.startswith("it ") else why  # "each is transposed"
-    return f"the gradients of {joined} have shape {gradient_shape} but {joined} have shape {argument_shape}: {each}"
+    return (
+        f"the gradients of {joined} have shape {gradient} but {joined} have shape {argument}: {reduction.says('each')}"
+    )
 
 
-def _size_problem(session: CheckContext, i: int, name: str, grad: Any, arg: Any) -> tuple[str, dict[str, Any]] | None:
+def _size_problem(session: CheckContext, i: int, name: str, grad: Any, arg: Any) -> SizeProblem | None:
     """What is wrong with the gradient `grad` of the `i`th argument, `name`, or None."""
     if session.integer_arguments[i]:
-        if grad is not None:
-            return (
-                f"backward returned {arrays.describe(grad)} as the gradient of {name}, an integer input: "
-                "it must return None for it"
-            ), {"argument": name}
-        return None
+        return None if grad is None else SizeProblem(name, Fault.FOR_INTEGER_INPUT, arrays.describe(grad))
     if grad is None:
-        return f"backward returned None as the gradient of {name}", {"argument": name}
+        return SizeProblem(name, Fault.NONE)
     if not arrays.is_array(grad):
-        return f"the gradient of {name} is {arrays.describe(grad)}, not an array", {"argument": name}
+        return SizeProblem(name, Fault.NOT_AN_ARRAY, arrays.describe(grad))
     held = not_numbers(grad.dtype)
     if held is not None:
-        return (
-            f"the gradient of {name} is an array of dtype {safe_str(grad.dtype, 80)}, which holds {held}; "
-            "gradients must hold numbers"
-        ), {"argument": name}
+        return SizeProblem(name, Fault.NOT_NUMBERS, safe_str(grad.dtype, 80), held)
     if tuple(grad.shape) == tuple(arg.shape):
         return None
     first = session.layouts[0]
@@ -212,10 +306,4 @@ def _size_problem(session: CheckContext, i: int, name: str, grad: Any, arg: Any)
         if i < session.reference.num_inputs
         else (first.format if arg.ndim == first.ndim else None)
     )
-    why = describe_reduction(tuple(grad.shape), tuple(arg.shape), labels)
-    return (f"the gradient of {name} has shape {tuple(grad.shape)} but {name} has shape {tuple(arg.shape)}: {why}"), {
-        "argument": name,
-        "gradient_shape": list(grad.shape),
-        "argument_shape": list(arg.shape),
-        "diagnosis": why,
-    }
+    return SizeProblem(name, Fault.SHAPE, reduction=Reduction.of(tuple(grad.shape), tuple(arg.shape), labels))
