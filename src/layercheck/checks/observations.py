@@ -8,7 +8,8 @@ states of fixed size are shared by every observation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -80,27 +81,70 @@ def _gradient_tolerances(
     return tolerances, coarse
 
 
-def _differences_message(
-    what: str, differ: dict[int, list[tuple[str, Mismatch]]], checked: int, cross_talk: bool | None
-) -> str:
-    """The observations that differ, and why only as far as it was shown: `cross_talk` is
-    True when changing the other observations changed one of them, False when it did not,
-    None when that could not be tried."""
-    observations = sorted(differ)
-    shown = ", ".join(map(str, observations[:10])) + (", ..." if len(observations) > 10 else "")
-    name, worst = max((item for items in differ.values() for item in items), key=lambda item: item[1].abs_diff)
-    message = f"{what} of observation(s) {shown} ({len(observations)} of {checked} checked) differ when each observation runs alone"
-    if cross_talk:
-        message += (
-            f", and those of observation {observations[0]} change when only the other observations change: "
-            "the layer mixes observations (statistics over the batch?)"
+@dataclass(frozen=True)
+class Differences:
+    """The observations whose `what` ("predict outputs", "input gradients") differ when each
+    runs alone: by observation, each result that differs and how, of `checked` observations;
+    and why only as far as it was shown: `cross_talk` is True when changing the other
+    observations changed the first one's, False when it did not, None when that could not be
+    tried."""
+
+    what: str
+    differ: Mapping[int, Sequence[tuple[str, Mismatch]]]
+    checked: int
+    cross_talk: bool | None
+
+    def message(self) -> str:
+        observations = sorted(self.differ)
+        shown = ", ".join(map(str, observations[:10])) + (", ..." if len(observations) > 10 else "")
+        items = (item for items in self.differ.values() for item in items)
+        name, worst = max(items, key=lambda item: item[1].abs_diff)
+        message = (
+            f"{self.what} of observation(s) {shown} ({len(observations)} of {self.checked} checked) differ when "
+            "each observation runs alone"
         )
-    elif cross_talk is False:
-        message += (
-            f", though those of observation {observations[0]} do not change when the other observations change: "
-            "they depend on the batch's size or on the observation's place in it, not on the others' values"
-        )
-    return message + "; " + worst.describe(name)
+        if self.cross_talk:
+            message += (
+                f", and those of observation {observations[0]} change when only the other observations change: "
+                "the layer mixes observations (statistics over the batch?)"
+            )
+        elif self.cross_talk is False:
+            message += (
+                f", though those of observation {observations[0]} do not change when the other observations "
+                "change: they depend on the batch's size or on the observation's place in it, not on the others' "
+                "values"
+            )
+        return message + "; " + worst.describe(name)
+
+
+@dataclass
+class _Found:
+    """What comparing a batch with its observations found: the failure in words (None: none),
+    the observations checked (None: the comparison stopped before it knew them) and those
+    that differ, the gradients judged at their own coarser precision (by name), what
+    recomputes the failure (`--repro`), and the failure's cause where the layer raised."""
+
+    message: str | None = None
+    checked: list[int] | None = None
+    differing: list[int] | None = None  # None: not compared (the layer raised first)
+    own_precision: dict[str, str] = field(default_factory=dict)
+    evidence: LazyEvidence | None = None
+    cause: Cause | None = None
+
+    @classmethod
+    def raised(cls, exc: _Raised, checked: list[int] | None = None) -> _Found:
+        return cls(str(exc), checked, cause=exc.cause)
+
+    def details(self) -> dict[str, Any]:
+        """The report's details of the check (the keys of the JSON schema)."""
+        if self.checked is None:
+            return {}
+        details: dict[str, Any] = {"observations_checked": self.checked}
+        if self.differing is not None:
+            details["differing_observations"] = self.differing
+        if self.own_precision:  # said, since their tolerance was widened to their own precision's
+            details["judged_at_own_precision"] = dict(self.own_precision)
+        return details
 
 
 def _replace_others(session: CheckContext, keep: int, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
@@ -149,10 +193,9 @@ def _observations_evidence(
     return build
 
 
-def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, dict[str, Any]]:
-    """A message when the batch and its observations run one at a time disagree, else None;
-    the details name the reproducer's evidence under `evidence`. Raises _Raised when the layer
-    raised."""
+def _compare_outputs(session: CheckContext, method: str) -> _Found:
+    """What comparing the batch with its observations run one at a time found. Raises
+    _Raised when the layer raised."""
     split, indices = split_by_observation(session, method)
     evidence = _observations_evidence(session, method, split, indices)
     names = [
@@ -179,13 +222,11 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
                 name, single, take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
             )
             if isinstance(problem, str):
-                return problem, {"evidence": evidence}
+                return _Found(problem, evidence=evidence)
             if problem is not None:
                 differ.setdefault(i, []).append((name, problem))
-    details: dict[str, Any] = {"observations_checked": indices, "differing_observations": sorted(differ)}
     if not differ:
-        return None, details
-    details["evidence"] = evidence
+        return _Found(None, indices, [])
     k = indices.index(min(differ))
     xs = subset_inputs(session, split, indices)
     others = _replace_others(session, k, xs, split.inputs)
@@ -194,7 +235,8 @@ def _compare_outputs(session: CheckContext, method: str) -> tuple[str | None, di
         axis is not None and _compare(name, take(y2, [k], axis), take(y1, [k], axis), rtol, atol, "") is not None
         for name, y1, y2, axis in zip(names, batch.all, again.all, split.results)
     )
-    return _differences_message(f"{method} outputs", differ, len(indices), cross_talk), details
+    message = Differences(f"{method} outputs", differ, len(indices), cross_talk).message()
+    return _Found(message, indices, sorted(differ), evidence=evidence)
 
 
 def _require_batch_sizes(names: Sequence[str], values: Sequence[Any], axes: Sequence[int | None], n: int) -> None:
@@ -227,12 +269,9 @@ def _training_differs(session: CheckContext, dtype: str) -> bool:
     )
 
 
-def _outcome(
-    session: CheckContext, message: str | None, details: dict[str, Any], cause: Cause | None = None
-) -> Outcome:
-    details = {**details, **widened(session, [primary_dtype(session)])}
-    evidence = details.pop("evidence", None)
-    if message:
+def _outcome(session: CheckContext, found: _Found) -> Outcome:
+    details = {**found.details(), **widened(session, [primary_dtype(session)])}
+    if found.message:
         mode = session.reference.training_mode
         explanation = (
             [
@@ -243,8 +282,9 @@ def _outcome(
             if mode
             else []
         )
-        return failed(message, explanation=explanation, cause=cause, evidence=evidence, **details)
-    return passed(f"{len(details['observations_checked'])} observations checked", **details)
+        return failed(found.message, explanation=explanation, cause=found.cause, evidence=found.evidence, **details)
+    assert found.checked is not None  # nothing found, once every observation was compared
+    return passed(f"{len(found.checked)} observations checked", **details)
 
 
 _TRAINING_STATISTICS = (
@@ -262,10 +302,10 @@ _TRAINING_STATISTICS = (
 )
 def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     try:
-        message, details = _compare_outputs(session, "predict")
+        found = _compare_outputs(session, "predict")
     except _Raised as exc:
-        return _outcome(session, str(exc), {}, exc.cause)
-    return _outcome(session, message, details)
+        found = _Found.raised(exc)
+    return _outcome(session, found)
 
 
 @check(
@@ -278,14 +318,13 @@ def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
 )
 def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     require_own_forward(session.reference, "predict_is_consistent_across_observations")
-    cause = None
     try:
-        message, details = _compare_outputs(session, "forward")
+        found = _compare_outputs(session, "forward")
     except _Raised as exc:
-        message, details, cause = str(exc), {}, exc.cause
-    if message and _training_differs(session, primary_dtype(session)):
+        found = _Found.raised(exc)
+    if found.message and _training_differs(session, primary_dtype(session)):
         raise Skip(_TRAINING_STATISTICS)
-    return _outcome(session, message, details, cause)
+    return _outcome(session, found)
 
 
 def _split_gradients(session: CheckContext, outputs: Outputs, split: Split) -> tuple[list[Any], list[Any]]:
@@ -328,7 +367,7 @@ def _training_step(
         raise _Raised(f"backward raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
 
 
-def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> tuple[str | None, dict[str, Any]]:
+def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> _Found:
     layer = session.reference
     batch, dLdY, dLdS = _training_step(
         session,
@@ -373,9 +412,9 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 continue
             expected = together if axis is None else take(together, [k], axis)
             if not arrays.is_array(single) or single.shape != expected.shape:
-                return (
-                    f"backward of {who} returns {session.reference.d(name)} as {arrays.describe(single)}; expected {arrays.describe(expected)}",
-                    {"evidence": evidence},
+                described = f"{arrays.describe(single)}; expected {arrays.describe(expected)}"
+                return _Found(
+                    f"backward of {who} returns {session.reference.d(name)} as {described}", evidence=evidence
                 )
             if axis is None:
                 sums[j] = sums[j] + single
@@ -384,16 +423,13 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             diff = mismatch(single, expected, *tolerances[j])
             if diff is not None:
                 differ.setdefault(i, []).append((session.reference.d(name), diff))
-    details: dict[str, Any] = {"observations_checked": indices, "differing_observations": sorted(differ)}
-    if coarse:  # said, since their tolerance was widened to their own precision's
-        details["judged_at_own_precision"] = {session.reference.d(names[j]): own for j, own in coarse.items()}
+    found = _Found(None, indices, sorted(differ), {session.reference.d(names[j]): own for j, own in coarse.items()})
     if differ:
         k = indices.index(min(differ))
         cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
-        return _differences_message("input gradients", differ, len(indices), cross_talk), {
-            **details,
-            "evidence": evidence,
-        }
+        found.message = Differences("input gradients", differ, len(indices), cross_talk).message()
+        found.evidence = evidence
+        return found
     for name, together, total, magnitude, axis, skip, (rtol, atol) in zip(
         names, batch, sums, magnitudes, axes, integer, tolerances
     ):
@@ -401,11 +437,13 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             continue
         diff = mismatch(together, total, rtol, scaled_atol(rtol, atol, [magnitude]))
         if diff is not None:
-            return (
+            found.message = (
                 f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
                 "observations run alone; " + diff.describe(session.reference.d(name))
-            ), {**details, "evidence": evidence}
-    return None, details
+            )
+            found.evidence = evidence
+            return found
+    return found
 
 
 def _backward_cross_talk(
@@ -453,11 +491,10 @@ def backward_is_consistent_across_observations(session: CheckContext) -> Outcome
     problem = gradient_size_problem(session)
     if problem is not None:  # gradients of the wrong shape or no numbers cannot be split by observation
         raise Incomplete(f"not checked: {problem[0]} (see backward_is_consistent_in_size)")
-    cause = None
     try:
-        message, details = _backward_differences(session, split, indices)
+        found = _backward_differences(session, split, indices)
     except _Raised as exc:
-        message, details, cause = str(exc), {}, exc.cause
-    if message and _training_differs(session, split.dtype):
+        found = _Found.raised(exc, indices)
+    if found.message and _training_differs(session, split.dtype):
         raise Skip(_TRAINING_STATISTICS)
-    return _outcome(session, message, details or {"observations_checked": indices}, cause)
+    return _outcome(session, found)
