@@ -20,7 +20,7 @@ from layercheck.devices import no_device_hint
 from layercheck.portability import hint_for
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 
-__all__ = ["exception_summary", "last_user_frame", "own_frame", "stack_location", "user_stack", "user_traceback"]
+__all__ = ["chained", "exception_summary", "last_user_frame", "own_frame", "stack_location", "user_stack", "user_traceback"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
 _LIBRARY_DIRS = tuple(
@@ -60,6 +60,19 @@ def _user_frames(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSu
     outside = [f for f in frames if _outside_layercheck(f.filename) and not _in_stdlib(f.filename)]
     own = [f for f in outside if not _in_library(f.filename)]
     return own or outside
+
+
+def chained(exc: BaseException) -> list[BaseException]:
+    """`exc` and every exception it chains (`__cause__`, `__context__`), each once."""
+    found: list[BaseException] = []
+    pending, seen = [exc], set[int]()
+    while pending:
+        one = pending.pop()
+        if id(one) not in seen:
+            seen.add(id(one))
+            found.append(one)
+            pending += [e for e in (one.__cause__, one.__context__) if isinstance(e, BaseException)]
+    return found
 
 
 def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:

@@ -22,7 +22,7 @@ from layercheck.errors import ContractError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Blocked, Call, Cause, cause_of
-from layercheck.userframes import exception_summary, last_user_frame, user_traceback
+from layercheck.userframes import chained, exception_summary, last_user_frame, user_traceback
 
 __all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
 
@@ -97,14 +97,8 @@ def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:
 def _detached(exc: BaseException) -> BaseException:
     """`exc`, and the exceptions it chains (`__cause__`, `__context__`), without their
     tracebacks (see `CallError`)."""
-    pending, seen = [exc], set[int]()
-    while pending:
-        one = pending.pop()
-        if id(one) in seen:
-            continue
-        seen.add(id(one))
+    for one in chained(exc):
         one.__traceback__ = None
-        pending += [e for e in (one.__cause__, one.__context__) if isinstance(e, BaseException)]
     return exc
 
 

@@ -17,7 +17,7 @@ from layercheck.running.session import Session, notes
 from layercheck.safetext import exception_text, safe_repr
 from layercheck.sandbox import INTEGRITY_CHECK, Allowed, ChangeKind, Finding, Guard
 from layercheck.settings.options import Options
-from layercheck.userframes import exception_summary, own_frame, user_traceback
+from layercheck.userframes import chained, exception_summary, own_frame, user_traceback
 
 __all__ = ["allowed_words", "run_check", "run_target", "select_checks", "unexpected"]
 
@@ -101,14 +101,8 @@ def run_check(
 
 def _clear_frames(exc: BaseException) -> None:
     """The locals of the finished frames of `exc`'s traceback, and of those it chains, cleared."""
-    pending, seen = [exc], set[int]()
-    while pending:
-        one = pending.pop()
-        if id(one) in seen:
-            continue
-        seen.add(id(one))
+    for one in chained(exc):
         traceback.clear_frames(one.__traceback__)
-        pending += [e for e in (one.__cause__, one.__context__) if isinstance(e, BaseException)]
 
 
 def unexpected(where: str, exc: BaseException) -> CheckResult:
