@@ -3,7 +3,10 @@ writes reach another, and a run costs one call per step."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import traceback
+import weakref
 from collections import Counter
 
 import numpy as np
@@ -81,19 +84,27 @@ class WrongScale(Counted):
 
 
 @pytest.mark.parametrize(("cls", "status"), [(Counted, "passed"), (Unassigned, "failed"), (WrongScale, "failed")])
-def test_what_a_run_holds_is_freed_when_check_layer_returns(cls, status):
+def test_what_a_run_holds_is_freed_when_check_layer_returns(cls, status, monkeypatch):
     """No reference cycle keeps a session (and the copies of the inputs, outputs and gradients
     it holds) alive after the run: the cyclic collector runs by object counts, not bytes, so a
     test suite that checks a few large layers would hold every one of them until it does. An
     error a step keeps, and an exception that ends a check, hold frames whose locals hold the
     session: neither may make a cycle."""
+    made = []  # this run's sessions, weakly (another test's may be kept by its traceback)
+    init = Session.__init__
+
+    def recorded(self, *args, **kwargs):
+        made.append(weakref.ref(self))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "__init__", recorded)
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         report = layercheck.check_layer(cls, LAYOUT)
         assert report.status == status
-        assert not [o for o in gc.get_objects() if isinstance(o, Session)]
+        assert made and all(ref() is None for ref in made)
     finally:
         if enabled:
             gc.enable()
@@ -184,3 +195,45 @@ def test_a_predict_that_writes_into_its_input_is_still_caught():
     report = layercheck.check_layer(DoublesX, LAYOUT, checks=["predict_does_not_modify_inputs"])
     result = report.result("predict_does_not_modify_inputs")
     assert result.status == "failed" and "X was modified in place" in result.message
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenError(Exception):
+    """An exception class that refuses attribute writes, as a frozen dataclass does."""
+
+    shape: tuple
+
+
+class RaisesFrozen(Counted):
+    def backward(self, X, Y, dLdY, memory):
+        raise _FrozenError(X.shape)
+
+
+def test_an_exception_that_refuses_attribute_writes_is_the_layers_failure():
+    """A step lets go of the traceback of what the layer raised, through BaseException's own
+    method: an exception that refuses `__traceback__ = None` is still the layer's failure."""
+    report = layercheck.check_layer(RaisesFrozen, LAYOUT, checks=["backward_does_not_error"])
+    assert report.error is None
+    result = report.result("backward_does_not_error")
+    assert result.status == "failed"
+    assert result.message.startswith("backward raised _FrozenError: (4, 3, 5, 6) (test_session.py:")
+
+
+def test_the_exception_a_caller_is_handling_keeps_its_traceback_and_locals():
+    """check_layer called while its caller handles an exception: what the layer and the checks
+    raise chains it as their context, and letting go of their frames leaves the caller's
+    exception, its traceback and its frames' locals as they were."""
+
+    def crash():
+        secret = "a local of the caller's frame"  # noqa: F841 - read back through the traceback
+        raise KeyError("the caller's")
+
+    try:
+        crash()
+    except KeyError as exc:
+        before = len(traceback.extract_tb(exc.__traceback__))
+        report = layercheck.check_layer(Unassigned, LAYOUT)
+        assert report.status == "failed"
+        assert len(traceback.extract_tb(exc.__traceback__)) == before == 2
+        frame = exc.__traceback__.tb_next.tb_frame
+        assert frame.f_locals["secret"] == "a local of the caller's frame"

@@ -10,17 +10,30 @@ installed as a package), they are the user's; the standard library's never are.
 
 from __future__ import annotations
 
+import builtins
 import linecache
 import os
 import re
+import sys
 import sysconfig
 import traceback
+from collections.abc import Collection
 
 from layercheck.devices import no_device_hint
 from layercheck.portability import hint_for
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
 
-__all__ = ["chained", "exception_summary", "last_user_frame", "own_frame", "stack_location", "user_stack", "user_traceback"]
+__all__ = [
+    "being_handled",
+    "chained",
+    "exception_summary",
+    "last_user_frame",
+    "own_frame",
+    "stack_location",
+    "user_stack",
+    "user_traceback",
+    "without_traceback",
+]
 
 _PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
 _LIBRARY_DIRS = tuple(
@@ -62,17 +75,41 @@ def _user_frames(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSu
     return own or outside
 
 
-def chained(exc: BaseException) -> list[BaseException]:
-    """`exc` and every exception it chains (`__cause__`, `__context__`), each once."""
+_GROUP: type[BaseException] | None = getattr(builtins, "BaseExceptionGroup", None)  # Python 3.11+
+
+
+def chained(exc: BaseException, outside: Collection[int] = ()) -> list[BaseException]:
+    """`exc` and every exception it chains (`__cause__`, `__context__`, a group's own), each
+    once, short of those in `outside` (by id: the exceptions being handled when the work that
+    raised `exc` began, the caller's, which it chains as its context)."""
     found: list[BaseException] = []
-    pending, seen = [exc], set[int]()
+    pending, seen = [exc], set(outside)
     while pending:
         one = pending.pop()
         if id(one) not in seen:
             seen.add(id(one))
             found.append(one)
             pending += [e for e in (one.__cause__, one.__context__) if isinstance(e, BaseException)]
+            if _GROUP is not None and isinstance(one, _GROUP):
+                pending += [e for e in getattr(one, "exceptions", ()) if isinstance(e, BaseException)]
     return found
+
+
+def being_handled() -> frozenset[int]:
+    """The ids of the exception being handled now, if any, and of those it chains: what an
+    exception raised from here on chains as its context, which is not its own."""
+    handled = sys.exc_info()[1]
+    return frozenset() if handled is None else frozenset(id(e) for e in chained(handled))
+
+
+def without_traceback(exc: BaseException) -> None:
+    """`exc` with its traceback let go (its frames, and their locals, freed with it). Through
+    BaseException's own method: an exception class may refuse attribute writes (a frozen
+    dataclass) or define its own `with_traceback`."""
+    try:
+        BaseException.with_traceback(exc, None)
+    except Exception:  # noqa: BLE001 - an exception that keeps its traceback keeps a cycle, nothing worse
+        pass
 
 
 def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:

@@ -22,7 +22,14 @@ from layercheck.errors import ContractError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Blocked, Call, Cause, cause_of
-from layercheck.userframes import chained, exception_summary, last_user_frame, user_traceback
+from layercheck.userframes import (
+    being_handled,
+    chained,
+    exception_summary,
+    last_user_frame,
+    user_traceback,
+    without_traceback,
+)
 
 __all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
 
@@ -84,21 +91,22 @@ class Step:
 
 
 def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:
+    outside = being_handled()  # a caller's exception, which the layer's chains as its context
     try:
         return Step(what, fn())
     except (ContractError, ConventionError) as exc:
-        return Step(what, error=CallError(method, _detached(exc), ""))
+        return Step(what, error=CallError(method, _detached(exc, outside), ""))
     except BaseException as exc:  # the user's code: a KeyboardInterrupt it raises is its own
         reraise_if_interrupt(exc)
         text, where = user_traceback(exc), last_user_frame(exc)
-        return Step(what, error=CallError(method, _detached(exc), text, where))
+        return Step(what, error=CallError(method, _detached(exc, outside), text, where))
 
 
-def _detached(exc: BaseException) -> BaseException:
-    """`exc`, and the exceptions it chains (`__cause__`, `__context__`), without their
-    tracebacks (see `CallError`)."""
-    for one in chained(exc):
-        one.__traceback__ = None
+def _detached(exc: BaseException, outside: frozenset[int]) -> BaseException:
+    """`exc`, and the exceptions it chains, without their tracebacks (see `CallError`); those
+    in `outside` (a caller's) left as they are."""
+    for one in chained(exc, outside):
+        without_traceback(one)
     return exc
 
 

@@ -4,8 +4,9 @@ calls of the layer, each quick) took the time.
 
 Every call of a user method goes through `run` (`contract.adapter`). In a worker the clock
 is a shared double (`multiprocessing.Value`) that holds the monotonic time at which the
-outermost call under way started, or 0 between calls, and a second one adds up the seconds
-the outermost calls that ended took; elsewhere there are none and `run` only calls.
+outermost call under way started, or 0 between calls, and two more (`multiprocessing.Array`)
+add up the seconds the outermost calls that ended took, and how many they were; elsewhere
+there are none and `run` only calls.
 
 After each outermost call `run` also calls the hook `guard` installed (`sandbox.integrity`:
 a quick look whether the layer replaced NumPy's functions, before layercheck uses them).
@@ -18,7 +19,18 @@ from typing import Any, Protocol
 
 from layercheck.clock import monotonic
 
-__all__ = ["Clock", "guard", "install", "run"]
+__all__ = ["CALLS", "SECONDS", "Clock", "Tally", "guard", "install", "run"]
+
+
+class Tally(Protocol):
+    """Two shared doubles, as `multiprocessing.Array("d", 2)` makes them: `SECONDS`, `CALLS`."""
+
+    def __getitem__(self, index: int) -> float: ...
+
+    def __setitem__(self, index: int, value: float) -> None: ...
+
+
+SECONDS, CALLS = 0, 1  # a tally's slots
 
 
 class Clock(Protocol):
@@ -28,7 +40,7 @@ class Clock(Protocol):
 
 
 _clock: Clock | None = None
-_spent: Clock | None = None  # the seconds the outermost calls that ended took, in all
+_spent: Tally | None = None  # the seconds the outermost calls that ended took, and how many
 _depth = 0  # calls of the layer under way (predict from forward, say): the outermost counts
 _after: Callable[[], None] | None = None  # called after each outermost call
 # The globals this module rebinds while the layer runs: `sandbox.integrity` leaves them out of
@@ -36,9 +48,9 @@ _after: Callable[[], None] | None = None  # called after each outermost call
 _RUNTIME_GLOBALS = ("_clock", "_spent", "_depth", "_after")
 
 
-def install(clock: Clock | None, spent: Clock | None = None) -> None:
-    """Use `clock` for this process's calls of the layer from now on, and add the seconds
-    each takes to `spent`."""
+def install(clock: Clock | None, spent: Tally | None = None) -> None:
+    """Use `clock` for this process's calls of the layer from now on, and count each call and
+    the seconds it takes in `spent`."""
     global _clock, _spent
     _clock, _spent = clock, spent
 
@@ -63,9 +75,12 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     finally:
         _depth -= 1
         if _depth == 0:
-            if clock is not None:
-                clock.value = 0.0
-            if spent is not None and started:
-                spent.value += monotonic() - started
-            if after is not None:
-                after()
+            try:
+                if clock is not None:
+                    clock.value = 0.0
+                if spent is not None and started:
+                    spent[SECONDS] += monotonic() - started
+                    spent[CALLS] += 1
+            finally:  # a clock the layer replaced with one that raises skips no look
+                if after is not None:
+                    after()

@@ -1264,34 +1264,36 @@ def _where(outcome: Outcome) -> str:
 
 # At a timeout, the layer's call under way hung when it had run at least this share of the
 # timeout, and longer than its calls that had ended took in all: a loaded machine may have
-# spent the rest starting the worker, whose time is no call's. Where the calls that had ended
-# took this share, many quick calls took the time.
+# spent the rest starting the worker, whose time is no call's. Where at least
+# `_MANY_CALLS` calls that had ended took this share, many quick calls took the time.
 _HUNG_SHARE = 0.25
+_MANY_CALLS = 3
 
 
 def _whose_time(outcome: Outcome, timeout: float) -> str:
     """Whose time a timeout was: the layer's call under way (it hung), the layer's many quick
-    calls that layercheck's own work made, or layercheck's own work; a frame of the layer in
-    `_where` must not be taken to blame it for the last two."""
+    calls that layercheck's own work made, a few slow calls of the layer, or layercheck's own
+    work; a frame of the layer in `_where` must not be taken to blame it for the others."""
     if not outcome.timed_out:
         return ""
     if outcome.clock_garbled:
         return ": the layer overwrote the clock layercheck times its calls with, so whose time it was is not known"
-    running, ended = outcome.user_call_s, outcome.user_calls_s
-    many = ended >= _HUNG_SHARE * timeout
-    if running is None:
-        calls = ", calling the layer many times" if many else ""
-        return f": layercheck's own work took the time{calls} (no code of the layer was running then)"
-    if running >= _HUNG_SHARE * timeout and running >= ended:
+    running, ended, calls = outcome.user_call_s, outcome.user_calls_s, outcome.user_calls
+    share = _HUNG_SHARE * timeout
+    if running is not None and running >= share and running >= ended:
         return f": the layer's call under way had run {running:.3g} s"
-    if many:
-        return (
-            f": layercheck's own work took the time, calling the layer many times (the call under way had run "
-            f"{running:.2g} s)"
-        )
+    under_way = (
+        "no code of the layer was running then" if running is None else f"the call under way had run {running:.2g} s"
+    )
+    if calls >= _MANY_CALLS and ended >= share:
+        return f": layercheck's own work took the time, calling the layer many times ({under_way})"
+    if ended + (running or 0.0) >= 2 * share:
+        took = f"{calls} call{'s' if calls != 1 else ''} that ended took {ended:.2g} s in all"
+        return f": the layer's calls took the time ({took}; {under_way})"
+    if running is None:
+        return f": layercheck's own work took the time ({under_way})"
     return (
-        f": layercheck's own work took the time (the layer's calls that ended took {ended:.2g} s in all; the call "
-        f"under way had run {running:.2g} s)"
+        f": layercheck's own work took the time (the layer's calls that ended took {ended:.2g} s in all; {under_way})"
     )
 
 

@@ -17,7 +17,7 @@ from layercheck.running.session import Session, notes
 from layercheck.safetext import exception_text, safe_repr
 from layercheck.sandbox import INTEGRITY_CHECK, Allowed, ChangeKind, Finding, Guard
 from layercheck.settings.options import Options
-from layercheck.userframes import chained, exception_summary, own_frame, user_traceback
+from layercheck.userframes import being_handled, chained, exception_summary, own_frame, user_traceback
 
 __all__ = ["allowed_words", "run_check", "run_target", "select_checks", "unexpected"]
 
@@ -40,6 +40,7 @@ def run_check(
     """Run one check; `on_evidence(name, evidence)` gets what recomputes a failure a
     computation decided (`--repro`), before the result is made."""
     start = perf_counter()
+    outside = being_handled()  # a caller's exception, which what the check raises chains
     raised: BaseException | None = None
     try:
         not_applicable = check.applies_to(session.reference.kind)
@@ -92,17 +93,21 @@ def run_check(
         # What a check raised ended it: the frames it went through hold the check's locals
         # (the session, its arrays, other exceptions kept there) in a cycle with it; cleared,
         # they are freed as the check ends, not when the cyclic collector next runs.
-        _clear_frames(raised)
+        _clear_frames(raised, outside)
         del raised
     result.duration_s = perf_counter() - start
     assert result.status in STATUSES
     return result
 
 
-def _clear_frames(exc: BaseException) -> None:
-    """The locals of the finished frames of `exc`'s traceback, and of those it chains, cleared."""
-    for one in chained(exc):
-        traceback.clear_frames(one.__traceback__)
+def _clear_frames(exc: BaseException, outside: frozenset[int]) -> None:
+    """The locals of the finished frames of `exc`'s traceback, and of those it chains, cleared;
+    those of `outside` (a caller's exceptions) left as they are."""
+    for one in chained(exc, outside):
+        try:
+            traceback.clear_frames(one.__traceback__)
+        except Exception:  # noqa: BLE001 - frames left as they are keep a cycle, nothing worse
+            pass
 
 
 def unexpected(where: str, exc: BaseException) -> CheckResult:

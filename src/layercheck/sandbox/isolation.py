@@ -90,6 +90,7 @@ class Outcome:
     # had ended took in all. `contract.calls`.
     user_call_s: float | None = None
     user_calls_s: float = 0.0
+    user_calls: int = 0
     clock_garbled: bool = False  # the layer overwrote that clock: whose time it was is unknown
 
     @property
@@ -505,7 +506,7 @@ class _Running:
         self.forkserver = _current_forkserver()  # the worker dies with it (`reaping.enter_worker`)
         self.lost_forkserver = False
         self.clock = clock  # the shared start of the layer's call under way (0: none): contract.calls
-        self.spent = spent  # the shared seconds its calls that ended took in all
+        self.spent = spent  # the shared seconds its calls that ended took in all, and how many
         self.started = monotonic()
         self.deadline = self.started + job.timeout
         self.kill_at: float | None = None  # set once the stack dump of a hung worker is asked
@@ -517,6 +518,7 @@ class _Running:
         self.eof = False
         self.user_call_s: float | None = None  # read when the deadline passes
         self.user_calls_s = 0.0
+        self.user_calls = 0
         self.clock_garbled = False  # the shared clock held no time a call could have started at
         self.timed_out = False
         self.watched = 0  # how many multiples of `Watch.every_s` it has been told of
@@ -526,7 +528,7 @@ class _Running:
         output_path = scratch / f"worker-{index}.out"
         parent_conn, child_conn = context.Pipe(duplex=False)
         clock = context.Value("d", 0.0, lock=False)  # contract.calls: when the layer's call under way began
-        spent = context.Value("d", 0.0, lock=False)  # and how long its calls that ended took in all
+        spent = context.Array("d", 2, lock=False)  # and how long its calls that ended took, how many
         process = context.Process(
             target=_worker_main,
             args=(child_conn, job, setting, str(output_path), clock, spent),
@@ -589,14 +591,15 @@ class _Running:
 
     def _read_clock(self, now: float) -> None:
         started = float(self.clock.value) if self.clock is not None else 0.0
-        spent = float(self.spent.value) if self.spent is not None else 0.0
+        spent, count = (float(v) for v in self.spent[:]) if self.spent is not None else (0.0, 0.0)
         # The worker writes this clock, and so can the layer in it: a start that is neither 0
         # (no call under way) nor a moment of this worker's life (NaN, infinite, in the future),
         # or calls that took longer in all than the worker has lived, say nothing about whose
         # time it was.
         self.user_call_s = now - started if self.started <= started <= now else None
-        spent_ok = 0 <= spent <= now - self.started
+        spent_ok = 0 <= spent <= now - self.started and 0 <= count < 2**53 and count == int(count)
         self.user_calls_s = spent if spent_ok else 0.0
+        self.user_calls = int(count) if spent_ok else 0
         self.clock_garbled = (started != 0 and self.user_call_s is None) or not spent_ok
 
     def _drain(self) -> None:
@@ -692,6 +695,7 @@ class _Running:
             timed_out=self.timed_out,
             user_call_s=self.user_call_s if self.timed_out else None,
             user_calls_s=self.user_calls_s if self.timed_out else 0.0,
+            user_calls=self.user_calls if self.timed_out else 0,
             clock_garbled=self.clock_garbled,
         )
 
