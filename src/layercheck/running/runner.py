@@ -238,7 +238,6 @@ def _run_target(
             report.notes = notes(session)
         except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
             report.notes = []
-        session.release()
         guard.verify()
     if guard.findings:
         record(_replaced(guard.findings))

@@ -392,13 +392,6 @@ class Session:
         self._cache.arguments[key] = _left(given, run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS)
         return Step(what, BackwardResult(step.value, run.inputs, outputs, dLdY, dLdS, run.layer))
 
-    def release(self) -> None:
-        """Let go of what the checks shared (steps, layers, arrays), once they have all run. A
-        step that failed holds the layer's exception, whose traceback holds the frames that
-        called it, and this session among their locals: a cycle that only the cyclic collector
-        frees (it runs by object counts, not bytes), holding every array of the cache."""
-        self._cache = _Cache()
-
     # -- precision ------------------------------------------------------------------------
 
     def precision(self, dtype: Any) -> PrecisionFinding:

@@ -1262,7 +1262,7 @@ class Guard:
         self.findings: list[Finding] = []  # tampering, in the order found
         self.allowed: list[Finding] = []  # changes that touch no verdict (a note)
         self._allowed_said: set[str] = set()
-        # The worker's shared clock and the seconds of the calls that ended, installed before.
+        # The worker's shared clock and the tally of the calls that ended, installed before.
         self._clock, self._spent = vars(calls)["_clock"], vars(calls)["_spent"]
 
     @property
@@ -1302,10 +1302,10 @@ class Guard:
     def _calls_kept(self) -> tuple[Change, ...]:
         """`contract.calls`' record of the layer's calls as this guard set it: its hook after
         each call (set to None, no look would follow a call), its depth (0 between calls: more,
-        and no call would look, nor be timed), its clock and the seconds it adds up. Its module
-        leaves them out of what
-        the snapshot records (they change while the layer runs): a verify runs between calls,
-        where each has one right value. Put back where changed."""
+        and no call would look, nor be timed), its clock and the tally of the calls that ended.
+        Its module leaves them out of what the snapshot records (they change while the layer
+        runs): a verify runs between calls, where each has one right value. Put back where
+        changed."""
         namespace = vars(calls)
         found = []
         kept = (("_after", self.after_call), ("_depth", 0), ("_clock", self._clock), ("_spent", self._spent))

@@ -87,7 +87,7 @@ class Outcome:
     timed_out: bool = False
     # At a timeout: how long the call of the layer under way had run (None: none was under
     # way; layercheck's own code was running, between calls), and how long the calls that
-    # had ended took in all. `contract.calls`.
+    # had ended took in all, and how many they were. `contract.calls`.
     user_call_s: float | None = None
     user_calls_s: float = 0.0
     user_calls: int = 0
