@@ -273,8 +273,8 @@ def main() -> None:
     _, step = _python(_MEMORY, path=path, layout=memory_layout, what="step").split()
     over = float(check) - float(step)
     print(
-        f"    peak RSS: the check {float(check):.1f} copies of the input ({status}), the layer's own predict + backward "
-        f"{float(step):.1f}: {over:+.1f}   [target <= step + {TARGETS['memory']:g}] {_verdict(over <= TARGETS['memory'])}"
+        f"    peak RSS: the check {float(check):.2f} copies of the input ({status}), the layer's own predict + backward "
+        f"{float(step):.2f}: {over:+.2f}   [target <= step + {TARGETS['memory']:g}] {_verdict(over <= TARGETS['memory'])}"
     )
 
     cold_repeats = 1 if args.quick else 3

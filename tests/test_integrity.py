@@ -366,6 +366,31 @@ def test_after_each_call_of_the_layer_a_replaced_numpy_name_is_found_and_put_bac
         np.isfinite = _ORIGINAL_ISFINITE
 
 
+def test_a_run_concluded_looks_again_only_where_the_layer_was_called_after_the_last_look():
+    # The last look of a run is the one after the layer's last code (Guard.conclude): none is
+    # taken again where none ran since, one is where a call of the layer's came after it.
+    defaults = compare.mismatch.__defaults__
+
+    def tampers():  # a change the look after each call does not see
+        compare.mismatch.__defaults__ = (1e9, 1e9)
+
+    guard = Guard.start()
+    try:
+        guard.verify()
+        guard.where = "after the checks"
+        calls.run(tampers)
+        guard.conclude()
+        assert compare.mismatch.__defaults__ == defaults
+        assert guard.first is not None
+        assert (
+            guard.first.message()
+            == "the layer replaced the code of layercheck.numerics.compare.mismatch after the checks"
+        )
+    finally:
+        guard.stop()
+        compare.mismatch.__defaults__ = defaults
+
+
 def test_an_enum_members_state_is_named_and_put_back(snapshot):
     # Status.FAILED whose value reads "passed" would report every failure as a pass.
     object.__setattr__(Status.FAILED, "_value_", "passed")

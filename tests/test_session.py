@@ -237,3 +237,49 @@ def test_the_exception_a_caller_is_handling_keeps_its_traceback_and_locals():
         assert len(traceback.extract_tb(exc.__traceback__)) == before == 2
         frame = exc.__traceback__.tb_next.tb_frame
         assert frame.f_locals["secret"] == "a local of the caller's frame"
+
+
+class _ComplexGain:
+    """A complex learnable gain read through a property that counts its reads; its constructor
+    argument `num_outputs` sets an attribute layercheck reads as the contract."""
+
+    learnables = ("w",)
+    reads = 0
+
+    def __init__(self, num_outputs=1):
+        self.num_outputs = num_outputs
+        self._w = None
+
+    @property
+    def w(self):
+        _ComplexGain.reads += 1
+        return self._w
+
+    @w.setter
+    def w(self, value):
+        self._w = value
+
+    def initialize(self, layout):
+        if self._w is None:
+            self._w = np.full((1, 1, layout.size[2], 1), 1.5 + 0.5j)
+
+    def predict(self, X):
+        return self._w * X
+
+
+def test_the_notes_run_nothing_of_the_layer_once_it_is_set_up():
+    # The guard's last look is the one after the last check (Guard.conclude): the notes, made
+    # after it, say of the layer only what was read while it was set up or a check ran.
+    from layercheck.contract.loading import constructor
+    from layercheck.running.session import notes
+
+    options = make_options(dtypes=["float64"], check_names=tuple(REGISTRY))
+    session = Session(constructor(_ComplexGain, {"num_outputs": 1}), parse_layouts(LAYOUT), options)
+    session.step("predict", "float64").require()
+    reads = _ComplexGain.reads
+    said = notes(session)
+    assert _ComplexGain.reads == reads
+    assert [note.split(",")[0].split(" are ")[0] for note in said] == [
+        "the constructor argument num_outputs=1 set the attribute num_outputs",
+        "learnable w and the outputs",
+    ]

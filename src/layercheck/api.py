@@ -228,7 +228,10 @@ def _check(
         # The example_layout may be a property: the layer's code, run with the record taken.
         layouts = _example_layout(layer) if layout is None else layout
         adopt = _adopter(layer, target, convention, args)
-        return _checked(layer, layouts, args, guard, label=label, adopt=adopt, **options)
+        # Nothing of the layer's ran since the guard's last look, unless its example layout was
+        # read or it is adopted from another convention (both its code).
+        looked = layout is not None and adopt is None
+        return _checked(layer, layouts, args, guard, label=label, adopt=adopt, looked=looked, **options)
     except UsageError as exc:
         raise _cut(exc) from None
     finally:
@@ -311,8 +314,11 @@ def _checked(
     guard: Guard,
     label: str | None = None,
     adopt: Adopt | None = None,
+    looked: bool = False,
     **options: Any,
 ) -> TargetReport:
+    """`looked`: nothing of the layer's ran since the guard's last look (`run_target`); an
+    instance's copy and the inputs' shapes, when they are not NumPy's own arrays, run its code."""
     __tracebackhide__ = True
     layouts = parse_input_layouts(layout)
     if adopt is not None:
@@ -333,8 +339,10 @@ def _checked(
     else:
         factory, name = _copier(layer), type_name(layer)
     label = name if label is None else label
+    looked = looked and (inspect.isclass(layer) or inspect.isfunction(layer))
+    looked = looked and all(type(x) is np.ndarray for x in opts.inputs or ())
     with handling(), _working_folder_kept():
-        return run_target(label, factory, layouts, opts, kind=kind_of(layer), guard=guard)
+        return run_target(label, factory, layouts, opts, kind=kind_of(layer), guard=guard, looked=looked)
 
 
 @contextmanager

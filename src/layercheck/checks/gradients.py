@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 import sys
 from collections.abc import Callable, Collection, Sequence
@@ -634,7 +635,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
     for index in range(len(problem.names)):
         if joint is not None and index in cleared:
             verdict = ArgumentVerdict(index, Status.PASSED, [joint])
-            rng = session.rng(f"gradient {problem.names[index]}")
+            rng = functools.partial(session.rng, f"gradient {problem.names[index]}")
             verdicts.append(_small_blocks(problem, baseline, tol, index, verdict, rng, small[index]))
         else:
             verdicts.append(_verdict(session, problem, baseline, tol, index, small.get(index, [])))
@@ -666,7 +667,7 @@ def _verdict(
     # not: the small blocks on their own decide whether it is wrong there.
     if verdict.status is not Status.PASSED and not verdict.disagreed:
         return verdict
-    return _small_blocks(problem, baseline, tol, index, verdict, rng, small)
+    return _small_blocks(problem, baseline, tol, index, verdict, lambda: rng, small)
 
 
 def _small_blocks(
@@ -675,20 +676,23 @@ def _small_blocks(
     tol: Tolerances,
     index: int,
     verdict: ArgumentVerdict,
-    rng: np.random.Generator,
+    rng: Callable[[], np.random.Generator],
     small: list[tuple[str, float, Any]],
 ) -> ArgumentVerdict:
     """Blocks (channels, observations, time steps) whose gradient is orders of magnitude below
     the rest (`small`: `small_scale_blocks` of the argument) may be invisible to a probe of the
     whole argument: an error that is all of such a block is a negligible part of the whole.
     Each is probed on its own, at its own scale, unless the probe that passed the argument
-    resolved a small error in it too."""
+    resolved a small error in it too. `rng`: the generator of the argument's probes, asked
+    for only where a block is probed (making one costs more than most passing checks' sums)."""
     gradient = baseline.gradients[index]
     passing = next((p for p in reversed(verdict.probes) if p.verdict is Verdict.PASS), None)
+    generator = None
     for k, (where, relative, mask) in enumerate(small):
         if passing is not None and _resolves(passing, index, k, gradient, mask):
             continue
-        block = check_argument(problem, baseline, index, tol, rng, support=mask)
+        generator = generator or rng()
+        block = check_argument(problem, baseline, index, tol, generator, support=mask)
         if block.status is Status.FAILED:
             scale = "zero" if relative == 0 else f"{relative:.1g} times the largest"
             reason = (

@@ -39,7 +39,11 @@ __all__ = [
 SHADE_BOUNDS = (0.1, 1e-2, 1e-4, 0.0)
 _SHADES = ("█", "▓", "▒", "░")
 _RIGHT, _UNDECIDED = "·", "?"
-LEGEND = "█ ≥10%  ▓ ≥1%  ▒ ≥0.01%  ░ less (wrong)   · right   ? undecided"
+# A block's relative error is measured along one random direction of it, as the check's own:
+# it may read a few times above or below the block's whole relative error, and the legend says so.
+LEGEND = (
+    "wrong, by the relative error along a random direction: █ ≥10%  ▓ ≥1%  ▒ ≥0.01%  ░ less   · right   ? undecided"
+)
 _MAX_CELLS = 64  # a strip longer than this shows its first cells and says how many more
 _MAP_ROWS, _MAP_COLUMNS = 12, 24
 

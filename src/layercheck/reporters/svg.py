@@ -34,15 +34,21 @@ def _percent(bound: float) -> str:
     return f"{bound * 100:g}%"
 
 
+# A block's relative error is measured along one random direction of it (`pictures.LEGEND`).
+_ALONG = " along a random direction"
+
 # The legend, from the bands themselves: (css class, words).
 LEGEND_ITEMS: tuple[tuple[str, str], ...] = tuple(
-    (f"c-s{i}", f"wrong, relative error ≥ {_percent(bound)}" if bound else "wrong, relative error smaller")
+    (
+        f"c-s{i}",
+        f"wrong, relative error ≥ {_percent(bound)}{_ALONG}" if bound else f"wrong, relative error smaller{_ALONG}",
+    )
     for i, bound in enumerate(SHADE_BOUNDS)
 ) + (("c-ok", "right"), ("c-un", "undecided"))
 
 
 def _error(cell: Cell) -> str:
-    return "no error recorded" if cell.rel_error is None else f"relative error {cell.rel_error:.3g}"
+    return "no error recorded" if cell.rel_error is None else f"relative error {cell.rel_error:.3g}{_ALONG}"
 
 
 def _words(cell: Cell) -> str:

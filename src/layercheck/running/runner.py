@@ -165,6 +165,7 @@ def run_target(
     on_start: Callable[[Check], None] | None = None,
     guard: Guard | None = None,
     on_evidence: Callable[[str, LazyEvidence], None] | None = None,
+    looked: bool = False,
 ) -> TargetReport:
     """Check one layer; construction errors become the report's `error`.
 
@@ -177,15 +178,16 @@ def run_target(
     failed `module_does_not_replace_numpy_or_layercheck`; every check still runs, with the
     originals, and decides, but one during which tampering was found only once it had ended
     (it may have computed with the replacement). What touches no verdict is allowed, and said
-    in `allowed_changes`.
+    in `allowed_changes`. `looked`: the given guard's last look was taken after the last code
+    of the layer's that the caller ran, so that none is taken again before the layer is set up.
     """
     if guard is None:
         guard = Guard.start()
         try:
-            return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard, on_evidence)
+            return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard, on_evidence, True)
         finally:
             guard.stop()
-    return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard, on_evidence)
+    return _run_target(label, factory, layouts, options, kind, on_check, on_start, guard, on_evidence, looked)
 
 
 def _run_target(
@@ -197,7 +199,8 @@ def _run_target(
     on_check: Callable[[CheckResult], None] | None,
     on_start: Callable[[Check], None] | None,
     guard: Guard,
-    on_evidence: Callable[[str, LazyEvidence], None] | None = None,
+    on_evidence: Callable[[str, LazyEvidence], None] | None,
+    looked: bool,
 ) -> TargetReport:
     start = perf_counter()
     report = TargetReport(label, kind, [str(layout) for layout in layouts])
@@ -208,7 +211,8 @@ def _run_target(
         if on_check is not None:
             on_check(result)
 
-    guard.verify()  # what the module did when it was imported, if the caller has not looked
+    if not looked:
+        guard.verify()  # what the module did when it was imported, or the caller ran of the layer's
     session = None
     guard.where = "while the layer was set up"
     try:
@@ -234,11 +238,8 @@ def _run_target(
                 result = _undecided(result)
             record(result)
         guard.where = "after the checks"
-        try:
-            report.notes = notes(session)
-        except Exception:  # noqa: BLE001 - notes are advice: a layer attribute that raises loses them, nothing else
-            report.notes = []
-        guard.verify()
+        report.notes = notes(session)  # nothing of the layer's runs: the last look stands
+    guard.conclude()
     if guard.findings:
         record(_replaced(guard.findings))
     report.allowed_changes = [allowed_words(finding) for finding in guard.allowed]

@@ -84,6 +84,7 @@ class _Cache:
     precision: dict[str, PrecisionFinding] = field(default_factory=dict)  # by dtype name
     output_formats: Step | None = None
     gpu_failure: tuple[CallError | None] | None = None  # (the failure or None,) once looked for
+    complex_outputs: bool = False  # some predict or forward step returned complex outputs
 
 
 _T = TypeVar("_T")
@@ -122,6 +123,17 @@ class Session:
         self._cache = _Cache()
         self.draws = Draws(options.seed, self.layouts, _weakly(self.input_domains), options.inputs)
         self.reference = self._build_reference()
+        # What the notes say of the layer itself, read while it is set up: after the checks
+        # nothing of the layer's runs (`notes`), and the guard's last look is the last check's.
+        try:
+            self.collisions = tuple(contract_collisions(self.reference.obj, getattr(factory, "args", {})))
+        except Exception:  # noqa: BLE001 - notes are advice: a __dict__ of the layer's that raises loses them
+            self.collisions = ()
+        self.complex_parameters = tuple(
+            f"learnable {name}" if name in self.reference.learnables else f"state {name}"
+            for name, value in self.reference_parameters.items()
+            if arrays.is_array(value) and arrays.is_complex(value)
+        )
         if options.default_dtypes and _complex_valued(self.reference, self.reference_parameters):
             self.options = dataclasses.replace(options, dtypes=(*options.dtypes, *COMPLEX_DTYPES))
         if self.options.device != "gpu":
@@ -362,6 +374,9 @@ class Session:
         layer, xs = self.layer(key.dtype, gpu=key.gpu), self.inputs(key.dtype, key.gpu)
         name = key.method.value
         step = call(f"{name} with {key.where}", key.method, lambda: getattr(layer, name)(xs))
+        if step.ok and isinstance(step.value, Outputs):
+            # Read now, while the check that asked for the step runs (`notes`).
+            self._cache.complex_outputs |= any(arrays.is_array(y) and arrays.is_complex(y) for y in step.value.all)
         if step.ok:
             given = self.inputs(key.dtype, key.gpu, shared=True) + self._held(self.parameters(key.dtype, key.gpu))
             self._cache.arguments[key] = _left(given, xs + _held_by(layer))
@@ -414,13 +429,9 @@ class Session:
             return self.options.tolerance("complex64" if np.dtype(dtype).kind == "c" else "float32")
         return self.options.tolerance(dtype)
 
-    def ran_outputs(self) -> list[Outputs]:
-        """The outputs of every predict and forward step that ran so far (nothing is run)."""
-        return [
-            step.value
-            for key, step in self._cache.steps.items()
-            if key.method is not Call.BACKWARD and isinstance(step.value, Outputs)
-        ]
+    def complex_outputs_ran(self) -> bool:
+        """Whether a predict or forward step that ran so far returned complex outputs."""
+        return self._cache.complex_outputs
 
 
 def _gpu_binding(session: Session) -> str | None:
@@ -527,18 +538,14 @@ def _complex_valued(layer: Adapter, parameters: dict[str, Any]) -> bool:
 def notes(session: Session) -> list[str]:
     """What the report should say beside the results: constructor arguments that set a
     contract attribute; complex learnables or outputs checked with real dtypes only (their
-    complex arithmetic, conjugates included, was never exercised)."""
-    said = contract_collisions(session.reference.obj, getattr(session.factory, "args", {}))
+    complex arithmetic, conjugates included, was never exercised). Nothing of the layer's
+    runs: what they say of it was read while it was set up, or while a check ran."""
+    said = list(session.collisions)
     dtypes = session.options.dtypes
     if any(np.dtype(d).kind == "c" for d in dtypes):
         return said
-    layer = session.reference
-    complex_parts = [
-        f"learnable {n}" if n in layer.learnables else f"state {n}"
-        for n in layer.parameter_names
-        if arrays.is_array(layer.get(n)) and arrays.is_complex(layer.get(n))
-    ]
-    if any(arrays.is_array(y) and arrays.is_complex(y) for outputs in session.ran_outputs() for y in outputs.all):
+    complex_parts = list(session.complex_parameters)
+    if session.complex_outputs_ran():
         complex_parts.append("the outputs")
     if complex_parts:
         said.append(
