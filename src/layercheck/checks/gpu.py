@@ -250,5 +250,7 @@ def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
             expected = expected_dtype(dtype, allowed, value) if arrays.is_array(value) else None
             problem = type_problem(f"{what} {name}", value, expected, dtype, cupy)
             if problem:
-                return failed(problem + " (on the GPU)", evidence=evidence, output=name, dtype=dtype_name(dtype))
+                return failed(
+                    problem.words() + " (on the GPU)", evidence=evidence, output=name, dtype=dtype_name(dtype)
+                )
     return passed(status.reason)

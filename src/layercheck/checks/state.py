@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -32,16 +34,49 @@ def require_state(layer: Adapter) -> None:
         raise Skip("the layer has no state")
 
 
-def _state_problem(name: str, updated: Any, current: Any, method: str, dtype: Any) -> str | None:
-    what = f"{method} returns updated {name} as {arrays.describe(updated)} with {dtype_name(dtype)} inputs"
+class StateFault(Enum):
+    """What is wrong with an updated state: what it must keep of the state it updates."""
+
+    NOT_ARRAY = "not an array"
+    SHAPE = "another shape"
+    DTYPE = "another dtype"
+    MODULE = "another array module"
+
+
+@dataclass(frozen=True)
+class StateProblem:
+    """An updated state `name` that `method` returned (as `arrays.describe` says it) at the
+    tested `dtype`, and what it does not keep of the state it updates (`current`: that
+    state's shape, dtype or description, as the fault needs)."""
+
+    name: str
+    method: str
+    dtype: str
+    updated: str
+    fault: StateFault
+    current: str = ""
+
+    def words(self) -> str:
+        what = f"{self.method} returns updated {self.name} as {self.updated} with {self.dtype} inputs"
+        if self.fault is StateFault.NOT_ARRAY:
+            return what + "; it must be an array"
+        if self.fault is StateFault.SHAPE:
+            return f"{what}, but state {self.name} has shape {self.current}: an updated state keeps its shape"
+        if self.fault is StateFault.DTYPE:
+            return f"{what}, but state {self.name} is {self.current}: an updated state keeps its dtype"
+        return f"{what}, but state {self.name} is a {self.current}"
+
+
+def _state_problem(name: str, updated: Any, current: Any, method: str, dtype: Any) -> StateProblem | None:
+    found = functools.partial(StateProblem, name, method, dtype_name(dtype), arrays.describe(updated))
     if not arrays.is_array(updated):
-        return what + "; it must be an array"
+        return found(StateFault.NOT_ARRAY)
     if updated.shape != current.shape:
-        return f"{what}, but state {name} has shape {tuple(current.shape)}: an updated state keeps its shape"
+        return found(StateFault.SHAPE, str(tuple(current.shape)))
     if np.dtype(updated.dtype) != np.dtype(current.dtype):
-        return f"{what}, but state {name} is {current.dtype}: an updated state keeps its dtype"
+        return found(StateFault.DTYPE, str(current.dtype))
     if arrays.array_module(updated) is not arrays.array_module(current):
-        return f"{what}, but state {name} is a {arrays.describe(current)}"
+        return found(StateFault.MODULE, arrays.describe(current))
     return None
 
 
@@ -61,7 +96,7 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
                 evidence = functools.partial(
                     call_evidence, session, ReproKind.SIZES, f"{method}_returns_valid_states", method, dtype
                 )
-                return failed(problem, state=name, dtype=dtype_name(dtype), evidence=evidence)
+                return failed(problem.words(), state=name, dtype=dtype_name(dtype), evidence=evidence)
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
     return passed()

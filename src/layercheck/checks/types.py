@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,8 @@ __all__ = [
     "forward_is_consistent_in_type",
     "predict_is_consistent_in_type",
     "type_problem",
+    "TypeFault",
+    "TypeProblem",
 ]
 
 
@@ -41,22 +45,59 @@ def complex_allowed(session: CheckContext, dtype: Any) -> bool:
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
 
 
+class TypeFault(Enum):
+    """What is wrong with the type of a value a method returned."""
+
+    NOT_ARRAY = "not an array"
+    OTHER_MODULE = "an array of another module than its inputs'"
+    COMPLEX = "complex where its argument or the inputs are real"
+    DTYPE = "another dtype than expected"
+
+
+@dataclass(frozen=True)
+class TypeProblem:
+    """A value whose type is wrong: `what` it is ("predict output Y", "gradient dLdX"), the
+    tested `dtype`, the `fault`, the value as `arrays.describe` says it (its dtype for the
+    dtype faults), what was `expected` (the inputs' module name, or a dtype), and whether it
+    is a `gradient` (of a real argument, its real part is its gradient)."""
+
+    what: str
+    dtype: str
+    fault: TypeFault
+    found: str
+    expected: str = ""
+    gradient: bool = False
+
+    def words(self) -> str:
+        what = f"{self.what} with {self.dtype} inputs"
+        if self.fault is TypeFault.NOT_ARRAY:
+            return f"{what} is {self.found}, not an array"
+        if self.fault is TypeFault.OTHER_MODULE:
+            return f"{what} is a {self.found} but the inputs were {self.expected} arrays"
+        if self.fault is TypeFault.COMPLEX and self.gradient:
+            return (
+                f"{what} is complex ({self.found}) but its argument is real: the gradient of a real argument is "
+                "real (its real part)"
+            )
+        if self.fault is TypeFault.COMPLEX:
+            return f"{what} is complex ({self.found}) although the inputs and learnables are real"
+        return f"{what} is {self.found}, expected {self.expected}"
+
+
 def type_problem(
     name: str, value: Any, expected: np.dtype[Any] | None, dtype: Any, module: Any, *, gradient: bool = False
-) -> str | None:
+) -> TypeProblem | None:
     """What is wrong with the type of `value` (an output, or with `gradient` a gradient, of
-    the argument whose dtype is `expected`), in words; None when nothing is."""
-    what = f"{name} with {dtype_name(dtype)} inputs"
+    the argument whose dtype is `expected`); None when nothing is."""
+    tested = dtype_name(dtype)
     if not arrays.is_array(value):
-        return f"{what} is {arrays.describe(value)}, not an array"
+        return TypeProblem(name, tested, TypeFault.NOT_ARRAY, arrays.describe(value))
     if arrays.array_module(value) is not module:
-        return f"{what} is a {arrays.describe(value)} but the inputs were {module.__name__} arrays"
-    if expected is not None and np.dtype(value.dtype) != expected:
-        if np.dtype(value.dtype).kind == "c" and expected.kind != "c":
-            if gradient:
-                return f"{what} is complex ({value.dtype}) but its argument is real: the gradient of a real argument is real (its real part)"
-            return f"{what} is complex ({value.dtype}) although the inputs and learnables are real"
-        return f"{what} is {value.dtype}, expected {expected}"
+        return TypeProblem(name, tested, TypeFault.OTHER_MODULE, arrays.describe(value), module.__name__)
+    found = np.dtype(value.dtype)
+    if expected is not None and found != expected:
+        fault = TypeFault.COMPLEX if found.kind == "c" and expected.kind != "c" else TypeFault.DTYPE
+        return TypeProblem(name, tested, fault, str(found), str(expected), gradient)
     return None
 
 
@@ -81,7 +122,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
             problem = type_problem(f"{method} output {name}", y, expected, dtype, session.home_module())
             if problem:
                 return failed(
-                    problem,
+                    problem.words(),
                     evidence=_evidence(session, method, dtype, complex_allowed=allowed),
                     method=method,
                     output=name,
@@ -168,7 +209,7 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             )
             if problem:
                 return failed(
-                    problem + _given(layer, result.outputs.values, grad, dtype),
+                    problem.words() + _given(layer, result.outputs.values, grad, dtype),
                     evidence=_evidence(
                         session,
                         "backward",
