@@ -42,13 +42,14 @@ EXPECTED = {
         rf"timed out after {TIMEOUT} s in \w+ \(loop_in_predict\.py:\d+ in predict\): the layer's call under way "
         r"had run \d",
     ),
-    # The timeout finds a call under way (of 0.3 s at most, however short: `2.5e-05 s`), or,
-    # seldom, none: between two calls, in layercheck's own work.
+    # The timeout finds a call under way (of 0.3 s at most, however short: `2.5e-05 s`), where
+    # it is, or, seldom, none: between two calls, in layercheck's own work, where no line of the
+    # layer's is named.
     "slow_calls.py": (
         "error",
-        rf"timed out after {TIMEOUT} s in \w+ \(slow_calls\.py:\d+ in \w+\): (layercheck's own work|the layer's "
-        r"calls) took the time(, calling the layer many times)? \((.*; )?(the call under way had run "
-        r"(0\.\d+|\d\.?\d*e-\d+) s|no code of the layer was running then)\)$",
+        rf"timed out after {TIMEOUT} s in \w+(?P<at> \(slow_calls\.py:\d+ in \w+\))?: (layercheck's own work|the "
+        r"layer's calls) took the time(, calling the layer many times)? \((.*; )?((?(at)the call under way had run "
+        r"(0\.\d+|\d\.?\d*e-\d+) s|no code of the layer was running then))\)$",
     ),
     "clock_overwritten_in_predict.py": (
         "error",

@@ -251,6 +251,6 @@ def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
             problem = type_problem(f"{what} {name}", value, expected, dtype, cupy)
             if problem:
                 return failed(
-                    problem.words() + " (on the GPU)", evidence=evidence, output=name, dtype=dtype_name(dtype)
+                    problem.sentence() + " (on the GPU)", evidence=evidence, output=name, dtype=dtype_name(dtype)
                 )
     return passed(status.reason)

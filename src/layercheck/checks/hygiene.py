@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from layercheck.checks.backward import fresh_training_step
@@ -13,7 +14,7 @@ from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, 
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
-from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.numerics.compare import Mismatch, mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Call, Kind, cause_of
 from layercheck.userframes import exception_summary
@@ -27,15 +28,31 @@ __all__ = [
 ]
 
 
-def _modified(before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]]) -> str | None:
+@dataclass(frozen=True)
+class Modification:
+    """An argument `name` that a call changed: replaced by another value (`was` and `became`,
+    as `arrays.describe` says them), or modified in place (its `mismatch` with the original)."""
+
+    name: str
+    mismatch: Mismatch | None = None
+    was: str = ""
+    became: str = ""
+
+    def sentence(self) -> str:
+        if self.mismatch is None:
+            return f"{self.name} was replaced ({self.was} became {self.became})"
+        return f"{self.name} was modified in place: " + self.mismatch.detail()
+
+
+def _modified(before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]]) -> Modification | None:
     for (name, old), (_, new) in zip(before, after):
         if not arrays.is_array(old) or new is old:  # the session keeps what a call left as it was
             continue
         if not arrays.is_array(new) or new.shape != old.shape:
-            return f"{name} was replaced ({arrays.describe(old)} became {arrays.describe(new)})"
+            return Modification(name, was=arrays.describe(old), became=arrays.describe(new))
         diff = mismatch(new, old)
         if diff is not None:
-            return f"{name} was modified in place: " + diff.detail()
+            return Modification(name, diff)
     return None
 
 
@@ -44,7 +61,7 @@ def _argument_names(layer: Adapter) -> list[str]:
     return [*layer.input_names, *(f"learnable {n}" for n in layer.learnables), *(f"state {n}" for n in layer.state)]
 
 
-def _left_modified(session: CheckContext, method: str, names: list[str]) -> str | None:
+def _left_modified(session: CheckContext, method: str, names: list[str]) -> Modification | None:
     """What the session's step of `method` (at the primary dtype: a fresh layer given fresh
     inputs, as a check of its own would call it) modified of its arguments, or None."""
     seen = session.call_arguments(method, primary_dtype(session))
@@ -69,7 +86,9 @@ def _mutation_evidence(session: CheckContext, method: str) -> LazyEvidence:
 def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     problem = _left_modified(session, method, _argument_names(session.reference))
     if problem:
-        return failed(f"{method} modifies its arguments: {problem}", evidence=_mutation_evidence(session, method))
+        return failed(
+            f"{method} modifies its arguments: {problem.sentence()}", evidence=_mutation_evidence(session, method)
+        )
     return passed()
 
 
@@ -108,7 +127,9 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     names += [layer.d(n) for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
     problem = _left_modified(session, "backward", names)
     if problem:
-        return failed(f"backward modifies its arguments: {problem}", evidence=_mutation_evidence(session, "backward"))
+        return failed(
+            f"backward modifies its arguments: {problem.sentence()}", evidence=_mutation_evidence(session, "backward")
+        )
     return passed()
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from layercheck.checks.common import primary_dtype
@@ -11,7 +13,7 @@ from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
-from layercheck.numerics.compare import mismatch, repeat_tolerance
+from layercheck.numerics.compare import Mismatch, mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Call, cause_of
 from layercheck.userframes import exception_summary
@@ -25,24 +27,56 @@ def _describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
     return f"compute_gradients={mask} ({which} requested)"
 
 
+class MaskFault(Enum):
+    """What a call of backward with a `compute_gradients` mask got wrong for one input."""
+
+    UNREQUESTED = "a gradient not requested"
+    MISSING = "None for a gradient requested"
+    MALFORMED = "not an array of the all-True call's gradient's shape"
+    DIFFERS = "another gradient than the all-True call's"
+
+
+@dataclass(frozen=True)
+class MaskProblem:
+    """What a masked call of backward returned wrong for the input `name`: the `fault`, and
+    for a malformed gradient what it returned and what the all-True call returns (as
+    `arrays.describe` says them), for one that differs its `mismatch`."""
+
+    name: str
+    fault: MaskFault
+    returned: str = ""
+    full: str = ""
+    mismatch: Mismatch | None = None
+
+    def sentence(self) -> str:
+        name = self.name
+        if self.fault is MaskFault.UNREQUESTED:
+            return f"returned a gradient for {name}, which was not requested (it must return None there)"
+        if self.fault is MaskFault.MISSING:
+            return f"returned None for {name}, which was requested"
+        if self.mismatch is not None:  # MaskFault.DIFFERS
+            return (
+                f"returned a gradient for {name} that differs from the one with every gradient requested: "
+                + self.mismatch.detail()
+            )
+        return f"returned {self.returned} for {name}; with every gradient requested it returns {self.full}"
+
+
 def _mask_problem(
     names: Sequence[str], mask: Sequence[bool], gradients: Sequence[Any], reference: Sequence[Any]
-) -> str | None:
+) -> MaskProblem | None:
     """What is wrong with one masked call's gradients, compared with the all-True call."""
     for name, wanted, grad, full in zip(names, mask, gradients, reference):
         if not wanted and grad is not None:
-            return f"returned a gradient for {name}, which was not requested (it must return None there)"
+            return MaskProblem(name, MaskFault.UNREQUESTED)
         if wanted and grad is None:
-            return f"returned None for {name}, which was requested"
+            return MaskProblem(name, MaskFault.MISSING)
         if wanted:
             if not arrays.is_array(grad) or grad.shape != full.shape:
-                return f"returned {arrays.describe(grad)} for {name}; with every gradient requested it returns {arrays.describe(full)}"
+                return MaskProblem(name, MaskFault.MALFORMED, arrays.describe(grad), arrays.describe(full))
             diff = mismatch(grad, full, atol=repeat_tolerance(full))
             if diff is not None:
-                return (
-                    f"returned a gradient for {name} that differs from the one with every gradient requested: "
-                    + diff.detail()
-                )
+                return MaskProblem(name, MaskFault.DIFFERS, mismatch=diff)
     return None
 
 
@@ -94,5 +128,7 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
             )
         problem = _mask_problem(names, mask, gradients, reference)
         if problem:
-            return failed(f"with {_describe_mask(mask, names)}, backward {problem}", mask=list(mask), evidence=evidence)
+            return failed(
+                f"with {_describe_mask(mask, names)}, backward {problem.sentence()}", mask=list(mask), evidence=evidence
+            )
     return passed(f"{len(masks)} masks checked")

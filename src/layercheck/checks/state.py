@@ -56,7 +56,7 @@ class StateProblem:
     fault: StateFault
     current: str = ""
 
-    def words(self) -> str:
+    def sentence(self) -> str:
         what = f"{self.method} returns updated {self.name} as {self.updated} with {self.dtype} inputs"
         if self.fault is StateFault.NOT_ARRAY:
             return what + "; it must be an array"
@@ -96,7 +96,7 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
                 evidence = functools.partial(
                     call_evidence, session, ReproKind.SIZES, f"{method}_returns_valid_states", method, dtype
                 )
-                return failed(problem.words(), state=name, dtype=dtype_name(dtype), evidence=evidence)
+                return failed(problem.sentence(), state=name, dtype=dtype_name(dtype), evidence=evidence)
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
     return passed()

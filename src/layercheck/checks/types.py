@@ -68,7 +68,7 @@ class TypeProblem:
     expected: str = ""
     gradient: bool = False
 
-    def words(self) -> str:
+    def sentence(self) -> str:
         what = f"{self.what} with {self.dtype} inputs"
         if self.fault is TypeFault.NOT_ARRAY:
             return f"{what} is {self.found}, not an array"
@@ -122,7 +122,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
             problem = type_problem(f"{method} output {name}", y, expected, dtype, session.home_module())
             if problem:
                 return failed(
-                    problem.words(),
+                    problem.sentence(),
                     evidence=_evidence(session, method, dtype, complex_allowed=allowed),
                     method=method,
                     output=name,
@@ -209,7 +209,7 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             )
             if problem:
                 return failed(
-                    problem.words() + _given(layer, result.outputs.values, grad, dtype),
+                    problem.sentence() + _given(layer, result.outputs.values, grad, dtype),
                     evidence=_evidence(
                         session,
                         "backward",
