@@ -302,12 +302,13 @@ def random_signs(x: Any, rng: np.random.Generator) -> Any:
     shape = tuple(x.shape)
     if not on_gpu(xp):
         # One random bit each, unpacked from random bytes: a quarter of the cost of drawing a
-        # bounded integer per element (`rng.integers`), the same fair and independent signs.
+        # bounded integer per element (`rng.integers`), the same fair and independent signs;
+        # made +1/-1 in bytes, so that the float64 array is written once.
         size = math.prod(shape)
         bits = np.unpackbits(np.frombuffer(rng.bytes((size + 7) // 8), dtype=np.uint8), count=size)
-        signs = bits.reshape(shape).astype(np.float64)
-    else:
-        signs = _device_state(xp, rng).randint(0, 2, size=shape).astype(xp.float64)
+        pm = bits.view(np.int8) * np.int8(2) - np.int8(1)
+        return pm.reshape(shape).astype(np.float64)
+    signs = _device_state(xp, rng).randint(0, 2, size=shape).astype(xp.float64)
     signs *= 2
     signs -= 1
     return signs
