@@ -367,8 +367,9 @@ def test_after_each_call_of_the_layer_a_replaced_numpy_name_is_found_and_put_bac
 
 
 def test_a_run_concluded_looks_again_only_where_the_layer_was_called_after_the_last_look():
-    # The last look of a run is the one after the layer's last code (Guard.conclude): none is
-    # taken again where none ran since, one is where a call of the layer's came after it.
+    # The report's last look is the one after the layer's last code (Guard.conclude): none is
+    # taken again where the layer was not called since, one is where it was; stop always
+    # looks (the layers are freed then, and their __del__ runs).
     defaults = compare.mismatch.__defaults__
 
     def tampers():  # a change the look after each call does not see
@@ -382,12 +383,40 @@ def test_a_run_concluded_looks_again_only_where_the_layer_was_called_after_the_l
         guard.conclude()
         assert compare.mismatch.__defaults__ == defaults
         assert guard.first is not None
-        assert (
-            guard.first.message()
-            == "the layer replaced the code of layercheck.numerics.compare.mismatch after the checks"
+        assert guard.first.message() == (
+            "the layer replaced the code of layercheck.numerics.compare.mismatch after the checks"
         )
-    finally:
+        tampers()  # as a __del__ of the layer's could, once the run is over
+        guard.conclude()
+        assert compare.mismatch.__defaults__ != defaults and len(guard.findings) == 1
         guard.stop()
+        assert compare.mismatch.__defaults__ == defaults and len(guard.findings) == 2
+    finally:
+        calls.guard(None)
+        compare.mismatch.__defaults__ = defaults
+
+
+def test_a_layer_whose_finalizer_replaces_layercheck_code_leaves_the_originals_when_the_check_returns():
+    defaults = compare.mismatch.__defaults__
+
+    class TampersWhenFreed:
+        made = 0
+
+        def __init__(self):
+            TampersWhenFreed.made += 1
+            self.first = TampersWhenFreed.made == 1  # the session's reference layer
+
+        def predict(self, X):
+            return 2 * X
+
+        def __del__(self):
+            if self.first:
+                compare.mismatch.__defaults__ = (1e9, 1e9)
+
+    try:
+        layercheck.check_layer(TampersWhenFreed, "4,4,2,3:SSCB", checks=["predict_does_not_modify_inputs"])
+        assert compare.mismatch.__defaults__ == defaults
+    finally:
         compare.mismatch.__defaults__ = defaults
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import inspect
 import os
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -228,9 +229,10 @@ def _check(
         # The example_layout may be a property: the layer's code, run with the record taken.
         layouts = _example_layout(layer) if layout is None else layout
         adopt = _adopter(layer, target, convention, args)
-        # Nothing of the layer's ran since the guard's last look, unless its example layout was
-        # read or it is adopted from another convention (both its code).
-        looked = layout is not None and adopt is None
+        # Nothing of the layer's ran since the guard's last look where it is a plain function
+        # given with its layout: a class's attributes, read to tell what it is, may be its own
+        # descriptors or its metaclass's code; an example layout or a convention's adopter is.
+        looked = layout is not None and adopt is None and type(layer) is types.FunctionType
         return _checked(layer, layouts, args, guard, label=label, adopt=adopt, looked=looked, **options)
     except UsageError as exc:
         raise _cut(exc) from None
@@ -317,8 +319,8 @@ def _checked(
     looked: bool = False,
     **options: Any,
 ) -> TargetReport:
-    """`looked`: nothing of the layer's ran since the guard's last look (`run_target`); an
-    instance's copy and the inputs' shapes, when they are not NumPy's own arrays, run its code."""
+    """`looked`: nothing of the layer's ran since the guard's last look (`run_target`); the
+    inputs' shapes, when they are not NumPy's own arrays, run code of the caller's."""
     __tracebackhide__ = True
     layouts = parse_input_layouts(layout)
     if adopt is not None:
@@ -339,7 +341,6 @@ def _checked(
     else:
         factory, name = _copier(layer), type_name(layer)
     label = name if label is None else label
-    looked = looked and (inspect.isclass(layer) or inspect.isfunction(layer))
     looked = looked and all(type(x) is np.ndarray for x in opts.inputs or ())
     with handling(), _working_folder_kept():
         return run_target(label, factory, layouts, opts, kind=kind_of(layer), guard=guard, looked=looked)

@@ -280,16 +280,11 @@ def random_like(x: Any, rng: np.random.Generator) -> Any:
     `x`'s module: uniform on (-sqrt 3, sqrt 3), each part for complex. Random signs and random
     magnitudes, as normal values would have, at a few times less the cost of drawing them.
 
-    On the host one random byte each picks one of 256 evenly spaced values, none zero: the
-    weights of a loss need random magnitudes, not a double's resolution, and a byte costs a
-    third of a uniform double (`random_host_like`, for values a layer computes with)."""
+    Continuous, not a few levels: where two weights of a loss are equal, a backward that hands
+    one output's dL/dY to the other's place shows no error along any direction."""
     xp = array_module(x)
     if not on_gpu(xp):
-        shape = tuple(x.shape)
-        if np.dtype(x.dtype).kind == "c":
-            z: npt.NDArray[Any] = (_levels(shape, rng) + 1j * _levels(shape, rng)) / np.sqrt(2)
-            return z
-        return _levels(shape, rng)
+        return random_host_like(x, rng)
     state, shape, bound = _device_state(xp, rng), tuple(x.shape), math.sqrt(3)
     if np.dtype(x.dtype).kind == "c":
         return (state.uniform(-bound, bound, shape) + 1j * state.uniform(-bound, bound, shape)) / np.sqrt(2)
@@ -312,18 +307,6 @@ def random_signs(x: Any, rng: np.random.Generator) -> Any:
     signs *= 2
     signs -= 1
     return signs
-
-
-_LEVELS = 256  # the values one random byte picks from
-
-
-def _levels(shape: tuple[int, ...], rng: np.random.Generator) -> npt.NDArray[np.float64]:
-    """The midpoints of 256 equal parts of (-sqrt 3, sqrt 3), one picked by a random byte each."""
-    bound = math.sqrt(3)
-    picked = np.frombuffer(rng.bytes(math.prod(shape)), dtype=np.uint8).reshape(shape).astype(np.float64)
-    picked *= 2 * bound / _LEVELS
-    picked -= bound - bound / _LEVELS
-    return picked
 
 
 def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:

@@ -1262,7 +1262,6 @@ class Guard:
         self.findings: list[Finding] = []  # tampering, in the order found
         self.allowed: list[Finding] = []  # changes that touch no verdict (a note)
         self._allowed_said: set[str] = set()
-        self._concluded = False  # the run's checks over (`conclude`), the layer not called since
         self._looked_last = False  # a whole look was taken after the layer's last call
         # The worker's shared clock and the tally of the calls that ended, installed before.
         self._clock, self._spent = vars(calls)["_clock"], vars(calls)["_spent"]
@@ -1291,27 +1290,24 @@ class Guard:
 
     def stop(self) -> None:
         """The last look: the caller's session is left with the originals of what a verdict
-        reads. Not taken again where the run concluded (`conclude`) and the layer was not
-        called since: a full look costs a millisecond or two, and what could change in
-        between (a thread of the layer's) could as well change after this one."""
-        if not self._concluded:
-            self.verify()
+        reads. Always taken: the layers a run made are freed when it returns, and their
+        `__del__` is the layer's code too."""
+        self.verify()
         calls.guard(None)
 
     def conclude(self) -> None:
-        """The run's checks are over: from here to `stop` only layercheck's code runs. The
-        last look is the one after the layer's last code; a look is taken here only where the
-        layer was called since (`after_call`). The caller vouches that nothing of the layer's
-        ran outside a call since its last `verify`."""
+        """The run's checks are over: what the report says of tampering is what was found up
+        to here. A look is taken only where the layer was called since the last one
+        (`after_call`); the caller vouches that nothing of the layer's ran outside a call
+        since its last `verify`."""
         if not self._looked_last:
             self.verify()
-        self._concluded = True
 
     def after_call(self) -> None:
         """After a call of the layer: NumPy's public names and the interpreter's hooks looked
         at, everything when one changed (so that what layercheck computes next is the
         original's)."""
-        self._concluded = self._looked_last = False
+        self._looked_last = False
         if not (self._hooks.hold() and self._snapshot.hot.holds()):
             self.verify(at_call=True)
 
