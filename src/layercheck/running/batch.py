@@ -62,7 +62,7 @@ from layercheck.runinfo import RunInfo, Versions, fingerprint, shard_of
 from layercheck.running.cache import ResultCache, cache_key
 from layercheck.running.keywords import Keyword
 from layercheck.running.reads import Reads
-from layercheck.running.runner import run_target, select_checks, unexpected
+from layercheck.running.runner import look_once_freed, run_target, select_checks, unexpected
 from layercheck.running.sources import (
     INPUTS,
     Inputs,
@@ -417,6 +417,7 @@ class CheckJob:
                 error += f"; {failure.explanation[0]}"
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
+            look_once_freed(report, guard)
             report.layouts = [str(layout) for layout in self.layouts]  # a pair's learnables' too, as asked
             payload = _payload(_process_errors(report))
             if before is not None:
