@@ -268,7 +268,7 @@ class _ComplexGain:
 
 
 def test_the_notes_run_nothing_of_the_layer_once_it_is_set_up():
-    # The guard's last look is the one after the last check (Guard.conclude): the notes, made
+    # The report's last look is the one after the last check: the notes, made
     # after it, say of the layer only what was read while it was set up or a check ran.
     from layercheck.contract.loading import constructor
     from layercheck.running.session import notes

@@ -239,8 +239,9 @@ def _run_target(
                 result = _undecided(result)
             record(result)
         guard.where = "after the checks"
-        report.notes = notes(session)  # nothing of the layer's runs: the last look stands
-    guard.conclude()
+        # Nothing of the layer's runs in the notes: the look after the last check is the
+        # report's last (its callers look again once the run's objects are freed).
+        report.notes = notes(session)
     if guard.findings:
         record(_replaced(guard.findings))
     report.allowed_changes = [allowed_words(finding) for finding in guard.allowed]

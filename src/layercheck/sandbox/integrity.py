@@ -1262,7 +1262,6 @@ class Guard:
         self.findings: list[Finding] = []  # tampering, in the order found
         self.allowed: list[Finding] = []  # changes that touch no verdict (a note)
         self._allowed_said: set[str] = set()
-        self._looked_last = False  # a whole look was taken after the layer's last call
         # The worker's shared clock and the tally of the calls that ended, installed before.
         self._clock, self._spent = vars(calls)["_clock"], vars(calls)["_spent"]
 
@@ -1295,19 +1294,10 @@ class Guard:
         self.verify()
         calls.guard(None)
 
-    def conclude(self) -> None:
-        """The run's checks are over: what the report says of tampering is what was found up
-        to here. A look is taken only where the layer was called since the last one
-        (`after_call`); the caller vouches that nothing of the layer's ran outside a call
-        since its last `verify`."""
-        if not self._looked_last:
-            self.verify()
-
     def after_call(self) -> None:
         """After a call of the layer: NumPy's public names and the interpreter's hooks looked
         at, everything when one changed (so that what layercheck computes next is the
         original's)."""
-        self._looked_last = False
         if not (self._hooks.hold() and self._snapshot.hot.holds()):
             self.verify(at_call=True)
 
@@ -1345,7 +1335,6 @@ class Guard:
         if settled is not held:  # what no verdict reads, accepted: the fast paths hold again
             self._held = _holder(settled)
         self._snapshot = settled
-        self._looked_last = True
         changes = hooks + swapped + found
         if not changes:
             return None
