@@ -351,13 +351,19 @@ def _scaled_channels(scale_of_channel_0: float, wrong: float = 1.0):
 
 def test_a_small_channel_the_passing_probe_resolves_is_not_probed_again():
     """Issue 38, the passing path at its floor: channel 0's gradient is 1e-4 of the others',
-    below the share that once took a probe of its own, yet the joint probe would have seen a
-    relative error of 1e-3 in it: one backward and the joint probe's two calls (with the
-    training pass: three predicts)."""
-    layer = _scaled_channels(1e-4)
-    result = layercheck.check_layer(layer, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
-    assert result.status == "passed", result.message
-    assert layer.calls == {"predict": 3, "backward": 1}
+    below the share that once took a probe of its own, yet the joint probe sees a relative
+    error of 1e-3 in it wherever its random share of the projection is not unusually small
+    (about 4 draws in 5): then one backward and the joint probe's two calls (with the training
+    pass: three predicts); else one probe of the channel alone (two predicts more)."""
+    calls = []
+    for seed in range(10):
+        layer = _scaled_channels(1e-4)
+        report = layercheck.check_layer(layer, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed)
+        result = report.result(GRADIENTS)
+        assert result.status == "passed", result.message
+        assert layer.calls in ({"predict": 3, "backward": 1}, {"predict": 5, "backward": 1}), (seed, layer.calls)
+        calls.append(layer.calls["predict"])
+    assert calls.count(3) >= 6, calls
 
 
 @pytest.mark.parametrize("scale", [1e-4, 1e-7])

@@ -280,3 +280,46 @@ def test_the_norm_of_a_product_taken_in_chunks_is_the_norm_of_the_product(size):
             product = product * f
         expected = float(norm_sq(product))
         assert float(product_norm_sq(*factors)) == pytest.approx(expected, rel=1e-12)
+
+
+class _SwapsTwoElements:
+    """Y = tanh(X) + a X per channel; backward hands two elements of dL/dX each other's value
+    (an indexing slip): an error of two equal and opposite parts, in an X of 5,120 elements."""
+
+    learnables = ("a",)
+
+    def __init__(self):
+        self.a = np.full((1, 1, 4, 1), 0.25)
+
+    def predict(self, X):
+        return np.tanh(X) + self.a * X
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdX = dLdY * (1 - np.tanh(X) ** 2 + self.a)
+        dLdX[1, 2, 0, 3], dLdX[5, 6, 3, 11] = dLdX[5, 6, 3, 11], dLdX[1, 2, 0, 3]
+        return dLdX, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_two_elements_gradients_swapped_fail_at_every_seed(seed):
+    """With random signs alone each move of the two elements is equal in one draw of two, and
+    the error projects to zero: the joint probe passed the layer at about every second seed.
+    Random magnitudes make that one draw in 32,768."""
+    report = layercheck.check_layer(_SwapsTwoElements, "8,8,4,20:SSCB", checks=[GRADIENTS], seed=seed)
+    result = report.result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert result.message.startswith("the gradient of X is wrong"), result.message
+
+
+def test_random_moves_are_signs_times_magnitudes_from_half_to_one_and_a_half():
+    from layercheck.numerics.arrays import random_moves
+
+    x = np.zeros((128, 128, 64))
+    moves = random_moves(x, np.random.default_rng(7))
+    assert moves.shape == x.shape and moves.dtype == np.float64
+    magnitudes = np.abs(moves)
+    assert magnitudes.min() >= 0.5 and magnitudes.max() < 1.5
+    assert 0.49 < np.mean(moves > 0) < 0.51
+    assert len(np.unique(moves)) == 1 << 15  # every level of both signs, among a million draws
+    assert np.array_equal(moves, random_moves(x, np.random.default_rng(7)))
+    assert random_moves(np.zeros(3), np.random.default_rng(0)).shape == (3,)

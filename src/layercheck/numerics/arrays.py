@@ -47,6 +47,7 @@ __all__ = [
     "product_norm_sq",
     "random_host_like",
     "random_like",
+    "random_moves",
     "random_signs",
     "to_host",
     "to_module",
@@ -307,6 +308,38 @@ def random_signs(x: Any, rng: np.random.Generator) -> Any:
     signs *= 2
     signs -= 1
     return signs
+
+
+_LEVELS = 1 << 14  # magnitudes of `random_moves`: 1/2 + k / 2^14, k < 2^14
+
+
+def random_moves(x: Any, rng: np.random.Generator) -> Any:
+    """Random signs times random magnitudes from 1/2 to 3/2 (float64, `x`'s shape, in `x`'s
+    module): a direction along which every element moves, by a random share of the step.
+
+    Equal magnitudes (random signs alone) let an error made of equal and opposite parts, a
+    backward that swaps two elements' gradients, project to exactly zero whenever their signs
+    agree: one draw in two. With 2^15 values, one in 32,768. On the host, from 16 random bits
+    per element (the sign and 14 bits of magnitude) in 16-bit integers: a float64 array is
+    written once, for a fifth of the cost of drawing continuous magnitudes."""
+    xp = array_module(x)
+    shape = tuple(x.shape)
+    if on_gpu(xp):
+        state = _device_state(xp, rng)
+        moves = state.uniform(0.5, 1.5, shape)
+        moves *= state.randint(0, 2, size=shape) * 2 - 1
+        return moves
+    size = math.prod(shape)
+    # Little-endian whatever the machine: a seed draws the same moves everywhere.
+    bits = rng.bit_generator.random_raw((size + 3) // 4).astype("<u8", copy=False).view("<i2")[:size]
+    negative = bits >> 15  # -1 where the sign bit is set, else 0
+    bits &= _LEVELS - 1
+    bits += _LEVELS // 2  # 2^13 + k: a magnitude of 1/2 + k / 2^14, in units of 2^-14
+    bits ^= negative  # two's complement: (n ^ -1) - (-1) = -n
+    bits -= negative
+    moves = bits.astype(np.float64)
+    moves *= 1 / _LEVELS  # exact: a power of two
+    return moves.reshape(shape)
 
 
 def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:

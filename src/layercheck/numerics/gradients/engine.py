@@ -48,8 +48,7 @@ from layercheck.numerics.arrays import (
     norm_sq,
     precision_of,
     product_norm_sq,
-    random_signs,
-    to_module,
+    random_moves,
 )
 from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput
 from layercheck.results import Cause, Status, cause_of
@@ -124,7 +123,6 @@ _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
 # the largest step, for layers whose outputs are nearly constant against their own size.
 _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
-_RANDOM_MAGNITUDES = 4096
 
 
 class EvaluationError(Exception):
@@ -304,21 +302,20 @@ def _roundoff(y: Any, tol: Tolerances, spread: float = 0.0, out: Any = None) -> 
 
 
 def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
-    """Random signs (Rademacher), or random signs on both parts for complex arguments.
+    """Random signs with random magnitudes (`random_moves`), on both parts for complex
+    arguments.
 
     As good as Gaussian directions for a random projection, several times cheaper to draw at
-    real sizes, and every element moves by exactly the step (by a random fraction of it, from
-    half to one and a half, on small arguments).
+    real sizes, and every element moves by a random share of the step, from half to one and
+    a half. Random magnitudes, not signs alone: an error of equal and opposite parts (two
+    elements' gradients swapped) projects to zero wherever their moves are equal, in one
+    draw of two with signs alone, and a passing probe would clear it.
     """
-    signs = random_signs(value, rng)
-    if value.size <= _RANDOM_MAGNITUDES:
-        # On a few elements, equal magnitudes let different gradients project alike (all four
-        # signs equal in one draw in 8): random magnitudes make such collisions improbable.
-        signs *= to_module(0.5 + rng.random(tuple(value.shape)), namespace_of(signs))
+    moves = random_moves(value, rng)
     if np.dtype(value.dtype).kind == "c":
-        v = (signs + 1j * random_signs(value, rng)) / np.sqrt(2)
+        v = (moves + 1j * random_moves(value, rng)) / np.sqrt(2)
     else:
-        v = signs
+        v = moves
     chosen: np.ndarray = v if support is None else v * support
     return chosen
 
@@ -690,8 +687,6 @@ def check_jointly(
     t = tol.step
     rho = max(1e-3, 30 * tol.step)
 
-    even: dict[int, float] = {}  # the arguments every element of which moves by the same amount
-
     def draw(rng: np.random.Generator) -> dict[int, Any]:
         """Each argument's move t * v, its step relative to its own size."""
         moves = {}
@@ -699,8 +694,6 @@ def check_jointly(
             value, scale = problem.values[i], step_scale(problem.values[i])
             direction = random_direction(value, rng)
             move = keep_inside(value, direction, t * scale, problem.domains[i])
-            if move is direction and value.size > _RANDOM_MAGNITUDES:  # random signs, none held back
-                even[i] = t * scale
             move *= t * scale  # a fresh array: scaled where it is
             moves[i] = move
         return moves
@@ -709,7 +702,7 @@ def check_jointly(
     moved = list(indices)
     # The analytic side with backward at the base point: taken while the directions are at
     # hand (they are drawn again only if kinks ask for another backward).
-    sides = _analytic_sides(base.gradients, moves, moved, even)
+    sides = _analytic_sides(base.gradients, moves, moved)
     block_parts = _block_parts(base.gradients, moves, blocks or {}, t)
     pair = _joint_pair(problem, moves)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in pair.deltas)))
@@ -742,7 +735,7 @@ def check_jointly(
         if early is not None and early[0].verdict is Verdict.PASS:
             return early
     # The pair let go of the moves once both points were made (memory): drawn again.
-    third_dots = _joint_far(problem, base, draw(_replica(replay)), pair, kinks, n_kinks, rho)
+    thirds = _joint_far(problem, base, draw(_replica(replay)), pair, kinks, n_kinks, rho)
     deltas = pair.deltas
     del pair
     masked = sum(n_kinks)
@@ -767,7 +760,7 @@ def check_jointly(
         return None, set()
     if masked:
         moves = draw(replay)
-        sides = _analytic_sides(gradients, moves, moved, even)
+        sides = _analytic_sides(gradients, moves, moved)
         block_parts = _block_parts(gradients, moves, blocks or {}, t)
         del moves
     found = _joint_probe(
@@ -778,7 +771,7 @@ def check_jointly(
         t,
         sides,
         narrow_dots,
-        third_dots,
+        thirds,
         gradients,
         masked,
         changed,
@@ -803,24 +796,32 @@ def _joint_probe(
     t: float,
     sides: Scalars,
     difference_dots: list[Any],
-    third_dots: list[Any] | None,
+    thirds: _Thirds | None,
     gradients: list[Any],
     masked: int,
     changed: int,
     stationary: float,
     block_parts: Mapping[int, tuple[float, ...]],
 ) -> tuple[Probe, set[int]] | None:
-    """The joint probe decided from its analytic sides and weighted differences (`third_dots`
+    """The joint probe decided from its analytic sides and weighted differences (`thirds`
     None: the central difference alone, its truncation error left out), and the arguments it
     clears; None where it decides nothing."""
     sides.add("differences", difference_dots)
-    if third_dots is not None:
-        sides.add("thirds", third_dots)
+    if thirds is not None:
+        sides.add("thirds", thirds.dots)
+        sides.add("third squares", thirds.squares)
     got = sides.fetch()
     # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
     # Twice that is the bound, with what the outputs that barely move could add.
     numeric = sum(got["differences"]) / (2 * t)
-    truncation = (0.0 if third_dots is None else abs(sum(got["thirds"])) / (3 * t)) + stationary / (2 * t)
+    truncation = (0.0 if thirds is None else abs(sum(got["thirds"])) / (3 * t)) + stationary / (2 * t)
+    if thirds is not None:
+        # And the layer's own round-off, as the four points show it: sum(W T) is one draw of
+        # it, and may come out small by chance (a layer that cancels large terms inside would
+        # then fail on its own noise). Noise of variance s^2 per output and point gives T a
+        # variance of 20 s^2, and the central difference an error of sqrt(2 sum(W^2 s^2)) / 2t:
+        # bounded at _ERROR_FACTOR times that, from sum((W T)^2) / 20, over every output.
+        truncation += _ERROR_FACTOR * math.sqrt(sum(got["third squares"]) / 10) / (2 * t)
     parts = {i: part / t for i, part in zip(moved, got["parts"])}  # the moves were t v
     analytic = sum(parts.values())
     terms = math.sqrt(sum(got["terms"])) / t
@@ -916,14 +917,14 @@ def _joint_far(
     kinks: list[Any],
     n_kinks: list[int],
     rho: float,
-) -> list[Any]:
+) -> _Thirds:
     """The third evaluation of a joint probe, at +2t (`moves` doubled in place), reduced to the
     weighted third difference T = y(2t) - 3 y(t) + 3 y0 - y(-t) = t^3 D3 (left on the device);
     the kinks it shows within (t, 2t) are added to the pair's (`kinks`, `n_kinks`, in place)."""
     for move in moves.values():
         move *= 2
     far = problem.evaluate_many(_displaced(problem, moves, 1, release=True))
-    third_dots = []
+    thirds = _Thirds([], [])
     rest = pair.minus
     y2 = third = kink = None
     for j, (y2, w) in enumerate(zip(far, base.weights)):
@@ -936,9 +937,21 @@ def _joint_far(
         if count:
             kinks[j] |= kink
             n_kinks[j] = int(fetch(_count(kinks[j]))[0])
-        third_dots.append(dot(namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w, third))
+        weights = namespace_of(w, third).where(kinks[j], 0, w) if n_kinks[j] else w
+        thirds.dots.append(dot(weights, third))
+        thirds.squares.append(product_norm_sq(weights, third))
+        del weights
     del far, y2, third, kink
-    return third_dots
+    return thirds
+
+
+@dataclass
+class _Thirds:
+    """A joint probe's weighted third differences, per output: sum(W T), left on the device,
+    and sum((W T)^2)."""
+
+    dots: list[Any]
+    squares: list[Any]
 
 
 def _block_parts(
@@ -954,22 +967,13 @@ def _block_parts(
     return found
 
 
-def _analytic_sides(
-    gradients: list[Any], moves: dict[int, Any], moved: list[int], even: Mapping[int, float] | None = None
-) -> Scalars:
+def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
     """For each moved argument <g, v> ("parts"), |g * v|^2 ("terms") and |v|^2 ("direction"),
-    left on the device until fetched. `even`: the arguments whose every element moves by the
-    same amount c, for which those are c^2 |g|^2 and c^2 times the size (no product made)."""
-    # Only where the gradient is at the move's precision: a float32 one would be summed in
-    # float32 (its product with the float64 move is not).
-    even = {i: c for i, c in (even or {}).items() if gradients[i] is not None and gradients[i].dtype == moves[i].dtype}
+    left on the device until fetched."""
     sides = Scalars()
     sides.add("parts", (dot(gradients[i], moves[i]) for i in moved))
-    sides.add(
-        "terms",
-        (even[i] ** 2 * norm_sq(gradients[i]) if i in even else norm_sq(gradients[i] * moves[i]) for i in moved),
-    )
-    sides.add("direction", (even[i] ** 2 * moves[i].size if i in even else dot(moves[i], moves[i]) for i in moved))
+    sides.add("terms", (product_norm_sq(gradients[i], moves[i]) for i in moved))
+    sides.add("direction", (norm_sq(moves[i]) for i in moved))
     return sides
 
 
