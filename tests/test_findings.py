@@ -133,3 +133,20 @@ def test_a_learnable_rounded_to_float32_is_found_whatever_its_values(seed):
     assert dtype.status == "failed" and "float32" in dtype.message, dtype.message
     for check in report.checks:
         assert "constant factor" not in check.message, (check.name, check.message)
+
+
+@pytest.mark.parametrize(
+    ("contiguous", "said"),
+    [(True, "(a range that holds about 25% of the elements)"), (False, "(ranges that hold about 25% of the elements)")],
+)
+def test_a_value_range_says_the_share_of_elements_it_holds_not_that_they_are_wrong(contiguous, said):
+    """Two swapped elements are found in a range of X that holds a quarter of them: "(about
+    25% of the elements)" read as a quarter of X wrong."""
+    from layercheck.numerics.gradients.findings import Region, RegionKind
+
+    region = Region(
+        RegionKind.VALUE_RANGE, "X", "value range", "value ranges", ("1",), 3, 0.25,
+        low=0.0386, high=0.607, contiguous=contiguous,
+    )  # fmt: skip
+    text = wording.region_text(region)
+    assert said in text and text.startswith("wrong only ") and text.endswith(", right elsewhere")

@@ -154,25 +154,31 @@ def _counting(cls):
 def test_the_check_of_a_correct_layer_costs_a_few_calls(name, predicts):
     """The cost in calls, not in seconds (benchmarks/speed.py has those): the pass at the base
     point and backward there, two moved passes for every argument at once where they agree
-    (three where the truncation error must be estimated); and sometimes
-    one pass back to the base point and backward without the kinks that fell within the step,
-    two passes for an argument whose share of the joint probe was too small to clear it, or
-    (the sample SReLU's channels whose thresholds leave them almost no gradient) two probes
-    of such a channel on its own. Over eight seeds, on average and at most."""
+    (three where the truncation error must be estimated); two passes for an argument whose
+    share of the joint probe was too small to clear it, or (the sample SReLU's channels whose
+    thresholds leave them almost no gradient) two probes of such a channel on its own. Over
+    eight seeds, on average and at most. Where outputs crossed a kink within the joint probe's
+    step (about one draw in eight for PReLU at this size), the third pass and one pass back to
+    the base point and backward without them are its cost, counted apart: the report says
+    how many outputs were left out."""
     layer = _counting(load_layer(SAMPLES / f"{name}.py"))
     seeds = range(8)
     most = {"predict": 0, "backward": 0}
+    kinked = 0
     for seed in seeds:
         before = dict(layer.calls)
         result = layercheck.check_layer(layer, SEED_LAYOUT, checks=[GRADIENTS], dtypes=["float64"], seed=seed)
-        assert result.result(GRADIENTS).status == "passed", result.result(GRADIENTS).message
+        gradients = result.result(GRADIENTS)
+        assert gradients.status == "passed", gradients.message
+        probes = [p for record in gradients.details["arguments"] for p in record["probes"]]
+        kinked += any(p["outputs_masked_at_kinks"] for p in probes)
         for what in most:
             most[what] = max(most[what], layer.calls[what] - before[what])
     # Where CuPy is imported, the session first asks whether the layer is bound to the GPU:
     # one predict on NumPy inputs per target (Session.gpu_binding), outside the gradient check.
     probe = 1 if "cupy" in sys.modules else 0
-    assert layer.calls["predict"] <= (predicts + probe) * len(seeds), layer.calls
-    assert layer.calls["backward"] <= 1.5 * len(seeds), layer.calls
+    assert layer.calls["predict"] <= (predicts + probe) * len(seeds) + 2 * kinked, (layer.calls, kinked)
+    assert layer.calls["backward"] <= 1.5 * len(seeds) + kinked, (layer.calls, kinked)
     assert most["predict"] <= 10 + probe and most["backward"] <= 3, most
 
 

@@ -17,7 +17,17 @@ import layercheck
 from layercheck.reporters.console import ConsoleReporter, make_console
 from layercheck.reporters.json_report import report_json
 from layercheck.reporters.junit import report_junit
-from layercheck.results import Cause, CheckFailure, CheckResult, Kind, Report, Status, TargetReport, cause_of
+from layercheck.results import (
+    Cause,
+    CheckFailure,
+    CheckResult,
+    Kind,
+    MalformedReport,
+    Report,
+    Status,
+    TargetReport,
+    cause_of,
+)
 from layercheck.running.batch import Batch, _process_errors, requests_from_specs, run_batch
 
 GRADIENTS = "gradients_are_numerically_correct"
@@ -237,6 +247,24 @@ def test_a_report_read_back_writes_the_same_json():
     assert report_json(again) == report_json(report)
     check = again.targets[2].result("backward_does_not_error")
     assert check.status is Status.FAILED and "traceback" not in check.details and "TypeError" in check.traceback
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"version": "2.0"}, "the report's version is '2.0'; this layercheck reads version '1.0'"),
+        ({"version": None}, "the report's version is None; this layercheck reads version '1.0'"),
+        ({"verdict": "passed"}, "a report has unknown field(s) 'verdict'"),
+    ],
+)
+def test_a_report_read_back_is_refused_whole_when_it_is_another_versions(change, words):
+    """Another version of the schema, or a field this one does not write, is not read in part:
+    a report of a newer layercheck would lose what this one cannot read."""
+    data = json.loads(report_json(Report([], 0.0)))
+    data.update(change)
+    with pytest.raises(MalformedReport) as raised:
+        Report.from_dict(data)
+    assert str(raised.value) == words
 
 
 def test_junit_writes_the_status_strings():

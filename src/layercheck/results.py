@@ -554,6 +554,7 @@ _TARGET_KEYS = frozenset(
         "source",
     }
 )
+_REPORT_KEYS = frozenset({"version", "targets", "summary", "duration_s", "run", "environment"})
 _CHECK_STATUSES = tuple(status.value for status in STATUSES)
 _CALLS = tuple(call.value for call in Call)
 _FILE_STATUSES = tuple(status.value for status in SUMMARY_STATUSES)
@@ -679,11 +680,20 @@ class Report:
         return plain(data)  # type: ignore[no-any-return]
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Report:
+    def from_dict(cls, data: Any) -> Report:
         """A report read back from `to_dict` or a `--json` file (to merge CI shards, say):
-        statuses `known` (a run with --baseline) are read."""
-        if type(data) is not dict:
-            raise MalformedReport(f"a report is {_shown(data)}, not a mapping")
+        statuses `known` (a run with --baseline) are read. Strict, as every part of it is: a
+        field this version does not write, or another version of the schema, is refused.
+
+        Raises:
+            MalformedReport: one line that says what does not fit; never another exception.
+        """
+        fields = _fields(data, "a report", _REPORT_KEYS)
+        version = fields.get("version")
+        if version != SCHEMA_VERSION:
+            raise MalformedReport(
+                f"the report's version is {_shown(version)}; this layercheck reads version {SCHEMA_VERSION!r}"
+            )
         targets = [
             TargetReport.from_dict(t, Origin.FILE) for t in _items(data.get("targets", []), "the report's targets")
         ]

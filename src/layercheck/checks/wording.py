@@ -149,7 +149,10 @@ def region_text(region: Region) -> str:
     if region.kind is RegionKind.ELEMENTS:
         return f"wrong {_place(region)}"
     if region.kind is RegionKind.VALUE_RANGE:
-        return f"wrong only {_place(region)} (about {100 * region.share:.2g}% of the elements), right elsewhere"
+        # The share is of the elements the range holds, not of those wrong in it (two swapped
+        # elements are found in a range that holds a quarter of them).
+        holds = "a range that holds" if region.contiguous else "ranges that hold"
+        return f"wrong only {_place(region)} ({holds} about {100 * region.share:.2g}% of the elements), right elsewhere"
     return f"wrong only {_place(region)}{_rest(region)}"
 
 
