@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import displaced, fetch, is_array, machine_epsilon, namespace_of, norm_sq, random_signs
+from layercheck.numerics.arrays import displaced, fetch, is_array, machine_epsilon, namespace_of, random_signs
 from layercheck.numerics.gradients.engine import keep_inside
 
 __all__ = ["PrecisionFinding", "measure_precision"]
@@ -195,19 +195,26 @@ def _moved_both_ways(
 ) -> tuple[Sequence[Any], Sequence[Any]]:
     """The outputs with every input moved by a relative `step` along its direction, then back
     the other way (never out of its domain). `consume`: the directions are this call's alone,
-    and the moves are made in them (no array of an input's size more)."""
+    and the moves are made in them (no array of an input's size more).
+
+    Each element moves by `step` of its own magnitude (an array of zeros by `step`): a step
+    relative to the array's RMS would carry its smallest elements across zero, where a
+    learnable variance of 1e-6 beside others of 1e2 makes the outputs NaN, and a layer exact
+    in float64 would read as rounding to float32."""
     moves: list[Any] = []
     for x, v, domain in zip(inputs, directions, domains):
         if v is None:
             moves.append(None)
             continue
-        size = step * _rms(x)
-        move = keep_inside(x, v, size, domain)
-        if move is v and not consume:
-            move = v * size
-        else:
-            move *= size  # keep_inside's own array, or a direction given to be consumed
-        moves.append(move)
+        size = namespace_of(x).abs(x)
+        if bool(namespace_of(size).any(size)):
+            size *= step
+        else:  # an array of zeros
+            size = step
+        if consume:
+            v *= size
+        move = v if consume else v * size
+        moves.append(keep_inside(x, move, 1.0, domain))
     plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
     # The point at -step is written into its move, which nothing needs any more.
     minus = evaluate([x if d is None else displaced(x, d, -1, into_move=True) for x, d in zip(inputs, moves)])
@@ -249,12 +256,6 @@ def _differ(y: Any, y2: Any) -> bool:
 
 def _is_float(x: Any) -> bool:
     return is_array(x) and np.dtype(x.dtype).kind in "fc"
-
-
-def _rms(x: Any) -> float:
-    (sq,) = fetch(norm_sq(x))
-    rms = math.sqrt(sq / x.size) if x.size else 0.0
-    return rms if rms > 0 and math.isfinite(rms) else 1.0
 
 
 def _float32_values(y: Any) -> bool:
