@@ -455,3 +455,41 @@ def test_a_failure_the_joint_probe_proved_is_named_though_outputs_differ_in_thei
     result = report.result(GRADIENTS)
     assert result.status == "failed", result.message
     assert result.message == "the gradient of X is off by a constant factor 2"
+
+
+class _Phase:
+    """Y = sin(X + 1e4): adding 1e4 leaves X a round-off of about 1e-12, so the outputs are
+    noisy at about 1e4 of their ulps; `factor` is backward's gain (1: correct)."""
+
+    factor = 1.0
+
+    def predict(self, X):
+        return np.sin(X + 1e4)
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * np.cos(X + 1e4) * self.factor
+
+
+class _PhaseTooLarge(_Phase):
+    factor = 1 + 1e-5
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_pass_at_a_reduced_resolution_says_which_and_never_claims_a_finer_one(seed):
+    """A hunt for false passes: a gain of 1 + 1e-5 passed this noisy layer as "(worst relative
+    difference 0)", the pass resting on probes that agreed at a reduced resolution of 1e-5 and
+    saying nothing of it. A pass now names each argument it rests on so, with the resolution
+    reached (the JSON's `resolution`), and its worst relative difference is that of those
+    probes: a pass never claims to resolve less than the error it let through."""
+    for layer, planted in ((_Phase, 0.0), (_PhaseTooLarge, 1e-5)):
+        report = layercheck.check_layer(layer, "8,8,16,32:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed)
+        result = report.result(GRADIENTS)
+        assert result.status in ("passed", "incomplete"), result.message
+        if result.status != "passed":
+            continue
+        (record,) = result.details["arguments"]
+        if "resolution" in record:
+            assert record["resolution"] >= planted / 2, record
+            assert f"X only to a reduced resolution of {record['resolution']:.1g}" in result.message
+        else:
+            assert "reduced resolution" not in result.message and planted == 0.0, result.message

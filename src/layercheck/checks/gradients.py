@@ -118,6 +118,17 @@ class ArgumentRecord:
     # arguments and outputs its indices refer to.
     non_finite: NonFiniteMove | None = None
     names: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    # Passed at a reduced resolution (`ArgumentVerdict.reduced`): the probe that agreed, and
+    # the resolution it reached (its error estimate relative to its scale).
+    reduced: ProbeRecord | None = None
+    resolution: float | None = None
+
+    @property
+    def deciding(self) -> tuple[ProbeRecord, ...]:
+        """The probes a pass rests on: those that passed, or the one that agreed at a reduced
+        resolution."""
+        passing = tuple(p for p in self.probes if p.verdict is Verdict.PASS)
+        return passing if self.reduced is None else (*passing, self.reduced)
 
     def to_dict(self) -> dict[str, Any]:
         """The argument's entry of the JSON details."""
@@ -134,6 +145,8 @@ class ArgumentRecord:
             record["diagnosis"] = self.diagnosis.to_dict()
         if self.non_finite is not None:
             record["non_finite"] = self.non_finite.to_dict(*self.names)
+        if self.resolution is not None:
+            record["resolution"] = self.resolution
         if self.worst is not None:
             record["max_abs_error"] = self.worst.abs_error
             record["max_rel_error"] = self.worst.rel_error
@@ -530,8 +543,10 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     evaluated = "forward" if layer.has_forward else "predict"
     decided = (Status.PASSED, Status.SKIPPED)
     # The precision the layer computes in matters only when the check cannot pass at the
-    # nominal one: it is measured then (two or four forward calls), and the check run again
-    # if the layer turns out to round to float32 or to cancel large terms.
+    # nominal one (nor at the full resolution: a pass at a reduced one may be the layer's
+    # round-off taken for curvature, the step made smaller where a larger one resolves it): it
+    # is measured then (two or four forward calls), and the check run again if the layer
+    # turns out to round to float32 or to cancel large terms.
     problem, baseline, tol, fallback, dtype = _prepare(session, measure=False)
     run = _verdicts(session, problem, baseline, tol)
     verdicts = run.verdicts
@@ -539,7 +554,8 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     # precision inside: the outputs followed its moves smoothly (only arguments that fail
     # too are left to decide, so nothing is to be rescued by measuring the precision).
     proven = run.joint_failed and all(v.status in (*decided, Status.FAILED) for v in verdicts)
-    if any(v.status not in decided for v in verdicts) and session.measured_precision(dtype) is None and not proven:
+    short = any(v.status not in decided or v.reduced is not None for v in verdicts)
+    if short and session.measured_precision(dtype) is None and not proven:
         finding = session.precision(dtype)
         if finding.lost or finding.roundoff > 16 * tol.eps:
             problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
@@ -742,6 +758,8 @@ def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagn
         worst=worst,
         non_finite=non_finite if verdict.status is Status.INCOMPLETE else None,
         names=(tuple(problem.names), tuple(problem.outputs)),
+        reduced=None if verdict.reduced is None else ProbeRecord.of(verdict.reduced),
+        resolution=None if verdict.reduced is None else verdict.reduced.relative(verdict.reduced.error_bound),
     )
 
 
@@ -760,17 +778,23 @@ def _headline(diagnoses: dict[int, Diagnosis]) -> str:
 
 
 def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str | None, device: str) -> str:
+    """What passed, the worst relative difference of the probes each pass rests on, which
+    arguments agreed at a reduced resolution only, and how many outputs a probe left out at
+    kinks (the most any one did: a joint probe decides several arguments, each probe its own
+    outputs)."""
     checked = [r for r in records if r.status == Status.PASSED]
-    masked = sum(p.outputs_masked_at_kinks for p in {p for r in checked for p in r.probes})  # a joint probe once
-    worst = max(
-        (p.rel_error or 0.0 for r in checked for p in r.probes if p.verdict is Verdict.PASS),
-        default=0.0,
-    )
+    deciding = list(dict.fromkeys(p for r in checked for p in r.deciding))  # a joint probe once
+    worst = max((p.rel_error or 0.0 for p in deciding), default=0.0)
     message = f"{len(checked)} gradient(s) of {evaluated} agree with finite differences (worst relative difference {worst:.1g})"
     if device == "gpu":
         message += " on the GPU"
+    for record in checked:
+        if record.resolution is not None:
+            message += f"; {record.argument} only to a reduced resolution of {record.resolution:.1g}"
+    masked = [p.outputs_masked_at_kinks for p in deciding if p.outputs_masked_at_kinks]
     if masked:
-        message += f"; {masked} output(s) at kinks left out"
+        most = max(masked)
+        message += f"; {'up to ' if len(set(masked)) > 1 else ''}{most} output(s) at kinks left out"
     if fallback:
         message += f"; {fallback}"
     return message

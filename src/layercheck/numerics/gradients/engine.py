@@ -352,16 +352,24 @@ def run_probe(
     t: float,
     tol: Tolerances,
     large_step: bool = False,
+    relative: float | None = None,
 ) -> Probe:
     """One directional-derivative comparison for argument `index`; see the module docstring.
     `large_step`: the step is a large part of the values moved (1e-3 or more), so outputs that
     barely move do so because they barely depend on the argument, not because their change was
-    rounded away."""
-    return _run_moves(problem, base, {index: direction}, t, tol, large_step)
+    rounded away. `relative`: the step relative to the values moved (the nominal step where
+    not given)."""
+    return _run_moves(problem, base, {index: direction}, t, tol, large_step, relative)
 
 
 def _run_moves(
-    problem: GradientProblem, base: Baseline, moves: dict[int, Any], t: float, tol: Tolerances, large_step: bool
+    problem: GradientProblem,
+    base: Baseline,
+    moves: dict[int, Any],
+    t: float,
+    tol: Tolerances,
+    large_step: bool,
+    relative: float | None = None,
 ) -> Probe:
     """The comparison along a direction with a part `moves[i]` for each argument i moved."""
     steps = {i: t * d for i, d in moves.items()}
@@ -376,11 +384,14 @@ def _run_moves(
     # A kink within the step makes d2 comparable to the first difference; the curvature of a
     # smooth function keeps it about t times smaller. A kink whose two slopes nearly agree
     # hides below the first threshold: where kinks were seen and the error estimate is still
-    # too large, look again closer.
+    # too large, look again closer, but never as close as a smooth layer's own curvature at
+    # this step (about the relative step times the first difference): where round-off made the
+    # step larger, that closer look would take every output for a kink.
+    h = tol.step if relative is None else relative
     resolved = large_step
-    probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * tol.step), resolved, spares)
+    probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * h), resolved, spares)
     if probe.reason is Undecided.CURVATURE and probe.masked:
-        probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 0.03 * tol.step), resolved, spares)
+        probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 10 * h), resolved, spares)
     return probe
 
 
@@ -654,6 +665,9 @@ class ArgumentVerdict:
     # Undecided because one probe failed and another passed: an error in a part of the
     # argument too small for every whole-argument projection to show (a small block).
     disagreed: bool = False
+    # Passed at a reduced resolution: the probe that agreed with the smallest error estimate,
+    # above the full resolution (its `relative(error_bound)` is the resolution reached).
+    reduced: Probe | None = None
 
 
 def check_jointly(
@@ -1026,7 +1040,7 @@ def check_argument(
         if not bool(namespace_of(direction).any(direction)):
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, "every element sits at the edge of its domain")
         try:
-            probe = run_probe(problem, base, index, direction, t, tol, large_step=h >= _LARGE_STEP)
+            probe = run_probe(problem, base, index, direction, t, tol, large_step=h >= _LARGE_STEP, relative=h)
         except EvaluationError as exc:
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
         probes.append(probe)
@@ -1058,8 +1072,9 @@ def check_argument(
             h /= 10
     agreeing = [p for p in probes if p.verdict is Verdict.UNDECIDED and _agrees_at_reduced_resolution(p, tol)]
     if agreeing and not fails and passes_needed == 1:
-        best = min(p.relative(p.error_bound) for p in agreeing)
-        return ArgumentVerdict(index, Status.PASSED, probes, f"agreement at a reduced resolution of {best:.1g}")
+        best = min(agreeing, key=lambda p: p.relative(p.error_bound))
+        reason = f"agreement at a reduced resolution of {best.relative(best.error_bound):.1g}"
+        return ArgumentVerdict(index, Status.PASSED, probes, reason, reduced=best)
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
 
 
@@ -1091,7 +1106,8 @@ def element_probe(
     for _ in range(4):
         t = h * scale
         moved = keep_inside(value, direction, t, problem.domains[index])
-        probe = run_probe(problem, base, index, moved, t, tol, large_step=t >= _LARGE_STEP * max(magnitude, scale))
+        large = t >= _LARGE_STEP * max(magnitude, scale)
+        probe = run_probe(problem, base, index, moved, t, tol, large_step=large, relative=h)
         if probe.verdict is not Verdict.UNDECIDED:
             return probe
         if _agrees_at_reduced_resolution(probe, tol):
