@@ -493,3 +493,36 @@ def test_a_pass_at_a_reduced_resolution_says_which_and_never_claims_a_finer_one(
             assert f"X only to a reduced resolution of {record['resolution']:.1g}" in result.message
         else:
             assert "reduced resolution" not in result.message and planted == 0.0, result.message
+
+
+class _FactorButATinyChannel:
+    """Y = c 0.5 X^2 per channel, channel 0's gain 1e-7 (a pruned filter): backward forgets the
+    0.5 in channels 1-19 (a factor 2) and is right in channel 0, which takes a path of its own."""
+
+    def _c(self, channels):
+        c = np.linspace(0.8, 1.2, channels)
+        c[0] = 1e-7
+        return c.reshape(1, 1, channels, 1)
+
+    def predict(self, X):
+        return self._c(X.shape[2]) * 0.5 * X**2
+
+    def backward(self, X, Y, dLdY, memory):
+        c = self._c(X.shape[2])
+        dLdX = dLdY * c * X * 2
+        dLdX[:, :, 0] = dLdY[:, :, 0] * c[:, :, 0] * X[:, :, 0]
+        return dLdX
+
+
+def test_a_factor_is_never_claimed_of_a_whole_argument_that_is_right_in_a_small_channel():
+    """A hunt for false causes: "off by a constant factor 2", and halving the gradient as told
+    makes channel 0 wrong. A claim about the whole argument is now tested in each block whose
+    gradient no probe of the whole sees, on its own."""
+    report = layercheck.check_layer(_FactorButATinyChannel, "8,8,20,16:SSCB", checks=[GRADIENTS], dtypes=["float64"])
+    result = report.result(GRADIENTS)
+    assert result.status == "failed", result.message
+    (record,) = result.details["arguments"]
+    finding = record["diagnosis"]["finding"]
+    assert finding["cause"] != "factor", finding
+    regions = record["diagnosis"]["regions"]
+    assert regions and regions[0]["unit"] == "channel" and "0" not in regions[0]["wrong"], regions

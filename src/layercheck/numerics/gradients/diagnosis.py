@@ -64,7 +64,7 @@ class Diagnostician:
     ):
         self.budget = WorkBudget(sys.maxsize) if budget is None else budget
         self.budget.start()
-        self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget)
+        self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget, small_blocks)
         # Made when a localization first asks for it (most failures are named before).
         self._make_sub_batch = sub_batch
         # Each failed argument's blocks whose gradient is small (`small_scale_blocks`, as the

@@ -11,7 +11,7 @@ calls) are measured element by element instead, exactly.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -101,8 +101,13 @@ class Evidence:
         tol: Tolerances,
         rng: Callable[[str], np.random.Generator],
         budget: WorkBudget,
+        small_blocks: Mapping[int, Sequence[tuple[str, float, Any]]] | None = None,
     ):
         self.budget = budget
+        # Each argument's blocks whose gradient is small against the rest (`small_scale_blocks`):
+        # no probe of the whole argument sees them, so a claim about all of it is tested in
+        # each of them on its own.
+        self.small_blocks = small_blocks or {}
         self.problem = budgeted(problem, budget)
         self.base = base
         self.verdicts = verdicts
@@ -185,6 +190,14 @@ class Evidence:
                 return False
             if not admits(fresh, corrected(fresh.gradients)):
                 return False
+        if None in supports:
+            # A claim about the whole argument ("off by a factor 2") must hold where its
+            # gradient is too small for a probe of the whole to see: a channel right there
+            # would be made wrong by the correction. Each such block is probed on its own.
+            for where, _, mask in self.small_blocks.get(index, ()):
+                fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
+                if fresh is None or not admits(fresh, corrected(fresh.gradients)):
+                    return False
         return True
 
     def with_loss(
