@@ -526,3 +526,39 @@ def test_a_factor_is_never_claimed_of_a_whole_argument_that_is_right_in_a_small_
     assert finding["cause"] != "factor", finding
     regions = record["diagnosis"]["regions"]
     assert regions and regions[0]["unit"] == "channel" and "0" not in regions[0]["wrong"], regions
+
+
+class _LogMinusXTwice:
+    """Y = w (log(1 + c X) - c X), c = 1e-4, X > 0: naive, so the outputs (about 5e-9) keep
+    eight digits, and the layer is judged at float32's tolerances, whose absolute part (1e-5)
+    is far above its gradients (about 1e-8). Backward doubles dL/dX."""
+
+    learnables = ("w",)
+    input_domain = (0, None)
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        self.w = np.full((1, 1, layout.size[2], 1), 0.75)
+
+    def predict(self, X):
+        return self.w * (np.log(1 + 1e-4 * X) - 1e-4 * X)
+
+    def backward(self, X, Y, dLdY, memory):
+        dX = self.w * (-(1e-4 * 1e-4) * X / (1 + 1e-4 * X))
+        g = np.log(1 + 1e-4 * X) - 1e-4 * X
+        return 2 * dLdY * dX, np.sum(dLdY * g, axis=(0, 1, 3), keepdims=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_projection_far_below_its_tolerance_agrees_with_nothing(seed):
+    """A hunt for false passes: its probes "agreed at a reduced resolution of 1e-08", their
+    error estimates small, their tolerance hundreds of times the projection itself: any
+    gradient would have agreed, and dL/dX twice too large passed ("worst relative difference
+    0"). A reduced resolution now counts the tolerance against the projection too."""
+    report = layercheck.check_layer(
+        _LogMinusXTwice, "8,8,16,32:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed
+    )
+    result = report.result(GRADIENTS)
+    assert result.status != "passed", result.message

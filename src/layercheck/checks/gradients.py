@@ -119,7 +119,7 @@ class ArgumentRecord:
     non_finite: NonFiniteMove | None = None
     names: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     # Passed at a reduced resolution (`ArgumentVerdict.reduced`): the probe that agreed, and
-    # the resolution it reached (its error estimate relative to its scale).
+    # the resolution it reached (`Probe.resolution`).
     reduced: ProbeRecord | None = None
     resolution: float | None = None
 
@@ -759,7 +759,7 @@ def _record(problem: GradientProblem, verdict: ArgumentVerdict, diagnosis: Diagn
         non_finite=non_finite if verdict.status is Status.INCOMPLETE else None,
         names=(tuple(problem.names), tuple(problem.outputs)),
         reduced=None if verdict.reduced is None else ProbeRecord.of(verdict.reduced),
-        resolution=None if verdict.reduced is None else verdict.reduced.relative(verdict.reduced.error_bound),
+        resolution=None if verdict.reduced is None else verdict.reduced.resolution,
     )
 
 

@@ -221,6 +221,14 @@ class Probe:
         side <g, v> whose terms g * v have norm `terms`."""
         return self.rtol * max(abs(analytic), abs(self.numeric)) + self.fixed_tolerance + 64 * self.eps * terms
 
+    @property
+    def resolution(self) -> float:
+        """The smallest relative error of the gradient this probe rules out: its error estimate
+        against its scale, and its tolerance against the projection itself (a uniform
+        relative error moves the projection by that share of it)."""
+        projection = max(abs(self.analytic), abs(self.numeric))
+        return max(self.relative(self.error_bound), self.tolerance / projection if projection > 0 else math.inf)
+
     def relative(self, value: float) -> float:
         if value == 0:
             return 0.0
@@ -1080,8 +1088,8 @@ def check_argument(
             h /= 10
     agreeing = [p for p in probes if p.verdict is Verdict.UNDECIDED and _agrees_at_reduced_resolution(p, tol)]
     if agreeing and not fails and passes_needed == 1:
-        best = min(agreeing, key=lambda p: p.relative(p.error_bound))
-        reason = f"agreement at a reduced resolution of {best.relative(best.error_bound):.1g}"
+        best = min(agreeing, key=lambda p: p.resolution)
+        reason = f"agreement at a reduced resolution of {best.resolution:.1g}"
         return ArgumentVerdict(index, Status.PASSED, probes, reason, reduced=best)
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
 
@@ -1132,8 +1140,11 @@ def element_probe(
 
 
 def _agrees_at_reduced_resolution(probe: Probe, tol: Tolerances) -> bool:
+    """Agreement that rules out a relative error of the reduced resolution: the error estimate
+    within it against the probe's scale, and the tolerance against the projection itself (a
+    projection far below its tolerance agrees with any gradient: no agreement at all)."""
     return (
         math.isfinite(probe.error_bound)
         and probe.discrepancy <= probe.tolerance
-        and probe.error_bound <= tol.resolution[1] * probe.scale
+        and probe.resolution <= tol.resolution[1]
     )
