@@ -562,3 +562,44 @@ def test_a_projection_far_below_its_tolerance_agrees_with_nothing(seed):
     )
     result = report.result(GRADIENTS)
     assert result.status != "passed", result.message
+
+
+class _ScalarGain:
+    """Y = s tanh(X) + X, s a 0-d learnable; `bug`: how backward gets dL/ds wrong."""
+
+    learnables = ("s",)
+    bug = "half the sum"
+
+    def initialize(self, layout):
+        self.s = np.array(0.8)
+
+    def predict(self, X):
+        return self.s * np.tanh(X) + X
+
+    def backward(self, X, Y, dLdY, memory):
+        t = np.tanh(X)
+        dLds = (dLdY * t * (X > 0)).sum() if self.bug == "half the sum" else 2 * (dLdY * t).sum()
+        return dLdY * (self.s * (1 - t * t) + 1), np.array(dLds)
+
+
+class _ScalarGainTwice(_ScalarGain):
+    bug = "twice"
+
+
+@pytest.mark.parametrize(
+    ("layer", "said"),
+    [
+        (_ScalarGain, "the gradient of s is wrong ("),
+        (_ScalarGainTwice, "the gradient of s is off by a constant factor 2"),
+    ],
+)
+def test_a_0d_learnable_whose_gradient_is_wrong_is_diagnosed_not_an_internal_error(layer, said):
+    """A hunt for false passes: a 0-d learnable probed on its own made a NumPy scalar of its
+    move, written into as an array ("layercheck internal error"). One element is off by some
+    factor whatever is wrong with it: a factor is named only where a size or a small fraction
+    names it."""
+    for seed in range(2):
+        report = layercheck.check_layer(layer, "8,8,4,2:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed)
+        assert report.error is None, report.error
+        result = report.result(GRADIENTS)
+        assert result.status == "failed" and result.message.startswith(said), result.message

@@ -383,7 +383,14 @@ def norm_sq(a: Any) -> Any:
 def displaced(value: Any, move: Any, sign: int, into_move: bool = False) -> Any:
     """value + sign * move; with `into_move` (the move is not needed any more) written into
     the move where its dtype and shape hold the result, no new array made."""
-    holds = into_move and np.result_type(value.dtype, move.dtype) == move.dtype and move.shape == np.shape(value)
+    # A move of a 0-d argument may be a NumPy scalar (t * v of a 0-d array is one): no array
+    # to write into.
+    holds = (
+        into_move
+        and is_array(move)
+        and np.result_type(value.dtype, move.dtype) == move.dtype
+        and move.shape == np.shape(value)
+    )
     xp = namespace_of(value, move)
     return (xp.add if sign > 0 else xp.subtract)(value, move, out=move if holds else None)
 

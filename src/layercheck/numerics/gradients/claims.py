@@ -221,6 +221,12 @@ def factor(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     if abs(ratio + 1) <= 1e-4:
         return Finding(Cause.WRONG_SIGN, (name,))
     named = name_factor(ratio, sizes(evidence.problem.values, evidence.problem.labels))
+    if gradient.size == 1 and named.form in (FactorForm.DECIMAL, FactorForm.NEAR_ONE):
+        # One element is off by some factor whatever is wrong with it: only a factor that a
+        # size of the problem or a small fraction names says more than the mismatch (a
+        # gradient of a scalar that leaves out half the sum is "off by 0.553296" for one loss
+        # and by another number for the next).
+        return None
     return Finding(Cause.FACTOR, (name,), named, complex_values=evidence.complex_values(index))
 
 

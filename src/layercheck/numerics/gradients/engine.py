@@ -118,6 +118,10 @@ _STEP = {np.dtype(np.float64): 1e-7, np.dtype(np.float32): 3e-3}
 # projection itself, so that a pass rules out a uniform relative error of that size even when
 # the random projection happens to be small.
 _RESOLUTION = {np.dtype(np.float64): (1e-6, 1e-4, 5e-7), np.dtype(np.float32): (3e-3, 3e-2, 3e-3)}
+# Per precision: the largest tolerance relative to the projection itself that a pass at a
+# reduced resolution accepts. Far above it, the probe agrees with any gradient (a projection
+# far below its tolerance): no agreement at all.
+_REDUCED_PROJECTION = {np.dtype(np.float64): 1e-2, np.dtype(np.float32): 1e-1}
 _ERROR_FACTOR = 4.0  # E = 4 x the W-weighted RMS of the second differences (+ a round-off floor)
 _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
@@ -1140,11 +1144,13 @@ def element_probe(
 
 
 def _agrees_at_reduced_resolution(probe: Probe, tol: Tolerances) -> bool:
-    """Agreement that rules out a relative error of the reduced resolution: the error estimate
-    within it against the probe's scale, and the tolerance against the projection itself (a
-    projection far below its tolerance agrees with any gradient: no agreement at all)."""
+    """Agreement within the reduced resolution against the probe's scale, whose tolerance
+    rules out a relative error of the projection itself (`_REDUCED_PROJECTION`: a projection
+    far below its tolerance agrees with any gradient, a gradient twice too large among them)."""
+    projection = max(abs(probe.analytic), abs(probe.numeric))
     return (
         math.isfinite(probe.error_bound)
         and probe.discrepancy <= probe.tolerance
-        and probe.resolution <= tol.resolution[1]
+        and probe.error_bound <= tol.resolution[1] * probe.scale
+        and probe.tolerance <= _REDUCED_PROJECTION.get(np.dtype(tol.precision), 1e-1) * projection
     )
