@@ -330,15 +330,21 @@ def random_moves(x: Any, rng: np.random.Generator) -> Any:
         moves *= state.randint(0, 2, size=shape) * 2 - 1
         return moves
     size = math.prod(shape)
-    # Little-endian whatever the machine: a seed draws the same moves everywhere.
-    bits = rng.bit_generator.random_raw((size + 3) // 4).astype("<u8", copy=False).view("<i2")[:size]
-    negative = bits >> 15  # -1 where the sign bit is set, else 0
-    bits &= _LEVELS - 1
-    bits += _LEVELS // 2  # 2^13 + k: a magnitude of 1/2 + k / 2^14, in units of 2^-14
-    bits ^= negative  # two's complement: (n ^ -1) - (-1) = -n
-    bits -= negative
-    moves = bits.astype(np.float64)
-    moves *= 1 / _LEVELS  # exact: a power of two
+    moves = np.empty(size, dtype=np.float64)
+    # In chunks of whole 64-bit draws: the integers made on the way stay in the cache and
+    # hold no memory of the argument's size (the check's peak is counted in copies of it),
+    # and the draws are those of one call, chunk after chunk.
+    for start in range(0, size, _CHUNK):
+        stop = min(start + _CHUNK, size)
+        # Little-endian whatever the machine: a seed draws the same moves everywhere.
+        raw = rng.bit_generator.random_raw((stop - start + 3) // 4).astype("<u8", copy=False)
+        bits = raw.view("<i2")[: stop - start]
+        negative = bits >> 15  # -1 where the sign bit is set, else 0
+        bits &= _LEVELS - 1
+        bits += _LEVELS // 2  # 2^13 + k: a magnitude of 1/2 + k / 2^14, in units of 2^-14
+        bits ^= negative  # two's complement: (n ^ -1) - (-1) = -n
+        bits -= negative
+        np.multiply(bits, 1 / _LEVELS, out=moves[start:stop])  # exact: a power of two
     return moves.reshape(shape)
 
 
