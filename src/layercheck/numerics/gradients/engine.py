@@ -693,8 +693,8 @@ class ArgumentVerdict:
     # Undecided because one probe failed and another passed: an error in a part of the
     # argument too small for every whole-argument projection to show (a small block).
     disagreed: bool = False
-    # Passed at a reduced resolution: the probe that agreed with the smallest error estimate,
-    # above the full resolution (its `relative(error_bound)` is the resolution reached).
+    # Passed at a reduced resolution: the agreeing probe of the finest `resolution`, coarser
+    # than the full one (`_agrees_at_reduced_resolution`).
     reduced: Probe | None = None
 
 
