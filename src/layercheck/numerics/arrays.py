@@ -311,6 +311,9 @@ def random_signs(x: Any, rng: np.random.Generator) -> Any:
 
 
 _LEVELS = 1 << 14  # magnitudes of `random_moves`: 1/2 + k / 2^14, k < 2^14
+# Elements per chunk of what is computed on the host in chunks (`random_moves`, `product_norm_sq`):
+# its temporaries stay in the cache.
+_CHUNK = 1 << 16
 
 
 def random_moves(x: Any, rng: np.random.Generator) -> Any:
@@ -399,9 +402,6 @@ def displaced(value: Any, move: Any, sign: int, into_move: bool = False) -> Any:
     )
     xp = namespace_of(value, move)
     return (xp.add if sign > 0 else xp.subtract)(value, move, out=move if holds else None)
-
-
-_CHUNK = 1 << 16  # elements per chunk of a product on the host: its temporary stays in the cache
 
 
 def product_norm_sq(*factors: Any) -> Any:

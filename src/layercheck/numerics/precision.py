@@ -211,9 +211,11 @@ def _moved_both_ways(
             size *= step
         else:  # an array of zeros
             size = step
-        if consume:
+        if consume:  # a direction given to be consumed: the move is made in it
             v *= size
-        move = v if consume else v * size
+            move = v
+        else:
+            move = v * size
         moves.append(keep_inside(x, move, 1.0, domain))
     plus = evaluate([x if d is None else x + d for x, d in zip(inputs, moves)])
     # The point at -step is written into its move, which nothing needs any more.

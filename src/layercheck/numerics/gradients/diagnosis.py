@@ -64,12 +64,12 @@ class Diagnostician:
     ):
         self.budget = WorkBudget(sys.maxsize) if budget is None else budget
         self.budget.start()
+        # Each failed argument's blocks whose gradient is small (`small_scale_blocks`, as the
+        # check found them), held by the evidence: a claim about a whole argument is tested in
+        # them, and a sub-batch's finding is proven in them on the whole batch.
         self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget, small_blocks)
         # Made when a localization first asks for it (most failures are named before).
         self._make_sub_batch = sub_batch
-        # Each failed argument's blocks whose gradient is small (`small_scale_blocks`, as the
-        # check found them): a sub-batch's finding is proven in them on the whole batch.
-        self._small_blocks = small_blocks
         self._sub_batch: SubBatch | None = None
 
     def diagnose(self, index: int) -> Diagnosis:
@@ -180,7 +180,7 @@ class Diagnostician:
             return False
         elif self._probe(index, rng, ~mask) is not Status.PASSED:
             return False
-        outside = [block & ~mask for _, _, block in self._small_blocks[index]]
+        outside = [block & ~mask for _, _, block in self.evidence.small_blocks[index]]
         return all(self._probe(index, rng, block) is Status.PASSED for block in outside if bool(xp.any(block)))
 
     def _probe(self, index: int, rng: np.random.Generator, support: Any) -> Status:

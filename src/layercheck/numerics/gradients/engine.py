@@ -228,11 +228,16 @@ class Probe:
         return self.rtol * max(abs(analytic), abs(self.numeric)) + self.fixed_tolerance + 64 * self.eps * terms
 
     @property
+    def projection(self) -> float:
+        """The projection itself, the larger of its two sides."""
+        return max(abs(self.analytic), abs(self.numeric))
+
+    @property
     def resolution(self) -> float:
         """The smallest relative error of the gradient this probe rules out: its error estimate
         against its scale, and its tolerance against the projection itself (a uniform
         relative error moves the projection by that share of it)."""
-        projection = max(abs(self.analytic), abs(self.numeric))
+        projection = self.projection
         return max(self.relative(self.error_bound), self.tolerance / projection if projection > 0 else math.inf)
 
     def relative(self, value: float) -> float:
@@ -541,7 +546,7 @@ def _compare(
     elif scale > 0 and error_bound > tol.resolution[0] * scale:
         probe.verdict = Verdict.UNDECIDED
         probe.reason = Undecided.ROUND_OFF if second_error < 20 * roundoff_error else Undecided.CURVATURE
-    elif any_gradient and probe.tolerance > tol.resolution[2] * max(abs(analytic), abs(numeric)):
+    elif any_gradient and probe.tolerance > tol.resolution[2] * probe.projection:
         probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.SMALL_PROJECTION
     return probe
 
@@ -1155,10 +1160,9 @@ def _agrees_at_reduced_resolution(probe: Probe, tol: Tolerances) -> bool:
     """Agreement within the reduced resolution against the probe's scale, whose tolerance
     rules out a relative error of the projection itself (`_REDUCED_PROJECTION`: a projection
     far below its tolerance agrees with any gradient, a gradient twice too large among them)."""
-    projection = max(abs(probe.analytic), abs(probe.numeric))
     return (
         math.isfinite(probe.error_bound)
         and probe.discrepancy <= probe.tolerance
         and probe.error_bound <= tol.resolution[1] * probe.scale
-        and probe.tolerance <= _REDUCED_PROJECTION.get(np.dtype(tol.precision), 1e-1) * projection
+        and probe.tolerance <= _REDUCED_PROJECTION.get(np.dtype(tol.precision), 1e-1) * probe.projection
     )
