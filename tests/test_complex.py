@@ -56,6 +56,18 @@ def test_complex_sample_twins_fail_with_conj_in_the_diagnosis(name, argument):
     assert [r["argument"] for r in result.details["arguments"] if r["status"] == "failed"] == [argument]
 
 
+def test_a_cause_is_said_likely_only_where_it_was_shown_and_a_complex_suspicion_is_advice():
+    # modReLU's missing conj is inside a projection: no cause is shown, and none is said to be
+    # likely; the headline advises checking each conj. complex_scale's missing conj is shown.
+    for name, likely in (("modrelu_no_conj.py", None), ("complex_scale_no_conj.py", "conj missing")):
+        obj = load_layer(SAMPLES / "buggy" / name)
+        result = layercheck.check_layer(obj, obj.example_layout, dtypes=["complex128"]).result(GRADIENTS)
+        said = [line.strip() for line in result.explanation if line.strip().startswith("likely cause:")]
+        assert said == ([] if likely is None else [f"likely cause: {likely}"]), (name, result.explanation)
+        if likely is None:
+            assert result.message.endswith("complex values: check each conj against the convention dL/da + i*dL/db")
+
+
 def test_the_whole_gradient_conjugated_is_named_as_the_other_convention():
     class Conjugated:
         def predict(self, X):

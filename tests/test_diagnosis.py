@@ -562,6 +562,8 @@ def test_a_projection_far_below_its_tolerance_agrees_with_nothing(seed):
     )
     result = report.result(GRADIENTS)
     assert result.status != "passed", result.message
+    # Why, in words that say what was measured (it read "a small projection").
+    assert "the derivative along the direction tried is too small against its tolerance" in result.message
 
 
 class _ScalarGain:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import CORPUS, SAMPLES, SEED_LAYOUT, load_layer, not_ok, run_cli
@@ -252,7 +254,71 @@ def test_batch_normalization_forward_may_use_batch_statistics_but_predict_may_no
     assert report.result("predict_is_consistent_across_observations").status == "passed"
     for name in ("forward_is_consistent_across_observations", "backward_is_consistent_across_observations"):
         result = report.result(name)
-        assert result.status == "skipped" and "batch statistics" in result.message
+        assert result.status == "skipped" and "its observations interact" in result.message
+        assert "batch statistics" in result.message
+
+
+class Dropout:
+    """Inverted dropout: a mask drawn in forward for the whole batch, the identity in predict."""
+
+    def predict(self, X):
+        return X
+
+    def forward(self, X):
+        mask = (np.random.random(X.shape) >= 0.5).astype(X.dtype) * 2
+        return X * mask, mask
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * memory
+
+
+def test_dropout_in_forward_is_skipped_for_its_draws_and_never_said_to_interact():
+    report = layercheck.check_layer(Dropout, "4,3,5,6:SSCB", checks=OBSERVATION_CHECKS[1:])
+    assert report.result("predict_is_consistent_across_observations").status == "passed"
+    for name, method in (
+        ("forward_is_consistent_across_observations", "forward"),
+        ("backward_is_consistent_across_observations", "forward then backward"),
+    ):
+        result = report.result(name)
+        assert result.status == "skipped", result.message
+        assert f"{method} is not repeatable" in result.message and "dropout" in result.message
+        assert "interact" not in result.message and "batch statistics" not in result.message
+
+
+class NoisyPredict:
+    """Noise drawn in predict: each fresh layer starts from the same seeds, so the draws fall
+    on other observations when one runs alone, and the same ones when the others change."""
+
+    def predict(self, X):
+        return X + 0.1 * np.random.standard_normal(X.shape)
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY
+
+
+class ScalesByBatchSize:
+    def predict(self, X):
+        return X * X.shape[-1]
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * X.shape[-1]
+
+
+@pytest.mark.parametrize(
+    ("layer", "said", "never"),
+    [
+        (NoisyPredict, "predict is not repeatable", "mixes observations|depend on the batch's size"),
+        (ScalesByBatchSize, "depend on the batch's size", "mixes observations|not repeatable"),
+        (Tanh, None, "not repeatable|depend on the batch's size|mixes"),
+    ],
+    ids=["random draws", "batch size", "correct"],
+)
+def test_why_observations_differ_is_said_only_as_far_as_it_was_shown(layer, said, never):
+    report = layercheck.check_layer(layer, "4,3,5,6:SSCB", checks=["predict_is_consistent_across_observations"])
+    result = report.result("predict_is_consistent_across_observations")
+    assert result.status == ("passed" if said is None else "failed"), result.message
+    assert said is None or said in result.message
+    assert not re.search(never, result.message), result.message
 
 
 def test_the_cli_takes_one_layout_per_input():

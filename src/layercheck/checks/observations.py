@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -81,18 +82,26 @@ def _gradient_tolerances(
     return tolerances, coarse
 
 
+class Interaction(Enum):
+    """Why observations that differ alone do, as far as it was shown."""
+
+    MIXES = "mixes"  # changing the other observations changed the first one's results
+    PLACE = "place"  # it did not: the batch's size or the observation's place
+    RANDOM = "random"  # the method itself is not repeatable: nothing follows from the comparison
+    UNKNOWN = "unknown"  # it could not be tried (the layer raised)
+
+
 @dataclass(frozen=True)
 class Differences:
     """The observations whose `what` ("predict outputs", "input gradients") differ when each
     runs alone: by observation, each result that differs and how, of `checked` observations;
-    and why only as far as it was shown: `cross_talk` is True when changing the other
-    observations changed the first one's, False when it did not, None when that could not be
-    tried."""
+    and why, only as far as it was shown (`interaction`; `method`: what was run again)."""
 
     what: str
     differ: Mapping[int, Sequence[tuple[str, Mismatch]]]
     checked: int
-    cross_talk: bool | None
+    interaction: Interaction
+    method: str
 
     def message(self) -> str:
         observations = sorted(self.differ)
@@ -103,18 +112,24 @@ class Differences:
             f"{self.what} of observation(s) {shown} ({len(observations)} of {self.checked} checked) differ when "
             "each observation runs alone"
         )
-        if self.cross_talk:
+        if self.interaction is Interaction.MIXES:
             message += (
                 f", and those of observation {observations[0]} change when only the other observations change: "
                 "the layer mixes observations (statistics over the batch?)"
             )
-        elif self.cross_talk is False:
+        elif self.interaction is Interaction.PLACE:
             message += (
                 f", though those of observation {observations[0]} do not change when the other observations "
                 "change: they depend on the batch's size or on the observation's place in it, not on the others' "
                 "values"
             )
+        elif self.interaction is Interaction.RANDOM:
+            message += f", and {_not_repeatable(self.method)}, so whether observations interact is not known"
         return message + "; " + worst.describe(name)
+
+
+def _not_repeatable(method: str) -> str:
+    return f"{method} is not repeatable (run twice on one layer object with the same batch, it gives other results)"
 
 
 @dataclass
@@ -130,6 +145,7 @@ class _Found:
     own_precision: dict[str, str] = field(default_factory=dict)
     evidence: LazyEvidence | None = None
     cause: Cause | None = None
+    interaction: Interaction = Interaction.UNKNOWN
 
     @classmethod
     def raised(cls, exc: _Raised, checked: list[int] | None = None) -> _Found:
@@ -204,7 +220,8 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
             session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states))
         )
     ]
-    batch = _run(subset_layer(session, split, indices), method, subset_inputs(session, split, indices), "the batch")
+    batch_layer = subset_layer(session, split, indices)
+    batch = _run(batch_layer, method, subset_inputs(session, split, indices), "the batch")
     _require_batch_sizes(names, batch.all, split.results, len(indices))
     rtol, atol = _tolerance(session, split.dtype, batch.all)
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
@@ -229,14 +246,37 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
         return _Found(None, indices, [])
     k = indices.index(min(differ))
     xs = subset_inputs(session, split, indices)
-    others = _replace_others(session, k, xs, split.inputs)
-    again = _run(subset_layer(session, split, indices), method, others, "the batch with other observations")
-    cross_talk = any(
-        axis is not None and _compare(name, take(y2, [k], axis), take(y1, [k], axis), rtol, atol, "") is not None
-        for name, y1, y2, axis in zip(names, batch.all, again.all, split.results)
+    # A method that draws random numbers gives other results alone as it would again on the
+    # batch (each fresh layer starts from the same seeds, so the draws fall on other
+    # observations): run twice on one object first, or its draws would read as interaction.
+    repeated = _run(batch_layer, method, xs, "the batch again")
+    if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
+        interaction = Interaction.RANDOM
+    else:
+        others = _replace_others(session, k, xs, split.inputs)
+        again = _run(subset_layer(session, split, indices), method, others, "the batch with other observations")
+        first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
+        second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]
+        mixes = _any_differ(names, first, second, split.results, rtol, atol)
+        interaction = Interaction.MIXES if mixes else Interaction.PLACE
+    message = Differences(f"{method} outputs", differ, len(indices), interaction, method).message()
+    return _Found(message, indices, sorted(differ), evidence=evidence, interaction=interaction)
+
+
+def _any_differ(
+    names: Sequence[str],
+    first: Sequence[Any],
+    second: Sequence[Any],
+    axes: Sequence[int | None],
+    rtol: float,
+    atol: float,
+) -> bool:
+    """Whether two runs' results that are split by observation (an axis) differ, in shape or
+    beyond the tolerance."""
+    return any(
+        axis is not None and _compare(name, b, a, rtol, atol, "") is not None
+        for name, a, b, axis in zip(names, first, second, axes)
     )
-    message = Differences(f"{method} outputs", differ, len(indices), cross_talk).message()
-    return _Found(message, indices, sorted(differ), evidence=evidence)
 
 
 def _require_batch_sizes(names: Sequence[str], values: Sequence[Any], axes: Sequence[int | None], n: int) -> None:
@@ -287,10 +327,20 @@ def _outcome(session: CheckContext, found: _Found) -> Outcome:
     return passed(f"{len(found.checked)} observations checked", **details)
 
 
-_TRAINING_STATISTICS = (
-    "forward differs from predict and its observations interact: training-time batch statistics "
-    "(as in batch normalization) are allowed; predict_is_consistent_across_observations checks predict"
-)
+def _training_path(interaction: Interaction, method: str) -> str:
+    """Why a forward that differs from predict has its observation checks skipped, in what was
+    shown of it (`method`: what was run again)."""
+    if interaction is Interaction.MIXES:
+        shown, allowed = "its observations interact", "training-time batch statistics (as in batch normalization)"
+    elif interaction is Interaction.RANDOM:
+        shown, allowed = _not_repeatable(method), "training-time random draws (as in dropout)"
+    else:
+        shown = "an observation's results differ when it runs alone"
+        allowed = "a training-time path that depends on the batch (as batch normalization's)"
+    return (
+        f"forward differs from predict, and {shown}: {allowed} are allowed; "
+        "predict_is_consistent_across_observations checks predict"
+    )
 
 
 @check(
@@ -323,7 +373,7 @@ def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     except _Raised as exc:
         found = _Found.raised(exc)
     if found.message and _training_differs(session, primary_dtype(session)):
-        raise Skip(_TRAINING_STATISTICS)
+        raise Skip(_training_path(found.interaction, "forward"))
     return _outcome(session, found)
 
 
@@ -426,9 +476,11 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     found = _Found(None, indices, sorted(differ), {session.reference.d(names[j]): own for j, own in coarse.items()})
     if differ:
         k = indices.index(min(differ))
-        cross_talk = _backward_cross_talk(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
-        found.message = Differences("input gradients", differ, len(indices), cross_talk).message()
-        found.evidence = evidence
+        interaction = _backward_interaction(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
+        found.message = Differences(
+            "input gradients", differ, len(indices), interaction, "forward then backward"
+        ).message()
+        found.evidence, found.interaction = evidence, interaction
         return found
     for name, together, total, magnitude, axis, skip, (rtol, atol) in zip(
         names, batch, sums, magnitudes, axes, integer, tolerances
@@ -446,7 +498,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     return found
 
 
-def _backward_cross_talk(
+def _backward_interaction(
     session: CheckContext,
     split: Split,
     indices: Sequence[int],
@@ -456,24 +508,38 @@ def _backward_cross_talk(
     dLdS: Sequence[Any],
     axes: Sequence[int | None],
     tolerances: Sequence[tuple[float, float]],
-) -> bool | None:
-    """Do observation k's input gradients change when only the other observations' inputs
-    and dL/dY change?"""
-    xs = _replace_others(session, k, list(subset_inputs(session, split, indices)), split.inputs)
-    new_dLdY = _replace_others(session, k, list(dLdY), split.outputs)
-    new_dLdS = _replace_others(session, k, list(dLdS), list(split.states.values()))
+) -> Interaction:
+    """Why observation k's input gradients differ alone: forward then backward not repeatable
+    on one layer object (random draws: nothing follows), or do they change when only the
+    other observations' inputs and dL/dY change?"""
+    names = session.reference.gradient_names()
+
+    def step(layer: Adapter, xs: Sequence[Any], dLdY: Sequence[Any], dLdS: Sequence[Any]) -> tuple[Any, ...]:
+        outputs = layer.forward([x.copy() for x in xs])
+        return layer.backward([x.copy() for x in xs], outputs, [d.copy() for d in dLdY], [d.copy() for d in dLdS]).all
+
+    def differ(first: Sequence[Any], second: Sequence[Any], observation: int | None) -> bool:
+        for name, g1, g2, axis, (rtol, atol) in zip(names, first, second, axes, tolerances):
+            if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
+                continue
+            if observation is not None:
+                g1, g2 = take(g1, [observation], axis), take(g2, [observation], axis)
+            if _compare(name, g2, g1, rtol, atol, "") is not None:
+                return True
+        return False
+
+    xs = subset_inputs(session, split, indices)
     layer = subset_layer(session, split, indices)
     try:
-        outputs = layer.forward(xs)
-        again = layer.backward(xs, outputs, new_dLdY, new_dLdS).all
+        if differ(step(layer, xs, dLdY, dLdS), step(layer, xs, dLdY, dLdS), None):
+            return Interaction.RANDOM
+        others = _replace_others(session, k, list(xs), split.inputs)
+        new_dLdY = _replace_others(session, k, list(dLdY), split.outputs)
+        new_dLdS = _replace_others(session, k, list(dLdS), list(split.states.values()))
+        again = step(subset_layer(session, split, indices), others, new_dLdY, new_dLdS)
     except USER_ERRORS:
-        return None
-    for name, g1, g2, axis, (rtol, atol) in zip(session.reference.gradient_names(), batch, again, axes, tolerances):
-        if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
-            continue
-        if _compare(name, take(g2, [k], axis), take(g1, [k], axis), rtol, atol, "") is not None:
-            return True
-    return False
+        return Interaction.UNKNOWN
+    return Interaction.MIXES if differ(batch, again, k) else Interaction.PLACE
 
 
 @check(
@@ -496,5 +562,5 @@ def backward_is_consistent_across_observations(session: CheckContext) -> Outcome
     except _Raised as exc:
         found = _Found.raised(exc, indices)
     if found.message and _training_differs(session, split.dtype):
-        raise Skip(_TRAINING_STATISTICS)
+        raise Skip(_training_path(found.interaction, "forward then backward"))
     return _outcome(session, found)

@@ -284,8 +284,8 @@ def cause_phrase(finding: Finding) -> str | None:
         if region is not None:
             return f"off by a factor {factor_text(detail)} {_place(region)}"
         return f"off by a constant factor {factor_text(detail)}"
-    if cause is Cause.UNEXPLAINED and finding.complex_values:
-        return _COMPLEX_SUSPECT
+    # An unexplained error of complex values gets advice in the headline (`_COMPLEX_SUSPECT`),
+    # not a "likely cause": nothing showed that a conj is what is wrong.
     return None
 
 

@@ -13,8 +13,9 @@ Why this is exact enough and never cries wolf:
 * The second difference d2 = Y(a + t v) - 2 Y(a) + Y(a - t v) is known element by element.
   Its W-weighted norm bounds the error of C from round-off, curvature and kinks that lie
   within the step, and is the error estimate E (empirical, so it adapts to the layer).
-* Outputs whose d2 is not small against their first difference crossed a non-differentiable
-  point (a ReLU kink, an SReLU threshold) within the step. They are masked out of the loss:
+* Outputs whose d2 is not small against their first difference are taken for kinks: they
+  crossed a non-differentiable point (a ReLU kink, an SReLU threshold) within the step, or
+  the layer curves on a finer scale than the step. They are masked out of the loss:
   W' = W with those outputs zeroed, one more `backward` with W', and A, C are compared on L'.
   The check then stays exact however densely kinks are placed.
 * A probe passes when |A - C| <= tol and E is small enough to have caught a real error; it
@@ -88,7 +89,7 @@ class Undecided(Enum):
     """Why a probe could not decide. The engine branches on these (the next step size, a
     closer look for kinks); the prose of the records is `describe`'s."""
 
-    KINKS = "kinks"  # most changed outputs crossed a non-differentiable point
+    KINKS = "kinks"  # most changed outputs bent sharply within the step (a kink, or fine curvature)
     NON_FINITE = "non-finite"  # a perturbed pass produced NaN or infinite outputs
     NON_FINITE_GRADIENT = "non-finite gradient"  # the analytic side is NaN or infinite
     ROUND_OFF = "round-off"  # the error estimate is round-off: a larger step helps
@@ -98,8 +99,14 @@ class Undecided(Enum):
     def describe(self, masked: int = 0, changed: int = 0) -> str:
         """The reason in the words of the records (`masked` of `changed` outputs at kinks)."""
         if self is Undecided.KINKS:
-            return f"{masked} of {changed} changed outputs crossed a non-differentiable point"
+            return f"{masked} of {changed} changed outputs {_BENT}"
         return _UNDECIDED_PROSE[self]
+
+
+# What the kink test measures, and no more: second differences a large part of the first
+# ones. A ReLU's kink shows so, and so does a smooth layer that curves on a scale finer than
+# the step (sin(1e6 x)); one probe cannot tell them apart, so the words name both.
+_BENT = "bent sharply within the step (a non-differentiable point, or curvature finer than the step)"
 
 
 _UNDECIDED_PROSE = {
@@ -107,7 +114,7 @@ _UNDECIDED_PROSE = {
     Undecided.NON_FINITE_GRADIENT: "the analytic gradient has NaN or infinite values",
     Undecided.ROUND_OFF: "round-off",
     Undecided.CURVATURE: "curvature",
-    Undecided.SMALL_PROJECTION: "a small projection",
+    Undecided.SMALL_PROJECTION: "the derivative along the direction tried is too small against its tolerance to decide",
 }
 
 # Relative step per precision: central differences at this step have a truncation error far
@@ -1113,13 +1120,13 @@ def check_argument(
 
 def _reasons(probes: Sequence[Probe]) -> str:
     """Why the probes could not decide, each reason once: the probes at kinks in one phrase
-    with the count of each ("6 of 10 and 10 of 10 changed outputs crossed a non-differentiable
-    point"), not the phrase again for every step size."""
+    with the count of each ("6 of 10 and 10 of 10 changed outputs bent sharply within the
+    step ..."), not the phrase again for every step size."""
     kinks = list(dict.fromkeys(f"{p.masked} of {p.changed}" for p in probes if p.reason is Undecided.KINKS))
     reasons = sorted({p.reason_text for p in probes if p.reason is not None and p.reason is not Undecided.KINKS})
     if kinks:
         counts = kinks[0] if len(kinks) == 1 else ", ".join(kinks[:-1]) + " and " + kinks[-1]
-        reasons.insert(0, f"{counts} changed outputs crossed a non-differentiable point")
+        reasons.insert(0, f"{counts} changed outputs {_BENT}")
     return "; ".join(reasons)
 
 
