@@ -515,6 +515,118 @@ def test_a_backward_that_accumulates_into_its_returned_buffer_still_fails_repeat
     assert result.status == "failed" and "cached or accumulated" in result.message
 
 
+class _OwnGeneratorDropout:
+    """Inverted dropout drawing from a generator it keeps (NumPy's recommended API), the mask
+    passed as memory or cached on self: correct, and not repeatable by design."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def predict(self, X):
+        return X
+
+    def forward(self, X):
+        mask = (self.rng.random(X.shape) >= 0.2).astype(X.dtype) / X.dtype.type(0.8)
+        return X * mask, mask
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * memory
+
+
+class _CachedMaskDropout(_OwnGeneratorDropout):
+    def forward(self, X):
+        self.mask = (self.rng.random(X.shape) >= 0.2).astype(X.dtype) / X.dtype.type(0.8)
+        return X * self.mask, None
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * self.mask
+
+
+class _CountsSteps:
+    """forward scales by how many steps it ran: a value cached between calls, not a draw."""
+
+    def __init__(self):
+        self.steps = 0
+
+    def predict(self, X):
+        return X
+
+    def forward(self, X):
+        self.steps += 1
+        return X * self.steps, self.steps
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * memory
+
+
+@pytest.mark.parametrize("layer", [_OwnGeneratorDropout, _CachedMaskDropout])
+def test_dropout_drawing_from_its_own_generator_is_not_failed_for_repeatability(layer):
+    report = layercheck.check_layer(layer, "4,4,3,8:SSCB", checks=["backward_is_repeatable"])
+    result = report.result("backward_is_repeatable")
+    assert result.status == "skipped", result.message
+    assert result.message.startswith("forward is not repeatable") and "dropout" in result.message
+
+
+def test_a_forward_that_changes_between_steps_is_said_so_and_not_said_to_draw_at_random():
+    # A counter is state kept between calls, as a generator is: the two cannot be told apart,
+    # and the words claim neither (dropout is named as an example of what does so).
+    report = layercheck.check_layer(_CountsSteps, "4,4,3,8:SSCB", checks=["backward_is_repeatable"])
+    result = report.result("backward_is_repeatable")
+    assert result.status == "skipped", result.message
+    assert result.message.startswith("forward is not repeatable (run twice on one layer object")
+
+
+class _ScalarGradient:
+    """Y = t tanh(X), t a 0-d learnable whose gradient backward returns as a NumPy scalar (not
+    an array: backward_is_consistent_in_size's failure), the same at every step."""
+
+    learnables = ("t",)
+
+    def initialize(self, layout):
+        if getattr(self, "t", None) is None:
+            self.t = np.array(1.5)
+
+    def predict(self, X):
+        return self.t * np.tanh(X)
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * self.t * (1 - np.tanh(X) ** 2), np.sum(dLdY * np.tanh(X))
+
+
+def test_a_0d_learnable_is_preset_as_an_array_and_a_repeated_scalar_gradient_repeats():
+    report = layercheck.check_layer(_ScalarGradient, "4,4,3,8:SSCB")
+    assert report.result("initialize_does_not_change_nonempty_learnables").status == "passed"
+    assert report.result("backward_is_repeatable").status == "passed"
+    assert report.result("backward_is_consistent_in_size").status == "failed"
+
+
+class _FakeQuantizer:
+    """Quantization-aware training's fake quantizer, in float64 throughout: its outputs are
+    multiples of 2^-8 (float32 values all), constant between steps, jumping at them."""
+
+    def predict(self, X):
+        return np.round(X * 256) / 256
+
+
+class _CastsToFloat32:
+    def predict(self, X):
+        return np.tanh(X.astype(np.float32)).astype(X.dtype)
+
+
+@pytest.mark.parametrize("layout", ["16,16,8,8:SSCB", "32,8,10:CBT"])
+def test_a_quantizer_is_not_said_to_compute_in_float32_and_a_cast_still_is(layout):
+    """A hunt for false alarms: the quantizer's steps read as round-off of 0.007 of their size,
+    and 'every output is a float32 value: it computes in float32 inside and casts back'.
+    float32 rounds each value to its own ulps; the quantizer's outputs lie on one grid."""
+    for seed in range(3):
+        quantizer = layercheck.check_layer(_FakeQuantizer, layout, checks=["predict_is_consistent_in_type"], seed=seed)
+        result = quantizer.result("predict_is_consistent_in_type")
+        assert result.status == "passed", result.message
+        cast = layercheck.check_layer(_CastsToFloat32, layout, checks=["predict_is_consistent_in_type"], seed=seed)
+        result = cast.result("predict_is_consistent_in_type")
+        assert result.status == "failed" and "computes in float32 inside and casts back" in result.message
+
+
 # -- a gradient returned coarser than asked is a dtype failure, judged at its own precision -----
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, declared, layer_files, one_line_usage_error, run_cli, run_isolated
+from conftest import REPO, declared, layer_files, not_ok, one_line_usage_error, run_cli, run_isolated
 
 import layercheck
 from layercheck.checks import REGISTRY
@@ -376,6 +376,54 @@ def test_a_gradient_stored_by_an_earlier_call_is_not_taken_for_this_calls():
 # -- what a review found: code of these styles that the wrapping must not fail ------------------
 
 
+class WritesIntoItsBuffers:
+    """Allocates its gradient buffers once and writes into them (Saito's `grads[0][...] = dW`),
+    from a float64 weight: layercheck sets the weight at each precision it checks."""
+
+    def __init__(self, n_in, n_out):
+        self.W = np.linspace(-1, 1, n_in * n_out).reshape(n_in, n_out)
+        self.dW = np.zeros_like(self.W)
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.W
+
+    def backward(self, dout):
+        self.dW[...] = self.x.T @ dout
+        return dout @ self.W.T
+
+
+class AddsToItsBuffers(WritesIntoItsBuffers):
+    """PyTorch's style: gradients accumulate into buffers that `zero_grad` empties."""
+
+    def zero_grad(self):
+        self.dW = np.zeros_like(self.W)
+
+    def backward(self, dout):
+        self.dW += self.x.T @ dout
+        return dout @ self.W.T
+
+
+class ForgetsItsBuffer(WritesIntoItsBuffers):
+    def backward(self, dout):
+        return dout @ self.W.T
+
+
+@pytest.mark.parametrize("cls", [WritesIntoItsBuffers, AddsToItsBuffers], ids=["writes into", "adds to"])
+def test_a_class_that_keeps_gradients_in_buffers_it_allocated_passes(cls):
+    report = layercheck.check_layer(cls, "6,4:BC", args={"n_in": 4, "n_out": 3}, convention={"learnables": {"W": "dW"}})
+    assert not_ok(report) == {}, not_ok(report)
+
+
+def test_a_buffer_backward_never_writes_is_said_to_hold_no_gradient():
+    report = layercheck.check_layer(
+        ForgetsItsBuffer, "6,4:BC", args={"n_in": 4, "n_out": 3}, convention={"learnables": {"W": "dW"}}
+    )
+    assert (
+        "ForgetsItsBuffer.backward stored no gradient of W in 'dW'" in report.result("backward_does_not_error").message
+    )
+
+
 def embedding_forward(x, W):
     """CS231n's word embedding: integer indices in, rows of W out; its backward gives dW alone."""
     return W[x], (x, W.shape)
@@ -391,6 +439,25 @@ def embedding_backward(dout, cache):
 def test_a_pair_with_an_integer_input_whose_backward_returns_the_others_gradients_only():
     report = layercheck.check_layer((embedding_forward, embedding_backward), ["3,4:BT:int=0..9", "10,5:UC"])
     assert report.status == "passed", report
+
+
+def embedding_adds_once_backward(dout, cache):
+    """`dW[x] += dout` keeps one of each repeated index (np.add.at adds them all)."""
+    x, shape = cache
+    dW = np.zeros(shape, dtype=dout.dtype)
+    dW[x] += dout
+    return dW
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_indices_repeat_so_that_an_embedding_that_adds_a_repeat_once_fails_at_a_real_vocabulary(seed):
+    """A hunt for false passes: indices drawn uniformly from 0..999, twelve of them, seldom
+    repeat, and `dW[x] += dout` passed at every seed. Integer inputs are drawn with repeats."""
+    layouts = ["3,4:BT:int=0..999", "1000,5:UC"]
+    report = layercheck.check_layer((embedding_forward, embedding_backward), layouts, seed=seed)
+    assert report.status == "passed", report
+    report = layercheck.check_layer((embedding_forward, embedding_adds_once_backward), layouts, seed=seed)
+    assert report.result("gradients_are_numerically_correct").status == "failed"
 
 
 def leaky_forward(x, *, slope=0.1):

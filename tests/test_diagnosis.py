@@ -632,3 +632,28 @@ def test_a_staircase_taken_for_kinks_fails_nothing():
     for seed in range(8):
         report = layercheck.check_layer(_Float32Staircase, "8,8,16,32:SSCB", checks=[GRADIENTS], seed=seed)
         assert report.result(GRADIENTS).status != "failed", (seed, report.result(GRADIENTS).message)
+
+
+_LEFT_BY_THE_LAST_CALL: dict[str, np.ndarray] = {}
+
+
+def tanh_forward(x):
+    """A function pair whose backward reads the output the last forward left in a module
+    global, not its cache: the engine's calls at other points leave other values there."""
+    _LEFT_BY_THE_LAST_CALL["out"] = np.tanh(x)
+    return _LEFT_BY_THE_LAST_CALL["out"], None
+
+
+def tanh_backward(dout, cache):
+    return dout * (1 - _LEFT_BY_THE_LAST_CALL["out"] ** 2)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_backward_that_is_not_a_function_of_its_arguments_is_never_said_nonlinear(seed):
+    """A hunt for false words: it was told "not linear in dL/dY: multiplying dL/dY by -2 does
+    not multiply it by -2". Called again with the same dL/dY it gives another gradient too, so
+    neither linearity claim is made."""
+    report = layercheck.check_layer((tanh_forward, tanh_backward), "4,3:BC", seed=seed)
+    result = report.result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert "linear in dL/dY" not in result.message and "ignores dL/dY" not in result.message, result.message

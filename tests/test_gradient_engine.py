@@ -4,11 +4,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_layer
+from conftest import GRADIENTS, REPO, load_layer
 
 import layercheck
-
-GRADIENTS = "gradients_are_numerically_correct"
 
 
 class RaisesLater:
@@ -324,3 +322,22 @@ def test_random_moves_are_signs_times_magnitudes_from_half_to_one_and_a_half():
     assert len(np.unique(moves)) == 1 << 15  # every level of both signs, among a million draws
     assert np.array_equal(moves, random_moves(x, np.random.default_rng(7)))
     assert random_moves(np.zeros(3), np.random.default_rng(0)).shape == (3,)
+
+
+@pytest.mark.parametrize("path", ["sample_layers/buggy/srelu_swapped.py", "sample_layers/prelu.py"])
+def test_base_outputs_let_go_during_the_pair_are_evaluated_again_to_the_same_verdict(monkeypatch, path):
+    """Large base outputs are let go while the joint probe's pair runs (a copy less at the
+    check's peak) and evaluated again where kinks or a failure need them: the same verdict and
+    words, for one call more where they are needed."""
+    from layercheck.numerics.gradients import engine
+
+    obj = load_layer(REPO / path)
+    layout = "6,6,4,8:SSCB"
+    kept = layercheck.check_layer(obj, layout, checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    monkeypatch.setattr(engine, "_RELEASE_BYTES", 0)
+    released = []
+    original = engine.Baseline.release_outputs
+    monkeypatch.setattr(engine.Baseline, "release_outputs", lambda self: (released.append(1), original(self))[1])
+    let_go = layercheck.check_layer(obj, layout, checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert released, "the outputs were never let go"
+    assert (let_go.status, let_go.message) == (kept.status, kept.message)

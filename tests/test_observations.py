@@ -304,6 +304,33 @@ class ScalesByBatchSize:
         return dLdY * X.shape[-1]
 
 
+class MeanOverTheLongest:
+    """A masked mean over time divided by the batch's longest length (an integer input): each
+    observation's output depends on the others' lengths, which a redraw from the lengths held
+    may leave as they were."""
+
+    def output_format(self, fx, fl):
+        return "CB"
+
+    def predict(self, X, L):
+        mask = (np.arange(X.shape[2])[None, :] < L[:, None]).astype(X.dtype)
+        return np.einsum("cbt,bt->cb", X, mask) / X.dtype.type(L.max())
+
+    def backward(self, X, L, Y, dLdY, memory):
+        mask = (np.arange(X.shape[2])[None, :] < L[:, None]).astype(X.dtype)
+        return dLdY[:, :, None] * mask[None] / X.dtype.type(L.max()), None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_results_are_never_said_independent_of_the_others_values_where_integers_were_not_drawn_anew(seed):
+    report = layercheck.check_layer(
+        MeanOverTheLongest, ["4,5,6:CBT", "5:B:int=1..6"], checks=OBSERVATION_CHECKS[1:2], seed=seed
+    )
+    result = report.result("predict_is_consistent_across_observations")
+    assert result.status == "failed", result.message
+    assert "not on the others' values" not in result.message, result.message
+
+
 @pytest.mark.parametrize(
     ("layer", "said", "never"),
     [

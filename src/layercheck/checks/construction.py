@@ -125,8 +125,10 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str,
         ref = session.reference_parameters[name]
         if not arrays.is_array(ref):
             raise Incomplete(f"not checked: {name!r} is not an array after initialize")
-        value = arrays.random_host_like(ref, rng) + 3.0
-        preset[name] = arrays.to_module(value.astype(ref.dtype), arrays.array_module(ref))
+        # An array, a 0-d one too (NumPy makes a scalar of 0-d array + 3.0): a preset set as a
+        # scalar would read back as one, and the check blame initialize for it.
+        value = np.asarray(arrays.random_host_like(ref, rng) + 3.0, dtype=ref.dtype)
+        preset[name] = arrays.to_module(value, arrays.array_module(ref))
     layer = session.new_layer(initialize=False)
     layer.set_parameters({name: arrays.copy_tree(v) for name, v in preset.items()})
     try:

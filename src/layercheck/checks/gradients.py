@@ -294,8 +294,25 @@ class TrainingPass:
         ]
         del base
         # The base point's outputs and states at the compute precision: the engine's own (the
-        # arrays forward returned where nothing else refers to them, else copies).
-        self.outputs = _owned(returned, self.precision, self.xp)
+        # arrays forward returned where nothing else refers to them, else copies). Let go while
+        # the joint probe's pair runs (`release_outputs`), and computed again when asked for.
+        self._outputs: list[Any] | None = _owned(returned, self.precision, self.xp)
+
+    @property
+    def outputs(self) -> list[Any]:
+        """The base point's outputs and states, evaluated again if they were let go (the layer
+        is then at the base point, its memory that call's)."""
+        if self._outputs is None:
+            try:
+                base = self.run(self.values)
+            except USER_ERRORS as exc:
+                raise EvaluationError(f"{self.method} raised {exception_text(exc)} at the base point, again") from None
+            self.memory = base.memory
+            self._outputs = _owned(list(base.all), self.precision, self.xp)
+        return self._outputs
+
+    def release_outputs(self) -> None:
+        self._outputs = None
 
     @property
     def method(self) -> str:
@@ -410,6 +427,8 @@ class TrainingPass:
             self.coarse,
             list(layer.output_names) + [f"updated {s}" for s in layer.state],
             _output_labels(session) + [None] * len(layer.state),
+            base_outputs=lambda: self.outputs,
+            release_base=self.release_outputs,
         )
 
 
@@ -572,7 +591,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     left = None if timeout is None else timeout - (monotonic() - session.started)
     # Calls of the layer, as many as the problem's size allows: the same diagnosis on every
     # machine. The timeout only bounds it, so that the failure is reported in time.
-    elements = max(int(a.size) for a in [*problem.values, *baseline.outputs])
+    elements = max([int(a.size) for a in problem.values] + baseline.output_sizes)
     budget = WorkBudget(calls_for(elements), diagnosis_seconds(timeout, left))
     labels = problem.labels
     doctor = Diagnostician(

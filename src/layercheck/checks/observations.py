@@ -163,22 +163,33 @@ class _Found:
         return details
 
 
-def _replace_others(session: CheckContext, keep: int, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
+def _replace_others(
+    session: CheckContext, keep: int, values: Sequence[Any], axes: Sequence[int | None]
+) -> tuple[list[Any], bool]:
     """`values` (one per argument, cut by observation along `axes`) with every observation
-    but position `keep` replaced by other random values."""
+    but position `keep` replaced by other random values: numbers drawn anew; integers and
+    booleans (indices, lengths, masks) drawn from the values the argument holds, so that they
+    stay valid. And whether every argument cut by observation was drawn anew: a result that
+    did not change shows it does not depend on the others' values only then (redrawn from the
+    values held, integers may keep what matters, as their largest: a length's maximum)."""
     rng = session.rng("cross-talk")
-    xp_values = []
+    replaced, complete = [], True
     for value, axis in zip(values, axes):
-        if axis is None or not arrays.is_array(value) or np.dtype(value.dtype).kind not in "fc":
-            xp_values.append(value)
+        if axis is None or not arrays.is_array(value):
+            replaced.append(value)
             continue
         xp = arrays.array_module(value)
-        other = arrays.to_module(arrays.random_host_like(value, rng).astype(value.dtype), xp)
+        if np.dtype(value.dtype).kind in "fc":
+            other = arrays.to_module(arrays.random_host_like(value, rng).astype(value.dtype), xp)
+        else:
+            host = arrays.to_host(value)
+            other = arrays.to_module(rng.choice(np.unique(host), size=host.shape).astype(host.dtype), xp)
+            complete = False
         index = [slice(None)] * value.ndim
         index[axis] = slice(keep, keep + 1)
         other[tuple(index)] = value[tuple(index)]
-        xp_values.append(other)
-    return xp_values
+        replaced.append(other)
+    return replaced, complete
 
 
 def _observations_evidence(
@@ -253,12 +264,14 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
         interaction = Interaction.RANDOM
     else:
-        others = _replace_others(session, k, xs, split.inputs)
+        others, complete = _replace_others(session, k, xs, split.inputs)
         again = _run(subset_layer(session, split, indices), method, others, "the batch with other observations")
         first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
         second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]
-        mixes = _any_differ(names, first, second, split.results, rtol, atol)
-        interaction = Interaction.MIXES if mixes else Interaction.PLACE
+        if _any_differ(names, first, second, split.results, rtol, atol):
+            interaction = Interaction.MIXES
+        else:
+            interaction = Interaction.PLACE if complete else Interaction.UNKNOWN
     message = Differences(f"{method} outputs", differ, len(indices), interaction, method).message()
     return _Found(message, indices, sorted(differ), evidence=evidence, interaction=interaction)
 
@@ -533,13 +546,15 @@ def _backward_interaction(
     try:
         if differ(step(layer, xs, dLdY, dLdS), step(layer, xs, dLdY, dLdS), None):
             return Interaction.RANDOM
-        others = _replace_others(session, k, list(xs), split.inputs)
-        new_dLdY = _replace_others(session, k, list(dLdY), split.outputs)
-        new_dLdS = _replace_others(session, k, list(dLdS), list(split.states.values()))
+        others, complete = _replace_others(session, k, list(xs), split.inputs)
+        new_dLdY, _ = _replace_others(session, k, list(dLdY), split.outputs)
+        new_dLdS, _ = _replace_others(session, k, list(dLdS), list(split.states.values()))
         again = step(subset_layer(session, split, indices), others, new_dLdY, new_dLdS)
     except USER_ERRORS:
         return Interaction.UNKNOWN
-    return Interaction.MIXES if differ(batch, again, k) else Interaction.PLACE
+    if differ(batch, again, k):
+        return Interaction.MIXES
+    return Interaction.PLACE if complete else Interaction.UNKNOWN
 
 
 @check(

@@ -278,12 +278,40 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
     return PairLayer
 
 
-def _clear(layer: Any, attributes: Any) -> None:
-    """Set the attributes a call stores its results in to None before it runs: a result a
-    call does not store is then missing, not the one an earlier call stored."""
+def _clear(layer: Any, attributes: Any, dtypes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Empty the attributes a call stores its results in before it runs: a result a call does
+    not store is then missing, not the one an earlier call stored. An array becomes a new array
+    of zeros of its shape and dtype, for a class that writes into the buffer it allocated
+    (`self.dW[...] = ...`) or adds to it after a `zero_grad` (`self.dW += ...`); anything else
+    becomes None. `dtypes`: the dtype of each attribute's zeros where not the buffer's own
+    (a learnable's gradient: its learnable's, which layercheck sets at each precision it
+    checks after the class allocated the buffer). Returns those arrays of zeros, by
+    attribute: one still all zeros after the call was not written (`_stored`)."""
+    zeros = {}
     for attribute in attributes:
-        if attribute is not None and attribute in getattr(layer, "__dict__", {}):
+        if attribute is None or attribute not in getattr(layer, "__dict__", {}):
+            continue
+        value = getattr(layer, attribute)
+        # NumPy's array or CuPy's (by its module: this code runs in reproducers, NumPy alone)
+        array = isinstance(value, np.ndarray) or type(value).__module__.partition(".")[0] == "cupy"
+        if array and np.dtype(value.dtype).kind in "fc":
+            dtype = (dtypes or {}).get(attribute, value.dtype)
+            zeros[attribute] = value.astype(dtype, copy=True)  # NumPy's or CuPy's, its layout kept
+            zeros[attribute].fill(0)
+            setattr(layer, attribute, zeros[attribute])
+        else:
             setattr(layer, attribute, None)
+    return zeros
+
+
+def _stored(layer: Any, attribute: str, zeros: dict[str, Any]) -> Any:
+    """What the call stored in `attribute`: None where it stored nothing (the array of zeros it
+    was given left as it was, not even written into)."""
+    value = getattr(layer, attribute, None)
+    given = zeros.get(attribute)
+    if value is not None and given is not None and value is given and not bool(given.any()):
+        return None
+    return value
 
 
 # What a class that keeps its gradients declares of section 3 and its wrapper passes on.
@@ -312,9 +340,9 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
         )
     input_names = [p.name for p in params if p.default is p.empty and p.name not in arguments] or ["X"]
 
-    def result(layer: Any, value: Any, attribute: Any, what: str) -> Any:
+    def result(layer: Any, value: Any, attribute: Any, what: str, zeros: dict[str, Any]) -> Any:
         if attribute is not None:
-            value = getattr(layer, attribute, None)
+            value = _stored(layer, attribute, zeros)
             if value is None:
                 raise ConventionError(f"{cls.__name__}.{what} stored nothing in {attribute!r}")
         elif value is None:
@@ -334,8 +362,8 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
 
         def _run(self, xs: Any) -> Any:
             layer = self._layer
-            _clear(layer, [output])  # what a call stores is this call's, never a call's before
-            return result(layer, getattr(layer, predict_method)(*xs, **arguments), output, predict_method)
+            zeros = _clear(layer, [output])  # what a call stores is this call's, never a call's before
+            return result(layer, getattr(layer, predict_method)(*xs, **arguments), output, predict_method, zeros)
 
         def predict(self, *xs: Any) -> Any:
             return self._run(xs)
@@ -351,13 +379,19 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
             layer, memory = self._layer, args[-1]
             if memory is not None:
                 vars(layer).update(memory)
-            _clear(layer, [input_gradient, *gradients.values()])
+            learnables = {attribute: getattr(layer, name, None) for name, attribute in gradients.items()}
+            dtypes = {a: v.dtype for a, v in learnables.items() if v is not None and hasattr(v, "dtype")}
+            zeros = _clear(layer, [input_gradient, *gradients.values()], dtypes)
             dx = result(
-                layer, getattr(layer, backward_method)(args[len(input_names) + 1]), input_gradient, backward_method
+                layer,
+                getattr(layer, backward_method)(args[len(input_names) + 1]),
+                input_gradient,
+                backward_method,
+                zeros,
             )
             grads = []
             for name, attribute in gradients.items():
-                value = getattr(layer, attribute, None)
+                value = _stored(layer, attribute, zeros)
                 if value is None:
                     raise ConventionError(
                         f"{cls.__name__}.{backward_method} stored no gradient of {name} in {attribute!r}"

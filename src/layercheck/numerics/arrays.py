@@ -241,13 +241,14 @@ def random_array(
     domain: tuple[float | None, float | None] = (None, None),
 ) -> npt.NDArray[Any]:
     """Standard normal data (complex normal for complex dtypes) inside `domain`; uniform
-    int64 integers in the layout's range for an integer input. On the host: inputs are the
-    same values on every device."""
+    int64 integers in the layout's range for an integer input, with repeats (`_repeated`).
+    On the host: inputs are the same values on every device."""
     dtype = np.dtype(dtype)
     low, high = domain
     shape = layout.size
     if layout.integer is not None:
-        return rng.integers(layout.integer[0], layout.integer[1], shape, endpoint=True, dtype=np.int64)
+        values = rng.integers(layout.integer[0], layout.integer[1], shape, endpoint=True, dtype=np.int64)
+        return _repeated(values, rng) if layout.integer[1] > layout.integer[0] else values
     if low is not None and high is not None:
         span = high - low
         x = rng.uniform(low + 0.05 * span, high - 0.05 * span, shape)
@@ -260,6 +261,21 @@ def random_array(
     if dtype.kind == "c":
         x = (x + 1j * rng.standard_normal(shape)) / np.sqrt(2)
     return np.asarray(x, dtype=dtype)
+
+
+def _repeated(values: npt.NDArray[np.int64], rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """`values` with a quarter of its elements (one at least, of two or more) set to another
+    element's value: indices repeat in real data (a word seen twice in a sentence), and a
+    backward that adds with `dW[x] += dout` keeps one of each repeat, which draws from a
+    range far wider than the array would seldom show."""
+    flat = values.reshape(-1)
+    if flat.size < 2:
+        return values
+    n = max(1, flat.size // 4)
+    targets = rng.choice(flat.size, n, replace=False)
+    sources = (targets + 1 + rng.integers(0, flat.size - 1, n)) % flat.size  # never the target itself
+    flat[targets] = flat[sources]
+    return values
 
 
 def at_dtype(x: Any, dtype: Any) -> Any:
@@ -358,10 +374,11 @@ def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:
     if np.dtype(x.dtype).kind == "c":
         # complex * ndarray is Any to NumPy's stubs
         z: npt.NDArray[Any] = (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
-        return z
+        return np.asarray(z)
     # rng.uniform(-bound, bound, shape) (low + range * u of the same draws, rounded once per
     # operation here), in two vectorized passes instead of one scalar formula per element.
-    u = rng.random(shape)
+    # An array for a 0-d `x` too (the draw of shape () is a Python float).
+    u = np.asarray(rng.random(shape))
     u *= 2 * bound
     u -= bound
     return u

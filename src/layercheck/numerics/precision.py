@@ -9,6 +9,11 @@ the move smoothly (the second difference is curvature, about 1e-16 of the output
 rounds at float32 resolution shows its round-off there, about 1e-8 of the outputs.
 The 90th percentile of the outputs is judged, so that the few outputs that crossed a kink or a jump
 within so small a move do not count.
+
+Round-off that float32 arithmetic leaves is relative to each value. Outputs that are all
+multiples of one step, coarse against float32's rounding of the largest of them, lie on a grid
+instead (a quantizer: `round(256 x) / 256`, or float32 arithmetic on far larger values inside):
+the loss is measured and judged at, but not said to be a float32 computation (`grid`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class PrecisionFinding:
     float32_values: bool  # every output is a float32 value (a cast back at the end)
     moved: str = "inputs"  # what was moved to show it: "inputs", or "learnables and state"
     step: float = _STEP  # the relative move that showed it (larger where the smallest was rounded away)
+    grid: bool = False  # every output on one grid coarser than float32's rounding (`_on_a_grid`)
 
     @property
     def lost(self) -> bool:
@@ -50,8 +56,9 @@ class PrecisionFinding:
     @property
     def at_float32(self) -> bool:
         """Lost down to float32's level (a cast, a float32 call), not the milder loss of a few
-        digits that cancelling large terms costs: the dtype check fails for this."""
-        return self.lost and (self.float32_values or self.roundoff >= _FLOAT32_LEVEL)
+        digits that cancelling large terms costs, nor the steps of a grid (a quantizer, whose
+        coarse outputs are its design): the dtype check fails for this."""
+        return self.lost and not self.grid and (self.float32_values or self.roundoff >= _FLOAT32_LEVEL)
 
     @property
     def effective(self) -> np.dtype[Any]:
@@ -120,7 +127,8 @@ def measure_precision(
         again = evaluate(list(inputs))
         if any(_differ(y, y2) for y, y2 in zip(outputs, again)):
             return none
-    return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base), step=step)
+    grid = all(_on_a_grid(y) for y in base)
+    return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base), step=step, grid=grid)
 
 
 def _noise(
@@ -258,6 +266,21 @@ def _differ(y: Any, y2: Any) -> bool:
 
 def _is_float(x: Any) -> bool:
     return is_array(x) and np.dtype(x.dtype).kind in "fc"
+
+
+def _on_a_grid(y: Any) -> bool:
+    """Every element (of a sample) a multiple of four float32 ulps of the largest: float32
+    rounds each value to its own ulps, finer for the smaller ones; a quantizer's outputs, all
+    multiples of its step, are on one grid."""
+    (sample,) = _sampled(y)
+    xp = namespace_of(sample)
+    (largest,) = fetch(xp.max(xp.abs(sample))) if sample.size else (0.0,)
+    if not (math.isfinite(float(largest)) and float(largest) > 0):
+        return False
+    step = 2.0 ** (math.frexp(float(largest))[1] - 24 + 2)  # four float32 ulps of the largest
+    scaled = sample / step  # exact: a power of two
+    (on,) = fetch(xp.all(scaled == xp.round(scaled)))
+    return bool(on)
 
 
 def _float32_values(y: Any) -> bool:

@@ -135,6 +135,15 @@ def linearity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     slack = math.sqrt(evidence.tol.eps) * size
     if math.sqrt(off_linear) <= slack:
         return None
+    # Either claim says what backward does with dL/dY: only of a backward that gives the same
+    # gradient when called again with the same dL/dY (one that reads what another call left,
+    # a module global, is neither linear nor not: it is not a function of its arguments).
+    again = evidence.repeated_gradients()
+    if again is None or again[index] is None:
+        return None
+    (off_again,) = fetch(norm_sq(again[index] - gradient))
+    if math.sqrt(off_again) > slack:
+        return None
     if math.sqrt(off_same) <= slack:
         return Finding(Cause.IGNORES_DLDY, (evidence.name(index),), Nonlinearity(scale, 1.0))
     relative = math.sqrt(off_linear) / (abs(scale) * size)

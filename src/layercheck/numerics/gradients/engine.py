@@ -134,6 +134,10 @@ _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
 # the largest step, for layers whose outputs are nearly constant against their own size.
 _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
+# Base outputs of this many bytes and more are let go while the joint probe's pair runs
+# (`Baseline.release_outputs`): a copy of them is worth a call more where kinks or a failure
+# need them again.
+_RELEASE_BYTES = 32 << 20
 # The largest share of a probe's changed outputs left out at kinks that a failure may rest on.
 _FAIL_MASKED = 0.25
 
@@ -170,6 +174,11 @@ class GradientProblem:
     # The format of each of those where known (an output's declared one; None for a state):
     # which of their axes holds the observations.
     output_labels: list[str | None] = field(default_factory=list)
+    # The base point's outputs, as the pass computed them or computed again after
+    # `release_base` let them go (EvaluationError if the layer raises then); None: they cannot
+    # be let go (`Baseline.release_outputs` keeps them).
+    base_outputs: Callable[[], list[np.ndarray]] | None = None
+    release_base: Callable[[], None] | None = None
 
     def roundoff_terms(self, moved: list[int], squares: list[float], eps: float) -> float:
         """The analytic side's round-off scale |g v| over the moved arguments, from each one's
@@ -275,10 +284,26 @@ class Tolerances:
 
 class Baseline:
     """The unperturbed pass: outputs, loss weights and the analytic gradients for them (backward
-    run once, right after the pass, while the layer is at the base point)."""
+    run once, right after the pass, while the layer is at the base point).
 
-    def __init__(self, outputs: list[Any], weights: list[Any], gradients: list[Any], tol: Tolerances):
-        self.outputs, self.weights, self.gradients = outputs, weights, gradients
+    The outputs may be let go (`release_outputs`) while the joint probe's pair runs: a
+    passing check needs them no more, and the pair's second call then holds one output-sized
+    array less at its peak. What asks for them later (kinks, a failure's diagnosis) has the
+    base point evaluated again, once (`again`: the problem's `base_outputs`)."""
+
+    def __init__(
+        self,
+        outputs: list[Any],
+        weights: list[Any],
+        gradients: list[Any],
+        tol: Tolerances,
+        again: Callable[[], list[Any]] | None = None,
+        release: Callable[[], None] | None = None,
+    ):
+        self._outputs: list[Any] | None = outputs
+        self.weights, self.gradients = weights, gradients
+        self.output_sizes = [int(y.size) for y in outputs]
+        self._again, self._release = again, release
         self._tol = tol
         self._spread = [_spread(y, tol) for y in outputs]
         # sum((W r)^2) per output, r its round-off: the round-off of C when all of Y changes
@@ -286,6 +311,20 @@ class Baseline:
             tol.eps**2 * float(product_norm_sq(w, y)) if a == 0 else _sq_norm(w * _roundoff(y, tol, a))
             for w, y, a in zip(weights, outputs, self._spread)
         ]
+
+    @property
+    def outputs(self) -> list[Any]:
+        if self._outputs is None:
+            assert self._again is not None  # let go only where they can be evaluated again
+            self._outputs = self._again()
+        return self._outputs
+
+    def release_outputs(self) -> None:
+        """Let the outputs go, where they can be evaluated again (the problem's own reference
+        too: `release_base`); else keep them."""
+        if self._again is not None and self._release is not None:
+            self._outputs = None
+            self._release()
 
     def kink_floor(self, j: int, sample: Any = None, out: Any = None) -> Any:
         """64 times output j's round-off (of the flat `sample` of it, or at the elements `sample`
@@ -309,7 +348,7 @@ def make_baseline(
     problem: GradientProblem, outputs: list[np.ndarray], weights: list[np.ndarray], tol: Tolerances
 ) -> Baseline:
     """The base point: backward runs here, for `weights` (EvaluationError if it raises)."""
-    return Baseline(outputs, weights, problem.gradients(weights), tol)
+    return Baseline(outputs, weights, problem.gradients(weights), tol, problem.base_outputs, problem.release_base)
 
 
 def _spread(y: Any, tol: Tolerances) -> float:
@@ -758,6 +797,11 @@ def check_jointly(
     # hand (they are drawn again only if kinks ask for another backward).
     sides = _analytic_sides(base.gradients, moves, moved)
     block_parts = _block_parts(base.gradients, moves, blocks or {}, t)
+    # The pass decides from the differences alone: large base outputs are let go while the
+    # pair runs (the peak of the check is the pair's second call), evaluated again only where
+    # kinks, small blocks or a failure ask for them: a call more there, for a copy less here.
+    if sum(int(y.nbytes) for y in base.outputs) >= _RELEASE_BYTES:
+        base.release_outputs()
     pair = _joint_pair(problem, moves)
     changed = sum(int(n) for n in fetch(*(_count(d) for d in pair.deltas)))
     if changed == 0:
@@ -887,7 +931,7 @@ def _joint_probe(
         return None
     probe = Probe(
         argument=-1,
-        direction=namespace_of(base.outputs[0]).zeros(0),  # no one direction: several arguments moved
+        direction=namespace_of(base.weights[0]).zeros(0),  # no one direction: several arguments moved
         step=t,
         numeric=numeric,
         analytic=analytic,
