@@ -475,3 +475,20 @@ def test_strict_makes_an_incomplete_check_fail_the_run(tmp_path):
     # Nothing incomplete: --strict changes nothing.
     passing = run_cli("run", SAMPLES / "prelu.py", "--checks", "gradients_are_numerically_correct", "--strict")
     assert passing.returncode == 0 and "--strict" not in passing.stdout, passing.stdout
+
+
+def test_a_reader_that_leaves_early_neither_fails_the_run_nor_loses_its_reports(tmp_path):
+    """A hunt: `layercheck run ... -v | head -1` exited 1, silently, and wrote no report (a
+    write to the closed pipe raised). The process is the subject: its stdout is a pipe closed
+    after the first line."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "layercheck", "run", str(SAMPLES / "prelu.py"), "--json", str(report), "-v"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # the reader leaves, as `head -1` does
+        stderr = proc.stderr.read().decode()
+        code = proc.wait(timeout=600)
+    assert code == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    assert json.loads(report.read_text())["targets"][0]["status"] == "passed"

@@ -227,6 +227,12 @@ MALFORMED = {
     "bad-args": ("targets: [{target: l.py, args: [1, 2]}]\n", ["targets[0].args", "mapping"]),
     "bad-arg-name": ("targets: [{target: l.py, args: {1x: 2}}]\n", ["targets[0].args", "identifier"]),
     "bad-override": ("targets: [{target: l.py, dtypes: [int8]}]\n", ["targets[0].dtypes", "int8"]),
+    # One target twice (a hunt: pytest's items kept the first entry, `run` checked both under
+    # one label, and the two disagreed on whether the run passed).
+    "named-twice": (
+        "targets:\n  - target: l.py:L\n    args: {}\n  - target: ./l.py:L\n",
+        ["targets[1]", "'./l.py:L' again (targets[0] names it)"],
+    ),
 }
 
 
@@ -246,7 +252,7 @@ def test_malformed_config_is_a_usage_error_naming_file_and_key(tmp_path, name):
 
 
 @pytest.mark.parametrize(
-    "name", ["bad-layout", "unknown-check", "not-yaml", "missing-file", "alias-bomb", "duplicate-key"]
+    "name", ["bad-layout", "unknown-check", "not-yaml", "missing-file", "alias-bomb", "duplicate-key", "named-twice"]
 )
 def test_malformed_config_exits_2_with_one_line_and_writes_nothing(tmp_path, name):
     text, needles = MALFORMED[name]

@@ -558,3 +558,32 @@ def test_a_check_of_forward_that_would_repeat_predicts_verdict_is_skipped_saying
     assert kept.status == Status.SKIPPED and kept.message.endswith("predict_is_consistent_in_type checks it")
     # forward_does_not_error stays: the calls the backward checks make are forward's.
     assert pair.result("forward_does_not_error").status == Status.PASSED
+
+
+def activation_forward(A_prev, W, b, activation="relu"):
+    """Andrew Ng's course, a sum over the observations (no 1/m): the activation chosen by an
+    argument that the backward takes too."""
+    Z = W @ A_prev + b
+    A = np.maximum(Z, 0) if activation == "relu" else 1 / (1 + np.exp(-Z))
+    return A, ((A_prev, W), (Z, A))
+
+
+def activation_backward(dA, cache, activation):
+    (A_prev, W), (Z, A) = cache
+    dZ = dA * (Z > 0) if activation == "relu" else dA * A * (1 - A)
+    return W.T @ dZ, dZ @ A_prev.T, dZ.sum(axis=1, keepdims=True)
+
+
+def activation_backward_defaulted(dA, cache, activation="relu"):
+    return activation_backward(dA, cache, activation)
+
+
+@pytest.mark.parametrize("backward", [activation_backward, activation_backward_defaulted], ids=["required", "default"])
+def test_a_backward_that_takes_the_forwards_other_argument_gets_its_value(backward):
+    """A hunt: `--arg activation=sigmoid` reached the forward alone; a backward with a default
+    ran relu's and failed, and one that requires it was read as taking two gradients."""
+    for activation in ("sigmoid", "relu"):
+        report = layercheck.check_layer(
+            (activation_forward, backward), ["4,6:CB", "3,4:UU", "3,1:UU"], args={"activation": activation}
+        )
+        assert not_ok(report) == {}, (activation, not_ok(report))

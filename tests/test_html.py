@@ -323,3 +323,12 @@ def test_odd_numbers_and_planes_read_back_are_drawn_without_raising():
     page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["0,3,5,6:SSCB"])]))
     assert "<title>distance from the edge 0: wrong, no error recorded</title>" in page
     assert target_text(TargetReport("t.py", checks=[check])).count("X by distance from the edge") == 1
+
+
+def test_a_target_from_the_result_cache_says_so_on_the_page_as_in_every_report():
+    """A hunt: the console, the JSON and JUnit said a result came from the cache; the page did
+    not (the README promises "(cached)" in every report)."""
+    for cached in (True, False):
+        target = TargetReport("scale.py:Scale", checks=[CheckResult("predict_does_not_error", "passed")], cached=cached)
+        (section,) = _sections(report_html(Report([target])))
+        assert ("(cached)" in section) is cached, section

@@ -401,3 +401,12 @@ def test_reproducers_written_into_the_layers_folder_leave_its_layers_as_they_are
     said = f"note: --repro: the reproducer of {GRADIENTS} was not written: layers/{taken.name} is not a file"
     assert said in proc.stdout, proc.stdout
     assert not list(layers.glob("*.npz"))
+
+
+@pytest.mark.parametrize("option", ["--junit", "--json", "--html"])
+def test_a_report_path_that_names_a_folder_not_made_yet_is_refused(tmp_path, option):
+    """A hunt: `--junit reports/` wrote a file named `reports`, and the same command then failed
+    on its second run ("Not a directory")."""
+    proc = run_cli("run", SAMPLES / "prelu.py", option, "reports/", "-q", cwd=tmp_path)
+    one_line_usage_error(proc, option, "'reports/'", "names a folder")
+    assert not (tmp_path / "reports").exists()

@@ -7,6 +7,7 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -70,7 +71,41 @@ def main() -> None:
     # a layer leaves behind once it has killed the forkserver, and kills that too
     # (`reaping.sweep_adopted`).
     reaping.adopt_orphans()
+    sys.stdout = _ReaderMayLeave(sys.stdout)
     sys.exit(invoke(started=process_started()))
+
+
+class _ReaderMayLeave:
+    """The process's standard output, whose reader may leave before the run ends (`| head`):
+    from then on what is printed goes nowhere, and the run goes on to write its report files
+    and exit with its own status (a write to a closed pipe raised, and the run ended with
+    status 1, its reports unwritten)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            self._to_nowhere()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_nowhere()
+
+    def _to_nowhere(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def invoke(argv: Sequence[str] | None = None, prog_name: str | None = None, started: float | None = None) -> int:
@@ -148,8 +183,19 @@ Examples:
 """
 
 
-# `-` is standard output (`reporters.files`): the report alone is written there.
-_REPORT_PATH = click.Path(dir_okay=False, writable=True, allow_dash=True)
+class _ReportPath(click.Path):
+    """A report's file: `-` is standard output (`reporters.files`), the report alone written
+    there; a folder is refused, one that does not exist yet too (`reports/`: written as a file
+    named `reports`, the next run would find a file where it names a folder)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        text = str(value)
+        if text != "-" and text.endswith(("/", "\\")):
+            self.fail(f"{text!r} ends with {text[-1]!r}: it names a folder; give the report's file path", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+_REPORT_PATH = _ReportPath(dir_okay=False, writable=True, allow_dash=True)
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 

@@ -114,8 +114,10 @@ def _place(region: Region) -> str:
         return _value_span(region)
     if region.kind is RegionKind.ELEMENTS:
         shown = ", ".join(region.wrong[:_SHOWN_ELEMENTS]) + (" ..." if len(region.wrong) > _SHOWN_ELEMENTS else "")
+        # Of those measured, which may be fewer than the argument holds (a learnable some of
+        # whose elements no output uses), said so.
         total = len(region.wrong) + region.right
-        return f"at {len(region.wrong)} of {total} elements of {region.argument}: {shown}"
+        return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {shown}"
     many = len(region.wrong) > 1 or "-" in region.wrong[0]  # "0-3" is a range of several
     others = f"{region.right} other{'s' if region.right > 1 else ''}"
     return (

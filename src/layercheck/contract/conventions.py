@@ -162,8 +162,12 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
     learnables = tuple(n for n in arrays if n not in inputs)
     sizes = {n: tuple(layout[0]) for n, layout in zip(arrays, layouts)}
     integer = {n: (layout[2] if len(layout) > 2 else None) for n, layout in zip(arrays, layouts)}
+    # The forward's other arguments that the backward takes too, by name (Ng's
+    # `linear_activation_backward(dA, cache, activation)`): given the values the forward got.
+    others = {p.name: p for p in every if p.name not in arrays}
+    shared = [p.name for p in _parameters(user_backward, keyword_only=True) if p.name in others]
     # The gradient of each output, then the cache; parameters with a default are not counted.
-    back_required = [p for p in _parameters(user_backward) if p.default is p.empty]
+    back_required = [p for p in _parameters(user_backward) if p.default is p.empty and p.name not in others]
     if len(back_required) < 2:
         raise ConventionError(
             f"{user_backward.__name__} takes ({', '.join(p.name for p in back_required)}); a backward of a "
@@ -232,7 +236,9 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
         def backward(self, *args: Any) -> Any:
             n = len(inputs)
             douts, cache = args[n + num_outputs : n + 2 * num_outputs], args[-1]
-            result = user_backward(*douts, cache)
+            given = copy.deepcopy({name: self._given[name] for name in shared if name in self._given})
+            given.update({name: others[name].default for name in shared if name not in given})
+            result = user_backward(*douts, cache, **given)
             # The gradients of integer arguments are not asked for (a word embedding's
             # backward returns dW alone); whatever the backward gives for them is not read.
             wanted = [a for a in arrays if integer[a] is None]

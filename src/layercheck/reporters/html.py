@@ -132,7 +132,9 @@ def _check(check: CheckResult, target: TargetReport) -> str:
 def _target(target: TargetReport, index: int) -> str:
     status = target.status
     layouts = _LAYOUTS.join(target.layouts) or "no layout"
-    meta = f"{target.kind.value} · {layouts} · {_counts(target)} · {_seconds(target.duration_s)}"
+    # A cached verdict keeps the time its checks took when they ran, said so beside it.
+    took = _seconds(target.duration_s) + (" (cached)" if target.cached else "")
+    meta = f"{target.kind.value} · {layouts} · {_counts(target)} · {took}"
     inner = []
     if target.notes:
         inner.append('<ul class="notes">' + "".join(f"<li>note: {_t(n)}</li>" for n in target.notes) + "</ul>")

@@ -260,6 +260,19 @@ def _config(data: Any, source: str, base: Path, check_names: Sequence[str]) -> C
         for i, item in enumerate(targets):
             with problems.collected():
                 entries.append(_entry(item, f"targets[{i}]", base, check_names))
+    named: dict[tuple[Path, str | None], TargetEntry] = {}
+    for entry in entries:
+        first = named.setdefault((entry.path.resolve(), entry.name), entry)
+        if first is not entry:
+            # A target is known by its path and name (its label in every report, the cache, a
+            # baseline, the pytest item's id): two entries would be one target twice, each
+            # run reading the settings of either.
+            with problems.collected():
+                raise Invalid(
+                    entry.where,
+                    f"names {entry.target!r} again ({first.where} names it): a target may be named once; "
+                    "check a layer with other settings as a subclass of its own, or from another config",
+                )
     problems.raise_any()
     return Config(source, defaults, tuple(entries))
 
