@@ -76,7 +76,22 @@ def test_malformed_layout_exits_2_with_one_line(layout):
 
 def test_missing_file_exits_2_with_one_line():
     proc = run_cli("run", "sample_layers/does_not_exist.py")
-    assert_one_line_usage_error(proc, "does_not_exist.py")
+    assert_one_line_usage_error(proc, "does_not_exist.py", "no such file or folder")
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("sample_layers/prelu.py::PReLU", "a pytest node id; layercheck names a layer sample_layers/prelu.py:PReLU"),
+        ("sample_layers/prelu.py::PReLU::predict_does_not_error", "sample_layers/prelu.py:PReLU"),
+        ("sample_layers/prelu.py:", "no name after ':'"),
+    ],
+)
+def test_a_target_spelled_as_pytest_or_without_its_name_is_not_said_missing(spec, said):
+    """A hunt: the file is there, and "no such file or folder" was false of it."""
+    proc = run_cli("run", spec)
+    assert_one_line_usage_error(proc, said)
+    assert "no such file" not in proc.stderr
 
 
 @pytest.mark.parametrize("option", ["--checks", "--skip"])
@@ -492,3 +507,50 @@ def test_a_reader_that_leaves_early_neither_fails_the_run_nor_loses_its_reports(
     assert code == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     assert json.loads(report.read_text())["targets"][0]["status"] == "passed"
+
+
+def test_a_layer_named_several_ways_is_checked_and_counted_once(tmp_path):
+    """A hunt: `run d d/a.py ./d/a.py:Name` checked one layer three times and said 3 failed."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.py").write_text((SAMPLES / "buggy" / "srelu_swapped.py").read_text())
+    report = tmp_path / "r.json"
+    proc = run_cli("run", "d", "d/a.py", "./d/a.py:SReLUSwapped", "-q", "--json", report, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    (target,) = json.loads(report.read_text())["targets"]
+    assert target["target"] == "d/a.py:SReLUSwapped"
+
+
+_WITH_ITS_BASES = """import abc
+from typing import Protocol
+
+import numpy as np
+
+
+class Base(abc.ABC):
+    @abc.abstractmethod
+    def predict(self, X): ...
+
+
+class Predicts(Protocol):
+    def predict(self, X): ...
+
+
+class Doubles(Base):
+    example_layout = "4,3:CB"
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return 2 * dLdY
+"""
+
+
+def test_an_abstract_base_and_a_protocol_are_not_taken_for_layers(tmp_path):
+    """A hunt for false alarms: a library's abstract `Base` declaring `predict`, and a
+    `typing.Protocol`, were collected as layers and reported "no layout"."""
+    (tmp_path / "layers.py").write_text(_WITH_ITS_BASES)
+    report = tmp_path / "r.json"
+    proc = run_cli("run", tmp_path, "-q", "--json", report, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert [t["target"].rsplit(":", 1)[-1] for t in json.loads(report.read_text())["targets"]] == ["Doubles"]

@@ -167,6 +167,27 @@ def test_a_numpy_function_no_code_looks_up_is_allowed_and_left_as_the_layer_set_
         np.isfinite = _ORIGINAL_ISFINITE
 
 
+def test_print_wrapped_is_allowed_and_a_json_accelerator_may_be_turned_off_but_not_replaced(snapshot):
+    """A hunt for false alarms: distributed training wraps builtins.print (print on the main
+    process only), and a json recipe turns its C encoder off; neither changes a value a verdict
+    is computed with. The encoder replaced by another function still does."""
+    import json.encoder
+
+    original_print, original_encoder = builtins.print, json.encoder.c_make_encoder
+    try:
+        builtins.print = lambda *args, **kwargs: original_print(*args, flush=True, **kwargs)
+        json.encoder.c_make_encoder = None
+        assert sorted(_seen(snapshot.changes())) == [
+            (ChangeKind.REPLACED, "builtins.print", Allowed.OUTPUT),
+            (ChangeKind.REPLACED, "json.encoder.c_make_encoder", Allowed.PYTHON_TWIN),
+        ]
+        json.encoder.c_make_encoder = lambda *args: original_encoder(*args)
+        (encoder,) = [c for c in snapshot.changes() if c.what == "json.encoder.c_make_encoder"]
+        assert encoder.tampering, encoder
+    finally:
+        builtins.print, json.encoder.c_make_encoder = original_print, original_encoder
+
+
 def test_an_alias_restored_as_the_builtin_itself_is_allowed(snapshot):
     # What older libraries do where NumPy removed the aliases (np.int, np.float, np.object).
     added = [name for name in ("int", "float", "object", "complex", "str") if name not in vars(np)]

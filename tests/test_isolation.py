@@ -5,6 +5,7 @@ checked. The hostile corpus in tests/hostile/ is run as one folder, as CI would.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 import signal
@@ -439,3 +440,35 @@ def test_a_temporary_folder_too_long_for_the_forkserver_socket_still_runs(tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert list(deep.iterdir()) == []  # its own scratch folder is removed; the socket's never was there
+
+
+_POOL_IN_PREDICT = """
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+
+def _half(a):
+    return a / 2
+
+
+class Pooled:
+    example_layout = "4,3:CB"
+
+    def predict(self, X):
+        with ProcessPoolExecutor(2) as pool:
+            halves = list(pool.map(_half, [X, X]))
+        return halves[0] + halves[1]
+"""
+
+
+@pytest.mark.skipif(
+    multiprocessing.get_all_start_methods()[0] != "fork", reason="the platform's default start method does not fork"
+)
+def test_a_process_pool_in_predict_forks_as_under_plain_python(tmp_path):
+    """A hunt for false alarms: a worker started by the forkserver took "forkserver" as its
+    default start method, and a pool in predict could not import the layer's module in its
+    processes (BrokenProcessPool). The layer's code gets the platform's default."""
+    (tmp_path / "pooled.py").write_text(_POOL_IN_PREDICT)
+    proc = run_cli("run", tmp_path / "pooled.py", "--checks", "predict_does_not_error", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout

@@ -285,6 +285,32 @@ def test_dropout_in_forward_is_skipped_for_its_draws_and_never_said_to_interact(
         assert "interact" not in result.message and "batch statistics" not in result.message
 
 
+class RefusesABatchOfOne:
+    """Training forward normalizes with the batch's statistics and refuses a batch of one, as
+    PyTorch's batch norm does."""
+
+    def predict(self, X):
+        return X * 0.5
+
+    def forward(self, X):
+        if X.shape[-1] < 2:
+            raise ValueError("expected more than 1 value per channel when training")
+        return (X - X.mean(axis=-1, keepdims=True)) / X.std(axis=-1, keepdims=True), None
+
+    def backward(self, X, Y, dLdY, memory):
+        return 0.5 * dLdY
+
+
+def test_a_forward_that_raises_on_one_observation_is_skipped_for_that_and_no_difference_is_claimed():
+    """A review: the skip said "an observation's results differ when it runs alone" of a
+    forward that gave no results alone (it raised)."""
+    report = layercheck.check_layer(RefusesABatchOfOne, "3,8:CB", checks=OBSERVATION_CHECKS[2:3])
+    result = report.result("forward_is_consistent_across_observations")
+    assert result.status == "skipped", result.message
+    assert "raised ValueError: expected more than 1 value per channel" in result.message
+    assert "differ when it runs alone" not in result.message
+
+
 class NoisyPredict:
     """Noise drawn in predict: each fresh layer starts from the same seeds, so the draws fall
     on other observations when one runs alone, and the same ones when the others change."""

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import py_compile
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -247,3 +248,67 @@ def test_the_loader_neither_reads_nor_writes_bytecode(tmp_path, monkeypatch, wri
     loader.exec_module(module)
     assert module.VALUE == 2
     assert cfile.read_bytes() == stale and sorted(tmp_path.rglob("*.pyc")) == [cfile]
+
+
+_USES_A_SIBLING = """from {dots}helper import scale
+
+
+class {name}:
+    example_layout = "3,4:CB"
+
+    def predict(self, X):
+        return scale() * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return {gain} * dLdY
+"""
+
+
+def test_a_layer_of_a_package_is_imported_as_its_package_imports_it_relative_imports_too(tmp_path):
+    """A hunt: `from .helper import scale` raised "attempted relative import with no known parent
+    package", and an absolute import of the package worked only from its parent folder. A
+    module of a package is imported by its dotted name; its reproducer imports it so too."""
+    pkg = tmp_path / "project" / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    for folder in (pkg, pkg / "sub"):
+        (folder / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text("def scale():\n    return 2.0\n")
+    (pkg / "near.py").write_text(_USES_A_SIBLING.format(dots=".", name="Near", gain="scale()"))
+    (pkg / "sub" / "deep.py").write_text(_USES_A_SIBLING.format(dots="..", name="Deep", gain=3))
+    for cwd in (tmp_path / "project", pkg, tmp_path):
+        proc = run_cli("run", pkg / "near.py", "-q", cwd=cwd)
+        assert proc.returncode == 0, (cwd, proc.stdout)
+    repro = tmp_path / "repro"
+    proc = run_cli("run", pkg / "sub" / "deep.py", "-q", "--repro", repro, "--checks", GRADIENTS, cwd=tmp_path)
+    assert proc.returncode == 1 and "off by a constant factor 3/2" in proc.stdout, proc.stdout
+    (script,) = repro.glob("*.py")
+    again = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert again.returncode == 1 and again.stdout.rstrip().splitlines()[-1].startswith("FAILED"), (
+        again.stdout + again.stderr
+    )
+
+
+_RELOADS_ITSELF = """import importlib
+import sys
+
+import numpy as np
+
+
+class Reloads:
+    example_layout = "4,3:CB"
+
+    def predict(self, X):
+        importlib.reload(sys.modules[type(self).__module__])  # a notebook's habit
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return 2 * dLdY
+"""
+
+
+def test_a_layer_that_reloads_its_own_module_is_checked(tmp_path):
+    """A hunt for false alarms: importlib.reload of the layer's module raised "spec not found
+    for the module 'layercheck_user_...'" (the name layercheck imports it under)."""
+    (tmp_path / "reloads.py").write_text(_RELOADS_ITSELF)
+    proc = run_cli("run", tmp_path / "reloads.py", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout

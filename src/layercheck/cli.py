@@ -7,6 +7,7 @@ value reads the same from all three, with the option's name as its key path.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -87,15 +88,21 @@ class _ReaderMayLeave:
     def write(self, text: str) -> int:
         try:
             return int(self._stream.write(text))
-        except BrokenPipeError:
-            self._to_nowhere()
+        except OSError as exc:
+            self._left(exc)
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except BrokenPipeError:
-            self._to_nowhere()
+        except OSError as exc:
+            self._left(exc)
+
+    def _left(self, exc: OSError) -> None:
+        """The reader left (Windows says so with EINVAL), else `exc` is raised on."""
+        if not (isinstance(exc, BrokenPipeError) or (sys.platform == "win32" and exc.errno == errno.EINVAL)):
+            raise exc
+        self._to_nowhere()
 
     def _to_nowhere(self) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -260,7 +260,7 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     # A method that draws random numbers gives other results alone as it would again on the
     # batch (each fresh layer starts from the same seeds, so the draws fall on other
     # observations): run twice on one object first, or its draws would read as interaction.
-    repeated = _run(batch_layer, method, xs, "the batch again")
+    repeated = _run(batch_layer, method, subset_inputs(session, split, indices), "the batch again")
     if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
         interaction = Interaction.RANDOM
     else:
@@ -340,18 +340,19 @@ def _outcome(session: CheckContext, found: _Found) -> Outcome:
     return passed(f"{len(found.checked)} observations checked", **details)
 
 
-def _training_path(interaction: Interaction, method: str) -> str:
+def _training_path(found: _Found, method: str) -> str:
     """Why a forward that differs from predict has its observation checks skipped, in what was
     shown of it (`method`: what was run again)."""
-    if interaction is Interaction.MIXES:
-        shown, allowed = "its observations interact", "training-time batch statistics (as in batch normalization)"
-    elif interaction is Interaction.RANDOM:
-        shown, allowed = _not_repeatable(method), "training-time random draws (as in dropout)"
+    if found.interaction is Interaction.MIXES:
+        shown, allowed = "its observations interact", "training-time batch statistics (as in batch normalization) are"
+    elif found.interaction is Interaction.RANDOM:
+        shown, allowed = _not_repeatable(method), "training-time random draws (as in dropout) are"
     else:
-        shown = "an observation's results differ when it runs alone"
-        allowed = "a training-time path that depends on the batch (as batch normalization's)"
+        # Nothing was compared where the layer raised on a part of the batch (`_Found.raised`).
+        shown = "an observation's results differ when it runs alone" if found.differing else f"{found.message}"
+        allowed = "a training-time path that depends on the batch (as batch normalization's) is"
     return (
-        f"forward differs from predict, and {shown}: {allowed} are allowed; "
+        f"forward differs from predict, and {shown}: {allowed} allowed; "
         "predict_is_consistent_across_observations checks predict"
     )
 
@@ -386,7 +387,7 @@ def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     except _Raised as exc:
         found = _Found.raised(exc)
     if found.message and _training_differs(session, primary_dtype(session)):
-        raise Skip(_training_path(found.interaction, "forward"))
+        raise Skip(_training_path(found, "forward"))
     return _outcome(session, found)
 
 
@@ -577,5 +578,5 @@ def backward_is_consistent_across_observations(session: CheckContext) -> Outcome
     except _Raised as exc:
         found = _Found.raised(exc, indices)
     if found.message and _training_differs(session, split.dtype):
-        raise Skip(_training_path(found.interaction, "forward then backward"))
+        raise Skip(_training_path(found, "forward then backward"))
     return _outcome(session, found)

@@ -284,39 +284,58 @@ def pair_layer(user_forward: Any, user_backward: Any, layouts: Any, given: Any) 
     return PairLayer
 
 
+# What a training loop calls before backward where a class adds its gradients to its buffers
+# (PyTorch's name): the class's own reset of them.
+_RESET = "zero_grad"
+
+
 def _clear(layer: Any, attributes: Any, dtypes: dict[str, Any] | None = None) -> dict[str, Any]:
     """Empty the attributes a call stores its results in before it runs: a result a call does
-    not store is then missing, not the one an earlier call stored. An array becomes a new array
-    of zeros of its shape and dtype, for a class that writes into the buffer it allocated
-    (`self.dW[...] = ...`) or adds to it after a `zero_grad` (`self.dW += ...`); anything else
-    becomes None. `dtypes`: the dtype of each attribute's zeros where not the buffer's own
-    (a learnable's gradient: its learnable's, which layercheck sets at each precision it
-    checks after the class allocated the buffer). Returns those arrays of zeros, by
-    attribute: one still all zeros after the call was not written (`_stored`)."""
-    zeros = {}
-    for attribute in attributes:
-        if attribute is None or attribute not in getattr(layer, "__dict__", {}):
-            continue
+    not store is then missing, not the one an earlier call stored.
+
+    An array: where the class resets its gradients itself (`zero_grad`, which a training loop
+    calls before backward), that reset is called and the buffers are the class's; else a new
+    array of its shape filled with NaN takes its place, at the precision `dtypes` gives (a
+    learnable's gradient: its learnable's, which layercheck sets at each precision it checks,
+    after the class allocated the buffer). A class that writes into its buffer (`self.dW[...]
+    = ...`) overwrites the NaN; one that adds to it with no reset (`self.dW += ...`: gradients
+    that pile up across calls) or stores nothing leaves NaN (`_stored`). Anything else becomes
+    None. Returns the arrays of NaN given, by attribute."""
+    present = [a for a in attributes if a is not None and a in getattr(layer, "__dict__", {})]
+    reset: Any = getattr(layer, _RESET, None)
+    resets = callable(reset) and any(_is_float_array(getattr(layer, a)) for a in present)
+    if resets:
+        reset()
+    filled = {}
+    for attribute in present:
         value = getattr(layer, attribute)
-        # NumPy's array or CuPy's (by its module: this code runs in reproducers, NumPy alone)
-        array = isinstance(value, np.ndarray) or type(value).__module__.partition(".")[0] == "cupy"
-        if array and np.dtype(value.dtype).kind in "fc":
-            dtype = (dtypes or {}).get(attribute, value.dtype)
-            zeros[attribute] = value.astype(dtype, copy=True)  # NumPy's or CuPy's, its layout kept
-            zeros[attribute].fill(0)
-            setattr(layer, attribute, zeros[attribute])
-        else:
+        if not _is_float_array(value):
             setattr(layer, attribute, None)
-    return zeros
+        elif not resets:
+            dtype = (dtypes or {}).get(attribute, value.dtype)
+            filled[attribute] = value.astype(dtype, copy=True)  # NumPy's or CuPy's, its layout kept
+            filled[attribute].fill(np.nan)
+            setattr(layer, attribute, filled[attribute])
+    return filled
 
 
-def _stored(layer: Any, attribute: str, zeros: dict[str, Any]) -> Any:
-    """What the call stored in `attribute`: None where it stored nothing (the array of zeros it
-    was given left as it was, not even written into)."""
+def _is_float_array(value: Any) -> bool:
+    # NumPy's array or CuPy's (by its module: this code runs in reproducers, NumPy alone)
+    array = isinstance(value, np.ndarray) or type(value).__module__.partition(".")[0] == "cupy"
+    return array and np.dtype(value.dtype).kind in "fc"
+
+
+def _stored(layer: Any, attribute: str, filled: dict[str, Any], what: str) -> Any:
+    """What the call `what` stored in `attribute` (None where nothing: the attribute None).
+    Raises ConventionError where it left the array of NaN it was given as it was."""
     value = getattr(layer, attribute, None)
-    given = zeros.get(attribute)
-    if value is not None and given is not None and value is given and not bool(given.any()):
-        return None
+    given = filled.get(attribute)
+    if value is not None and value is given and bool(np.isnan(given).all()):
+        raise ConventionError(
+            f"{what} left {attribute!r} as layercheck filled it before the call (NaN): it stored nothing there, "
+            f"or added to what was there (gradients that pile up across calls need a {_RESET} that the "
+            "training loop calls)"
+        )
     return value
 
 
@@ -346,9 +365,9 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
         )
     input_names = [p.name for p in params if p.default is p.empty and p.name not in arguments] or ["X"]
 
-    def result(layer: Any, value: Any, attribute: Any, what: str, zeros: dict[str, Any]) -> Any:
+    def result(layer: Any, value: Any, attribute: Any, what: str, filled: dict[str, Any]) -> Any:
         if attribute is not None:
-            value = _stored(layer, attribute, zeros)
+            value = _stored(layer, attribute, filled, f"{cls.__name__}.{what}")
             if value is None:
                 raise ConventionError(f"{cls.__name__}.{what} stored nothing in {attribute!r}")
         elif value is None:
@@ -368,8 +387,8 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
 
         def _run(self, xs: Any) -> Any:
             layer = self._layer
-            zeros = _clear(layer, [output])  # what a call stores is this call's, never a call's before
-            return result(layer, getattr(layer, predict_method)(*xs, **arguments), output, predict_method, zeros)
+            filled = _clear(layer, [output])  # what a call stores is this call's, never a call's before
+            return result(layer, getattr(layer, predict_method)(*xs, **arguments), output, predict_method, filled)
 
         def predict(self, *xs: Any) -> Any:
             return self._run(xs)
@@ -387,17 +406,17 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
                 vars(layer).update(memory)
             learnables = {attribute: getattr(layer, name, None) for name, attribute in gradients.items()}
             dtypes = {a: v.dtype for a, v in learnables.items() if v is not None and hasattr(v, "dtype")}
-            zeros = _clear(layer, [input_gradient, *gradients.values()], dtypes)
+            filled = _clear(layer, [input_gradient, *gradients.values()], dtypes)
             dx = result(
                 layer,
                 getattr(layer, backward_method)(args[len(input_names) + 1]),
                 input_gradient,
                 backward_method,
-                zeros,
+                filled,
             )
             grads = []
             for name, attribute in gradients.items():
-                value = _stored(layer, attribute, zeros)
+                value = _stored(layer, attribute, filled, f"{cls.__name__}.{backward_method}")
                 if value is None:
                     raise ConventionError(
                         f"{cls.__name__}.{backward_method} stored no gradient of {name} in {attribute!r}"

@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.machinery
+import importlib.util
 import os
 import site
 import sys
@@ -44,7 +45,20 @@ from typing import Any
 
 from layercheck.contract.entries import EntryKind, inspect_entry
 
-__all__ = ["LOADING_CODE", "SourceOnlyLoader", "UserSourceFinder", "compiled_digest", "install", "is_user_file"]
+__all__ = [
+    "LOADING_CODE",
+    "MODULE_PREFIX",
+    "SourceOnlyLoader",
+    "UserSourceFinder",
+    "compiled_digest",
+    "install",
+    "is_user_file",
+]
+
+
+# The name a user's module imported from its file is given (`loading.import_module`): one of
+# its own, which no other file's module takes.
+MODULE_PREFIX = "layercheck_user_"
 
 
 class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
@@ -78,6 +92,11 @@ class UserSourceFinder:
     def find_spec(
         cls, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
+        origin = getattr(getattr(target, "__spec__", None), "origin", None)
+        if fullname.startswith(MODULE_PREFIX) and isinstance(origin, str) and is_user_file(origin):
+            # A user's module imported under layercheck's name for it, found again from the
+            # module itself: `importlib.reload` of it (PathFinder knows no such name).
+            return importlib.util.spec_from_file_location(fullname, origin, loader=SourceOnlyLoader(fullname, origin))
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader:
             return None  # not found, a namespace package, an extension module, another loader

@@ -202,6 +202,18 @@ def contract_collisions(obj: Any, args: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def missing_target(spec: str) -> str:
+    """Why the target `spec` names nothing, in one line: no such file or folder, or what was
+    meant where the file is there (a pytest node id `path.py::Name`; `path.py:` with no name)."""
+    head, sep, tail = spec.partition("::")
+    if sep and os.path.isfile(head):
+        name = tail.split("::")[0].split("[")[0]
+        return f"target {spec!r}: a pytest node id; layercheck names a layer {head}:{name}"
+    if spec.endswith(":") and os.path.isfile(spec[:-1]):
+        return f"target {spec!r}: no name after ':' (give path.py:Name, or path.py for every layer in it)"
+    return f"target {spec!r}: no such file or folder"
+
+
 def parse_target_spec(spec: str) -> tuple[Path, str | None]:
     """Split `path.py:Name` (the name is optional)."""
     path_text, name = spec, None
@@ -224,9 +236,14 @@ def import_module(path: Path) -> ModuleType:
         raise TargetError(f"cannot import {path.name}: {exception_text(exc)}") from None
     digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:10]  # any file name, undecodable bytes too
     stem = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in path.stem)
-    module_name = f"layercheck_user_{stem}_{digest}"
+    module_name = f"{fresh.MODULE_PREFIX}{stem}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
+    package = _package_of(path)
+    if package is not None:
+        module = _import_in_package(path, *package)
+        if module is not None:
+            return module
     fresh.install()
     spec = importlib.util.spec_from_file_location(
         module_name, path, loader=fresh.SourceOnlyLoader(module_name, str(path))
@@ -251,9 +268,50 @@ def import_module(path: Path) -> ModuleType:
     return module
 
 
+def _package_of(path: Path) -> tuple[Path, str] | None:
+    """Where a module of a package is imported from, and its dotted name (`pkg.sub.mod` of
+    `ROOT/pkg/sub/mod.py`, each folder holding an `__init__.py`): as `import pkg.sub.mod` would
+    import it, its relative imports resolved. None outside a package."""
+    parts, folder = [path.stem], path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.append(folder.name)
+        folder = folder.parent
+    if len(parts) == 1 or path.name == "__init__.py" or not all(part.isidentifier() for part in parts):
+        return None
+    return folder, ".".join(reversed(parts))
+
+
+def _import_in_package(path: Path, root: Path, dotted: str) -> ModuleType | None:
+    """The module of a package imported by its dotted name, from `root` (its folder put on
+    sys.path too, for siblings imported by their own names); None where another package of its
+    top name is imported already, or the name finds another file (the caller then imports the
+    file on its own, its relative imports unresolved)."""
+    top = dotted.partition(".")[0]
+    held = sys.modules.get(top)
+    if held is not None and str(root / top) not in [os.path.normpath(p) for p in getattr(held, "__path__", ())]:
+        return None
+    fresh.install()
+    added = [folder for folder in dict.fromkeys((str(root), str(path.parent))) if folder not in sys.path]
+    sys.path[:0] = added
+    try:
+        module = calls.run(importlib.import_module, dotted)
+    except BaseException as exc:
+        reraise_if_interrupt(exc)
+        raise TargetError(f"importing {path.name} raised {exception_summary(exc)}", user_traceback(exc)) from None
+    finally:
+        for folder in added:
+            sys.path.remove(folder)
+    found = getattr(module, "__file__", None)
+    return module if found is not None and Path(found).resolve() == path else None
+
+
 def is_layer_class(obj: Any) -> bool:
-    """A class with `predict` (a layer) or with `forward` and `backward` (an operation)."""
-    return inspect.isclass(obj) and (callable(getattr(obj, "predict", None)) or is_operation(obj))
+    """A class with `predict` (a layer) or with `forward` and `backward` (an operation); not an
+    abstract base class (abstract methods left) nor a `typing.Protocol`, which declare what
+    their subclasses define and cannot be made themselves."""
+    if not inspect.isclass(obj) or inspect.isabstract(obj) or getattr(obj, "_is_protocol", False) is True:
+        return False
+    return callable(getattr(obj, "predict", None)) or is_operation(obj)
 
 
 def is_declared_function(obj: Any) -> bool:
@@ -305,7 +363,7 @@ def load_targets(spec: str, convention: Convention = NO_CONVENTION) -> list[Targ
     path, name = parse_target_spec(spec)
     entry = inspect_entry(path)
     if entry.kind is EntryKind.MISSING:
-        raise UsageError(f"target {spec!r}: no such file or folder")
+        raise UsageError(missing_target(spec))
     if entry.kind is not EntryKind.FILE and entry.kind is not EntryKind.FOLDER:
         raise UsageError(f"target {spec!r} {entry.problem}")
     if entry.kind is EntryKind.FOLDER or path.suffix != ".py":

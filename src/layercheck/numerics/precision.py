@@ -36,6 +36,7 @@ _SAMPLE = 1 << 16  # outputs judged per output array, at most
 _ULPS = 16  # below this many ulps of round-off, nothing is measured
 _STAIRCASE = (100, 137)  # two steps, in units of _STEP, no multiple of one another
 _FLOAT32_LEVEL = 5e-9  # round-off from about 1/25 of float32's epsilon up: float32 arithmetic
+_GRID_VALUES = 16  # distinct values that show a grid: float32 values fall on one by chance 4^-16 of the time
 
 
 @dataclass(frozen=True)
@@ -271,10 +272,14 @@ def _is_float(x: Any) -> bool:
 def _on_a_grid(y: Any) -> bool:
     """Every element (of a sample) a multiple of four float32 ulps of the largest: float32
     rounds each value to its own ulps, finer for the smaller ones; a quantizer's outputs, all
-    multiples of its step, are on one grid."""
+    multiples of its step, are on one grid. Shown by _GRID_VALUES distinct values at least: one
+    float32 value is such a multiple one time in four, two one time in forty."""
     (sample,) = _sampled(y)
     xp = namespace_of(sample)
-    (largest,) = fetch(xp.max(xp.abs(sample))) if sample.size else (0.0,)
+    (distinct,) = fetch(xp.unique(sample[sample != 0]).size) if sample.size else (0,)
+    if int(distinct) < _GRID_VALUES:
+        return False
+    (largest,) = fetch(xp.max(xp.abs(sample)))
     if not (math.isfinite(float(largest)) and float(largest) > 0):
         return False
     step = 2.0 ** (math.frexp(float(largest))[1] - 24 + 2)  # four float32 ulps of the largest

@@ -70,13 +70,23 @@ def load_target(script: str, module_path: str, relative: bool, name: str, conven
         sys.path.insert(0, folder)
     sys.dont_write_bytecode = True  # nothing written beside the user's files
     stem = os.path.splitext(os.path.basename(path))[0]
-    module_name = "_reproduced_" + "".join(c if c.isalnum() else "_" for c in stem)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    # A module of a package (its folders hold __init__.py) is imported by its dotted name, as
+    # layercheck imports it, so that its relative imports resolve.
+    parts, root = [stem], folder
+    while os.path.isfile(os.path.join(root, "__init__.py")) and os.path.dirname(root) != root:
+        parts.insert(0, os.path.basename(root))
+        root = os.path.dirname(root)
+    if len(parts) > 1 and stem != "__init__" and all(part.isidentifier() for part in parts):
+        sys.path.insert(0, root)
+        module = importlib.import_module(".".join(parts))
+    else:
+        module_name = "_reproduced_" + "".join(c if c.isalnum() else "_" for c in stem)
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
     return getattr(module, name) if convention is None else adopt(vars(module), name, convention)
 
 

@@ -37,6 +37,7 @@ from layercheck.contract.loading import (
     discover,
     import_module,
     load_targets,
+    missing_target,
     named_target,
     parse_target_spec,
 )
@@ -145,7 +146,7 @@ def requests_from_specs(specs: Sequence[str]) -> list[Request]:
         path, name = parse_target_spec(spec)
         entry = inspect_entry(path)  # opens nothing: a named pipe would block the import
         if entry.kind is EntryKind.MISSING:
-            raise UsageError(f"target {spec!r}: no such file or folder")
+            raise UsageError(missing_target(spec))
         if entry.kind is EntryKind.SPECIAL:
             raise UsageError(f"target {spec!r} is {entry.special}, not a .py file or a folder")
         if entry.kind is EntryKind.BROKEN:
@@ -831,9 +832,22 @@ def _targets_of(
     ]
 
 
+def _once(found: list[Found | TargetReport]) -> list[Found | TargetReport]:
+    """Each target once, however many requests named it (`run d d/a.py ./d/a.py:A` names one
+    layer three ways: it is checked once, under its first label, and counted once)."""
+    seen: set[tuple[Path, str] | str] = set()
+    kept: list[Found | TargetReport] = []
+    for target in found:
+        key = (target.path.resolve(), target.name) if isinstance(target, Found) else target.target
+        if key not in seen:
+            seen.add(key)
+            kept.append(target)
+    return kept
+
+
 def _plan(batch: Batch, found: list[Found | TargetReport]) -> list[_Item]:
     items = []
-    for target in found:
+    for target in _once(found):
         if isinstance(target, TargetReport):
             items.append(_Item(target.target, report=target))
             continue

@@ -145,6 +145,18 @@ _STANDARD = ("builtins", "math", "cmath", "operator", "time", *_CHANNEL, *_VERDI
 # The classes on that path (Connection, ForkingPickler); `pickle`'s Python classes are not on it
 # (it pickles with `_pickle`'s).
 _CHANNEL_CLASSES = ("multiprocessing.connection", "multiprocessing.reduction")
+# Names whose replacement changes no value a verdict is computed with (`Allowed.OUTPUT`), and
+# C accelerators that may be turned off (set to None) for their module's Python code
+# (`Allowed.PYTHON_TWIN`).
+_OUTPUT_ONLY = frozenset({("builtins", "print")})
+_ACCELERATORS = frozenset(
+    {
+        ("json.encoder", "c_make_encoder"),
+        ("json.encoder", "c_encode_basestring"),
+        ("json.encoder", "c_encode_basestring_ascii"),
+        ("json.decoder", "c_scanstring"),
+    }
+)
 # Names of builtins that change without anyone meaning harm (the interactive `_`).
 _VOLATILE_BUILTINS = frozenset({"_"})
 # A module declares the globals it rebinds itself while it runs (`calls._depth`) here.
@@ -313,6 +325,13 @@ class Allowed(str, enum.Enum):
     # to switch its promotion rules. layercheck computes with the module objects it imported,
     # and the original is put back in sys.modules, so that a later import finds it too.
     MODULE_ENTRY = "layercheck keeps the module it imported, and it is put back in sys.modules"
+    # `builtins.print` wrapped (distributed training's "print on the main process only", a
+    # flush=True): what it returns no code computes with, and the code layercheck runs for a
+    # verdict never calls it (NumPy's `isclose` would, under np.seterr(all="print") alone).
+    OUTPUT = "it prints: no code layercheck runs computes with what it returns"
+    # `json.encoder.c_make_encoder = None`, a known recipe: json's own Python code, watched as
+    # the rest of the module is, does what the C accelerator did.
+    PYTHON_TWIN = "a C accelerator turned off: the module's Python code, watched, does the same"
 
 
 @dataclass(frozen=True)
@@ -669,6 +688,10 @@ class Snapshot:
         old = space.recorded.get(name, _MISSING)
         if kind is ChangeKind.REPLACED and _equivalent(old, space.live.get(name), mutable=not own):
             return Change(kind, what, Allowed.EQUAL), name
+        if kind is ChangeKind.REPLACED and (space.label, name) in _OUTPUT_ONLY:
+            return Change(kind, what, Allowed.OUTPUT), name
+        if kind is ChangeKind.REPLACED and (space.label, name) in _ACCELERATORS and space.live.get(name) is None:
+            return Change(kind, what, Allowed.PYTHON_TWIN), name
         if space.reliance is Reliance.WHOLE or not isinstance(name, str):
             return Change(kind, what), name
         if space.reliance is Reliance.ATTRIBUTES:

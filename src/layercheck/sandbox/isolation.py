@@ -787,6 +787,10 @@ def _worker_main(
     _cap_memory(setting.max_memory)
     _reuse_freed_memory()
     sys.path[:] = setting.sys_path  # before anything else is imported: see worker_sys_path
+    # A process started by the forkserver takes its start method as its own default; the
+    # layer's code gets the platform's, as under plain `python` (a process pool in predict,
+    # with a function of the layer's module, forked where the platform forks).
+    multiprocessing.set_start_method(None, force=True)
     try:
         os.chdir(setting.cwd)
     except OSError:

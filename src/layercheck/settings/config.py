@@ -271,7 +271,7 @@ def _config(data: Any, source: str, base: Path, check_names: Sequence[str]) -> C
                 raise Invalid(
                     entry.where,
                     f"names {entry.target!r} again ({first.where} names it): a target may be named once; "
-                    "check a layer with other settings as a subclass of its own, or from another config",
+                    "check it with other settings from another config (a class also as a subclass of its own)",
                 )
     problems.raise_any()
     return Config(source, defaults, tuple(entries))
