@@ -188,6 +188,26 @@ def test_print_wrapped_is_allowed_and_a_json_accelerator_may_be_turned_off_but_n
         builtins.print, json.encoder.c_make_encoder = original_print, original_encoder
 
 
+def test_a_cache_or_buffer_size_tuned_is_allowed_and_anything_else_there_is_not(snapshot):
+    """A hunt for false alarms: `re._MAXCACHE = 1024` and `io.DEFAULT_BUFFER_SIZE = 65536`
+    failed the guard; how much is kept or read at a time changes nothing computed."""
+    import io
+    import re
+
+    original_cache, original_buffer = re._MAXCACHE, io.DEFAULT_BUFFER_SIZE
+    try:
+        re._MAXCACHE, io.DEFAULT_BUFFER_SIZE = 1024, 1 << 16
+        assert sorted(_seen(snapshot.changes())) == [
+            (ChangeKind.REPLACED, "io.DEFAULT_BUFFER_SIZE", Allowed.SIZE),
+            (ChangeKind.REPLACED, "re._MAXCACHE", Allowed.SIZE),
+        ]
+        re._MAXCACHE = lambda: 1024  # not a size
+        (cache,) = [c for c in snapshot.changes() if c.what == "re._MAXCACHE"]
+        assert cache.tampering, cache
+    finally:
+        re._MAXCACHE, io.DEFAULT_BUFFER_SIZE = original_cache, original_buffer
+
+
 def test_an_alias_restored_as_the_builtin_itself_is_allowed(snapshot):
     # What older libraries do where NumPy removed the aliases (np.int, np.float, np.object).
     added = [name for name in ("int", "float", "object", "complex", "str") if name not in vars(np)]

@@ -157,6 +157,8 @@ _ACCELERATORS = frozenset(
         ("json.decoder", "c_scanstring"),
     }
 )
+# Sizes of caches and buffers that libraries tune (`Allowed.SIZE`), when set to a positive int.
+_SIZES = frozenset({("re", "_MAXCACHE"), ("re", "_MAXCACHE2"), ("io", "DEFAULT_BUFFER_SIZE")})
 # Names of builtins that change without anyone meaning harm (the interactive `_`).
 _VOLATILE_BUILTINS = frozenset({"_"})
 # A module declares the globals it rebinds itself while it runs (`calls._depth`) here.
@@ -332,6 +334,9 @@ class Allowed(str, enum.Enum):
     # `json.encoder.c_make_encoder = None`, a known recipe: json's own Python code, watched as
     # the rest of the module is, does what the C accelerator did.
     PYTHON_TWIN = "a C accelerator turned off: the module's Python code, watched, does the same"
+    # `re._MAXCACHE = 1024`, `io.DEFAULT_BUFFER_SIZE = 65536`: how much is kept or read at a
+    # time, never what is computed.
+    SIZE = "a cache's or a buffer's size: what is computed is the same"
 
 
 @dataclass(frozen=True)
@@ -583,6 +588,10 @@ def _same_cells(a: Any, b: Any) -> bool:
     return len(a) == len(b) and all(_contents(x) is _contents(y) for x, y in zip(a, b))
 
 
+def _positive_int(value: Any) -> bool:
+    return type(value) is int and value > 0
+
+
 def _said(reader: Reader | None) -> str | None:
     return None if reader is None else str(reader)
 
@@ -692,6 +701,8 @@ class Snapshot:
             return Change(kind, what, Allowed.OUTPUT), name
         if kind is ChangeKind.REPLACED and (space.label, name) in _ACCELERATORS and space.live.get(name) is None:
             return Change(kind, what, Allowed.PYTHON_TWIN), name
+        if kind is ChangeKind.REPLACED and (space.label, name) in _SIZES and _positive_int(space.live.get(name)):
+            return Change(kind, what, Allowed.SIZE), name
         if space.reliance is Reliance.WHOLE or not isinstance(name, str):
             return Change(kind, what), name
         if space.reliance is Reliance.ATTRIBUTES:
