@@ -256,7 +256,6 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     if not differ:
         return _Found(None, indices, [])
     k = indices.index(min(differ))
-    xs = subset_inputs(session, split, indices)
     # A method that draws random numbers gives other results alone as it would again on the
     # batch (each fresh layer starts from the same seeds, so the draws fall on other
     # observations): run twice on one object first, or its draws would read as interaction.
@@ -264,7 +263,7 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
         interaction = Interaction.RANDOM
     else:
-        others, complete = _replace_others(session, k, xs, split.inputs)
+        others, complete = _replace_others(session, k, subset_inputs(session, split, indices), split.inputs)
         again = _run(subset_layer(session, split, indices), method, others, "the batch with other observations")
         first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
         second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]

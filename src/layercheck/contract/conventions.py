@@ -308,7 +308,7 @@ def _clear(layer: Any, attributes: Any, dtypes: dict[str, Any] | None = None) ->
         reset()
     filled = {}
     for attribute in present:
-        value = getattr(layer, attribute)
+        value = getattr(layer, attribute)  # as the reset left it
         if not _is_float_array(value):
             setattr(layer, attribute, None)
         elif not resets:

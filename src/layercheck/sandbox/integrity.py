@@ -145,20 +145,6 @@ _STANDARD = ("builtins", "math", "cmath", "operator", "time", *_CHANNEL, *_VERDI
 # The classes on that path (Connection, ForkingPickler); `pickle`'s Python classes are not on it
 # (it pickles with `_pickle`'s).
 _CHANNEL_CLASSES = ("multiprocessing.connection", "multiprocessing.reduction")
-# Names whose replacement changes no value a verdict is computed with (`Allowed.OUTPUT`), and
-# C accelerators that may be turned off (set to None) for their module's Python code
-# (`Allowed.PYTHON_TWIN`).
-_OUTPUT_ONLY = frozenset({("builtins", "print")})
-_ACCELERATORS = frozenset(
-    {
-        ("json.encoder", "c_make_encoder"),
-        ("json.encoder", "c_encode_basestring"),
-        ("json.encoder", "c_encode_basestring_ascii"),
-        ("json.decoder", "c_scanstring"),
-    }
-)
-# Sizes of caches and buffers that libraries tune (`Allowed.SIZE`), when set to a positive int.
-_SIZES = frozenset({("re", "_MAXCACHE"), ("re", "_MAXCACHE2"), ("io", "DEFAULT_BUFFER_SIZE")})
 # Names of builtins that change without anyone meaning harm (the interactive `_`).
 _VOLATILE_BUILTINS = frozenset({"_"})
 # A module declares the globals it rebinds itself while it runs (`calls._depth`) here.
@@ -337,6 +323,28 @@ class Allowed(str, enum.Enum):
     # `re._MAXCACHE = 1024`, `io.DEFAULT_BUFFER_SIZE = 65536`: how much is kept or read at a
     # time, never what is computed.
     SIZE = "a cache's or a buffer's size: what is computed is the same"
+
+
+# Names of watched namespaces whose replacement by a value the predicate accepts changes no
+# value a verdict is computed with, and why: a printer wrapped (`Allowed.OUTPUT`), a C
+# accelerator turned off (set to None) for its module's Python code (`Allowed.PYTHON_TWIN`), a
+# cache's or a buffer's size set to a positive int (`Allowed.SIZE`).
+_HARMLESS: dict[tuple[str, str], tuple[Allowed, Callable[[Any], bool]]] = {
+    ("builtins", "print"): (Allowed.OUTPUT, lambda value: True),
+    **{
+        accelerator: (Allowed.PYTHON_TWIN, lambda value: value is None)
+        for accelerator in (
+            ("json.encoder", "c_make_encoder"),
+            ("json.encoder", "c_encode_basestring"),
+            ("json.encoder", "c_encode_basestring_ascii"),
+            ("json.decoder", "c_scanstring"),
+        )
+    },
+    **{
+        size: (Allowed.SIZE, lambda value: type(value) is int and value > 0)
+        for size in (("re", "_MAXCACHE"), ("re", "_MAXCACHE2"), ("io", "DEFAULT_BUFFER_SIZE"))
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -588,10 +596,6 @@ def _same_cells(a: Any, b: Any) -> bool:
     return len(a) == len(b) and all(_contents(x) is _contents(y) for x, y in zip(a, b))
 
 
-def _positive_int(value: Any) -> bool:
-    return type(value) is int and value > 0
-
-
 def _said(reader: Reader | None) -> str | None:
     return None if reader is None else str(reader)
 
@@ -697,12 +701,9 @@ class Snapshot:
         old = space.recorded.get(name, _MISSING)
         if kind is ChangeKind.REPLACED and _equivalent(old, space.live.get(name), mutable=not own):
             return Change(kind, what, Allowed.EQUAL), name
-        if kind is ChangeKind.REPLACED and (space.label, name) in _OUTPUT_ONLY:
-            return Change(kind, what, Allowed.OUTPUT), name
-        if kind is ChangeKind.REPLACED and (space.label, name) in _ACCELERATORS and space.live.get(name) is None:
-            return Change(kind, what, Allowed.PYTHON_TWIN), name
-        if kind is ChangeKind.REPLACED and (space.label, name) in _SIZES and _positive_int(space.live.get(name)):
-            return Change(kind, what, Allowed.SIZE), name
+        harmless = _HARMLESS.get((space.label, name)) if isinstance(name, str) else None
+        if kind is ChangeKind.REPLACED and harmless is not None and harmless[1](space.live.get(name)):
+            return Change(kind, what, harmless[0]), name
         if space.reliance is Reliance.WHOLE or not isinstance(name, str):
             return Change(kind, what), name
         if space.reliance is Reliance.ATTRIBUTES:

@@ -286,10 +286,11 @@ class Baseline:
     """The unperturbed pass: outputs, loss weights and the analytic gradients for them (backward
     run once, right after the pass, while the layer is at the base point).
 
-    The outputs may be let go (`release_outputs`) while the joint probe's pair runs: a
-    passing check needs them no more, and the pair's second call then holds one output-sized
-    array less at its peak. What asks for them later (kinks, a failure's diagnosis) has the
-    base point evaluated again, once (`again`: the problem's `base_outputs`)."""
+    The outputs are the problem's own where it keeps them (`again`: its `base_outputs`), read
+    from it each time: it may let them go (`release_outputs`) while the joint probe's pair
+    runs, where a passing check needs them no more and the pair's second call then holds one
+    output-sized array less at its peak; what asks for them later (kinks, a failure's
+    diagnosis) has the base point evaluated again, once."""
 
     def __init__(
         self,
@@ -300,7 +301,8 @@ class Baseline:
         again: Callable[[], list[Any]] | None = None,
         release: Callable[[], None] | None = None,
     ):
-        self._outputs: list[Any] | None = outputs
+        # Held here only where the problem does not keep them.
+        self._outputs = outputs if again is None else None
         self.weights, self.gradients = weights, gradients
         self.output_sizes = [int(y.size) for y in outputs]
         self._again, self._release = again, release
@@ -314,16 +316,15 @@ class Baseline:
 
     @property
     def outputs(self) -> list[Any]:
-        if self._outputs is None:
-            assert self._again is not None  # let go only where they can be evaluated again
-            self._outputs = self._again()
+        if self._again is not None:
+            return self._again()
+        assert self._outputs is not None
         return self._outputs
 
     def release_outputs(self) -> None:
-        """Let the outputs go, where they can be evaluated again (the problem's own reference
-        too: `release_base`); else keep them."""
-        if self._again is not None and self._release is not None:
-            self._outputs = None
+        """Let the outputs go where the problem keeps them (it evaluates them again when next
+        asked); else keep them."""
+        if self._release is not None:
             self._release()
 
     def kink_floor(self, j: int, sample: Any = None, out: Any = None) -> Any:
