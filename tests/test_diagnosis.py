@@ -657,3 +657,49 @@ def test_a_backward_that_is_not_a_function_of_its_arguments_is_never_said_nonlin
     result = report.result(GRADIENTS)
     assert result.status == "failed", result.message
     assert "linear in dL/dY" not in result.message and "ignores dL/dY" not in result.message, result.message
+
+
+class _NoiseEverywhere:
+    """Y = tanh(X) X + 0.3 X^2, backward right but for a relative error of `eps` of a fixed
+    random pattern in every element: wrong everywhere, by about what the probes resolve."""
+
+    eps = 1e-6
+    channel: int | None = None  # where, instead, backward is off by the factor 1 + eps alone
+
+    def predict(self, X):
+        return np.tanh(X) * X + 0.3 * X**2
+
+    def backward(self, X, Y, dLdY, memory):
+        t = np.tanh(X)
+        g = (t + X * (1 - t**2) + 0.6 * X) * dLdY
+        if self.channel is not None:
+            g[:, :, self.channel] *= 1 + self.eps
+            return g
+        return g + self.eps * np.random.default_rng(1234).standard_normal(g.shape) * (1 + np.abs(g))
+
+
+class _OneChannelSlightlyWrong(_NoiseEverywhere):
+    eps = 1e-5
+    channel = 3
+
+
+@pytest.mark.parametrize(("layout", "seed"), [("16,16,8,8:SSCB", 1), ("8,8,8,8:SSCB", 0)])
+def test_an_error_spread_everywhere_near_the_resolution_is_never_given_a_region(layout, seed):
+    """A hunt for false locations: probes of an error that is everywhere, near what they
+    resolve, fail in some blocks and pass in others by chance, and "wrong only in observations
+    0, 1, 2, 3, 5, 6, 7 (right in the 1 other checked)" or "only where X > 0" was said. A region
+    without a factor proven in it is now said only where its errors stand far above what the
+    probes of the blocks called right resolve; a small factor proven in one channel still is."""
+    result = layercheck.check_layer(_NoiseEverywhere, layout, checks=[GRADIENTS], dtypes=["float64"], seed=seed).result(
+        GRADIENTS
+    )
+    assert result.status == "failed", result.message
+    assert re.fullmatch(r"the gradient of X is wrong \(relative error \S+ along a random direction\)", result.message)
+    assert not any("where:" in line for line in result.explanation), result.explanation
+    located = layercheck.check_layer(
+        _OneChannelSlightlyWrong, layout, checks=[GRADIENTS], dtypes=["float64"], seed=seed
+    ).result(GRADIENTS)
+    assert located.message == (
+        "the gradient of X is off by a factor 1 + 1e-05 (a relative error of 1e-05) in channel 3 of X "
+        "(right in the 7 others checked)"
+    )

@@ -35,6 +35,7 @@ __all__ = [
     "describe",
     "displaced",
     "dot",
+    "dot_and_norms",
     "norm_sq",
     "fetch",
     "is_array",
@@ -332,7 +333,7 @@ _LEVELS = 1 << 14  # magnitudes of `random_moves`: 1/2 + k / 2^14, k < 2^14
 _CHUNK = 1 << 16
 
 
-def random_moves(x: Any, rng: np.random.Generator) -> Any:
+def random_moves(x: Any, rng: np.random.Generator, scale: float = 1.0) -> Any:
     """Random signs times random magnitudes from 1/2 to 3/2 (float64, `x`'s shape, in `x`'s
     module): a direction along which every element moves, by a random share of the step.
 
@@ -340,13 +341,18 @@ def random_moves(x: Any, rng: np.random.Generator) -> Any:
     backward that swaps two elements' gradients, project to exactly zero whenever their signs
     agree: one draw in two. With 2^15 values, one in 32,768. On the host, from 16 random bits
     per element (the sign and 14 bits of magnitude) in 16-bit integers: a float64 array is
-    written once, for a fifth of the cost of drawing continuous magnitudes."""
+    written once, for a fifth of the cost of drawing continuous magnitudes.
+
+    `scale`: the moves times `scale`, in the same pass (a move t v drawn as it is used; the
+    same values as the moves scaled after, each magnitude being exact before the one rounding)."""
     xp = array_module(x)
     shape = tuple(x.shape)
     if on_gpu(xp):
         state = _device_state(xp, rng)
         moves = state.uniform(0.5, 1.5, shape)
         moves *= state.randint(0, 2, size=shape) * 2 - 1
+        if scale != 1.0:
+            moves *= scale
         return moves
     size = math.prod(shape)
     moves = np.empty(size, dtype=np.float64)
@@ -363,7 +369,8 @@ def random_moves(x: Any, rng: np.random.Generator) -> Any:
         bits += _LEVELS // 2  # 2^13 + k: a magnitude of 1/2 + k / 2^14, in units of 2^-14
         bits ^= negative  # two's complement: (n ^ -1) - (-1) = -n
         bits -= negative
-        np.multiply(bits, 1 / _LEVELS, out=moves[start:stop])  # exact: a power of two
+        # 1 / 2^14 exact, and the scaled product rounded once: the moves drawn, then scaled.
+        np.multiply(bits, scale / _LEVELS, out=moves[start:stop])
     return moves.reshape(shape)
 
 
@@ -399,6 +406,26 @@ def dot(a: Any, b: Any) -> Any:
     if a.dtype.kind == "c" and b.dtype.kind == "c":
         return _host_dot(a.real, b.real) + _host_dot(a.imag, b.imag)
     return _host_dot(a.real, b.real)
+
+
+def dot_and_norms(a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """(dot(a, b), |a * b|^2, |b|^2) of two arrays of one module, left where they were
+    computed: a gradient's projection on a move, its terms' size and the move's. On the host,
+    for real arrays of one shape, in one pass over both in chunks (each read once, where the
+    three apart read them five times); else as `dot`, `product_norm_sq` and `norm_sq`."""
+    xp = namespace_of(a, b)
+    real = xp is np and np.dtype(a.dtype).kind in "fiu" and np.dtype(b.dtype).kind in "fiu"
+    if not real or np.shape(a) != np.shape(b) or math.prod(np.shape(a)) <= _CHUNK:
+        return dot(a, b), product_norm_sq(a, b), norm_sq(b)
+    flat_a, flat_b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    projection = terms = size = 0.0
+    for start in range(0, flat_a.size, _CHUNK):
+        part_b = flat_b[start : start + _CHUNK]
+        part = flat_a[start : start + _CHUNK] * part_b
+        projection += float(part.sum())
+        terms += float(_host_dot(part, part))
+        size += float(_host_dot(part_b, part_b))
+    return projection, terms, size
 
 
 def norm_sq(a: Any) -> Any:

@@ -43,6 +43,7 @@ from layercheck.numerics.arrays import (
     Scalars,
     displaced,
     dot,
+    dot_and_norms,
     fetch,
     machine_epsilon,
     namespace_of,
@@ -186,9 +187,20 @@ class GradientProblem:
         weights = [machine_epsilon(self.coarse[i]) / eps if i in self.coarse else 1.0 for i in moved]
         return math.sqrt(sum(sq * w * w for sq, w in zip(squares, weights)))
 
+    # Each argument's `step_scale`, computed once: the values never change (shared with the
+    # copies `dataclasses.replace` makes, which hold the same values).
+    _scales: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
+
     def evaluate(self, index: int, value: np.ndarray) -> list[np.ndarray]:
         """Every output and updated state with argument `index` replaced by `value`."""
         return self.evaluate_many({index: value})
+
+    def step_scale(self, index: int) -> float:
+        """`step_scale` of argument `index`'s value (a pass over it the first time only)."""
+        found = self._scales.get(index)
+        if found is None:
+            found = self._scales[index] = step_scale(self.values[index])
+        return found
 
 
 @dataclass(kw_only=True)
@@ -367,7 +379,9 @@ def _roundoff(y: Any, tol: Tolerances, spread: float = 0.0, out: Any = None) -> 
     return ulps if spread == 0 else namespace_of(y).maximum(ulps, spread, out=ulps)
 
 
-def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None) -> np.ndarray:
+def random_direction(
+    value: np.ndarray, rng: np.random.Generator, support: np.ndarray | None = None, scale: float = 1.0
+) -> np.ndarray:
     """Random signs with random magnitudes (`random_moves`), on both parts for complex
     arguments.
 
@@ -376,12 +390,15 @@ def random_direction(value: np.ndarray, rng: np.random.Generator, support: np.nd
     a half. Random magnitudes, not signs alone: an error of equal and opposite parts (two
     elements' gradients swapped) projects to zero wherever their moves are equal, in one
     draw of two with signs alone, and a passing probe would clear it.
+
+    `scale`: the direction times `scale` (a move t v), the same values in one pass less.
     """
-    moves = random_moves(value, rng)
     if np.dtype(value.dtype).kind == "c":
-        v = (moves + 1j * random_moves(value, rng)) / np.sqrt(2)
+        v = (random_moves(value, rng) + 1j * random_moves(value, rng)) / np.sqrt(2)
+        if scale != 1.0:
+            v *= scale
     else:
-        v = moves
+        v = random_moves(value, rng, scale)
     chosen: np.ndarray = v if support is None else v * support
     return chosen
 
@@ -785,11 +802,9 @@ def check_jointly(
         """Each argument's move t * v, its step relative to its own size."""
         moves = {}
         for i in indices:
-            value, scale = problem.values[i], step_scale(problem.values[i])
-            direction = random_direction(value, rng)
-            move = keep_inside(value, direction, t * scale, problem.domains[i])
-            move *= t * scale  # a fresh array: scaled where it is
-            moves[i] = move
+            value, step = problem.values[i], t * problem.step_scale(i)
+            # Drawn scaled (a pass less): a step of 1 in the move is t * scale in the direction.
+            moves[i] = keep_inside(value, random_direction(value, rng, scale=step), 1.0, problem.domains[i])
         return moves
 
     moves = draw(rng)
@@ -1069,10 +1084,11 @@ def _block_parts(
 def _analytic_sides(gradients: list[Any], moves: dict[int, Any], moved: list[int]) -> Scalars:
     """For each moved argument <g, v> ("parts"), |g * v|^2 ("terms") and |v|^2 ("direction"),
     left on the device until fetched."""
+    found = [dot_and_norms(gradients[i], moves[i]) for i in moved]  # one pass over each
     sides = Scalars()
-    sides.add("parts", (dot(gradients[i], moves[i]) for i in moved))
-    sides.add("terms", (product_norm_sq(gradients[i], moves[i]) for i in moved))
-    sides.add("direction", (norm_sq(moves[i]) for i in moved))
+    sides.add("parts", (parts for parts, _, _ in found))
+    sides.add("terms", (terms for _, terms, _ in found))
+    sides.add("direction", (direction for _, _, direction in found))
     return sides
 
 
@@ -1115,7 +1131,7 @@ def check_argument(
     the values probed, so a block of small values is moved by a step of its own size.
     """
     value = problem.values[index]
-    scale = step_scale(value if support is None else value[support])
+    scale = problem.step_scale(index) if support is None else step_scale(value[support])
     h = tol.step
     probes: list[Probe] = []
     fails = passes = 0

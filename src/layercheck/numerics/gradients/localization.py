@@ -48,6 +48,9 @@ CONFIRMATION_BUDGET = 24
 _CANDIDATES = 3  # screened partitions confirmed, the most specific first
 _EXAMPLES = 4  # elements measured one at a time for a large argument
 _MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little about where it is wrong
+# How far the wrong blocks' errors must stand above what the right blocks' probes resolve, each
+# relative to its own block, for a region to be said (`_separated`).
+_SEPARATION = 25.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,9 @@ class _Found:
     region: Region
     mask: Any
     bad: tuple[_Cell, ...]
+    # Its wrong blocks' errors stand clear of what the right blocks' probes resolve
+    # (`_separated`): said on its own; else only with a factor proven in it.
+    separated: bool = True
 
 
 Blocks = dict[str, tuple[BlockError, ...]]  # each partition's blocks, as measured
@@ -114,6 +120,18 @@ def _cell(block: Block, verdict: ArgumentVerdict | None) -> _Cell:
         return _Cell(block, BlockVerdict.UNDECIDED, None)
     found = failing(verdict)
     return _Cell(block, _word(verdict), found[0] if found else verdict.probes[-1], tuple(found), 1)
+
+
+def _separated(bad: list[_Cell], right: list[_Cell]) -> bool:
+    """Whether every failing probe of the wrong blocks is off by `_SEPARATION` times what the
+    right blocks' probes resolve, each relative to its own block (its scale): an error as large
+    in a block called right would have failed there. Where a backward is wrong everywhere by
+    about what the probes resolve (noise it adds, a bound they barely cross), probes of equal
+    errors fail in some blocks and pass in others by chance, and the region they would draw is
+    not where the gradient is wrong: then none is said, and the failure stands unlocated."""
+    smallest = min((p.relative(p.discrepancy) for c in bad for p in c.failing), default=0.0)
+    finest = max((c.probe.relative(c.probe.tolerance) for c in right if c.probe is not None), default=math.inf)
+    return smallest >= _SEPARATION * finest
 
 
 def _union(masks: list[Any]) -> Any:
@@ -182,6 +200,7 @@ class Localization:
         """The argument's finding, every region proven (the finding's first), elements
         measured one by one, and each partition's blocks as measured."""
         found, measured = self._regions()
+        factor, found = self._factor(gradient, found)
         regions = tuple(f.region for f in found)
         self.finding_mask = found[0].mask if found else None
         self.finding_blocks = [cell.block.mask for cell in found[0].bad] if found else []
@@ -195,9 +214,7 @@ class Localization:
             if wrong and len(wrong) < len(examples):
                 regions += (self._elements_region(examples),)
             if found:
-                finding = self._region_factor(gradient, found[0]) or Finding(
-                    Cause.LOCALIZED, (self.name,), region=found[0].region
-                )
+                finding = factor or Finding(Cause.LOCALIZED, (self.name,), region=found[0].region)
             elif regions:
                 finding = Finding(Cause.LOCALIZED, (self.name,), region=regions[0])
             elif wrong:
@@ -210,9 +227,7 @@ class Localization:
                 finding = Finding(Cause.UNEXPLAINED, (self.name,), numbers=worst)
             return finding, regions, tuple(examples[:5]), measured
         if found:
-            finding = self._region_factor(gradient, found[0]) or Finding(
-                Cause.LOCALIZED, (self.name,), region=found[0].region
-            )
+            finding = factor or Finding(Cause.LOCALIZED, (self.name,), region=found[0].region)
         else:
             finding = Finding(Cause.UNEXPLAINED, (self.name,), numbers=worst, complex_values=complex_values)
         sampled = tuple(self._sampled_examples(gradient, found[0].mask if found else None))
@@ -321,6 +336,7 @@ class Localization:
         bad = [c for c in cells if c.verdict is BlockVerdict.WRONG]
         if not bad or len(bad) == len(cells):
             return None
+        separated = self.table is not None or _separated(bad, [c for c in cells if c.verdict is BlockVerdict.RIGHT])
         mask = _union([c.block.mask for c in bad])
         share = _share(mask)
         right = len(cells) - len(bad)
@@ -330,7 +346,7 @@ class Localization:
             # of them: each is in a block a probe found right.
             right = _indices(spans)
         if partition.unit == "value range":
-            return self._value_region(cells, mask, share)
+            return self._value_region(cells, mask, share, separated)
         depth = len(bad)
         kind = RegionKind.BLOCKS
         extra: dict[str, Any] = {}
@@ -347,7 +363,7 @@ class Localization:
             extra = {"below": cells[0].verdict is BlockVerdict.WRONG}  # by_sign: below zero, then above
         labels = tuple(c.block.label for c in bad)
         region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
-        return _Found(region, mask, tuple(bad))
+        return _Found(region, mask, tuple(bad), separated)
 
     def _narrowed(
         self, partition: Partition, cells: list[_Cell], region: _Found
@@ -373,6 +389,8 @@ class Localization:
         wrong = [c.block.span[0] for c in narrowed if c.verdict is BlockVerdict.WRONG and c.block.span is not None]
         if better is None or not all(any(_within(i, b.span) for i in wrong) for b in wide):
             return partition, cells, region
+        if region.separated and not better.separated:  # a region that may be said, kept so
+            return partition, cells, region
         return finer, narrowed, better
 
     def _wrong_edges(self) -> tuple[str, ...]:
@@ -383,7 +401,7 @@ class Localization:
         wrong = tuple(c.block.label for c in judged if c.verdict is BlockVerdict.WRONG)
         return wrong if wrong and len(wrong) < len(judged) else ()
 
-    def _value_region(self, cells: list[_Cell], mask: Any, share: float) -> _Found | None:
+    def _value_region(self, cells: list[_Cell], mask: Any, share: float, separated: bool) -> _Found | None:
         ranges = [span for span, _ in self._ranges]  # the value-range partition's own cuts
         bad = [k for k, c in enumerate(cells) if c.verdict is BlockVerdict.WRONG]
         if share > _MAX_VALUE_SHARE:
@@ -406,7 +424,22 @@ class Localization:
             high=high,
             contiguous=contiguous,
         )
-        return _Found(region, mask, tuple(cells[k] for k in bad))
+        return _Found(region, mask, tuple(cells[k] for k in bad), separated)
+
+    def _factor(self, gradient: Any, found: list[_Found]) -> tuple[Finding | None, list[_Found]]:
+        """The factor proven in the first region (or, where that region is not `separated`
+        and none is proven there, in the first that is), and the regions that may be said:
+        that one first, then the separated others. A region that stands out of the probes'
+        resolution by little is said only with a factor proven there: the gradient corrected
+        in it passes everywhere, which noise spread over the whole argument never does."""
+        tried = found[:1]
+        if found and not found[0].separated:
+            tried += [f for f in found[1:] if f.separated][:1]
+        for region in tried:
+            factor = self._region_factor(gradient, region)
+            if factor is not None:
+                return factor, [region] + [f for f in found if f is not region and f.separated]
+        return None, [f for f in found if f.separated]
 
     def _region_factor(self, gradient: Any, found: _Found) -> Finding | None:
         """Off by a factor (or of the wrong sign) in the region, when the gradient corrected
