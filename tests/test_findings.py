@@ -74,6 +74,31 @@ def test_a_factor_is_named_from_its_value_and_the_sizes_of_the_problem(ratio, co
     assert wording.factor_text(factor) == text
 
 
+@pytest.mark.parametrize(
+    "layout, ratio, text",
+    [
+        ("24,24,20,128:SSCB", 24.0, "24 (the size of spatial axis 1 or 2)"),
+        ("4,4,16,16:SSCB", 1 / 16, "1/16 (1/batch size or 1/number of channels or 1/number of spatial positions)"),
+        ("6,5,4,3:SSCB", 5.0, "5 (the size of spatial axis 2)"),
+    ],
+)
+def test_a_factor_equal_to_several_sizes_names_each_never_one_of_them(layout, ratio, text):
+    """A hunt for false causes: the project's own global average pooling that divides by H
+    alone (a factor W) read "off by a constant factor 24 (the size of spatial axis 1)" at the
+    README's layout, where both spatial axes are 24. Which size a factor is, it cannot tell
+    where sizes coincide: each is named, and no hint about the observations is guessed."""
+    import numpy as np
+
+    shape = layercheck.parse_layout(layout)
+    factor = name_factor(ratio, sizes([np.zeros(shape.size)], [shape.format]))
+    assert wording.factor_text(factor) == text
+    assert "observations" not in wording.headline(Finding(Cause.FACTOR, ("X",), factor))
+    alone = name_factor(1 / 16, sizes([np.zeros((4, 5, 3, 16))], ["SSCB"]))  # the batch size alone: hinted
+    assert wording.headline(Finding(Cause.FACTOR, ("X",), alone)).endswith(
+        "a mean over the observations instead of a sum?"
+    )
+
+
 def test_sizes_name_the_axes_of_the_first_formatted_argument():
     import numpy as np
 

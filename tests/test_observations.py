@@ -164,7 +164,7 @@ def test_a_learnable_gradient_that_is_not_the_sum_over_observations_fails():
     ("layout", "hint"),
     [
         ("3,2:CB", "off by a constant factor 1/2 (with a batch of 2, a mean over the observations instead of a sum?)"),
-        ("3,3:CB", "off by a constant factor 1/3 (1/batch size): a mean over the observations instead of a sum?"),
+        ("3,5:CB", "off by a constant factor 1/5 (1/batch size): a mean over the observations instead of a sum?"),
     ],
 )
 def test_a_mean_over_a_batch_of_two_is_named_as_a_half_with_the_batch_beside_it(layout, hint):

@@ -692,7 +692,7 @@ def _verdict(
     if problem.kinds[index] == "integer input":
         return ArgumentVerdict(index, Status.SKIPPED, [], "an integer input is not differentiated")
     if baseline.gradients[index] is None:
-        reason = "backward returned no gradient of numbers of the argument's shape (see backward_is_consistent_in_size)"
+        reason = "backward returned no array of numbers of the argument's shape (see backward_is_consistent_in_size)"
         return ArgumentVerdict(index, Status.INCOMPLETE, [], reason)
     if problem.values[index].size == 0:
         return ArgumentVerdict(index, Status.PASSED, [], "empty")
@@ -813,7 +813,9 @@ def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str |
     masked = [p.outputs_masked_at_kinks for p in deciding if p.outputs_masked_at_kinks]
     if masked:
         most = max(masked)
-        message += f"; {'up to ' if len(set(masked)) > 1 else ''}{most} output(s) at kinks left out"
+        message += (
+            f"; {'up to ' if len(set(masked)) > 1 else ''}{most} output(s) that bent sharply within the step left out"
+        )
     if fallback:
         message += f"; {fallback}"
     return message

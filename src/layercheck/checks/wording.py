@@ -64,9 +64,9 @@ def _verb(verb: str, arguments: Sequence[str]) -> str:
 def factor_text(factor: Factor) -> str:
     """ "2", "1/128 (1/batch size)", "3/2", "1 + 0.004 (a relative error of 0.004)"."""
     if factor.form is FactorForm.SIZE and factor.size is not None:
-        return f"{factor.size.n} (the {_size_word(factor)})"
+        return f"{factor.size.n} (the {' or the '.join(_size_words(factor))})"
     if factor.form is FactorForm.INVERSE_SIZE and factor.size is not None:
-        return f"1/{factor.size.n} (1/{_size_word(factor)})"
+        return f"1/{factor.size.n} ({' or '.join(f'1/{word}' for word in _size_words(factor))})"
     if factor.form is FactorForm.FRACTION:
         if factor.denominator == 1:
             return str(factor.numerator)
@@ -77,15 +77,27 @@ def factor_text(factor: Factor) -> str:
     return f"{factor.ratio:.6g}"
 
 
-def _size_word(factor: Factor) -> str:
+def _size_words(factor: Factor) -> list[str]:
+    """The sizes the factor equals, in words: ["batch size"]; ["size of spatial axis 1 or 2"]
+    or ["batch size", "number of channels"] where sizes of the problem coincide (which one the
+    bug has, the factor cannot tell)."""
     assert factor.size is not None
-    if factor.size.size is Size.SPATIAL_AXIS:
-        return f"size of spatial axis {factor.size.axis}"
-    return str(factor.size.size.value)
+    sizes = (factor.size, *factor.also)
+    axes = " or ".join(str(s.axis) for s in sizes if s.size is Size.SPATIAL_AXIS)
+    words = []
+    for named in sizes:
+        if named.size is not Size.SPATIAL_AXIS:
+            words.append(str(named.size.value))
+        elif axes:  # every spatial axis of the size, where the first is
+            words.append(f"size of spatial axis {axes}")
+            axes = ""
+    return words
 
 
 def _factor_hint(finding: Finding, factor: Factor) -> str:
-    batch = factor.size is not None and factor.size.size is Size.BATCH
+    # Only where the batch size alone is the factor's size: a hint about observations is a
+    # guess among several sizes otherwise.
+    batch = factor.size is not None and factor.size.size is Size.BATCH and not factor.also
     if batch and factor.form is FactorForm.INVERSE_SIZE:
         return ": a mean over the observations instead of a sum?"
     if batch and factor.form is FactorForm.SIZE:

@@ -242,7 +242,10 @@ def reproduce(out: Any = None) -> int:
             file=out,
         )
         if got["masked"]:
-            print(f"  ({got['masked']} of {got['changed']} changed outputs at kinks left out of the loss)", file=out)
+            print(
+                f"  ({got['masked']} of {got['changed']} changed outputs that bent sharply within the step left out of the loss)",
+                file=out,
+            )
         elements = [problem.element(index, tuple(e), failure["terms_eps"]) for e in failure["elements"]]
         measured = [e for e in elements if e is not None]
         if measured:

@@ -46,27 +46,40 @@ _SHOWN = 5  # non-finite elements listed
 def sizes(values: Sequence[Any], labels: Sequence[str | None]) -> tuple[NamedSize, ...]:
     """Sizes that make a constant factor recognisable (batch size, elements per channel...),
     of the first argument with a format."""
-    named: list[NamedSize] = []
     for value, format_ in zip(values, labels):
         if not format_ or len(format_) != value.ndim:
             continue
+        shape = tuple(int(n) for n in value.shape)
+        # Each size with the axes whose product it is (those of one element left out): one
+        # product named once, by its first name here (a CB layout's elements per channel are
+        # its batch: the same number by construction, not two sizes that coincide).
+        named: list[tuple[NamedSize, frozenset[int]]] = []
         for label, size in (("B", Size.BATCH), ("C", Size.CHANNELS), ("T", Size.SEQUENCE)):
             axis = format_.find(label)
-            if axis >= 0 and value.shape[axis] > 1:
-                named.append(NamedSize(size, int(value.shape[axis])))
+            if axis >= 0 and shape[axis] > 1:
+                named.append((NamedSize(size, shape[axis]), frozenset({axis})))
         c = format_.find("C")
-        if c >= 0 and value.size // value.shape[c] > 1:
-            named.append(NamedSize(Size.PER_CHANNEL, int(value.size // value.shape[c])))
+        if c >= 0 and value.size // shape[c] > 1:
+            named.append((NamedSize(Size.PER_CHANNEL, value.size // shape[c]), _axes_of(shape, c)))
         spatial_axes = [i for i, ch in enumerate(format_) if ch == "S"]
-        spatial = math.prod(value.shape[i] for i in spatial_axes)
+        spatial = math.prod(shape[i] for i in spatial_axes)
         if spatial > 1:
-            named.append(NamedSize(Size.SPATIAL, int(spatial)))
+            kept = frozenset(i for i in spatial_axes if shape[i] > 1)
+            named.append((NamedSize(Size.SPATIAL, spatial), kept))
             for k, axis in enumerate(spatial_axes, 1):
-                if value.shape[axis] > 1 and len(spatial_axes) > 1:
-                    named.append(NamedSize(Size.SPATIAL_AXIS, int(value.shape[axis]), k))
-        named.append(NamedSize(Size.ELEMENTS, int(value.size)))
-        break
-    return tuple(dict.fromkeys(named))
+                if shape[axis] > 1 and len(spatial_axes) > 1:
+                    named.append((NamedSize(Size.SPATIAL_AXIS, shape[axis], k), frozenset({axis})))
+        named.append((NamedSize(Size.ELEMENTS, int(value.size)), _axes_of(shape)))
+        products: dict[frozenset[int], NamedSize] = {}
+        for found, axes in named:
+            products.setdefault(axes, found)
+        return tuple(dict.fromkeys(products.values()))
+    return ()
+
+
+def _axes_of(shape: tuple[int, ...], left_out: int | None = None) -> frozenset[int]:
+    """The axes of more than one element, but `left_out`."""
+    return frozenset(i for i, n in enumerate(shape) if n > 1 and i != left_out)
 
 
 def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
@@ -78,10 +91,11 @@ def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
         return Factor(ratio, FactorForm.FRACTION, -1, 1)
     for named in context:
         n = named.n
+        also = tuple(other for other in context if other.n == n and other != named)  # as large: named too
         if n > 2 and abs(ratio - n) <= 1e-4 * n:
-            return Factor(ratio, FactorForm.SIZE, n, 1, named)
+            return Factor(ratio, FactorForm.SIZE, n, 1, named, also)
         if n > 2 and abs(ratio - 1 / n) <= 1e-4 / n:
-            return Factor(ratio, FactorForm.INVERSE_SIZE, 1, n, named)
+            return Factor(ratio, FactorForm.INVERSE_SIZE, 1, n, named, also)
     # A batch of 2 names 2 and 1/2 as a fraction, with the batch size beside it (a hint, not the name).
     pair = next((named for named in context if named.size is Size.BATCH and named.n == 2), None)
     for n in (2, 3, 4, 8):
@@ -145,7 +159,15 @@ def linearity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     if math.sqrt(off_again) > slack:
         return None
     if math.sqrt(off_same) <= slack:
-        return Finding(Cause.IGNORES_DLDY, (evidence.name(index),), Nonlinearity(scale, 1.0))
+        # The same gradient for a multiple of dL/dY: ignored only where a dL/dY drawn anew
+        # gives it again too; else backward normalizes dL/dY (divides by its sum), and is
+        # not linear in it.
+        redrawn = evidence.redrawn_gradients()
+        if redrawn is None or redrawn[index] is None:
+            return None
+        (off_redrawn,) = fetch(norm_sq(redrawn[index] - gradient))
+        if math.sqrt(off_redrawn) <= slack:
+            return Finding(Cause.IGNORES_DLDY, (evidence.name(index),), Nonlinearity(scale, 1.0))
     relative = math.sqrt(off_linear) / (abs(scale) * size)
     if relative > 0.01:
         return Finding(Cause.NOT_LINEAR_IN_DLDY, (evidence.name(index),), Nonlinearity(scale, relative))
@@ -164,6 +186,11 @@ def misplaced(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
             continue
         if verdict.status is Status.FAILED and evidence.holds(index, _slot(other)):
             return Finding(Cause.SWAPPED, (problem.names[index], problem.names[other]))
+        if factor(evidence, index, gradient) is not None:
+            # Off by a constant factor from its own gradient (Y = X1 + 0.5 X2 with the 0.5
+            # left out of dL/dX2): the other's gradient is that multiple of it, and what was
+            # returned equals it for that reason alone. The factor is said (`factor`, next).
+            return None
         return Finding(Cause.MISPLACED, (problem.names[index],), Misplaced(problem.names[other]))
     return None
 
@@ -290,11 +317,11 @@ _LEFT_OUT = 1e-6  # backward's share of the dependence across observations, at m
 def across_observations(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     """The dependence of the other observations' outputs on each observation's input left
     out of backward (a batch statistic whose gradient it treats as a constant, a permutation
-    of the batch it does not undo): the first and the last observation's input, each moved
-    alone, change the other observations' outputs, and for a loss on those alone backward
-    gives nothing (a gradient that fails, twice for the first: the check's own rule, once for
-    the last: a claim's); a backward that has the dependence, however wrongly scaled, is no
-    such finding.
+    of the batch it does not undo): the first and the last observation's input, and one drawn
+    between them, each moved alone, change the other observations' outputs, and for a loss on
+    those alone backward gives nothing (a gradient that fails, twice for the first: the check's
+    own rule, once for the others: a claim's); a backward that has the dependence, however
+    wrongly scaled, or has it for the observation between, is no such finding.
 
     Tried only where the argument and every output have an observation axis of the batch's
     size, and one call of the layer per observation shows that moving it changes another
@@ -304,15 +331,20 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     if split is None:
         return None
     axis, batch, output_axes = split
+    # The first, the last, and one drawn between them: "each observation's" is said of what a
+    # backward that leaves out the two ends alone (an off-by-one loop) would fail.
+    observations = [0, batch - 1]
+    if batch > 2:
+        observations.insert(1, int(evidence.rng("claim observation between").integers(1, batch - 1)))
     shown = []
-    for k, fails_needed in ((0, 2), (batch - 1, 1)):
-        worst = _left_out(evidence, index, axis, output_axes, k, fails_needed)
+    for k in observations:
+        worst = _left_out(evidence, index, axis, output_axes, k, 2 if k == 0 else 1)
         if worst is None:
             return None
         shown.append(worst)
     first = shown[0]
     relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
-    detail = AcrossObservations((0, batch - 1), batch, first.analytic, first.numeric, relative)
+    detail = AcrossObservations(tuple(observations), batch, first.analytic, first.numeric, relative)
     return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
 
 

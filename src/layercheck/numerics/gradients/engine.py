@@ -135,6 +135,10 @@ _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
 # the largest step, for layers whose outputs are nearly constant against their own size.
 _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
+# A failure at a step this many times below the nominal one (reached after probes the step's
+# curvature or kinks left undecided) is tried again along its direction at `_RETRY` times the
+# step: the error of a gradient stays, round-off the estimate left out shrinks (`_round_off`).
+_SMALL_STEP, _RETRY = 8.0, 16.0
 # Base outputs of this many bytes and more are let go while the joint probe's pair runs
 # (`Baseline.release_outputs`): a copy of them is worth a call more where kinks or a failure
 # need them again.
@@ -1128,7 +1132,9 @@ def check_argument(
     Steps adapt: smaller after kinks or curvature, larger after round-off, and every probe
     draws a new random direction. A failure needs `fails_needed` failing probes (two: one is
     never enough to fail a layer), a pass `passes_needed` decisive passes. The step is relative to
-    the values probed, so a block of small values is moved by a step of its own size.
+    the values probed, so a block of small values is moved by a step of its own size. A failure
+    at a step far below the nominal one counts only where a larger step shows it too
+    (`_round_off`).
     """
     value = problem.values[index]
     scale = problem.step_scale(index) if support is None else step_scale(value[support])
@@ -1144,6 +1150,8 @@ def check_argument(
             probe = run_probe(problem, base, index, direction, t, tol, large_step=h >= _LARGE_STEP, relative=h)
         except EvaluationError as exc:
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
+        if probe.verdict is Verdict.FAIL and h * _SMALL_STEP < tol.step:
+            probe = _round_off(problem, base, index, probe, tol, h)
         probes.append(probe)
         if probe.verdict is Verdict.PASS:
             if fails:
@@ -1177,6 +1185,27 @@ def check_argument(
         reason = f"agreement at a reduced resolution of {best.resolution:.1g}"
         return ArgumentVerdict(index, Status.PASSED, probes, reason, reduced=best)
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
+
+
+def _round_off(problem: GradientProblem, base: Baseline, index: int, failed: Probe, tol: Tolerances, h: float) -> Probe:
+    """A failure at a small step (`h`, relative), undecided (round-off) where the same
+    direction at `_RETRY` times the step shows less than a quarter of its discrepancy: a
+    gradient's error along a direction is the same at any step, while round-off that the
+    estimate leaves out (a layer that amplifies its own, softmax(1000 X)) grows as the step
+    shrinks. Kept where the larger step cannot be taken (the domain's edge, the layer raised)
+    or shows as much."""
+    value, t = problem.values[index], failed.step * _RETRY
+    if not bool(
+        namespace_of(value).all(keep_inside(value, failed.direction, t, problem.domains[index]) == failed.direction)
+    ):
+        return failed
+    try:
+        larger = run_probe(problem, base, index, failed.direction, t, tol, h * _RETRY >= _LARGE_STEP, h * _RETRY)
+    except EvaluationError:
+        return failed
+    if not (math.isfinite(larger.discrepancy) and larger.discrepancy < failed.discrepancy / 4):
+        return failed
+    return dataclasses.replace(failed, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF)
 
 
 def _reasons(probes: Sequence[Probe]) -> str:

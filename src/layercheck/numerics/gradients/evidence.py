@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import dot, fetch, is_complex
+from layercheck.numerics.arrays import dot, fetch, is_complex, random_like
 from layercheck.numerics.blocks import Block
 from layercheck.numerics.gradients.budget import WorkBudget, budgeted
 from layercheck.numerics.gradients.engine import (
@@ -250,6 +250,17 @@ class Evidence:
             except EvaluationError:
                 self._scaled = None
         return _LINEARITY_SCALE, self._scaled
+
+    def redrawn_gradients(self) -> list[Any] | None:
+        """backward's gradients for a dL/dY drawn anew, of the check's own dL/dY's shapes and
+        kinds (None when it raised): a backward that ignores dL/dY gives its gradients again;
+        one that gives them again for a multiple of dL/dY only is invariant to its scale (it
+        normalizes dL/dY), which is not ignoring it."""
+        rng = self.rng("claim redrawn dL/dY")
+        try:
+            return self.problem.gradients([random_like(w, rng) for w in self.base.weights])
+        except EvaluationError:
+            return None
 
     def repeated_gradients(self) -> list[Any] | None:
         """backward's gradients for the check's own dL/dY, called again (None when it raised):

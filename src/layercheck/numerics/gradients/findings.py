@@ -135,6 +135,9 @@ class Factor:
     numerator: int = 0
     denominator: int = 1
     size: NamedSize | None = None
+    # The other sizes of the problem equal to `size` (two spatial axes of 24, a batch of 16 and
+    # 16 channels): which of them the bug divides by, the factor cannot tell, so each is named.
+    also: tuple[NamedSize, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {"ratio": self.ratio, "form": self.form.value}
@@ -142,6 +145,8 @@ class Factor:
             found |= {"numerator": self.numerator, "denominator": self.denominator}
         if self.size is not None:
             found |= {"size": self.size.size.value, "n": self.size.n, "axis": self.size.axis}
+        if self.also:
+            found["also"] = [{"size": s.size.value, "n": s.n, "axis": s.axis} for s in self.also]
         return found
 
 
