@@ -186,10 +186,11 @@ def misplaced(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
             continue
         if verdict.status is Status.FAILED and evidence.holds(index, _slot(other)):
             return Finding(Cause.SWAPPED, (problem.names[index], problem.names[other]))
-        if factor(evidence, index, gradient) is not None:
-            # Off by a constant factor from its own gradient (Y = X1 + 0.5 X2 with the 0.5
-            # left out of dL/dX2): the other's gradient is that multiple of it, and what was
-            # returned equals it for that reason alone. The factor is said (`factor`, next).
+        if ratio_of(failing(evidence.verdicts[index])) is not None:
+            # Off by one constant factor along both failing probes (Y = X1 + 0.5 X2 with the
+            # 0.5 left out of dL/dX2): the other's gradient is that multiple of this one's, and
+            # what was returned equals it for that reason alone. The factor is tested next
+            # (`factor`), with no call of the layer spent here.
             return None
         return Finding(Cause.MISPLACED, (problem.names[index],), Misplaced(problem.names[other]))
     return None
