@@ -80,6 +80,7 @@ def test_a_factor_is_named_from_its_value_and_the_sizes_of_the_problem(ratio, co
         ("24,24,20,128:SSCB", 24.0, "24 (the size of spatial axis 1 or 2)"),
         ("4,4,16,16:SSCB", 1 / 16, "1/16 (1/batch size or 1/number of channels or 1/number of spatial positions)"),
         ("6,5,4,3:SSCB", 5.0, "5 (the size of spatial axis 2)"),
+        ("2,2:CB", 0.5, "1/2"),  # a batch of 2 beside 2 channels: no hint about the batch either
     ],
 )
 def test_a_factor_equal_to_several_sizes_names_each_never_one_of_them(layout, ratio, text):

@@ -659,7 +659,7 @@ def _verdicts(session: CheckContext, problem: GradientProblem, baseline: Baselin
     small = {i: small_scale_blocks(baseline.gradients[i], problem.labels[i]) for i in checkable}
     joint: Probe | None = None
     cleared: set[int] = set()
-    if checkable:  # three forward calls at most for all of them (two where the pair agrees)
+    if checkable:  # two forward calls for all of them where the pair agrees (a third, a backward at kinks)
         masks = {i: [mask for _, _, mask in found] for i, found in small.items()}
         try:
             joint, cleared = check_jointly(problem, baseline, checkable, tol, session.rng("gradient joint"), masks)

@@ -243,7 +243,8 @@ def reproduce(out: Any = None) -> int:
         )
         if got["masked"]:
             print(
-                f"  ({got['masked']} of {got['changed']} changed outputs that bent sharply within the step left out of the loss)",
+                f"  ({got['masked']} of {got['changed']} changed outputs that bent sharply within the step "
+                "left out of the loss)",
                 file=out,
             )
         elements = [problem.element(index, tuple(e), failure["terms_eps"]) for e in failure["elements"]]

@@ -91,13 +91,15 @@ def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
         return Factor(ratio, FactorForm.FRACTION, -1, 1)
     for named in context:
         n = named.n
-        also = tuple(other for other in context if other.n == n and other != named)  # as large: named too
         if n > 2 and abs(ratio - n) <= 1e-4 * n:
-            return Factor(ratio, FactorForm.SIZE, n, 1, named, also)
+            return Factor(ratio, FactorForm.SIZE, n, 1, named, _as_large(named, context))
         if n > 2 and abs(ratio - 1 / n) <= 1e-4 / n:
-            return Factor(ratio, FactorForm.INVERSE_SIZE, 1, n, named, also)
-    # A batch of 2 names 2 and 1/2 as a fraction, with the batch size beside it (a hint, not the name).
+            return Factor(ratio, FactorForm.INVERSE_SIZE, 1, n, named, _as_large(named, context))
+    # A batch of 2 names 2 and 1/2 as a fraction, with the batch size beside it (a hint, not the
+    # name), where no other size is 2 (a guess among them otherwise).
     pair = next((named for named in context if named.size is Size.BATCH and named.n == 2), None)
+    if pair is not None and _as_large(pair, context):
+        pair = None
     for n in (2, 3, 4, 8):
         for value, numerator, denominator in ((n, n, 1), (1 / n, 1, n), (-n, -n, 1), (-1 / n, -1, n)):
             if abs(ratio - value) <= 1e-4 * abs(value):
@@ -108,6 +110,11 @@ def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
     if frac.denominator > 1 and abs(float(frac) - ratio) <= 1e-6 * abs(ratio):
         return Factor(ratio, FactorForm.FRACTION, frac.numerator, frac.denominator)
     return Factor(ratio, FactorForm.DECIMAL)
+
+
+def _as_large(named: NamedSize, context: Sequence[NamedSize]) -> tuple[NamedSize, ...]:
+    """The other sizes of the problem equal to `named`: which of them a factor is, it cannot tell."""
+    return tuple(other for other in context if other.n == named.n and other != named)
 
 
 def ratio_of(probes: Sequence[Probe], minimum: int = 2) -> float | None:
@@ -186,11 +193,11 @@ def misplaced(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
             continue
         if verdict.status is Status.FAILED and evidence.holds(index, _slot(other)):
             return Finding(Cause.SWAPPED, (problem.names[index], problem.names[other]))
-        if ratio_of(failing(evidence.verdicts[index])) is not None:
-            # Off by one constant factor along both failing probes (Y = X1 + 0.5 X2 with the
-            # 0.5 left out of dL/dX2): the other's gradient is that multiple of this one's, and
-            # what was returned equals it for that reason alone. The factor is tested next
-            # (`factor`), with no call of the layer spent here.
+        if factor(evidence, index, gradient) is not None:
+            # Off by a constant factor from its own gradient (Y = X1 + 0.5 X2 with the 0.5
+            # left out of dL/dX2): the other's gradient is that multiple of it, and what was
+            # returned equals it for that reason alone. The factor is said (`factor`, next:
+            # its probes are kept, no call made again).
             return None
         return Finding(Cause.MISPLACED, (problem.names[index],), Misplaced(problem.names[other]))
     return None

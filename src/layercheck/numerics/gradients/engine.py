@@ -184,16 +184,15 @@ class GradientProblem:
     # be let go (`Baseline.release_outputs` keeps them).
     base_outputs: Callable[[], list[np.ndarray]] | None = None
     release_base: Callable[[], None] | None = None
+    # Each argument's `step_scale`, computed once: `values` is never written into, and the
+    # copies `dataclasses.replace` makes (`budgeted`) share it and this with it.
+    _scales: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
 
     def roundoff_terms(self, moved: list[int], squares: list[float], eps: float) -> float:
         """The analytic side's round-off scale |g v| over the moved arguments, from each one's
         sum((g_i v_i)^2), in units of `eps`: a coarser gradient weighs by its own epsilon."""
         weights = [machine_epsilon(self.coarse[i]) / eps if i in self.coarse else 1.0 for i in moved]
         return math.sqrt(sum(sq * w * w for sq, w in zip(squares, weights)))
-
-    # Each argument's `step_scale`, computed once: the values never change (shared with the
-    # copies `dataclasses.replace` makes, which hold the same values).
-    _scales: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
 
     def evaluate(self, index: int, value: np.ndarray) -> list[np.ndarray]:
         """Every output and updated state with argument `index` replaced by `value`."""
@@ -240,6 +239,9 @@ class Probe:
     # NON_FINITE: where the outputs went NaN or infinite (None: none that was finite at the
     # drawn inputs did; the error estimate itself overflowed)
     non_finite: NonFiniteMove | None = None
+    # A failure at a small step: the same direction at a larger one (`_round_off`), which
+    # either showed it too or turned it into round-off.
+    retry: Probe | None = None
 
     @property
     def discrepancy(self) -> float:
@@ -1203,9 +1205,12 @@ def _round_off(problem: GradientProblem, base: Baseline, index: int, failed: Pro
         larger = run_probe(problem, base, index, failed.direction, t, tol, h * _RETRY >= _LARGE_STEP, h * _RETRY)
     except EvaluationError:
         return failed
-    if not (math.isfinite(larger.discrepancy) and larger.discrepancy < failed.discrepancy / 4):
-        return failed
-    return dataclasses.replace(failed, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF)
+    larger.gradients = []  # kept for its numbers alone (the calls it cost are counted from it)
+    # Failed there too, or judged another loss (more outputs left out at kinks): it stands.
+    stands = larger.verdict is Verdict.FAIL or larger.masked > failed.masked
+    if stands or not (math.isfinite(larger.discrepancy) and larger.discrepancy < failed.discrepancy / 4):
+        return dataclasses.replace(failed, retry=larger)
+    return dataclasses.replace(failed, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF, retry=larger)
 
 
 def _reasons(probes: Sequence[Probe]) -> str:

@@ -256,6 +256,8 @@ class Evidence:
         kinds (None when it raised): a backward that ignores dL/dY gives its gradients again;
         one that gives them again for a multiple of dL/dY only is invariant to its scale (it
         normalizes dL/dY), which is not ignoring it."""
+        if self.budget.over():
+            return None
         rng = self.rng("claim redrawn dL/dY")
         try:
             return self.problem.gradients([random_like(w, rng) for w in self.base.weights])

@@ -130,8 +130,8 @@ def _separated(bad: list[_Cell], right: list[_Cell]) -> bool:
     errors fail in some blocks and pass in others by chance, and the region they would draw is
     not where the gradient is wrong: then none is said, and the failure stands unlocated."""
     smallest = min((p.relative(p.discrepancy) for c in bad for p in c.failing), default=0.0)
-    finest = max((c.probe.relative(c.probe.tolerance) for c in right if c.probe is not None), default=math.inf)
-    return smallest >= _SEPARATION * finest
+    coarsest = max((c.probe.relative(c.probe.tolerance) for c in right if c.probe is not None), default=math.inf)
+    return smallest >= _SEPARATION * coarsest
 
 
 def _union(masks: list[Any]) -> Any:
@@ -315,7 +315,7 @@ class Localization:
             )
         except EvaluationError:
             verdict = None
-        self._spent += len(verdict.probes) if verdict else 1
+        self._spent += sum(1 + (p.retry is not None) for p in verdict.probes) if verdict else 1
         return verdict
 
     @staticmethod
