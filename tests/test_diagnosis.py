@@ -739,3 +739,25 @@ def test_a_failure_that_round_off_made_at_a_small_step_is_no_failure():
             GRADIENTS
         )
         assert (result.status == "failed") is fails, result.message
+
+
+class _SteepSigmoidOff:
+    """sigmoid(300 X), written as 0.5 (1 + tanh(150 X)), whose backward is 1 + 5e-5 times right."""
+
+    def predict(self, X):
+        return 0.5 * (1 + np.tanh(150 * X))
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY * 300 * Y * (1 - Y) * (1 + 5e-5)
+
+
+def test_an_argument_that_agrees_at_a_reduced_resolution_does_not_outvote_a_joint_failure():
+    """A hunt for false passes: with the joint probe run for a single argument, this steep
+    sigmoid off by 5e-5 passed "X only to a reduced resolution of 6e-05", though the joint
+    probe (third differences) had failed it at the full resolution. An argument whose own
+    probes agree at a reduced resolution only cannot rule out what the joint probe showed."""
+    result = layercheck.check_layer(
+        _SteepSigmoidOff, "6,6,4,5:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=0
+    ).result(GRADIENTS)
+    assert result.status == "incomplete", result.message
+    assert "failed at the full resolution" in result.message and "reduced resolution of 6e-05" in result.message

@@ -580,6 +580,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
             problem, baseline, tol, fallback, dtype = _prepare(session, measure=True)
             run = _verdicts(session, problem, baseline, tol)
             verdicts = run.verdicts
+    verdicts = _against_the_joint_failure(verdicts, run.joint_failed)
     # Nor of outputs that differ from call to call: those would have shown in the joint
     # probe's third difference, four calls apart, as an error bound above its resolution.
     if any(v.status not in decided for v in verdicts) and not proven and not _is_deterministic(problem, baseline):
@@ -633,6 +634,26 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         cause = next((v.cause for v in verdicts if v.cause is not None), None)
         raise Incomplete(f"could not decide for {names}", details, explanation=explanation, cause=cause)
     return passed(_pass_message(records, evaluated, fallback, device), explanation=explanation, **details)
+
+
+def _against_the_joint_failure(verdicts: list[ArgumentVerdict], joint_failed: bool) -> list[ArgumentVerdict]:
+    """Where the joint probe failed at the full resolution and no argument's own probes fail,
+    an argument that agrees only at a reduced resolution cannot rule out what it showed (a
+    steep sigmoid off by 5e-5, passed "to a reduced resolution of 9e-05"): undecided."""
+    if not joint_failed or any(v.status is Status.FAILED for v in verdicts):
+        return verdicts
+    return [
+        ArgumentVerdict(
+            v.index,
+            Status.INCOMPLETE,
+            v.probes,
+            "a probe moving all arguments at once failed at the full resolution, and this one's own probes "
+            f"agree only at a reduced resolution of {v.reduced.resolution:.1g}",
+        )
+        if v.status is Status.PASSED and v.reduced is not None
+        else v
+        for v in verdicts
+    ]
 
 
 @dataclass(frozen=True)
