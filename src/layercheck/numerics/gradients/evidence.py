@@ -10,6 +10,7 @@ calls) are measured element by element instead, exactly.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -113,10 +114,6 @@ class Evidence:
         self.verdicts = verdicts
         self.tol = tol
         self.rng = rng
-        self._scaled: list[Any] | None = None
-        self._scaled_run = False
-        self._repeated: list[Any] | None = None
-        self._repeated_run = False
         self._fresh: dict[tuple[int, str], Probe | None] = {}
         self._elements: dict[int, list[Element] | None] = {}
 
@@ -243,13 +240,11 @@ class Evidence:
     def scaled_gradients(self) -> tuple[float, list[Any] | None]:
         """backward's gradients for `scale` dL/dY, with the scale (None when it raised): a
         negative scale catches what only looks linear under positive scaling (|dL/dY|)."""
-        if not self._scaled_run:
-            self._scaled_run = True
-            try:
-                self._scaled = self.problem.gradients([_LINEARITY_SCALE * w for w in self.base.weights])
-            except EvaluationError:
-                self._scaled = None
         return _LINEARITY_SCALE, self._scaled
+
+    @functools.cached_property
+    def _scaled(self) -> list[Any] | None:
+        return self._backward_for([_LINEARITY_SCALE * w for w in self.base.weights])
 
     def redrawn_gradients(self) -> list[Any] | None:
         """backward's gradients for a dL/dY drawn anew, of the check's own dL/dY's shapes and
@@ -259,20 +254,22 @@ class Evidence:
         if self.budget.over():
             return None
         rng = self.rng("claim redrawn dL/dY")
-        try:
-            return self.problem.gradients([random_like(w, rng) for w in self.base.weights])
-        except EvaluationError:
-            return None
+        return self._backward_for([random_like(w, rng) for w in self.base.weights])
 
     def repeated_gradients(self) -> list[Any] | None:
         """backward's gradients for the check's own dL/dY, called again (None when it raised):
         what the base gradients are when backward is a function of what it is given. A
         backward that reads what a later call left (a module global, an array the engine has
         since written into) gives others, and is not linear or not in dL/dY's terms alone."""
-        if not self._repeated_run:
-            self._repeated_run = True
-            try:
-                self._repeated = self.problem.gradients(list(self.base.weights))
-            except EvaluationError:
-                self._repeated = None
         return self._repeated
+
+    @functools.cached_property
+    def _repeated(self) -> list[Any] | None:
+        return self._backward_for(list(self.base.weights))
+
+    def _backward_for(self, weights: list[Any]) -> list[Any] | None:
+        """backward's gradients for the loss weighted by `weights` (None when it raised)."""
+        try:
+            return self.problem.gradients(weights)
+        except EvaluationError:
+            return None

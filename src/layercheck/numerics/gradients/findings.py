@@ -115,6 +115,9 @@ class NamedSize:
     n: int
     axis: int | None = None  # which spatial axis (1-based), for SPATIAL_AXIS
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"size": self.size.value, "n": self.n, "axis": self.axis}
+
 
 class FactorForm(enum.Enum):
     """How a factor is best named."""
@@ -144,9 +147,9 @@ class Factor:
         if self.form is FactorForm.FRACTION:
             found |= {"numerator": self.numerator, "denominator": self.denominator}
         if self.size is not None:
-            found |= {"size": self.size.size.value, "n": self.size.n, "axis": self.size.axis}
+            found |= self.size.to_dict()
         if self.also:
-            found["also"] = [{"size": s.size.value, "n": s.n, "axis": s.axis} for s in self.also]
+            found["also"] = [named.to_dict() for named in self.also]
         return found
 
 
