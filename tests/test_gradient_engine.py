@@ -7,6 +7,7 @@ import pytest
 from conftest import GRADIENTS, REPO, load_layer
 
 import layercheck
+from layercheck.numerics.gradients import engine
 
 
 class RaisesLater:
@@ -341,3 +342,69 @@ def test_base_outputs_let_go_during_the_pair_are_evaluated_again_to_the_same_ver
     let_go = layercheck.check_layer(obj, layout, checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
     assert released, "the outputs were never let go"
     assert (let_go.status, let_go.message) == (kept.status, kept.message)
+
+
+def _baseline(y, spread):
+    """A baseline of output `y` alone, its round-off measured as `spread` times its RMS."""
+    tol = engine.Tolerances(1e-6, 1e-6, y.dtype, measured_roundoff=spread)
+    return engine.Baseline([y], [np.ones_like(y)], [None], tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("size", [(1 << 16) + 1, 3 * (1 << 16) - 5])
+@pytest.mark.parametrize("spread", [0.0, 1e-5])
+def test_the_kinks_found_in_chunks_on_the_host_are_those_of_whole_arrays(monkeypatch, dtype, size, spread):
+    """At real sizes the kink test runs on the host in chunks that stay in the cache: the same
+    operations element by element, so the very same mask, at every chunk's edge, with or
+    without a measured spread of round-off, in either precision."""
+    rng = np.random.default_rng(size)
+    y = rng.standard_normal(size).astype(dtype)
+    delta = (1e-3 * rng.standard_normal(size)).astype(dtype)
+    second = (1e-6 * rng.standard_normal(size)).astype(dtype)
+    second[::7] = 2 * delta[::7]  # kinks, at every seventh output
+    y[::11], delta[::13] = 0, 0  # outputs at zero, outputs that did not move
+    base = _baseline(y, spread)
+    assert engine._in_chunks(y, delta, second) and (base.floor_scale(0)[1] > 0) == (spread > 0)
+    chunked = engine._kinks(delta, second, base, 0, 1e-3)
+    monkeypatch.setattr(engine, "_in_chunks", lambda *arrays: False)
+    whole = engine._kinks(delta, second, base, 0, 1e-3)
+    assert whole.sum() > size // 20
+    assert chunked.shape == whole.shape and np.array_equal(chunked, whole)
+
+
+def test_the_kinks_of_outputs_in_fortran_order_are_those_of_the_same_outputs_in_c_order():
+    """Outputs flagged as kinks are looked at again by their flat indices, and those that
+    barely move are taken out of the mask: a mask laid out in Fortran order, as the outputs it
+    was computed from, has no flat view to write into, and must come out as the C-ordered one
+    (written into a copy, it would keep every output that barely moves as a kink)."""
+    rng = np.random.default_rng(5)
+    shape = (6, 5, 4, 3)
+    y = rng.standard_normal(shape)
+    delta = 1e-3 * rng.standard_normal(shape)
+    second = 1e-9 * rng.standard_normal(shape)
+    second.reshape(-1)[::9] = 2 * delta.reshape(-1)[::9]  # kinks
+    delta.reshape(-1)[4::9], second.reshape(-1)[4::9] = 0, 1e-12  # barely moving: kept
+    w = rng.standard_normal(shape)
+    found = {}
+    for order in "CF":
+        arrays = [np.asarray(a, order=order) for a in (y, delta, second, w)]
+        assert arrays[0].flags.f_contiguous == (order == "F")
+        mask, count, bound = engine._joint_kinks(arrays[1], arrays[2], _baseline(arrays[0], 0.0), 0, 1e-3, arrays[3])
+        found[order] = (np.ascontiguousarray(mask), count, bound)
+    (c_mask, c_count, c_bound), (f_mask, f_count, f_bound) = found["C"], found["F"]
+    assert c_count == c_mask.sum() == len(range(0, y.size, 9)) and c_bound > 0
+    assert np.array_equal(f_mask, c_mask) and f_count == c_count and f_bound == pytest.approx(c_bound, rel=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (5,), ((1 << 16) + 7,), (24, 24, 20, 8)])
+def test_a_drawn_dldy_is_uniform_draws_as_rng_uniform_makes_them(shape):
+    """dL/dY is drawn in chunks (scaled while in the cache): the very values, and the same
+    state of the generator after, as one `rng.uniform(-sqrt(3), sqrt(3))` of the shape."""
+    from layercheck.numerics.arrays import random_host_like
+
+    mine, theirs = np.random.default_rng(11), np.random.default_rng(11)
+    drawn = random_host_like(np.zeros(shape), mine)
+    expected = np.sqrt(3) * (2 * theirs.random(shape) - 1)
+    assert isinstance(drawn, np.ndarray) and drawn.shape == shape
+    np.testing.assert_allclose(drawn, expected, rtol=1e-15, atol=1e-15)
+    assert mine.random() == theirs.random()

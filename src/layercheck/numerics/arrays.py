@@ -10,7 +10,7 @@ CuPy is never imported here: a CuPy array can only exist once `cupy` is in `sys.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "at_dtype",
     "at_precision",
     "cast",
+    "chunks",
     "coarser_precision",
     "machine_epsilon",
     "copy_tree",
@@ -333,6 +334,13 @@ _LEVELS = 1 << 14  # magnitudes of `random_moves`: 1/2 + k / 2^14, k < 2^14
 _CHUNK = 1 << 16
 
 
+def chunks(size: int) -> Iterator[slice]:
+    """Consecutive slices of at most `_CHUNK` elements that cover `range(size)`: a pass over
+    large host arrays whose temporaries stay in the cache."""
+    for start in range(0, size, _CHUNK):
+        yield slice(start, min(start + _CHUNK, size))
+
+
 def random_moves(x: Any, rng: np.random.Generator, scale: float = 1.0) -> Any:
     """Random signs times random magnitudes from 1/2 to 3/2 (float64, `x`'s shape, in `x`'s
     module): a direction along which every element moves, by a random share of the step.
@@ -383,11 +391,16 @@ def random_host_like(x: Any, rng: np.random.Generator) -> npt.NDArray[Any]:
         z: npt.NDArray[Any] = (rng.uniform(-bound, bound, shape) + 1j * rng.uniform(-bound, bound, shape)) / np.sqrt(2)
         return np.asarray(z)
     # rng.uniform(-bound, bound, shape) (low + range * u of the same draws, rounded once per
-    # operation here), in two vectorized passes instead of one scalar formula per element.
-    # An array for a 0-d `x` too (the draw of shape () is a Python float).
-    u = np.asarray(rng.random(shape))
-    u *= 2 * bound
-    u -= bound
+    # operation here), in two vectorized passes instead of one scalar formula per element;
+    # in chunks, the same draws (one 64-bit draw per value, in order), scaled while in the
+    # cache. An array for a 0-d `x` too.
+    u = np.empty(shape)
+    flat = u.reshape(-1)
+    for part in chunks(flat.size):
+        values = flat[part]
+        rng.random(out=values)
+        values *= 2 * bound
+        values -= bound
     return u
 
 
