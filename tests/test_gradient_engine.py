@@ -262,6 +262,35 @@ def test_the_joint_probe_looks_for_kinks_only_where_its_central_difference_disag
     assert bool(seen) is looked
 
 
+class _SteepTanhWrong:
+    """tanh(20 X) with a gradient off by a factor 3/2: its second differences are too large a
+    bound to decide at the full resolution; the third call's tighter one fails it."""
+
+    def predict(self, X):
+        return np.tanh(20 * X)
+
+    def backward(self, X, Y, dLdY, memory):
+        return 1.5 * dLdY * 20 * (1 - np.tanh(20 * X) ** 2)
+
+
+@pytest.mark.parametrize(("layer", "third_call"), [(_ScaledWrong, False), (_SteepTanhWrong, True)])
+def test_a_joint_failure_beyond_the_second_differences_bound_needs_no_third_call(monkeypatch, layer, third_call):
+    """Issue 38, the failing path: a pair without kinks that disagrees beyond the bound of its
+    second differences (a probe of one argument's, the wider) fails at the full resolution
+    without the third call; where that bound is too wide to, the third call is made."""
+    far = engine._joint_far
+    calls = []
+
+    def joint_far(*args, **kwargs):
+        calls.append(True)
+        return far(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_joint_far", joint_far)
+    result = layercheck.check_layer(layer, "6,6,4,8:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert bool(calls) is third_call
+
+
 @pytest.mark.parametrize("size", [7, (1 << 16) + 3, 3 * (1 << 16)])
 def test_the_norm_of_a_product_taken_in_chunks_is_the_norm_of_the_product(size):
     """`product_norm_sq` never makes an array of the factors' size on the host: its chunks

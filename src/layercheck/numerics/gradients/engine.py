@@ -904,7 +904,8 @@ def check_jointly(
     early = _joint_probe(problem, base, tol, moved, t, sides, dots, None, base.gradients, 0, changed, 0.0, block_parts)
     if early is not None and early[0].verdict is Verdict.PASS:
         return early
-    kinks, n_kinks, stationary = _pair_kinks(pair, base, rho)
+    second = _pair_kinks(pair, base, rho)
+    kinks, n_kinks, stationary = second.kinks, second.counts, second.stationary
     masked = sum(n_kinks)
     if masked > 0.5 * changed:
         return None, set()
@@ -917,6 +918,29 @@ def check_jointly(
         )
         if early is not None and early[0].verdict is Verdict.PASS:
             return early
+    if second.second_squares is not None:
+        # No kink: a failure beyond the second differences' bound (a probe of one argument's,
+        # wider than the third difference's wherever the layer is smooth) is one at any bound
+        # the third call could give. The failing path is spared that call; a pass still needs
+        # it, its bound being the tighter one.
+        failed = _joint_probe(
+            problem,
+            base,
+            tol,
+            moved,
+            t,
+            sides,
+            dots,
+            None,
+            base.gradients,
+            0,
+            changed,
+            stationary,
+            block_parts,
+            second_squares=second.second_squares,
+        )
+        if failed is not None:
+            return failed
     # The pair let go of the moves once both points were made (memory): drawn again.
     thirds = _joint_far(problem, base, draw(_replica(replay)), pair, kinks, n_kinks, rho)
     deltas = pair.deltas
@@ -985,14 +1009,18 @@ def _joint_probe(
     changed: int,
     stationary: float,
     block_parts: Mapping[int, tuple[float, ...]],
+    second_squares: Sequence[Any] | None = None,
 ) -> tuple[Probe, set[int]] | None:
     """The joint probe decided from its analytic sides and weighted differences (`thirds`
     None: the central difference alone, its truncation error left out), and the arguments it
-    clears; None where it decides nothing."""
+    clears; None where it decides nothing. `second_squares` (with `thirds` None): each
+    output's sum((W d2)^2), whose bound of the error decides a failure alone (None else)."""
     sides.add("differences", difference_dots)
     if thirds is not None:
         sides.add("thirds", thirds.dots)
         sides.add("third squares", thirds.squares)
+    elif second_squares is not None:
+        sides.add("second squares", second_squares)
     got = sides.fetch()
     # The central difference's truncation error is t^2 D3 / 6, weighted: sum(W T) / 6t.
     # Twice that is the bound, with what the outputs that barely move could add.
@@ -1005,6 +1033,12 @@ def _joint_probe(
         # variance of 20 s^2, and the central difference an error of sqrt(2 sum(W^2 s^2)) / 2t:
         # bounded at _ERROR_FACTOR times that, from sum((W T)^2) / 20, over every output.
         truncation += _ERROR_FACTOR * math.sqrt(sum(got["third squares"]) / 10) / (2 * t)
+    elif second_squares is not None:
+        # A probe of one argument's bound: curvature and the layer's own round-off as the
+        # second differences show them (noise of variance s^2 per output and point gives d2
+        # a variance of 6 s^2, against the 20 s^2 / 10 the third difference's bound takes:
+        # this bound is the wider on noise too).
+        truncation += _ERROR_FACTOR * math.sqrt(sum(got["second squares"])) / (2 * t)
     parts = {i: part / t for i, part in zip(moved, got["parts"])}  # the moves were t v
     analytic = sum(parts.values())
     terms = math.sqrt(sum(got["terms"])) / t
@@ -1042,6 +1076,8 @@ def _joint_probe(
         # smoothly, as a layer that rounds to a coarser precision inside does not.
         probe.verdict = Verdict.FAIL
         return probe, set()
+    if second_squares is not None:
+        return None  # a pass within the wider bound: the third difference's decides
     cleared = {i for i, part in parts.items() if probe.tolerance <= tol.resolution[2] * abs(part)}
     return probe, cleared
 
@@ -1071,25 +1107,41 @@ def _joint_pair(problem: GradientProblem, moves: dict[int, Any]) -> _Pair:
     return _Pair(deltas, minus)
 
 
-def _pair_kinks(pair: _Pair, base: Baseline, rho: float) -> tuple[list[Any], list[int], float]:
-    """The kinks of the pair's outputs, how many per output, and what the outputs that barely
-    move may add to the error; each `pair.minus[j]` becomes y0 + 2 d2 + delta (the third
-    difference's rest), the second difference d2 = yp + ym - 2 y0 = delta + 2 (ym - y0)."""
-    kinks, n_kinks, stationary = [], [], 0.0
+@dataclass
+class _PairKinks:
+    """What the pair's second differences show: each output's kinks and how many, what the
+    outputs that barely move may add to the error, and sum((W d2)^2) of each output (None
+    where kinks were found: their second differences are no bound of the error then)."""
+
+    kinks: list[Any]
+    counts: list[int]
+    stationary: float
+    second_squares: list[Any] | None
+
+
+def _pair_kinks(pair: _Pair, base: Baseline, rho: float) -> _PairKinks:
+    """The kinks of the pair's outputs, from their second differences d2 = yp + ym - 2 y0 =
+    delta + 2 (ym - y0); each `pair.minus[j]` becomes y0 + 2 d2 + delta (the third
+    difference's rest)."""
+    found = _PairKinks([], [], 0.0, [])
     for j, (y0, delta, w) in enumerate(zip(base.outputs, pair.deltas, base.weights)):
         xp = namespace_of(y0, delta)
         second = xp.subtract(pair.minus[j], y0, out=pair.minus[j])
         second *= 2
         second += delta
         kink, count, bound = _joint_kinks(delta, second, base, j, rho, w)
-        kinks.append(kink)
-        n_kinks.append(count)
-        stationary += bound
+        found.kinks.append(kink)
+        found.counts.append(count)
+        found.stationary += bound
+        if count or found.second_squares is None:
+            found.second_squares = None
+        else:
+            found.second_squares.append(product_norm_sq(w, second))
         second *= 2
         second += delta
         second += y0
         del kink
-    return kinks, n_kinks, stationary
+    return found
 
 
 def _joint_far(
