@@ -582,7 +582,8 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
             verdicts = run.verdicts
     verdicts = _against_the_joint_failure(verdicts, run.joint_failed)
     # Nor of outputs that differ from call to call: those would have shown in the joint
-    # probe's third difference, four calls apart, as an error bound above its resolution.
+    # probe's differences (its third, four calls apart, or its second, three), as an error
+    # bound above its resolution.
     if any(v.status not in decided for v in verdicts) and not proven and not _is_deterministic(problem, baseline):
         raise Incomplete(
             f"not checked: {evaluated} is not deterministic (two calls with the same inputs differ), "

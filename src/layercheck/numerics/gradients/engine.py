@@ -1072,8 +1072,9 @@ def _joint_probe(
         return None
     if probe.discrepancy > probe.tolerance:
         # A failure whose numeric side is known to the full resolution: some argument is wrong
-        # (which, the arguments' own probes say), and the outputs followed the four moves
-        # smoothly, as a layer that rounds to a coarser precision inside does not.
+        # (which, the arguments' own probes say), and the outputs followed the moves smoothly
+        # (at three points or four), as a layer that rounds to a coarser precision inside, or
+        # whose outputs differ from call to call, does not.
         probe.verdict = Verdict.FAIL
         return probe, set()
     if second_squares is not None:
