@@ -115,11 +115,19 @@ def _factor_hint(finding: Finding, factor: Factor) -> str:
 # -- regions -------------------------------------------------------------------------------
 
 
+# A border, by the number of spatial axes it runs along.
+_BORDERS = {
+    1: "the ends of the spatial axis",
+    2: "the border of the spatial plane",
+    3: "the border of the spatial volume",
+}
+
+
 def _place(region: Region) -> str:
     """Where, as a phrase after a verb: "in channel 2 of X (right in the 3 others checked)"."""
     if region.kind is RegionKind.BORDER:
         edges = f": wrong in {', '.join(region.wrong_edges)}" if region.wrong_edges else ""
-        return f"at the border of the spatial plane ({region.border}{edges})"
+        return f"at {_BORDERS.get(region.spatial_axes, 'the border of the spatial axes')} ({region.border}{edges})"
     if region.kind is RegionKind.SIGN:
         return f"where {region.argument} {'<' if region.below else '>'} 0"
     if region.kind is RegionKind.VALUE_RANGE:

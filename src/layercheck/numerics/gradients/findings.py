@@ -175,6 +175,7 @@ class Region:
     depth: int = 0  # BORDER: how deep
     border: str = ""  # BORDER: the rows and columns it spans, as blocks.describe_border names them
     wrong_edges: tuple[str, ...] = ()  # BORDER one deep: the edges wrong, where others are right
+    spatial_axes: int = 2  # BORDER: how many spatial axes it runs along (1: a signal's two ends)
     below: bool = True  # SIGN: wrong where the argument is below zero (else above)
     low: float = -math.inf  # VALUE_RANGE: the bounds (infinite: open on that side)
     high: float = math.inf

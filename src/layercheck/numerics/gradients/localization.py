@@ -355,7 +355,12 @@ class Localization:
         ]:
             kind = RegionKind.BORDER
             shape = tuple(self.value.shape)
-            extra = {"depth": depth, "border": partitions.describe_border(shape, self.labels or "", depth)}
+            layout = self.labels or ""
+            extra = {
+                "depth": depth,
+                "border": partitions.describe_border(shape, layout, depth),
+                "spatial_axes": len(partitions.spatial_words(layout)),
+            }
             if depth == 1:
                 extra["wrong_edges"] = self._wrong_edges()
         elif partition.unit == "sign":
