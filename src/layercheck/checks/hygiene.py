@@ -147,7 +147,9 @@ def predict_is_deterministic(session: CheckContext) -> Outcome:
     session.predict(dtype).require()
     layer = session.layer(dtype)
     try:
-        first = named_outputs(layer, layer.predict(session.inputs(dtype)))
+        # Copies of the first call's outputs: a layer that returns a workspace it keeps and
+        # writes into again would make both calls one array, alike whatever it computed.
+        first = [(name, arrays.copy_tree(y)) for name, y in named_outputs(layer, layer.predict(session.inputs(dtype)))]
         second = named_outputs(layer, layer.predict(session.inputs(dtype)))
     except USER_ERRORS as exc:
         raise Incomplete(
