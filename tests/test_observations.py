@@ -73,6 +73,43 @@ def test_a_single_mixed_observation_is_named():
     assert "observation(s) 39 (1 of 16 checked)" in result.message
 
 
+class BatchStatisticsOnceLarge:
+    """Normalizes by fixed statistics on a small batch and by the batch's own from 32
+    observations on (a fast path for training-size batches): at a layout of 40 it mixes the
+    observations, which a batch of the 16 checked alone would never show."""
+
+    def predict(self, X):
+        if X.shape[-1] < 32:
+            return X - 0.5
+        return X - X.mean(axis=-1, keepdims=True)
+
+
+class ChunksForgetTheirOffset:
+    """Handles the batch in chunks of 32 observations, each after the first reading the first
+    chunk's inputs: observations 32-39 of 40 get the outputs of 0-7."""
+
+    def predict(self, X):
+        Y = np.empty_like(X)
+        for start in range(0, X.shape[-1], 32):
+            stop = min(start + 32, X.shape[-1])
+            Y[..., start:stop] = np.tanh(X[..., : stop - start])
+        return Y
+
+
+@pytest.mark.parametrize("layer", [BatchStatisticsOnceLarge, ChunksForgetTheirOffset])
+def test_observations_alone_are_compared_with_the_batch_at_the_layouts_own_size(layer):
+    result = layercheck.check_layer(layer, "3,40:CB", checks=OBSERVATION_CHECKS[1:2]).result(
+        "predict_is_consistent_across_observations"
+    )
+    assert result.status == "failed", result.message
+    checked, differing = result.details["observations_checked"], result.details["differing_observations"]
+    assert len(checked) == 16 and "the layer mixes observations" in result.message
+    assert differing == (checked if layer is BatchStatisticsOnceLarge else [i for i in checked if i >= 32])
+    # The worst element's index is its index in the batch: along B, an observation that differs.
+    worst = re.search(r"the worst, at index \((\d+), (\d+)\)", result.message)
+    assert worst is not None and int(worst.group(2)) in differing, result.message
+
+
 class FixedBatch:
     """Works only at the batch size it was built for: a learnable with a batch axis."""
 

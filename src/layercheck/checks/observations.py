@@ -1,9 +1,12 @@
 """Observations do not mix: a batch gives what its observations give one at a time.
 
-The batch is the layout's observations, or a random subset of them (the first and last
-included) when there are many; each observation then runs alone on a layer initialized for
-one observation. States whose size follows the batch are split along their batch axis;
-states of fixed size are shared by every observation.
+Each observation of the layout runs alone, on a layer initialized for one observation, or a
+random subset of them (the first and last included) when there are many. Its outputs are
+compared with its part of the whole batch's, as the layer computed them at the layout's own
+size (a layer that takes batch statistics once the batch is large, or handles a large batch
+in chunks, does so there only); backward's, with its part of the batch of the observations
+checked. States whose size follows the batch are split along their batch axis; states of
+fixed size are shared by every observation.
 """
 
 from __future__ import annotations
@@ -224,19 +227,22 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     """What comparing the batch with its observations run one at a time found. Raises
     _Raised when the layer raised."""
     split, indices = split_by_observation(session, method)
-    evidence = _observations_evidence(session, method, split, indices)
+    whole = list(range(require_batch(session)))
+    evidence = _observations_evidence(session, method, split, indices, batch=len(whole))
     names = [
         name
         for name, _ in named_outputs(
             session.reference, Outputs((None,) * session.reference.num_outputs, (None,) * len(split.states))
         )
     ]
-    batch_layer = subset_layer(session, split, indices)
-    batch = _run(batch_layer, method, subset_inputs(session, split, indices), "the batch")
-    _require_batch_sizes(names, batch.all, split.results, len(indices))
+    # The whole batch as the session's own call computed it (no call more): a batch of the
+    # observations checked alone would be another size than the layout's, and a layer may
+    # compute a large batch otherwise (statistics once it is large, chunks of it).
+    batch: Outputs = session.step(method, split.dtype).require()
+    _require_batch_sizes(names, batch.all, split.results, len(whole))
     rtol, atol = _tolerance(session, split.dtype, batch.all)
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
-    for k, i in enumerate(indices):
+    for i in indices:
         alone = _run(
             subset_layer(session, split, [i]),
             method,
@@ -247,32 +253,46 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
             if axis is None:
                 continue
             problem = _compare(
-                name, single, take(together, [k], axis), rtol, atol, f"{method} of observation {i} alone"
+                name, single, take(together, [i], axis), rtol, atol, f"{method} of observation {i} alone"
             )
             if isinstance(problem, str):
                 return _Found(problem, evidence=evidence)
             if problem is not None:
-                differ.setdefault(i, []).append((name, problem))
+                differ.setdefault(i, []).append((name, problem.placed(axis, i)))
     if not differ:
         return _Found(None, indices, [])
-    k = indices.index(min(differ))
+    interaction = _output_interaction(session, method, split, whole, min(differ), names, rtol, atol)
+    message = Differences(f"{method} outputs", differ, len(indices), interaction, method).message()
+    return _Found(message, indices, sorted(differ), evidence=evidence, interaction=interaction)
+
+
+def _output_interaction(
+    session: CheckContext,
+    method: str,
+    split: Split,
+    whole: list[int],
+    k: int,
+    names: Sequence[str],
+    rtol: float,
+    atol: float,
+) -> Interaction:
+    """Why observation k's outputs differ alone, on the whole batch run again: not repeatable
+    on one layer object, or changed when only the other observations' inputs change?"""
     # A method that draws random numbers gives other results alone as it would again on the
     # batch (each fresh layer starts from the same seeds, so the draws fall on other
     # observations): run twice on one object first, or its draws would read as interaction.
-    repeated = _run(batch_layer, method, subset_inputs(session, split, indices), "the batch again")
+    batch_layer = subset_layer(session, split, whole)
+    batch = _run(batch_layer, method, subset_inputs(session, split, whole), "the batch")
+    repeated = _run(batch_layer, method, subset_inputs(session, split, whole), "the batch again")
     if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
-        interaction = Interaction.RANDOM
-    else:
-        others, complete = _replace_others(session, k, subset_inputs(session, split, indices), split.inputs)
-        again = _run(subset_layer(session, split, indices), method, others, "the batch with other observations")
-        first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
-        second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]
-        if _any_differ(names, first, second, split.results, rtol, atol):
-            interaction = Interaction.MIXES
-        else:
-            interaction = Interaction.PLACE if complete else Interaction.UNKNOWN
-    message = Differences(f"{method} outputs", differ, len(indices), interaction, method).message()
-    return _Found(message, indices, sorted(differ), evidence=evidence, interaction=interaction)
+        return Interaction.RANDOM
+    others, complete = _replace_others(session, k, subset_inputs(session, split, whole), split.inputs)
+    again = _run(subset_layer(session, split, whole), method, others, "the batch with other observations")
+    first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
+    second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]
+    if _any_differ(names, first, second, split.results, rtol, atol):
+        return Interaction.MIXES
+    return Interaction.PLACE if complete else Interaction.UNKNOWN
 
 
 def _any_differ(
@@ -485,7 +505,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 continue
             diff = mismatch(single, expected, *tolerances[j])
             if diff is not None:
-                differ.setdefault(i, []).append((session.reference.d(name), diff))
+                differ.setdefault(i, []).append((session.reference.d(name), diff.placed(axis, i)))
     found = _Found(None, indices, sorted(differ), {session.reference.d(names[j]): own for j, own in coarse.items()})
     if differ:
         k = indices.index(min(differ))

@@ -7,6 +7,7 @@ before the finding takes `detail()`, never cuts a finished message."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,15 @@ class Mismatch:
     # absolute one has a greater relative difference (None otherwise).
     max_rel_diff: float | None = None
     max_rel_index: tuple[int, ...] | None = None
+
+    def placed(self, axis: int, index: int) -> Mismatch:
+        """The mismatch of a slice of one index along `axis` (one observation of a batch),
+        its elements' indices those of the whole array: `index` along that axis."""
+
+        def place(at: tuple[int, ...] | None) -> tuple[int, ...] | None:
+            return None if at is None or axis >= len(at) else (*at[:axis], index, *at[axis + 1 :])
+
+        return dataclasses.replace(self, index=place(self.index) or self.index, max_rel_index=place(self.max_rel_index))
 
     def describe(self, what: str) -> str:
         """`what: N of M element(s) differ; the worst, ...`: the finding, led by `what`."""

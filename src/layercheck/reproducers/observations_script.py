@@ -10,11 +10,12 @@ It needs NumPy (CuPy for a check that ran on the GPU) and the layer's module, no
 layercheck. The data is THIS_FILE.npz beside it: every input, learnable and state as layercheck
 gave them, with the observations it checked and the batch axis of each input, output and state.
 
-What it does, as layercheck did: runs the method on the batch of the checked observations (a
-layer initialized for that many), then on each observation alone (a layer initialized for one),
-and compares each observation's results with its part of the batch's, within rtol * |batch|
-+ atol, atol raised to rtol times the largest value of the batch's results (the two sum in
-another order). For backward: forward then backward, with the batch's dL/dY (each observation
+What it does, as layercheck did: runs predict or forward on the whole batch (a layer
+initialized for the layout's size), then each checked observation alone (a layer initialized
+for one), and compares each observation's results with its part of the batch's, within
+rtol * |batch| + atol, atol raised to rtol times the largest value of the batch's results (the
+two sum in another order). For backward: forward then backward on the batch of the checked
+observations (a layer initialized for that many), with the batch's dL/dY (each observation
 given its part of it); an input's gradient is compared observation by observation, a
 learnable's gradient for the batch with the sum of the observations' (atol raised to rtol
 times the sum of their magnitudes), each within the tolerance layercheck used for it.
@@ -115,9 +116,11 @@ def reproduce(out: Any = None) -> int:
     indices = meta["observations"]
     names = list(meta["outputs"]) + [f"updated {s}" for s in meta["state"]]
     print(f"reproducing {meta['check']} of {TARGET_LABEL}", file=out)
-    print(f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}: a batch of observations {indices}", file=out)
-    batch = run(saved, indices)
     if method == "backward":
+        print(
+            f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}: a batch of observations {indices}", file=out
+        )
+        batch = run(saved, indices)
         each = ", ".join(
             f"{meta.get('gradient_labels', {}).get(name, 'dLd' + name)}: rtol {rtol:g}, atol {atol:.6g}"
             for name, (rtol, atol) in zip(meta["gradient_names"], meta["gradient_tolerances"])
@@ -135,6 +138,13 @@ def reproduce(out: Any = None) -> int:
             "each observation's gradients alone are its part of the batch's, within the tolerance",
             out,
         )
+    whole = list(range(meta["batch"]))
+    print(
+        f"  {method} with {meta['dtype']} inputs, seed {meta['seed']}: the batch of {len(whole)}, and observations "
+        f"{indices} alone",
+        file=out,
+    )
+    batch = run(saved, whole)
     rtol = meta["rtol"]
     atol = max(meta["atol"], rtol * largest(batch))
     print(
@@ -143,12 +153,12 @@ def reproduce(out: Any = None) -> int:
         file=out,
     )
     wrong = []
-    for k, i in enumerate(indices):
+    for i in indices:
         alone = run(saved, [i])
         for name, together, single, axis in zip(names, batch, alone, meta["result_axes"]):
             if axis is None:
                 continue
-            part = take(saved, together, [k], axis)
+            part = take(saved, together, [i], axis)
             if not hasattr(single, "shape") or single.shape != part.shape:
                 wrong.append(
                     f"observation {i} alone returns {name} of shape {getattr(single, 'shape', None)}, its part of the batch {part.shape}"
