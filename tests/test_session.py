@@ -197,6 +197,42 @@ def test_a_predict_that_writes_into_its_input_is_still_caught():
     assert result.status == "failed" and "X was modified in place" in result.message
 
 
+class _RunningMean:
+    """Y = X - m, with m an exponential running mean of X that predict returns as the updated
+    state and also keeps on the layer: set anew (`rebind`) or written into."""
+
+    state = ("m",)
+    rebind = True
+
+    def __init__(self):
+        self.m = np.zeros((1, 1, 3, 1))
+
+    def predict(self, X):
+        m = 0.9 * self.m + 0.1 * X.mean(axis=(0, 1, 3), keepdims=True)
+        if self.rebind:
+            self.m = m
+        else:
+            self.m[...] = m
+        return X - m, m
+
+
+class _RunningMeanInPlace(_RunningMean):
+    rebind = False
+
+
+@pytest.mark.parametrize(
+    ("layer", "said"), [(_RunningMean, "set to another array on the layer"), (_RunningMeanInPlace, "modified in place")]
+)
+def test_a_state_kept_on_the_layer_is_said_set_anew_or_written_into_as_it_was(layer, said):
+    """A state the layer sets to a new array is no array written into: each is said as it is
+    (the repair differs: return the state, or stop writing into the one given)."""
+    result = layercheck.check_layer(layer, "4,4,3,5:SSCB", checks=["predict_does_not_modify_inputs"]).result(
+        "predict_does_not_modify_inputs"
+    )
+    assert result.status == "failed"
+    assert result.message.startswith(f"predict modifies its arguments: state m was {said}: "), result.message
+
+
 @dataclasses.dataclass(frozen=True)
 class _FrozenError(Exception):
     """An exception class that refuses attribute writes, as a frozen dataclass does."""

@@ -126,10 +126,13 @@ class BackwardResult:
 class CallArguments:
     """The arguments of one step's call, as it was given them and as it left them: the inputs,
     learnables and state, then for backward the outputs Y, dL/dY and dL/dS_out. An argument
-    the call left as it was is the same object in both (no copy was made)."""
+    the call left as it was is the same object in both (no copy was made). `replaced`: for
+    each, whether the call left another object in its place (a learnable or state the layer
+    set to a new array, where one written into is the same object)."""
 
     before: tuple[Any, ...]
     after: tuple[Any, ...]
+    replaced: tuple[bool, ...] = ()
 
 
 class CheckOptions(Protocol):

@@ -33,28 +33,35 @@ __all__ = [
 @dataclass(frozen=True)
 class Modification:
     """An argument `name` that a call changed: replaced by another value (`was` and `became`,
-    as `arrays.describe` says them), or modified in place (its `mismatch` with the original)."""
+    as `arrays.describe` says them), or by another array of its shape (`rebound`: a learnable
+    or state the layer set anew), or modified in place (its `mismatch` with the original)."""
 
     name: str
     mismatch: Mismatch | None = None
     was: str = ""
     became: str = ""
+    rebound: bool = False
 
     def sentence(self) -> str:
         if self.mismatch is None:
             return f"{self.name} was replaced ({self.was} became {self.became})"
+        if self.rebound:
+            return f"{self.name} was set to another array on the layer: " + self.mismatch.detail()
         return f"{self.name} was modified in place: " + self.mismatch.detail()
 
 
-def _modified(before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]]) -> Modification | None:
-    for (name, old), (_, new) in zip(before, after):
+def _modified(
+    before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]], replaced: Sequence[bool] = ()
+) -> Modification | None:
+    rebound = list(replaced) + [False] * (len(before) - len(replaced))
+    for (name, old), (_, new), anew in zip(before, after, rebound):
         if not arrays.is_array(old) or new is old:  # the session keeps what a call left as it was
             continue
         if not arrays.is_array(new) or new.shape != old.shape:
             return Modification(name, was=arrays.describe(old), became=arrays.describe(new))
         diff = mismatch(new, old)
         if diff is not None:
-            return Modification(name, diff)
+            return Modification(name, diff, rebound=anew)
     return None
 
 
@@ -67,7 +74,7 @@ def _left_modified(session: CheckContext, method: str, names: list[str]) -> Modi
     """What the session's step of `method` (at the primary dtype: a fresh layer given fresh
     inputs, as a check of its own would call it) modified of its arguments, or None."""
     seen = session.call_arguments(method, primary_dtype(session))
-    return _modified(list(zip(names, seen.before)), list(zip(names, seen.after)))
+    return _modified(list(zip(names, seen.before)), list(zip(names, seen.after)), seen.replaced)
 
 
 def _mutation_evidence(session: CheckContext, method: str) -> LazyEvidence:

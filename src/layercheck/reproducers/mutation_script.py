@@ -70,7 +70,12 @@ def reproduce(out: Any = None) -> int:
         copies = [value.copy() for value in given]
         getattr(saved, method)(obj, xs)
         after = [*xs, *saved.held(obj)]
-    wrong = changes(names, copies, after, "was modified in place")
+    # A learnable or state the layer set anew is another object; one written into, the same.
+    verbs = [
+        "was modified in place" if now is was else "was set to another array on the layer"
+        for was, now in zip(given, after)
+    ]
+    wrong = changes(names, copies, after, verbs)
     for line in wrong:
         print(f"  {line}", file=out)
     return finish(wrong, f"{method} modifies its arguments", f"{method} leaves every argument as it was given", out)
@@ -113,10 +118,12 @@ def reproduce_reset(saved: Saved, out: Any) -> int:
     return finish(wrong, "reset_state does not restore the initial state", "reset_state restores every state", out)
 
 
-def changes(names: list[str], before: list[Any], after: list[Any], verb: str) -> list[str]:
-    """What changed from `before` to `after`, exactly (NaN equals NaN), one line per argument."""
+def changes(names: list[str], before: list[Any], after: list[Any], verb: str | list[str]) -> list[str]:
+    """What changed from `before` to `after`, exactly (NaN equals NaN), one line per argument
+    (`verb`: what is said of a change, or of each argument's)."""
     wrong = []
-    for name, old, now in zip(names, before, after):
+    verbs = [verb] * len(names) if isinstance(verb, str) else verb
+    for name, old, now, verb in zip(names, before, after, verbs):
         if not hasattr(now, "shape") or now.shape != old.shape:
             wrong.append(f"{name} was replaced by {type(now).__name__} {getattr(now, 'shape', '')}")
             continue

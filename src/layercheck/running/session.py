@@ -372,6 +372,7 @@ class Session:
     def _run_pass(self, key: StepKey) -> Step:
         """predict or forward on a fresh layer and fresh copies of the inputs."""
         layer, xs = self.layer(key.dtype, gpu=key.gpu), self.inputs(key.dtype, key.gpu)
+        held = _held_by(layer)
         name = key.method.value
         step = call(f"{name} with {key.where}", key.method, lambda: getattr(layer, name)(xs))
         if step.ok and isinstance(step.value, Outputs):
@@ -379,7 +380,7 @@ class Session:
             self._cache.complex_outputs |= any(arrays.is_array(y) and arrays.is_complex(y) for y in step.value.all)
         if step.ok:
             given = self.inputs(key.dtype, key.gpu, shared=True) + self._held(self.parameters(key.dtype, key.gpu))
-            self._cache.arguments[key] = _left(given, xs + _held_by(layer))
+            self._cache.arguments[key] = _left(given, xs + _held_by(layer), xs + held)
             self._cache.passes[key] = _Pass(layer, xs)
         return step
 
@@ -400,11 +401,13 @@ class Session:
         drawn = self.draws.training_output_gradients(outputs, key.dtype, shared=True)
         dLdY, dLdS = _copies(drawn[0]), _copies(drawn[1])
         what = f"backward with {key.where}"
+        placed = run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS
         step = call(what, Call.BACKWARD, lambda: run.layer.backward(run.inputs, outputs, dLdY, dLdS))
         if not step.ok:
             return step
         given = self._cache.arguments[source].after + kept.values + drawn[0] + drawn[1]
-        self._cache.arguments[key] = _left(given, run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS)
+        now = run.inputs + _held_by(run.layer) + outputs.values + dLdY + dLdS
+        self._cache.arguments[key] = _left(given, now, placed)
         return Step(what, BackwardResult(step.value, run.inputs, outputs, dLdY, dLdS, run.layer))
 
     # -- precision ------------------------------------------------------------------------
@@ -605,11 +608,14 @@ def _copies(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(arrays.copy_tree(v) for v in values)
 
 
-def _left(given: tuple[Any, ...], now: tuple[Any, ...]) -> CallArguments:
+def _left(given: tuple[Any, ...], now: tuple[Any, ...], placed: tuple[Any, ...]) -> CallArguments:
     """A call's arguments as it was given them (`given`: the session's own arrays, which no
     layer holds) and as it left them (`now`): where it left one as it was, the very array of
-    `given` (no copy), else a copy of what it left (a layer that writes into it)."""
-    return CallArguments(given, tuple(g if _unchanged(g, x) else arrays.copy_tree(x) for g, x in zip(given, now)))
+    `given` (no copy), else a copy of what it left (a layer that writes into it). `placed`:
+    the objects the call was given (the layer's own copies of `given` for its learnables and
+    state), each replaced where `now` holds another."""
+    after = tuple(g if _unchanged(g, x) else arrays.copy_tree(x) for g, x in zip(given, now))
+    return CallArguments(given, after, tuple(x is not p for x, p in zip(now, placed)))
 
 
 def _unchanged(given: Any, now: Any) -> bool:
