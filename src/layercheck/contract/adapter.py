@@ -70,6 +70,20 @@ class Gradients:
         return self.inputs + self.learnables + self.states
 
 
+def _zero_dimensional(gradients: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each NumPy scalar among the gradients as the 0-d array it stands for: the gradient of a
+    0-d learnable is `(dLdY * X).sum()`, which NumPy returns as a scalar (CuPy as a 0-d
+    array); its shape and dtype are then judged as any array's. NumPy's own scalar types only
+    (a subclass is the layer's code, which nothing here runs)."""
+    return tuple(np.asarray(g) if type(g) in _NUMPY_SCALARS else g for g in gradients)
+
+
+_NUMPY_SCALARS = frozenset(
+    np.dtype(code).type
+    for code in ("?", "b", "h", "i", "l", "q", "B", "H", "I", "L", "Q", "e", "f", "d", "g", "F", "D", "G")
+)
+
+
 @dataclass(frozen=True)
 class Signature:
     """Positional parameters of one method, with `self` removed."""
@@ -552,7 +566,7 @@ class LayerAdapter(Adapter):
             raise ContractError("the layer defines no backward")
         args = [*inputs, *outputs.values, *dLdY, *(dLdS if self.state else ()), outputs.memory]
         n, names = self.backward_returns()
-        values = unpack(calls.run(fn, *args), n, "backward", names)
+        values = _zero_dimensional(unpack(calls.run(fn, *args), n, "backward", names))
         a, b = self.num_inputs, self.num_inputs + len(self.learnables)
         return Gradients(values[:a], values[a:b], values[b:])
 
@@ -626,7 +640,7 @@ class OperationAdapter(Adapter):
         args += list(outputs.values) if self.save_outputs else []
         args += list(outputs.memory)
         n, names = self.backward_returns()
-        return Gradients(unpack(calls.run(self.obj.backward, *args), n, "backward", names), (), ())
+        return Gradients(_zero_dimensional(unpack(calls.run(self.obj.backward, *args), n, "backward", names)), (), ())
 
 
 def domains_per_input(domain: Any, n: int) -> tuple[tuple[float | None, float | None], ...]:
