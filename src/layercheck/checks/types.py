@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -108,9 +109,18 @@ def _evidence(session: CheckContext, method: str, dtype: str, **meta: Any) -> La
     )
 
 
+def _precision_carried(session: CheckContext) -> bool:
+    """Whether an argument carries the tested precision: an input of numbers, or a learnable or
+    state of floats. Where every input is integers and nothing else is held, each tested dtype
+    gives the layer the same arguments, and its outputs' precision is its own to choose."""
+    floats = (p for p in session.reference_parameters.values() if arrays.is_array(p))
+    return not all(session.integer_inputs) or any(np.dtype(p.dtype).kind in "fc" for p in floats)
+
+
 def _outputs_type(session: CheckContext, method: str) -> Outcome:
     layer = session.reference
     ran = False
+    carried = _precision_carried(session)
     for dtype in session.options.dtypes:
         step = session.step(method, dtype)
         if not step.ok:
@@ -118,8 +128,10 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
         ran = True
         allowed = complex_allowed(session, dtype)
         for name, y in named_outputs(layer, step.value):
-            expected = expected_dtype(dtype, allowed, y) if arrays.is_array(y) else None
+            expected = expected_dtype(dtype, allowed, y) if arrays.is_array(y) and carried else None
             problem = type_problem(f"{method} output {name}", y, expected, dtype, session.home_module())
+            if problem and not carried:
+                problem = dataclasses.replace(problem, dtype="integer")  # what the inputs were, at every dtype
             if problem:
                 return failed(
                     problem.sentence(),
