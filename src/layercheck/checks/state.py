@@ -18,7 +18,7 @@ from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
-from layercheck.results import Blocked, Call, cause_of
+from layercheck.results import Blocked, Call, Status, cause_of
 from layercheck.userframes import exception_summary
 
 __all__ = [
@@ -140,7 +140,26 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
     require_state(reference)
     if not reference.has_reset_state:
         raise Skip("no reset_state defined")
-    dtype = primary_dtype(session)
+    # At every tested dtype: a state reset to the default dtype (np.zeros) is float64 in a
+    # float32 layer, and float64 alone would not show it.
+    primary = primary_dtype(session)
+    others = [d for d in session.options.dtypes if np.dtype(d) != np.dtype(primary)]
+    outcome = _reset(session, primary)
+    for dtype in others:
+        if outcome.status is not Status.PASSED:
+            break
+        try:
+            found = _reset(session, dtype, f" with {dtype_name(dtype)} inputs")
+        except Incomplete:
+            continue  # predict failed at that dtype: its own checks say so
+        if found.status is not Status.PASSED:
+            outcome = found
+    return outcome
+
+
+def _reset(session: CheckContext, dtype: Any, where: str = "") -> Outcome:
+    """reset_state after predict on a layer at `dtype` (`where`: the words for a dtype other
+    than the primary one): what it left of each state."""
     layer = session.layer(dtype)
     initial = {name: layer.get(name) for name in layer.state}
     try:
@@ -154,23 +173,25 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
     try:
         layer.reset_state()
     except USER_ERRORS as exc:
-        return failed(f"reset_state raised {exception_summary(exc)}", cause=cause_of(exc), evidence=evidence)
+        return failed(f"reset_state raised {exception_summary(exc)}{where}", cause=cause_of(exc), evidence=evidence)
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):
         after = layer.get(name)
         if (
             not arrays.is_array(after)
             or after.shape != before.shape
+            or after.dtype != before.dtype
             or arrays.array_module(after) is not arrays.array_module(before)
         ):
             return failed(
-                f"after reset_state, state {name} is {arrays.describe(after)}; initially it was {arrays.describe(before)}",
+                f"after reset_state{where}, state {name} is {arrays.describe(after)}; initially it was "
+                f"{arrays.describe(before)}",
                 evidence=evidence,
             )
         diff = mismatch(after, before)
         if diff is not None:
             return failed(
-                f"reset_state does not restore state {name} to its initial value: " + diff.detail(),
+                f"reset_state does not restore state {name} to its initial value{where}: " + diff.detail(),
                 state=name,
                 mismatch=diff.to_dict(),
                 evidence=evidence,

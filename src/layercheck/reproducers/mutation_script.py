@@ -112,7 +112,12 @@ def reproduce_reset(saved: Saved, out: Any) -> int:
     obj.reset_state()
     after = [getattr(obj, name, None) for name in meta["state"]]
     names = [f"state {name}" for name in meta["state"]]
-    wrong = changes(names, initial, after, "is not restored by reset_state")
+    wrong = [
+        f"{name} is {now.dtype} after reset_state, {was.dtype} before"
+        for name, was, now in zip(names, initial, after)
+        if hasattr(now, "dtype") and now.dtype != was.dtype
+    ]
+    wrong += changes(names, initial, after, "is not restored by reset_state")
     for line in wrong:
         print(f"  {line}", file=out)
     return finish(wrong, "reset_state does not restore the initial state", "reset_state restores every state", out)
