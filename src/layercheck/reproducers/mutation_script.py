@@ -113,9 +113,9 @@ def reproduce_reset(saved: Saved, out: Any) -> int:
     after = [getattr(obj, name, None) for name in meta["state"]]
     names = [f"state {name}" for name in meta["state"]]
     wrong = [
-        f"{name} is {now.dtype} after reset_state, {was.dtype} before"
+        f"{name} is {getattr(now, 'dtype', None)} after reset_state, {was.dtype} before"
         for name, was, now in zip(names, initial, after)
-        if hasattr(now, "dtype") and now.dtype != was.dtype
+        if hasattr(now, "dtype") and getattr(now, "dtype", None) != was.dtype
     ]
     wrong += changes(names, initial, after, "is not restored by reset_state")
     for line in wrong:
