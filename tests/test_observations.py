@@ -265,7 +265,20 @@ class ResetReturnsANewLayer:
         return X + self.h, self.h + X
 
     def reset_state(self):
-        return ResetReturnsANewLayer()
+        return ResetReturnsANewLayer(np.zeros_like(self.h))  # of the layer's dtype (float32 too)
+
+
+class ResetReturnsAFloat64Layer(ResetReturnsANewLayer):
+    def reset_state(self):
+        return ResetReturnsAFloat64Layer()  # h = np.zeros((3, 4)): float64 in a float32 layer
+
+
+def test_reset_state_may_return_the_reset_layer_of_the_layers_dtype():
+    result = layercheck.check_layer(ResetReturnsAFloat64Layer, "3,4:CB").result("reset_state_does_not_error")
+    assert result.status == "failed"
+    assert result.message.startswith("after reset_state with float32 inputs, state h is NumPy float64 array"), (
+        result.message
+    )
 
 
 def test_reset_state_may_return_the_reset_layer():
