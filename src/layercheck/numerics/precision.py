@@ -8,7 +8,9 @@ ways and take the second difference of the outputs. A layer that computes in flo
 the move smoothly (the second difference is curvature, about 1e-16 of the outputs); one that
 rounds at float32 resolution shows its round-off there, about 1e-8 of the outputs.
 The 90th percentile of each output's elements is judged (the largest over the outputs), so
-that the few elements that crossed a kink or a jump within so small a move do not count.
+that the few elements that crossed a kink or a jump within so small a move do not count. An
+output that does not move at all (a float32 cast rounds so small a move away) is moved a
+hundred times more.
 
 Round-off that float32 arithmetic leaves is relative to each value. Outputs that are all
 multiples of one step, coarse against float32's rounding of the largest of them, lie on a grid
@@ -98,7 +100,8 @@ def measure_precision(
     if not base:
         return none
     step = _STEP
-    first = _noise(evaluate, inputs, movable, domains, outputs, step, rng)
+    found = _noise(evaluate, inputs, movable, domains, outputs, step, rng)
+    first = found.typical
     if first is None:
         # Not one output moved: either nothing depends on what moved, or the move was rounded
         # away (a float32 cast of a few values, none at a rounding boundary). A hundred
@@ -107,7 +110,7 @@ def measure_precision(
         # the second difference cancels; their staircase still shows in the first
         # differences, which two steps of one direction then disagree on.
         step = 100 * _STEP
-        wider = _noise(evaluate, inputs, movable, domains, outputs, step, rng)
+        wider = _noise(evaluate, inputs, movable, domains, outputs, step, rng).typical
         if wider is None or wider <= _LOST:
             step = _STAIRCASE[0] * _STEP
             wider = _staircase(evaluate, inputs, movable, domains, outputs, rng)
@@ -115,11 +118,17 @@ def measure_precision(
             return none
         first = wider
     elif first <= _ULPS * machine_epsilon(nominal):
-        return PrecisionFinding(nominal, first, False)
+        # The outputs that moved followed smoothly. One that did not move at all may not
+        # depend on what moved, or may have had the move rounded away (a gate computed in
+        # float32 beside a feature map in float64): a hundred times the step tells, as above.
+        side = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng, found.unmoved).typical
+        if not found.unmoved or side is None or side <= _LOST:
+            return PrecisionFinding(nominal, first, False)
+        first, step = side, 100 * _STEP
     else:
         # Round-off does not grow with the step; kinks crossed (more of them, each by more)
         # and curvature do. A hundred times the step tells them apart.
-        wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng)
+        wider = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng).typical
         if wider is not None and wider > 10 * first:
             return none
     if first > _LOST:
@@ -132,6 +141,15 @@ def measure_precision(
     return PrecisionFinding(nominal, first, all(_float32_values(y) for y in base), step=step, grid=grid)
 
 
+@dataclass(frozen=True)
+class _Noise:
+    """The typical second difference of the outputs under a move (None: no output moved;
+    0.0: none to compare), and the float outputs that did not move at all, by position."""
+
+    typical: float | None
+    unmoved: tuple[int, ...] = ()
+
+
 def _noise(
     evaluate: Callable[[list[Any]], Sequence[Any]],
     inputs: Sequence[Any],
@@ -140,21 +158,29 @@ def _noise(
     outputs: Sequence[Any],
     step: float,
     rng: np.random.Generator,
-) -> float | None:
-    """The typical second difference of the outputs under a relative move `step` of the
-    movable inputs, relative to each output's size; None when no output moved."""
+    only: Sequence[int] | None = None,
+) -> _Noise:
+    """The second differences of the outputs (those at the positions `only`, where given)
+    under a relative move `step` of the movable inputs, relative to each output's size."""
+    if only is not None and not only:
+        return _Noise(None)
     plus, minus = _moved_both_ways(evaluate, inputs, _directions(inputs, movable, rng), domains, step, consume=True)
-    ratios = []
-    for y0, yp, ym in zip(outputs, plus, minus):
+    ratios, unmoved = [], []
+    for j, (y0, yp, ym) in enumerate(zip(outputs, plus, minus)):
+        if only is not None and j not in only:
+            continue
         if not (_is_float(y0) and is_array(yp) and is_array(ym) and yp.shape == y0.shape == ym.shape):
             continue
         y0, yp, ym = _sampled(y0, yp, ym)
         xp = namespace_of(y0, yp, ym)
         first, second = xp.abs(yp - ym), xp.abs(yp + ym - 2 * y0)
-        ratios.append(_relative(second, y0, (first > 0) | (second > 0)))
+        ratio = _relative(second, y0, (first > 0) | (second > 0))
+        ratios.append(ratio)
+        if ratio.size == 0 and y0.size:
+            unmoved.append(j)
     if not ratios:
-        return 0.0
-    return _typical(ratios)
+        return _Noise(0.0)
+    return _Noise(_typical(ratios), tuple(unmoved))
 
 
 def _staircase(
