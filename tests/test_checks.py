@@ -608,6 +608,14 @@ class _FakeQuantizer:
         return np.round(X * 256) / 256
 
 
+class _FineQuantizer:
+    """A quantizer whose step, 1/1000, is no power of two: its values lie on no grid of
+    float32's, and it moves only where an element crosses a step, by the step."""
+
+    def predict(self, X):
+        return np.round(X * 1000) / 1000
+
+
 class _CastsToFloat32:
     def predict(self, X):
         return np.tanh(X.astype(np.float32)).astype(X.dtype)
@@ -639,9 +647,10 @@ def test_a_quantizer_is_not_said_to_compute_in_float32_and_a_cast_still_is(layou
     and 'every output is a float32 value: it computes in float32 inside and casts back'.
     float32 rounds each value to its own ulps; the quantizer's outputs lie on one grid."""
     for seed in range(3):
-        quantizer = layercheck.check_layer(_FakeQuantizer, layout, checks=["predict_is_consistent_in_type"], seed=seed)
-        result = quantizer.result("predict_is_consistent_in_type")
-        assert result.status == "passed", result.message
+        for layer in (_FakeQuantizer, _FineQuantizer):
+            quantizer = layercheck.check_layer(layer, layout, checks=["predict_is_consistent_in_type"], seed=seed)
+            result = quantizer.result("predict_is_consistent_in_type")
+            assert result.status == "passed", (layer, result.message)
         cast = layercheck.check_layer(_CastsToFloat32, layout, checks=["predict_is_consistent_in_type"], seed=seed)
         result = cast.result("predict_is_consistent_in_type")
         assert result.status == "failed" and "computes in float32 inside and casts back" in result.message

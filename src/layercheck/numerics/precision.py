@@ -39,6 +39,7 @@ _ULPS = 16  # below this many ulps of round-off, nothing is measured
 _STAIRCASE = (100, 137)  # two steps, in units of _STEP, no multiple of one another
 _FLOAT32_LEVEL = 5e-9  # round-off from about 1/25 of float32's epsilon up: float32 arithmetic
 _GRID_VALUES = 16  # distinct values that show a grid: float32 values fall on one by chance 4^-16 of the time
+_MOVED = 0.02  # the share of an output's elements that must move for its second differences to be round-off
 
 
 @dataclass(frozen=True)
@@ -266,9 +267,17 @@ def _sampled(*arrays: Any) -> tuple[Any, ...]:
 
 
 def _relative(off: Any, y0: Any, moved: Any) -> Any:
-    """`off` relative to each output's size, at the outputs that moved."""
-    size = namespace_of(y0).abs(y0)
-    return (off / namespace_of(size).where(size > 0, size, 1.0))[moved].ravel()
+    """`off` relative to each output's size, at the elements that moved; none where fewer than
+    `_MOVED` of them did. Rounding moves a share of the elements by an ulp or so (a relative
+    move of 1e-8 carries about one float32 value in six across a rounding boundary, a hundred
+    times that every one); a function constant between jumps (a quantizer whose step is no
+    power of two, a mask, an argmax) moves the few that cross a jump, by the jump."""
+    xp = namespace_of(y0)
+    (count,) = fetch(xp.count_nonzero(moved))
+    if int(count) < _MOVED * moved.size:
+        return xp.zeros(0, dtype=y0.real.dtype)
+    size = xp.abs(y0)
+    return (off / xp.where(size > 0, size, 1.0))[moved].ravel()
 
 
 def _typical(ratios: list[Any]) -> float | None:
