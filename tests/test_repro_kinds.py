@@ -203,6 +203,20 @@ CASES = [
             "state h is not restored by reset_state: 12 of 12 elements changed, the largest change at [0, 0]: 0 became 1",
         ),
     ),
+    Case(
+        CORPUS / "reset_state_to_float64.py",
+        "reset_state_does_not_error",
+        "self.h = np.zeros(self.h.shape)  # BUG: np.zeros_like(self.h) keeps its dtype",
+        "self.h = np.zeros_like(self.h)  # fixed",
+        ("predict with float32 inputs", "state h is float64 after reset_state, float32 before"),
+    ),
+    Case(  # reset_state in MATLAB's style: the script takes the layer it returns, as layercheck does
+        TESTS / "layers" / "reset_returns_float64_layer.py",
+        "reset_state_does_not_error",
+        "return DecayResetReturnsALayer(np.zeros(self.h.shape))  # BUG",
+        "return DecayResetReturnsALayer(np.zeros_like(self.h))  # fixed",
+        ("state h is float64 after reset_state, float32 before",),
+    ),
     Case(  # at the second batch size: the script calls the layer as layercheck did there
         CORPUS / "flatten_fixed_batch.py",
         "output_batch_size_matches_input",

@@ -109,7 +109,9 @@ def reproduce_reset(saved: Saved, out: Any) -> int:
     _, updated = saved.predict(obj, xs)
     for name, value in zip(meta["state"], updated):
         setattr(obj, name, value)
-    obj.reset_state()
+    returned = obj.reset_state()
+    if returned is not None and returned is not obj and type(returned) is type(obj):
+        obj = returned  # MATLAB's style: reset_state returns the reset layer, as layercheck takes it
     after = [getattr(obj, name, None) for name in meta["state"]]
     names = [f"state {name}" for name in meta["state"]]
     wrong = [
