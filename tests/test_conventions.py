@@ -84,7 +84,11 @@ def test_a_failure_names_the_arrays_as_the_code_does(corpus_reports):
 def test_training_mode_is_said_where_observations_mix_and_only_there(corpus_reports):
     train = corpus_reports["pairs/batchnorm_train.py"].result("predict_is_consistent_across_observations")
     assert train.status == Status.FAILED
-    assert any(line.startswith("checked with bn_param={mode: train}: ") for line in train.explanation)
+    assert any(
+        line.startswith("checked with bn_param={mode: train}: ")
+        and line.endswith("with bn_param={mode: test} this check judges the inference path")
+        for line in train.explanation
+    )
     # A pair checked in test mode, and a bug that mixes nothing: no such sentence.
     for name in ("pairs/batchnorm_test.py", "pairs/relu_zeroes_dout.py"):
         for check in corpus_reports[name].checks:
@@ -403,6 +407,14 @@ class AddsToItsBuffers(WritesIntoItsBuffers):
         return dout @ self.W.T
 
 
+class FillsItsBuffersWithZeros(AddsToItsBuffers):
+    """`zero_grad` fills the buffers the constructor allocated for its float64 weight, in
+    place: at float32, layercheck's weight is float32, and so must the buffer be."""
+
+    def zero_grad(self):
+        self.dW.fill(0)
+
+
 class ForgetsItsBuffer(WritesIntoItsBuffers):
     def backward(self, dout):
         return dout @ self.W.T
@@ -432,7 +444,9 @@ _BUFFERS = {"args": {"n_in": 4, "n_out": 3}, "convention": {"learnables": {"W": 
 
 
 @pytest.mark.parametrize(
-    "cls", [WritesIntoItsBuffers, AddsToItsBuffers, WritesAZeroGradient], ids=["writes into", "adds to", "zero"]
+    "cls",
+    [WritesIntoItsBuffers, AddsToItsBuffers, FillsItsBuffersWithZeros, WritesAZeroGradient],
+    ids=["writes into", "adds to", "zero_grad fills", "zero"],
 )
 def test_a_class_that_keeps_gradients_in_buffers_it_allocated_passes(cls):
     """A hunt: the attributes were set to None before backward, and `self.dW[...] = ...` raised.
@@ -568,8 +582,10 @@ def test_a_class_in_training_mode_is_said_to_be_where_observations_mix(training)
         BatchCentered, "6,4:BC", args={"n": 4}, convention=mapping, checks=["predict_is_consistent_across_observations"]
     )
     (result,) = report.checks
-    said = any(line.startswith("checked with arguments: {training: true}: ") for line in result.explanation)
-    assert (result.status, said) == ((Status.FAILED, True) if training else (Status.PASSED, False))
+    said = [line for line in result.explanation if line.startswith("checked with arguments: {training: true}: ")]
+    assert (result.status, bool(said)) == ((Status.FAILED, True) if training else (Status.PASSED, False))
+    # The way to the inference path is the class's own argument, not a pair's `mode`.
+    assert all(line.endswith("with arguments: {training: false} this check judges the inference path") for line in said)
 
 
 def test_a_check_of_forward_that_would_repeat_predicts_verdict_is_skipped_saying_which_checks_it(corpus_reports):

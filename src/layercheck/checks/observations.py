@@ -347,9 +347,9 @@ def _outcome(session: CheckContext, found: _Found) -> Outcome:
         mode = session.reference.training_mode
         explanation = (
             [
-                f"checked with {mode}: in training mode a layer may mix observations by design (statistics "
-                "over the batch, a dropout mask drawn for the whole batch); with mode: test this check "
-                "judges the inference path"
+                f"checked with {mode.given}: in training mode a layer may mix observations by design "
+                f"(statistics over the batch, a dropout mask drawn for the whole batch); with {mode.inference} "
+                "this check judges the inference path"
             ]
             if mode
             else []

@@ -20,6 +20,7 @@ import numpy as np
 
 from layercheck import cupyref
 from layercheck.contract import calls
+from layercheck.contract.conventions import TrainingMode
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
 from layercheck.results import Kind
@@ -333,11 +334,11 @@ class Adapter(ABC):
         return data if type(data) is dict else None
 
     @property
-    def training_mode(self) -> str | None:
-        """The argument that puts a function pair in training mode (`bn_param={mode: train}`),
-        in words; None for any other target."""
+    def training_mode(self) -> TrainingMode | None:
+        """The argument that puts a target of another convention in training mode
+        (`bn_param={mode: train}`), and the one for inference; None for any other target."""
         mode = getattr(self.obj, "training_mode", None) if self._convention_names else None
-        return mode if type(mode) is str else None
+        return mode if type(mode) is TrainingMode else None
 
     def d(self, name: str) -> str:
         """The gradient of the argument or output `name`, as messages name it: `dLdX`, a

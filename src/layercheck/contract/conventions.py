@@ -23,6 +23,7 @@ from __future__ import annotations
 # >>> the conventions (layercheck writes what follows into every reproducer)
 import copy
 import inspect
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,16 +100,25 @@ def _format_of(first: str, ndim: int) -> str:
     return "B" + "U" * (ndim - 1) if first[:1] == "B" and ndim else "U" * ndim
 
 
-def training_mode(args: Any) -> str | None:
-    """The argument that puts a pair in training mode, in words (`bn_param={mode: train}`), or
-    None: in training mode a layer may mix observations by design (batch statistics, a
-    dropout mask drawn for the whole batch)."""
+@dataclass(frozen=True)
+class TrainingMode:
+    """The argument that puts a target in training mode, in words (`bn_param={mode: train}`),
+    and the one that would put it in inference mode instead (`bn_param={mode: test}`): in
+    training mode a layer may mix observations by design (batch statistics, a dropout mask
+    drawn for the whole batch)."""
+
+    given: str
+    inference: str
+
+
+def training_mode(args: Any) -> TrainingMode | None:
+    """A pair's training mode, as its arguments set it (None: not in training mode)."""
     for name, value in args.items():
         # Plain strings only: an argument may be an array, whose == compares elementwise.
         if name == "mode" and isinstance(value, str) and value == "train":
-            return "mode=train"
+            return TrainingMode("mode=train", "mode=test")
         if isinstance(value, dict) and isinstance(value.get("mode"), str) and value["mode"] == "train":
-            return f"{name}={{mode: train}}"
+            return TrainingMode(f"{name}={{mode: train}}", f"{name}={{mode: test}}")
     return None
 
 
@@ -294,7 +304,8 @@ def _clear(layer: Any, attributes: Any, dtypes: dict[str, Any] | None = None) ->
     not store is then missing, not the one an earlier call stored.
 
     An array: where the class resets its gradients itself (`zero_grad`, which a training loop
-    calls before backward), that reset is called and the buffers are the class's; else a new
+    calls before backward), that reset is called and the buffers are the class's (cast first
+    to the precision `dtypes` gives, as a class built at that precision holds them); else a new
     array of its shape filled with NaN takes its place, at the precision `dtypes` gives (a
     learnable's gradient: its learnable's, which layercheck sets at each precision it checks,
     after the class allocated the buffer). A class that writes into its buffer (`self.dW[...]
@@ -305,6 +316,13 @@ def _clear(layer: Any, attributes: Any, dtypes: dict[str, Any] | None = None) ->
     reset: Any = getattr(layer, _RESET, None)
     resets = callable(reset) and any(_is_float_array(getattr(layer, a)) for a in present)
     if resets:
+        # The buffers the class allocated for its learnables as they were built, at the
+        # precision layercheck has set them to since (a reset that fills them in place would
+        # keep a float64 buffer beside a float32 learnable, as the class never would).
+        for attribute in present:
+            value, dtype = getattr(layer, attribute), (dtypes or {}).get(attribute)
+            if _is_float_array(value) and dtype is not None and value.dtype != dtype:
+                setattr(layer, attribute, value.astype(dtype))
         reset()
     filled = {}
     for attribute in present:
@@ -383,7 +401,10 @@ def keeps_gradients_layer(cls: type, mapping: Any) -> type:
         def __init__(self, **args: Any) -> None:
             self._layer = cls(**args)
             # In training mode a layer may mix observations by design: said where they mix.
-            self.training_mode = "arguments: {training: true}" if arguments.get("training") is True else None
+            training = arguments.get("training") is True
+            self.training_mode = (
+                TrainingMode("arguments: {training: true}", "arguments: {training: false}") if training else None
+            )
 
         def _run(self, xs: Any) -> Any:
             layer = self._layer
