@@ -411,6 +411,11 @@ class Localization:
         bad = [k for k, c in enumerate(cells) if c.verdict is BlockVerdict.WRONG]
         if share > _MAX_VALUE_SHARE:
             return None
+        if self.table is not None and not self._mostly_wrong(mask):
+            # Each element measured: the ranges hold the wrong elements, but as a minority
+            # of their own (the last observation's five among fourteen), so the values are not
+            # where the gradient is wrong; another partition says where.
+            return None
         low, high = ranges[bad[0]][0], ranges[bad[-1]][1]
         contiguous = bad == list(range(bad[0], bad[-1] + 1))
         if contiguous and bad[-1] == len(cells) - 1:
@@ -430,6 +435,13 @@ class Localization:
             contiguous=contiguous,
         )
         return _Found(region, mask, tuple(cells[k] for k in bad), separated)
+
+    def _mostly_wrong(self, mask: Any) -> bool:
+        """Whether most of the elements `mask` holds are wrong, each measured on its own."""
+        assert self.table is not None
+        inside = to_host(mask)
+        verdicts = [any(p.verdict is Verdict.FAIL for p in probes) for element, probes in self.table if inside[element]]
+        return 2 * sum(verdicts) > len(verdicts)
 
     def _factor(self, gradient: Any, found: list[_Found]) -> tuple[Finding | None, list[_Found]]:
         """The factor proven in the first region (or, where that region is not `separated`
