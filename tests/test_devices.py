@@ -203,3 +203,14 @@ def test_the_install_hint_names_commands_that_work_from_anywhere():
 
 def test_toolkit_hint_for_cupy_14():
     assert toolkit_hint(13, 14) == 'install the CUDA toolkit libraries: pip install "cupy-cuda13x[ctk]"'
+
+
+def test_the_gpu_probe_is_found_where_the_shared_gpu_procedure_imports_it():
+    """shared/tools/gpu-procedure.sh asks `layercheck.numerics.devices` whether a GPU is usable
+    (its first step, after which nothing else runs without one): the probe's home moved to
+    `layercheck.devices`, and both names are the same objects."""
+    from layercheck.numerics.devices import GpuStatus, gpu_status
+
+    assert gpu_status is devices.gpu_status and GpuStatus is devices.GpuStatus
+    status = gpu_status()
+    assert isinstance(status, GpuStatus) and isinstance(status.reason, str)
