@@ -367,18 +367,18 @@ def random_moves(x: Any, rng: np.random.Generator, scale: float = 1.0) -> Any:
     # In chunks of whole 64-bit draws: the integers made on the way stay in the cache and
     # hold no memory of the argument's size (the check's peak is counted in copies of it),
     # and the draws are those of one call, chunk after chunk.
-    for start in range(0, size, _CHUNK):
-        stop = min(start + _CHUNK, size)
+    for part in chunks(size):
+        n = part.stop - part.start
         # Little-endian whatever the machine: a seed draws the same moves everywhere.
-        raw = rng.bit_generator.random_raw((stop - start + 3) // 4).astype("<u8", copy=False)
-        bits = raw.view("<i2")[: stop - start]
+        raw = rng.bit_generator.random_raw((n + 3) // 4).astype("<u8", copy=False)
+        bits = raw.view("<i2")[:n]
         negative = bits >> 15  # -1 where the sign bit is set, else 0
         bits &= _LEVELS - 1
         bits += _LEVELS // 2  # 2^13 + k: a magnitude of 1/2 + k / 2^14, in units of 2^-14
         bits ^= negative  # two's complement: (n ^ -1) - (-1) = -n
         bits -= negative
         # 1 / 2^14 exact, and the scaled product rounded once: the moves drawn, then scaled.
-        np.multiply(bits, scale / _LEVELS, out=moves[start:stop])
+        np.multiply(bits, scale / _LEVELS, out=moves[part])
     return moves.reshape(shape)
 
 
@@ -432,9 +432,9 @@ def dot_and_norms(a: Any, b: Any) -> tuple[Any, Any, Any]:
         return dot(a, b), product_norm_sq(a, b), norm_sq(b)
     flat_a, flat_b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
     projection = terms = size = 0.0
-    for start in range(0, flat_a.size, _CHUNK):
-        part_b = flat_b[start : start + _CHUNK]
-        part = flat_a[start : start + _CHUNK] * part_b
+    for chunk in chunks(flat_a.size):
+        part_b = flat_b[chunk]
+        part = flat_a[chunk] * part_b
         projection += float(part.sum())
         terms += float(_host_dot(part, part))
         size += float(_host_dot(part_b, part_b))
@@ -475,10 +475,10 @@ def product_norm_sq(*factors: Any) -> Any:
         return norm_sq(product)
     flat = [np.asarray(f).reshape(-1) for f in factors]
     total = 0.0
-    for start in range(0, flat[0].size, _CHUNK):
-        part = flat[0][start : start + _CHUNK] * flat[1][start : start + _CHUNK]
+    for chunk in chunks(flat[0].size):
+        part = flat[0][chunk] * flat[1][chunk]
         for f in flat[2:]:
-            part = part * f[start : start + _CHUNK]  # not in place: a later factor may be complex
+            part = part * f[chunk]  # not in place: a later factor may be complex
         total += float(dot(part, part))
     return total
 

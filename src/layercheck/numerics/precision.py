@@ -122,8 +122,10 @@ def measure_precision(
         # The outputs that moved followed smoothly. One that did not move at all may not
         # depend on what moved, or may have had the move rounded away (a gate computed in
         # float32 beside a feature map in float64): a hundred times the step tells, as above.
-        side = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng, found.unmoved).typical
-        if not found.unmoved or side is None or side <= _LOST:
+        side = None
+        if found.unmoved:
+            side = _noise(evaluate, inputs, movable, domains, outputs, 100 * _STEP, rng, found.unmoved).typical
+        if side is None or side <= _LOST:
             return PrecisionFinding(nominal, first, False)
         first, step = side, 100 * _STEP
     else:
@@ -163,8 +165,6 @@ def _noise(
 ) -> _Noise:
     """The second differences of the outputs (those at the positions `only`, where given)
     under a relative move `step` of the movable inputs, relative to each output's size."""
-    if only is not None and not only:
-        return _Noise(None)
     plus, minus = _moved_both_ways(evaluate, inputs, _directions(inputs, movable, rng), domains, step, consume=True)
     ratios, unmoved = [], []
     for j, (y0, yp, ym) in enumerate(zip(outputs, plus, minus)):

@@ -662,17 +662,31 @@ def _kinks(delta: Any, second: Any, base: Baseline, j: int, rho: float, scratch:
     point within the step (|second| > floor + rho |delta|, the floor output j's round-off).
     `scratch`: two arrays of the outputs' shape and real dtype to compute in, whose values
     are not needed any more (else two are made)."""
-    xp = namespace_of(delta, second)
     y = base.outputs[j]
-    if xp is np and _in_chunks(y, delta, second):
+    if namespace_of(delta, second) is np and _in_chunks(y, delta, second):
         return _host_kinks(y, delta, second, base.floor_scale(j), rho)
-    threshold, size = (None, None) if scratch is None else scratch
-    threshold = base.kink_floor(j, out=threshold)
-    size = xp.abs(delta, out=size)
-    size *= rho
-    threshold += size
-    xp.abs(second, out=size)
-    return xp.greater(size, threshold)
+    low, high = _scratch(delta) if scratch is None else scratch
+    return _kink_test(y, delta, second, base.floor_scale(j), rho, low, high)
+
+
+def _kink_test(
+    y: Any, delta: Any, second: Any, floor: tuple[float, float], rho: float, low: Any, high: Any, out: Any = None
+) -> Any:
+    """|second| > 64 round-off(y) + rho |delta| (the round-off a few ulps of each element, or
+    the spread: `floor`, `Baseline.floor_scale`), computed in `low` and `high`, arrays of the
+    operands' shape and real dtype whose values are overwritten; into `out` where given."""
+    xp = namespace_of(delta, second)
+    eps, spread = floor
+    xp.abs(y, out=low)
+    low *= eps
+    if spread:
+        xp.maximum(low, spread, out=low)
+    low *= 64
+    xp.abs(delta, out=high)
+    high *= rho
+    low += high
+    xp.abs(second, out=high)
+    return xp.greater(high, low, out=out)
 
 
 def _in_chunks(*arrays: Any) -> bool:
@@ -694,26 +708,14 @@ def _host_kinks(y: Any, delta: Any, second: Any, floor: tuple[float, float], rho
     """`_kinks` on the host in chunks: the same operations, element by element, on slices
     whose temporaries stay in the cache (several times faster at real sizes than passes over
     whole arrays, and no output-sized array made but the mask). `floor`: `floor_scale`."""
-    eps, spread = floor
     kinks = np.empty(delta.shape, dtype=bool)
     flat_y, flat_delta, flat_second, flat_kinks = (a.reshape(-1) for a in (y, delta, second, kinks))
     parts = list(chunks(delta.size))
-    threshold = np.empty(max(part.stop - part.start for part in parts), delta.dtype)
-    size = np.empty_like(threshold)
+    low = np.empty(parts[0].stop, delta.dtype)  # the first chunk is the widest
+    high = np.empty_like(low)
     for part in parts:
         n = part.stop - part.start
-        low, high = threshold[:n], size[:n]
-        # kink_floor: 64 times the round-off, a few ulps of each element or the spread.
-        np.abs(flat_y[part], out=low)
-        low *= eps
-        if spread:
-            np.maximum(low, spread, out=low)
-        low *= 64
-        np.abs(flat_delta[part], out=high)
-        high *= rho
-        low += high
-        np.abs(flat_second[part], out=high)
-        np.greater(high, low, out=flat_kinks[part])
+        _kink_test(flat_y[part], flat_delta[part], flat_second[part], floor, rho, low[:n], high[:n], flat_kinks[part])
     return kinks
 
 
