@@ -3,28 +3,37 @@ by one message builder whose every number is the finding's own (issue 26, sectio
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from conftest import CORPUS, GRADIENTS, load_layer
 
 import layercheck
-from layercheck.checks import wording
+from layercheck import gradient_wording as wording
 from layercheck.numerics.gradients.claims import name_factor, sizes
 from layercheck.numerics.gradients.diagnosis import group
 from layercheck.numerics.gradients.findings import (
+    AcrossObservations,
+    AxesMistake,
     Cause,
+    Conjugation,
     Factor,
     FactorForm,
     Finding,
+    MalformedFinding,
+    Misplaced,
     NamedSize,
+    NonFinite,
     Nonlinearity,
     Numbers,
+    Permutation,
     ProbeKind,
     Region,
     RegionKind,
     Size,
 )
+from layercheck.results import CheckResult, MalformedReport, Origin, plain
 
 
 def _numbers(rel: float) -> Numbers:
@@ -176,3 +185,92 @@ def test_a_value_range_says_the_share_of_elements_it_holds_not_that_they_are_wro
     )  # fmt: skip
     text = wording.region_text(region)
     assert said in text and text.startswith("wrong only ") and text.endswith(", right elsewhere")
+
+
+def _every_kind_of_finding() -> list[Finding]:
+    """A finding of every cause, with every kind of detail and region, and numbers that JSON
+    writes in its own ways (complex, infinite, NaN)."""
+    batch = NamedSize(Size.BATCH, 128)
+    axis = NamedSize(Size.SPATIAL_AXIS, 24, axis=1)
+    channel = Region(RegionKind.BLOCKS, "X", "channel", "channels", ("2", "5"), 18, 0.1)
+    border = Region(RegionKind.BORDER, "X", "row", "rows", ("row 0",), 22, 0.08, 1, "rows 0 and 23", ("row 0",), 2)
+    sign = Region(RegionKind.SIGN, "X", "sign", "signs", ("X < 0",), 1, 0.5, below=False)
+    above = Region(RegionKind.VALUE_RANGE, "X", "range", "ranges", ("x >= 2",), 7, 0.02, low=2.0)
+    between = Region(
+        RegionKind.VALUE_RANGE, "X", "range", "ranges", ("a", "b"), 6, 0.3, low=-1, high=1, contiguous=False
+    )
+    elements = Region(RegionKind.ELEMENTS, "w", "element", "elements", ("(0, 1)",), 9, 0.1)
+    complex_numbers = Numbers(1 + 2j, 3 - 4j, 2.5, 0.7, 1e-9, 1e-6, ProbeKind.ELEMENT, (0, 1))
+    infinite = Numbers(math.inf, 1.0, math.inf, math.inf, 1e-9, 1e-6, ProbeKind.DIRECTION)
+    return [
+        Finding(Cause.NON_FINITE, ("X",), NonFinite(3, 120, ((0, 1), (2, 3), (4, 5)))),
+        Finding(Cause.ZERO, ("w", "b")),
+        Finding(Cause.IGNORES_DLDY, ("X",), Nonlinearity(-2.0, 1.0)),
+        Finding(Cause.NOT_LINEAR_IN_DLDY, ("X",), Nonlinearity(-2.0, 0.25)),
+        Finding(Cause.SWAPPED, ("al", "tr")),
+        Finding(Cause.MISPLACED, ("X",), Misplaced("w")),
+        *(Finding(Cause.CONJUGATE, ("z",), form) for form in Conjugation),
+        Finding(Cause.TRANSPOSED, ("W",), Permutation((1, 0))),
+        Finding(Cause.WRONG_AXES, ("b",), AxesMistake("dL/dY", (0,), (2,), "SSCB")),
+        Finding(Cause.ACROSS_OBSERVATIONS, ("X",), AcrossObservations((0, 127), 128, 0.0, -0.0172, 1.0)),
+        Finding(Cause.WRONG_SIGN, ("X",), region=sign),
+        Finding(Cause.FACTOR, ("X",), Factor(1 / 128, FactorForm.INVERSE_SIZE, size=batch)),
+        Finding(
+            Cause.FACTOR, ("X",), Factor(24.0, FactorForm.SIZE, size=axis, also=(NamedSize(Size.SPATIAL_AXIS, 24, 2),))
+        ),
+        Finding(Cause.FACTOR, ("beta",), Factor(1.5, FactorForm.FRACTION, 3, 2), region=channel),
+        Finding(Cause.FACTOR, ("z",), Factor(0.5, FactorForm.FRACTION, 1, 2), complex_values=True),
+        Finding(Cause.FACTOR, ("X",), Factor(1.004, FactorForm.NEAR_ONE)),
+        Finding(Cause.LOCALIZED, ("X",), region=border),
+        Finding(Cause.LOCALIZED, ("X",), region=above),
+        Finding(Cause.LOCALIZED, ("X",), region=between),
+        Finding(Cause.UNEXPLAINED, ("w",), region=elements, numbers=complex_numbers),
+        Finding(Cause.UNEXPLAINED, ("X",), numbers=infinite, complex_values=True),
+    ]
+
+
+@pytest.mark.parametrize("finding", _every_kind_of_finding(), ids=lambda f: f.cause.value)
+def test_a_finding_read_back_from_json_is_the_finding_written(finding):
+    """The codec of the JSON report, the worker's messages, the cache and shards: what is
+    read back is equal, field by field, and says the same sentence."""
+    data = json.loads(json.dumps(plain(finding.to_dict())))
+    read = Finding.from_dict(data)
+    assert read == finding
+    assert wording.headline(read) == wording.headline(finding)
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"cause": "haunted"}, "cause 'haunted'"),
+        ({"arguments": []}, "names no argument"),
+        ({"arguments": "X"}, "not a list"),
+        ({"detail": {"other": "w"}}, "carries a detail"),
+        ({"complex_values": "yes"}, "not true or false"),
+        ({"numbers": {"analytic": [1.0], "numeric": 1.0}}, "not a number or [re, im]"),
+    ],
+)
+def test_a_finding_that_is_not_one_is_refused_in_one_line(change, words):
+    data = {**Finding(Cause.ZERO, ("X",)).to_dict(), **change}
+    with pytest.raises(MalformedFinding, match=words.replace("[", r"\[").replace("(", r"\(")):
+        Finding.from_dict(data)
+
+
+def test_a_failed_gradient_checks_message_is_rendered_from_its_findings_wherever_it_is_read():
+    """The message a worker, the cache or a file carries beside the findings is never read:
+    it is rendered from the typed findings where the result is made, and findings in a check
+    that passed, or that are no findings, refuse the report."""
+    obj = load_layer(CORPUS / "grad_one_channel.py")
+    result = layercheck.check_layer(obj, obj.example_layout, checks=[GRADIENTS]).result(GRADIENTS)
+    assert result.gradient is not None and result.message == result.gradient.headline
+    assert result.message.startswith("the gradient of X is off by a factor")  # the check's own: a sentence
+    data = result.to_dict()
+    for origin in Origin:
+        read = CheckResult.from_dict({**data, "message": "all good, trust me"}, origin)
+        assert read.message == result.message and read.gradient == result.gradient
+    with pytest.raises(MalformedReport, match="findings in a check that passed"):
+        CheckResult.from_dict({**data, "status": "passed"}, Origin.WORKER)
+    broken = json.loads(json.dumps(data))
+    broken["details"]["findings"][0]["region"]["kind"] = "everywhere"
+    with pytest.raises(MalformedReport, match="a region's kind is 'everywhere', not one of blocks"):
+        CheckResult.from_dict(broken, Origin.FILE)

@@ -227,7 +227,7 @@ def test_gradient_records_keep_their_keys():
         "sub_batch",
     ]
     (finding,) = by_target["HalfGradient"][GRADIENTS]["details"]["findings"]
-    assert list(finding) == ["cause", "arguments", "detail", "region", "numbers"]
+    assert list(finding) == ["cause", "arguments", "detail", "region", "numbers", "complex_values"]
     assert finding["cause"] == "factor" and finding["arguments"] == ["W"]
     assert finding["detail"] == {
         "ratio": finding["detail"]["ratio"],

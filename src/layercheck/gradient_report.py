@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from layercheck import gradient_wording
+from layercheck.numerics.gradients.findings import Finding, MalformedFinding
 from layercheck.status import STATUSES, Status
 
 __all__ = [
@@ -110,9 +112,12 @@ _LARGEST_PLANE = 1 << 31
 
 @dataclass(frozen=True)
 class GradientReport:
-    """What the reports draw of a gradient check: each argument's blocks."""
+    """What the reports say and draw of a gradient check: each argument's blocks, and the
+    findings of a failed one (`details.findings`, each claim once), from which its message is
+    rendered (`headline`)."""
 
     arguments: tuple[ArgumentBlocks, ...]
+    findings: tuple[Finding, ...] = ()
 
     @classmethod
     def of(cls, details: Mapping[str, Any]) -> GradientReport | None:
@@ -125,7 +130,16 @@ class GradientReport:
         records = details.get("arguments")
         if records is None:
             return None
-        return cls(tuple(_argument(record) for record in _list(records, "arguments")))
+        try:
+            findings = tuple(Finding.from_dict(found) for found in _list(details.get("findings", []), "findings"))
+        except MalformedFinding as exc:
+            raise MalformedDetails(str(exc)) from None
+        return cls(tuple(_argument(record) for record in _list(records, "arguments")), findings)
+
+    @property
+    def headline(self) -> str:
+        """The message of a failed check: every finding once, as a sentence ("" for none)."""
+        return "; ".join(gradient_wording.headline(finding) for finding in self.findings)
 
 
 def _argument(record: Any) -> ArgumentBlocks:

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.checks import subsets, wording
+from layercheck import gradient_wording as wording
+from layercheck.checks import subsets
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.gradient_evidence import gradient_evidence
@@ -623,12 +624,15 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         details["fallback"] = fallback
     explanation = _explanation(records, fallback, evaluated)
     if diagnoses:
+        # Each claim once: a swap is one finding, not one per argument, and arguments with the
+        # same finding share one ("the gradients of X and w are missing a conjugate").
         details["findings"] = [f.to_dict() for f in group([d.finding for d in diagnoses.values()])]
 
         def evidence() -> Evidence:  # for --repro: the data of each failing probe
             return gradient_evidence(session, problem, baseline, tol, dtype, verdicts, diagnoses, evaluated)
 
-        return failed(_headline(diagnoses), explanation=explanation, evidence=evidence, **details)
+        # Its message is rendered from these findings where the result is made (`CheckResult`).
+        return failed("", explanation=explanation, evidence=evidence, **details)
     incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
         names = ", ".join(f"{r.argument} ({_undecided_reason(r)})" for r in incomplete)
@@ -810,12 +814,6 @@ def _undecided_reason(record: ArgumentRecord) -> str:
     if record.non_finite is None:
         return record.reason
     return wording.non_finite_move_text(record.non_finite, *record.names)
-
-
-def _headline(diagnoses: dict[int, Diagnosis]) -> str:
-    """Every finding once: a swap is one finding, not one per argument, and arguments with the
-    same finding share one sentence ("the gradients of X and w are missing a conjugate")."""
-    return "; ".join(wording.headline(f) for f in group([d.finding for d in diagnoses.values()]))
 
 
 def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str | None, device: str) -> str:

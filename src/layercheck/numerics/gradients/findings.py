@@ -1,5 +1,5 @@
 """What the diagnosis of a failed gradient found, as data: the argument, the kind of cause,
-the region, and the numbers. Nothing here is prose: `checks.wording` renders findings for
+the region, and the numbers. Nothing here is prose: `gradient_wording` renders findings for
 every report, and the JSON report carries them as they are (`to_dict`), so no reader ever
 parses a sentence back.
 """
@@ -11,7 +11,7 @@ import enum
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "AcrossObservations",
@@ -25,6 +25,7 @@ __all__ = [
     "Factor",
     "FactorForm",
     "Finding",
+    "MalformedFinding",
     "Misplaced",
     "NamedSize",
     "NonFinite",
@@ -96,6 +97,21 @@ class Numbers:
             "index": None if self.index is None else list(self.index),
         }
 
+    @classmethod
+    def from_dict(cls, data: Any) -> Numbers:
+        data = _mapping(data, "a finding's numbers")
+        index = data.get("index")
+        return cls(
+            _number(data.get("analytic"), "analytic"),
+            _number(data.get("numeric"), "numeric"),
+            _real(data.get("abs_error"), "abs_error"),
+            _real(data.get("rel_error"), "rel_error"),
+            _real(data.get("tolerance"), "tolerance"),
+            _real(data.get("step"), "step"),
+            _member(ProbeKind, data.get("probe"), "a probe kind"),
+            None if index is None else _indices(index, "the index of a finding's numbers"),
+        )
+
 
 class Size(enum.Enum):
     """A size of the problem that explains a constant factor."""
@@ -117,6 +133,15 @@ class NamedSize:
 
     def to_dict(self) -> dict[str, Any]:
         return {"size": self.size.value, "n": self.n, "axis": self.axis}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NamedSize:
+        axis = data.get("axis")
+        return cls(
+            _member(Size, data.get("size"), "a size"),
+            _whole(data.get("n"), "a size's n"),
+            None if axis is None else _whole(axis, "a size's axis"),
+        )
 
 
 class FactorForm(enum.Enum):
@@ -151,6 +176,19 @@ class Factor:
         if self.also:
             found["also"] = [named.to_dict() for named in self.also]
         return found
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Factor:
+        form = _member(FactorForm, data.get("form"), "a factor's form")
+        fraction = form is FactorForm.FRACTION
+        return cls(
+            _real(data.get("ratio"), "a factor's ratio"),
+            form,
+            _integer(data.get("numerator"), "a factor's numerator") if fraction else 0,
+            _integer(data.get("denominator"), "a factor's denominator") if fraction else 1,
+            NamedSize.from_dict(data) if "size" in data else None,
+            tuple(NamedSize.from_dict(_mapping(named, "a size")) for named in _items(data.get("also", []), "also")),
+        )
 
 
 class RegionKind(enum.Enum):
@@ -190,6 +228,29 @@ class Region:
             if not math.isfinite(found[bound]):
                 found[bound] = None
         return found
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Region:
+        data = _mapping(data, "a region")
+        where = "a region"
+        low, high = data.get("low"), data.get("high")
+        return cls(
+            _member(RegionKind, data.get("kind"), "a region's kind"),
+            _text(data.get("argument"), f"the argument of {where}"),
+            _text(data.get("unit"), f"the unit of {where}"),
+            _text(data.get("units"), f"the units of {where}"),
+            tuple(_text(label, f"a label of {where}") for label in _items(data.get("wrong"), where)),
+            _whole(data.get("right"), f"the blocks right of {where}"),
+            _real(data.get("share"), f"the share of {where}"),
+            _whole(data.get("depth", 0), f"the depth of {where}"),
+            _text(data.get("border", ""), f"the border of {where}"),
+            tuple(_text(edge, f"an edge of {where}") for edge in _items(data.get("wrong_edges", []), where)),
+            _whole(data.get("spatial_axes", 2), f"the spatial axes of {where}"),
+            _flag(data.get("below", True), f"below of {where}"),
+            -math.inf if low is None else _real(low, f"the low bound of {where}"),
+            math.inf if high is None else _real(high, f"the high bound of {where}"),
+            _flag(data.get("contiguous", True), f"contiguous of {where}"),
+        )
 
 
 @dataclass(frozen=True)
@@ -323,7 +384,37 @@ class Finding:
             "detail": _detail(self.detail),
             "region": None if self.region is None else self.region.to_dict(),
             "numbers": None if self.numbers is None else self.numbers.to_dict(),
+            "complex_values": self.complex_values,
         }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Finding:
+        """The inverse of `to_dict` (after `results.plain`: complex numbers as [re, im],
+        non-finite ones as strings), for data that may not be layercheck's own (a worker's
+        report, a report file): every field checked.
+
+        Raises:
+            MalformedFinding: what does not fit, in one line.
+        """
+        data = _mapping(data, "a finding")
+        try:
+            cause = Cause(data.get("cause"))
+        except ValueError:
+            raise MalformedFinding(f"a finding has cause {_shown(data.get('cause'))}") from None
+        where = f"a finding of cause {cause.value}"
+        arguments = tuple(_text(a, f"an argument of {where}") for a in _items(data.get("arguments"), where))
+        if not arguments:
+            raise MalformedFinding(f"{where} names no argument")
+        detail = data.get("detail")
+        region, numbers = data.get("region"), data.get("numbers")
+        return cls(
+            cause,
+            arguments,
+            None if detail is None else _read_detail(cause, _mapping(detail, f"the detail of {where}")),
+            None if region is None else Region.from_dict(region),
+            None if numbers is None else Numbers.from_dict(numbers),
+            _flag(data.get("complex_values", False), f"complex_values of {where}"),
+        )
 
 
 class BlockVerdict(enum.Enum):
@@ -432,3 +523,122 @@ def _detail(detail: Detail) -> dict[str, Any] | None:
         return {"form": detail.value}
     found = dataclasses.asdict(detail)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in found.items()}
+
+
+class MalformedFinding(ValueError):
+    """Data that is not a finding as `Finding.to_dict` writes it: `str()` says what, in one line."""
+
+
+def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
+    """The detail a finding of `cause` carries (`_detail` written back)."""
+    where = f"the detail of a finding of cause {cause.value}"
+    if cause is Cause.FACTOR:
+        return Factor.from_dict(data)
+    if cause is Cause.MISPLACED:
+        return Misplaced(_text(data.get("other"), where))
+    if cause is Cause.CONJUGATE:
+        return _member(Conjugation, data.get("form"), where)
+    if cause is Cause.TRANSPOSED:
+        return Permutation(_indices(data.get("axes"), where))
+    if cause is Cause.WRONG_AXES:
+        return AxesMistake(
+            _text(data.get("contribution"), where),
+            _indices(data.get("summed_over_all_but"), where),
+            _indices(data.get("should_keep"), where),
+            _text(data.get("labels"), where),
+        )
+    if cause is Cause.ACROSS_OBSERVATIONS:
+        return AcrossObservations(
+            _indices(data.get("observations"), where),
+            _whole(data.get("batch"), where),
+            _real(data.get("analytic"), where),
+            _real(data.get("numeric"), where),
+            _real(data.get("relative"), where),
+        )
+    if cause in (Cause.IGNORES_DLDY, Cause.NOT_LINEAR_IN_DLDY):
+        return Nonlinearity(_real(data.get("scale"), where), _real(data.get("relative"), where))
+    if cause is Cause.NON_FINITE:
+        elements = tuple(_indices(element, where) for element in _items(data.get("elements"), where))
+        return NonFinite(_whole(data.get("count"), where), _whole(data.get("total"), where), elements)
+    raise MalformedFinding(f"a finding of cause {cause.value} carries a detail")
+
+
+def _shown(value: Any) -> str:
+    return repr(value)[:40]
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise MalformedFinding(f"{what} is not a mapping")
+    return value
+
+
+def _items(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise MalformedFinding(f"{what} holds {_shown(value)}, not a list")
+    return list(value)
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedFinding(f"{what} is {_shown(value)}, not a string")
+    return value
+
+
+def _flag(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise MalformedFinding(f"{what} is {_shown(value)}, not true or false")
+    return value
+
+
+def _integer(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise MalformedFinding(f"{what} is {_shown(value)}, not a whole number")
+    return value
+
+
+def _whole(value: Any, what: str) -> int:
+    # Sizes and indices of arrays: below 2**63, as NumPy's are.
+    if not 0 <= _integer(value, what) < 1 << 63:
+        raise MalformedFinding(f"{what} is {_shown(value)}, not a whole number >= 0")
+    return int(value)
+
+
+def _indices(value: Any, what: str) -> tuple[int, ...]:
+    return tuple(_whole(k, what) for k in _items(value, what))
+
+
+_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _real(value: Any, what: str) -> float:
+    """A float as `results.plain` writes it: a number, or "inf", "-inf" or "nan"."""
+    if isinstance(value, str) and value in _NON_FINITE:
+        return _NON_FINITE[value]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise MalformedFinding(f"{what} is {_shown(value)}, not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise MalformedFinding(f"{what} is {_shown(value)}, too large for a float") from None
+
+
+def _number(value: Any, what: str) -> complex | float:
+    """A real number, or a complex one written as [re, im]."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise MalformedFinding(f"{what} is {_shown(value)}, not a number or [re, im]")
+        return complex(_real(value[0], what), _real(value[1], what))
+    return _real(value, what)
+
+
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _member(kind: type[_E], value: Any, what: str) -> _E:
+    try:
+        return kind(value)
+    except (ValueError, TypeError):
+        raise MalformedFinding(
+            f"{what} is {_shown(value)}, not one of {', '.join(str(m.value) for m in kind)}"
+        ) from None
