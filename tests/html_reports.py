@@ -5,10 +5,12 @@ a target whose every text is hostile and one that could not be checked."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import layercheck
 from layercheck.contract.loading import discover, import_module
 from layercheck.environment import collect
+from layercheck.numerics.gradients.findings import Cause, Finding, Region, RegionKind
 from layercheck.results import CheckResult, Report, TargetReport
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,6 +26,22 @@ BREAKOUT = '"><img src=x onerror="window.__pwned = 2">'
 HOSTILE_NAME = f"evil{SCRIPT}.py:Layer{BREAKOUT}\x1b[31m\u202e"
 HOSTILE_MESSAGE = f"predict raised ValueError: {SCRIPT} {BREAKOUT} \x1b[2J\u202egnp.exe\x00 </pre></li>"
 HUGE = 1_000_000
+
+
+def block(data: dict[str, Any]) -> dict[str, Any]:
+    """A block of a diagnosis's partition, as the gradient check writes it: `data` completed."""
+    return {"abs_error": 0.1, "tolerance": 1e-8, "probes": 2, "span": None, **data}
+
+
+def diagnosis(partition: str, blocks: list[dict[str, Any]], argument: str = "X") -> dict[str, Any]:
+    """A diagnosis as the gradient check writes it: its finding a region of `partition` (which
+    the pictures then draw), and the `blocks` probed there, each completed (`block`)."""
+    region = Region(RegionKind.BLOCKS, argument, partition, f"{partition}s", (blocks[0]["block"],), 1, 0.5)
+    return {
+        "finding": Finding(Cause.LOCALIZED, (argument,), region=region).to_dict(),
+        "regions": [region.to_dict()],
+        "blocks": {partition: [block(b) if isinstance(b, dict) else b for b in blocks]},
+    }
 
 
 def checked(path: Path, **options) -> TargetReport:

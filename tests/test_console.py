@@ -12,6 +12,7 @@ from pathlib import Path
 import conftest
 import numpy as np
 import pytest
+from html_reports import diagnosis
 from rich.console import Console
 
 import layercheck
@@ -259,7 +260,7 @@ def _gradient(partition: str, blocks: list[dict], shape: list[int], labels: str)
         "status": "failed",
         "shape": shape,
         "labels": labels,
-        "diagnosis": {"regions": [{"unit": partition}], "blocks": {partition: blocks}},
+        "diagnosis": diagnosis(partition, blocks),
     }
     report = GradientReport.of({"arguments": [record]})
     assert report is not None
@@ -283,7 +284,7 @@ def test_a_large_plane_is_sampled_and_a_long_strip_says_what_it_left_out():
 @pytest.mark.parametrize(
     ("block", "said"),
     [
-        ({"verdict": "sure"}, "verdict 'sure'"),
+        ({"verdict": "sure"}, "verdict of block '0' is 'sure'"),
         ({"span": [3, 1]}, "span"),
         ({"span": [-1, None]}, "whole number"),
         ({"block": 7}, "not a string"),

@@ -256,18 +256,23 @@ def test_a_finding_that_is_not_one_is_refused_in_one_line(change, words):
         Finding.from_dict(data)
 
 
-def test_a_failed_gradient_checks_message_is_rendered_from_its_findings_wherever_it_is_read():
-    """The message a worker, the cache or a file carries beside the findings is never read:
-    it is rendered from the typed findings where the result is made, and findings in a check
-    that passed, or that are no findings, refuse the report."""
+def test_a_failed_gradient_checks_words_are_rendered_from_its_details_wherever_they_are_read():
+    """The message and explanation a worker, the cache or a file carries beside the details
+    are never read: they are rendered from the typed findings and records where the result is
+    made, and findings in a check that passed, or that are no findings, refuse the report."""
     obj = load_layer(CORPUS / "grad_one_channel.py")
     result = layercheck.check_layer(obj, obj.example_layout, checks=[GRADIENTS]).result(GRADIENTS)
     assert result.gradient is not None and result.message == result.gradient.headline
     assert result.message.startswith("the gradient of X is off by a factor")  # the check's own: a sentence
     data = result.to_dict()
+    assert result.explanation[0] == "differentiated: predict" and "  likely cause: off by a factor" in "\n".join(
+        result.explanation
+    )
+    forged = {**data, "message": "all good, trust me", "details": {**data["details"], "explanation": ["fine"]}}
     for origin in Origin:
-        read = CheckResult.from_dict({**data, "message": "all good, trust me"}, origin)
-        assert read.message == result.message and read.gradient == result.gradient
+        read = CheckResult.from_dict(forged, origin)
+        assert read.message == result.message and read.explanation == result.explanation
+        assert read.gradient == result.gradient
     with pytest.raises(MalformedReport, match="findings in a check that passed"):
         CheckResult.from_dict({**data, "status": "passed"}, Origin.WORKER)
     broken = json.loads(json.dumps(data))

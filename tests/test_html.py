@@ -16,7 +16,7 @@ from html import escape
 import numpy as np
 import pytest
 from conftest import run_cli
-from html_reports import CHANNEL_BUG, CORRECT, GRADIENTS, HUGE, SCRIPT, checked, sample_report
+from html_reports import CHANNEL_BUG, CORRECT, GRADIENTS, HUGE, SCRIPT, checked, diagnosis, sample_report
 
 from layercheck import environment
 from layercheck.devices import GpuStatus
@@ -247,25 +247,37 @@ def test_html_and_json_on_one_file_are_refused(tmp_path):
 
 
 def test_odd_blocks_read_back_are_drawn_and_what_is_no_block_is_refused():
-    """Details read back from a file may hold what the check never writes: a negative or
-    missing error, an error that is not a number, which are drawn as such; data that is not
-    a block at all is refused by the codec, in one line, as any malformed report is."""
+    """Details read back from a file may hold what the check never writes: a negative error,
+    an infinite one or NaN, which are drawn as such; data that is not a block at all, or a
+    block without its numbers, is refused by the codec, in one line, as any malformed report is."""
     blocks = [
         {"block": "0", "verdict": "wrong", "rel_error": -1.0},
-        {"block": "1", "verdict": "right"},
-        {"block": "2", "verdict": "undecided", "rel_error": "NaN"},
+        {"block": "1", "verdict": "right", "rel_error": "inf"},
+        {"block": "2", "verdict": "undecided", "rel_error": "nan"},
     ]
-    record = {"argument": "X", "kind": "input", "status": "failed"}
-    record["diagnosis"] = {"regions": [{"unit": "channel"}], "blocks": {"channel": blocks}}
+    record = {"argument": "X", "kind": "input", "status": "failed", "diagnosis": diagnosis("channel", blocks)}
     data = {"name": GRADIENTS, "status": "failed", "message": "wrong", "details": {"arguments": [record]}}
     check = CheckResult.from_dict(data)
     page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["4,4,3,2:SSCB"])]))
     assert "<title>channel 0: wrong, relative error -1 along a random direction</title>" in page
     assert "<title>channel 1: right, no error recorded</title>" in page
     assert "<title>channel 2: undecided, no error recorded</title>" in page
-    for junk in ("not a block", {"block": "3", "verdict": "maybe"}):
-        odd = {**record, "diagnosis": {"regions": [], "blocks": {"channel": [*blocks, junk]}}}
-        with pytest.raises(MalformedReport, match=f"^check {GRADIENTS}: a block of argument 'X' "):
+    for junk, said in [
+        ("not a block", "a block is not a mapping"),
+        ({"block": "3", "verdict": "maybe"}, "the verdict of block '3' is 'maybe'"),
+        (
+            {"block": "3", "verdict": "right", "abs_error": 0.1, "tolerance": 1e-8, "probes": 2},
+            "the rel_error of block .3. is None",
+        ),
+    ]:
+        odd = {
+            **record,
+            "diagnosis": {
+                **record["diagnosis"],
+                "blocks": {"channel": [*record["diagnosis"]["blocks"]["channel"], junk]},
+            },
+        }
+        with pytest.raises(MalformedReport, match=f"^check {GRADIENTS}: {said}"):
             CheckResult.from_dict({**data, "details": {"arguments": [odd]}})
     with pytest.raises(MalformedReport, match="an argument of the gradient check is not a mapping"):
         CheckResult.from_dict({**data, "details": {"arguments": [record, "junk"]}})
@@ -287,8 +299,16 @@ def test_a_target_whose_check_could_not_decide_is_incomplete_on_the_page():
     ("record", "said"),
     [
         ({"status": ["failed"]}, "has status"),
-        ({"diagnosis": {"regions": [{"unit": ["channel"]}], "blocks": {}}}, "the unit of a region"),
-        ({"diagnosis": {"regions": [], "blocks": {"channel": [{"block": "0", "verdict": {"w": 1}}]}}}, "verdict"),
+        (
+            {
+                "diagnosis": {
+                    **diagnosis("channel", [{"block": "0", "verdict": "wrong", "rel_error": 1.0}]),
+                    "regions": [{"unit": ["channel"]}],
+                }
+            },
+            "a region.s kind is None",
+        ),
+        ({"diagnosis": diagnosis("channel", [{"block": "0", "verdict": {"w": 1}, "rel_error": 1.0}])}, "verdict"),
         ({"shape": [10**400, 3]}, "the shape of argument"),
     ],
 )
@@ -307,22 +327,23 @@ def test_gradient_details_of_any_json_type_are_refused_in_one_line_never_raised(
 
 
 def test_odd_numbers_and_planes_read_back_are_drawn_without_raising():
-    """An error past any float is drawn as no number; a plane with no interior (a size 0 read
-    back) as a strip, not a map."""
+    """An infinite error is drawn as no number; a plane with no interior (a size 0 read back)
+    as a strip, not a map. A number past any float is no report's: refused in one line."""
     edge = [
-        {"block": "0", "verdict": "wrong", "rel_error": 10**400, "span": [0, 0]},
+        {"block": "0", "verdict": "wrong", "rel_error": "inf", "span": [0, 0]},
         {"block": "1+", "verdict": "right", "rel_error": 0.0, "span": [1, None]},
     ]
     record = {"argument": "X", "kind": "input", "status": "failed", "shape": [0, 3, 5, 6], "labels": "SSCB"}
-    record["diagnosis"] = {
-        "regions": [{"unit": "distance from the edge"}],
-        "blocks": {"distance from the edge": edge},
-    }
+    record["diagnosis"] = diagnosis("distance from the edge", edge)
     data = {"name": GRADIENTS, "status": "failed", "message": "wrong", "details": {"arguments": [record]}}
     check = CheckResult.from_dict(data)
     page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["0,3,5,6:SSCB"])]))
     assert "<title>distance from the edge 0: wrong, no error recorded</title>" in page
     assert target_text(TargetReport("t.py", checks=[check])).count("X by distance from the edge") == 1
+    edge[0]["rel_error"] = 10**400
+    record["diagnosis"] = diagnosis("distance from the edge", edge)
+    with pytest.raises(MalformedReport, match="too large for a float"):
+        CheckResult.from_dict(data)
 
 
 def test_a_target_from_the_result_cache_says_so_on_the_page_as_in_every_report():

@@ -19,13 +19,13 @@ from enum import Enum
 from typing import Any
 
 from layercheck import gradient_wording
-from layercheck.numerics.gradients.findings import Finding, MalformedFinding
+from layercheck.numerics.gradients.findings import Diagnosis, Finding, MalformedFinding, Worst
 from layercheck.status import STATUSES, Status
 
 __all__ = [
     "EDGE_DISTANCE",
     "PLANE_AXES",
-    "ArgumentBlocks",
+    "GradientArgument",
     "BlockResult",
     "BlockVerdict",
     "GradientReport",
@@ -82,10 +82,11 @@ class Partition:
 
 
 @dataclass(frozen=True)
-class ArgumentBlocks:
+class GradientArgument:
     """One argument of the gradient check: its name, kind ("input", "learnable", "state"),
     status, shape and labels (an input's layout format, or the first input's for a learnable
-    that broadcasts against it; else None), and the partitions of its diagnosis."""
+    that broadcasts against it; else None), the partitions of its diagnosis, why it ended so
+    (`reason`, the engine's words), its worst failing probe, and the diagnosis of a failed one."""
 
     argument: str
     kind: str
@@ -93,6 +94,9 @@ class ArgumentBlocks:
     shape: tuple[int, ...] = ()
     labels: str | None = None
     partitions: tuple[Partition, ...] = ()
+    reason: str = ""
+    worst: Worst | None = None
+    diagnosis: Diagnosis | None = None
 
     @property
     def plane(self) -> tuple[int, int] | None:
@@ -112,12 +116,15 @@ _LARGEST_PLANE = 1 << 31
 
 @dataclass(frozen=True)
 class GradientReport:
-    """What the reports say and draw of a gradient check: each argument's blocks, and the
-    findings of a failed one (`details.findings`, each claim once), from which its message is
-    rendered (`headline`)."""
+    """What the reports say and draw of a gradient check: the pass it differentiated
+    (`evaluated`) and what it fell back to (`fallback`, the engine's words), each argument, and
+    the findings of a failed one (`details.findings`, each claim once). Its message
+    (`headline`) and explanation are rendered from these (`gradient_wording`)."""
 
-    arguments: tuple[ArgumentBlocks, ...]
+    arguments: tuple[GradientArgument, ...]
     findings: tuple[Finding, ...] = ()
+    evaluated: str = "forward"
+    fallback: str | None = None
 
     @classmethod
     def of(cls, details: Mapping[str, Any]) -> GradientReport | None:
@@ -130,19 +137,32 @@ class GradientReport:
         records = details.get("arguments")
         if records is None:
             return None
+        fallback = details.get("fallback")
         try:
             findings = tuple(Finding.from_dict(found) for found in _list(details.get("findings", []), "findings"))
+            arguments = tuple(_argument(record) for record in _list(records, "arguments"))
         except MalformedFinding as exc:
             raise MalformedDetails(str(exc)) from None
-        return cls(tuple(_argument(record) for record in _list(records, "arguments")), findings)
+        evaluated = _text(details.get("evaluated", "forward"), "the pass differentiated")
+        return cls(arguments, findings, evaluated, None if fallback is None else _text(fallback, "the fallback"))
 
     @property
     def headline(self) -> str:
         """The message of a failed check: every finding once, as a sentence ("" for none)."""
         return "; ".join(gradient_wording.headline(finding) for finding in self.findings)
 
+    @property
+    def explanation(self) -> list[str]:
+        """The lines under the message: what was differentiated, and each argument that did
+        not pass, with its numbers and its diagnosis."""
+        lines = [gradient_wording.differentiated(self.evaluated, self.fallback)]
+        for a in self.arguments:
+            if a.status not in (Status.PASSED, Status.SKIPPED):
+                lines += gradient_wording.argument_lines(a.argument, a.kind, a.status, a.worst, a.reason, a.diagnosis)
+        return lines
 
-def _argument(record: Any) -> ArgumentBlocks:
+
+def _argument(record: Any) -> GradientArgument:
     record = _mapping(record, "an argument of the gradient check")
     name = _text(record.get("argument"), "an argument's name")
     where = f"argument {name[:80]!r}"
@@ -151,43 +171,39 @@ def _argument(record: Any) -> ArgumentBlocks:
     if labels is not None:
         labels = _text(labels, f"the labels of {where}")
     diagnosis = record.get("diagnosis")
-    partitions: tuple[Partition, ...] = ()
     if diagnosis is not None:
-        diagnosis = _mapping(diagnosis, f"the diagnosis of {where}")
-        said = {
-            _text(_mapping(region, f"a region of {where}").get("unit"), f"the unit of a region of {where}")
-            for region in _list(diagnosis.get("regions", []), f"the regions of {where}")
-        }
-        blocks = _mapping(diagnosis.get("blocks", {}), f"the blocks of {where}")
-        partitions = tuple(
-            Partition(name, tuple(_block(b, where) for b in _list(found, f"the blocks of {where}")), name in said)
-            for name, found in blocks.items()
-        )
-    return ArgumentBlocks(
+        diagnosis = Diagnosis.from_dict(diagnosis)
+    worst = None
+    if "max_abs_error" in record:
+        worst = Worst(*(_real(record.get(key), f"{key} of {where}") for key in _WORST))
+    return GradientArgument(
         name,
         _text(record.get("kind"), f"the kind of {where}"),
         _status(record.get("status"), where),
         shape,
         labels,
-        partitions,
+        () if diagnosis is None else _partitions(diagnosis),
+        _text(record.get("reason", ""), f"the reason of {where}"),
+        worst,
+        diagnosis,
     )
 
 
-def _block(data: Any, where: str) -> BlockResult:
-    data = _mapping(data, f"a block of {where}")
-    verdict = data.get("verdict")
-    if type(verdict) is not str or verdict not in {v.value for v in BlockVerdict}:
-        raise MalformedDetails(f"a block of {where} has verdict {str(verdict)[:40]!r}")
-    error = data.get("rel_error")
-    # non-finite numbers are written as strings ("nan"): no number to shade by
-    number = _finite(error)
-    span = data.get("span")
-    if span is not None:
-        items = _list(span, f"the span of a block of {where}")
-        if len(items) != 2 or items[1] is not None and _whole(items[1], where) < _whole(items[0], where):
-            raise MalformedDetails(f"a block of {where} has span {str(span)[:40]}")
-        span = (_whole(items[0], where), None if items[1] is None else _whole(items[1], where))
-    return BlockResult(_text(data.get("block"), f"a block's label of {where}"), BlockVerdict(verdict), number, span)
+_WORST = ("max_abs_error", "max_rel_error", "tolerance")
+
+
+def _partitions(diagnosis: Diagnosis) -> tuple[Partition, ...]:
+    """The partitions a diagnosis probed, each block as a picture shades it; `said` where one
+    of its regions is stated in that partition's blocks."""
+    said = {region.unit for region in diagnosis.regions}
+    return tuple(
+        Partition(
+            name,
+            tuple(BlockResult(b.label, BlockVerdict(b.verdict.value), _finite(b.rel_error), b.span) for b in found),
+            name in said,
+        )
+        for name, found in diagnosis.blocks.items()
+    )
 
 
 def _status(value: Any, where: str) -> Status:
@@ -228,6 +244,18 @@ def _finite(value: Any) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+def _real(value: Any, what: str) -> float:
+    """A number as `results.plain` writes a float: a number, or "inf", "-inf" or "nan"."""
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+        return float(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise MalformedDetails(f"{what} is {str(value)[:40]!r}, not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        raise MalformedDetails(f"{what} is too large for a float") from None
 
 
 def _whole(value: Any, what: str) -> int:

@@ -15,6 +15,7 @@ from layercheck.numerics.gradients.findings import (
     AxesMistake,
     Cause,
     Conjugation,
+    Diagnosis,
     Factor,
     FactorForm,
     Finding,
@@ -28,10 +29,14 @@ from layercheck.numerics.gradients.findings import (
     RegionKind,
     Size,
     SubBatchSize,
+    Worst,
 )
+from layercheck.status import Status
 
 __all__ = [
+    "argument_lines",
     "cause_phrase",
+    "differentiated",
     "factor_text",
     "headline",
     "listed",
@@ -357,3 +362,53 @@ def sub_batch_line(size: SubBatchSize, located: bool) -> str:
             "the finding then proven on the whole batch"
         )
     return f"the elements shown were measured on {size.words} (nothing narrower than the argument was found there)"
+
+
+# -- the explanation -------------------------------------------------------------------------
+
+
+def differentiated(evaluated: str, fallback: str | None) -> str:
+    """The explanation's first line: the pass differentiated, and what the check fell back to."""
+    return f"differentiated: {evaluated}" + (f"; {fallback}" if fallback else "")
+
+
+def argument_lines(
+    argument: str, kind: str, status: Status, worst: Worst | None, reason: str, diagnosis: Diagnosis | None
+) -> list[str]:
+    """An argument that did not pass: its status and worst numbers, then, where it failed, the
+    cause, where, on which observations, the budget the diagnosis stopped after, and the first
+    elements measured wrong."""
+    line = f"{argument} ({kind}): {status.value}"
+    if worst is not None:
+        line += (
+            f"; along a random direction the analytic derivative is off by {worst.abs_error:.3g} "
+            f"where {worst.tolerance:.3g} is allowed (relative error {worst.rel_error:.3g})"
+        )
+    if reason:
+        line += f"; {reason}"
+    lines = [line]
+    if diagnosis is None:
+        return lines
+    cause = cause_phrase(diagnosis.finding)
+    lines += [f"  likely cause: {cause}"] if cause else []
+    lines += [f"  where: {w}" for w in where_lines(diagnosis.finding, diagnosis.regions)]
+    if diagnosis.sub_batch is not None:
+        lines.append(f"  {sub_batch_line(diagnosis.sub_batch, diagnosis.finding.region is not None)}")
+    budget = _budget_words(diagnosis)
+    if budget is not None:
+        lines.append(f"  localization stopped after its budget of {budget}: what is said above was proven before it")
+    for e in [e for e in diagnosis.examples if e.wrong][:3]:
+        lines.append(
+            f"  at {argument}{e.index}: analytic {e.analytic:.6g}, numeric {e.numeric:.6g} "
+            f"(abs error {e.abs_error:.3g}, rel error {e.rel_error:.3g})"
+        )
+    return lines
+
+
+def _budget_words(diagnosis: Diagnosis) -> str | None:
+    """The budget a diagnosis stopped after, in words; None where it ran to the end."""
+    if diagnosis.stopped_after_calls is not None:
+        return f"{diagnosis.stopped_after_calls} calls of the layer"
+    if diagnosis.stopped_after_s is not None:
+        return f"{diagnosis.stopped_after_s:.3g} s, its share of the timeout"
+    return None

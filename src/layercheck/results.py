@@ -212,13 +212,15 @@ class CheckResult:
         self.details = bounded_data(self.details)
         self.repro = None if self.repro is None else _text(self.repro, NAME_LIMIT)
         self.gradient = GradientReport.of(self.details)
-        if self.gradient is not None and self.gradient.findings:
-            # A failed gradient check's message is its findings' sentences, rendered here from
-            # the typed findings wherever the result is made (the check's, a worker's, a
-            # file's): never a string carried along beside them.
-            if self.status not in (Status.FAILED, Status.KNOWN):
-                raise MalformedDetails(f"findings in a check that {self.status.value}")
-            self.message = _text(self.gradient.headline)
+        if self.gradient is not None:
+            # The gradient check's explanation, and a failure's message (its findings'
+            # sentences), are rendered here from the typed details wherever the result is made
+            # (the check's, a worker's, the cache's, a file's): never strings carried beside them.
+            self.explanation = [_text(line) for line in self.gradient.explanation]
+            if self.gradient.findings:
+                if self.status not in (Status.FAILED, Status.KNOWN):
+                    raise MalformedDetails(f"findings in a check that {self.status.value}")
+                self.message = _text(self.gradient.headline)
 
     def to_dict(self) -> dict[str, Any]:
         """The check's object of the JSON report: JSON data (`plain`), as every report, a

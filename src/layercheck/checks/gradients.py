@@ -622,7 +622,8 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     if problem.remarks:
         fallback = "; ".join([fallback, *problem.remarks] if fallback else problem.remarks)
         details["fallback"] = fallback
-    explanation = _explanation(records, fallback, evaluated)
+    # The explanation, as the message of a failure, is rendered from these details where the
+    # result is made (`CheckResult`, `GradientReport.explanation`).
     if diagnoses:
         # Each claim once: a swap is one finding, not one per argument, and arguments with the
         # same finding share one ("the gradients of X and w are missing a conjugate").
@@ -632,13 +633,13 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
             return gradient_evidence(session, problem, baseline, tol, dtype, verdicts, diagnoses, evaluated)
 
         # Its message is rendered from these findings where the result is made (`CheckResult`).
-        return failed("", explanation=explanation, evidence=evidence, **details)
+        return failed("", evidence=evidence, **details)
     incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
         names = ", ".join(f"{r.argument} ({_undecided_reason(r)})" for r in incomplete)
         cause = next((v.cause for v in verdicts if v.cause is not None), None)
-        raise Incomplete(f"could not decide for {names}", details, explanation=explanation, cause=cause)
-    return passed(_pass_message(records, evaluated, fallback, device), explanation=explanation, **details)
+        raise Incomplete(f"could not decide for {names}", details, cause=cause)
+    return passed(_pass_message(records, evaluated, fallback, device), **details)
 
 
 def _against_the_joint_failure(verdicts: list[ArgumentVerdict], joint_failed: bool) -> list[ArgumentVerdict]:
@@ -862,46 +863,3 @@ def diagnosis_seconds(timeout: float | None, left: float | None = None) -> float
     if left is not None:
         seconds = min(seconds, max(0.0, (1 - DIAGNOSIS_TIMEOUT_MARGIN) * left))
     return seconds
-
-
-def _budget_words(diagnosis: Diagnosis) -> str | None:
-    """The budget a diagnosis stopped after, in words; None where it ran to the end."""
-    if diagnosis.stopped_after_calls is not None:
-        return f"{diagnosis.stopped_after_calls} calls of the layer"
-    if diagnosis.stopped_after_s is not None:
-        return f"{diagnosis.stopped_after_s:.3g} s, its share of the timeout"
-    return None
-
-
-def _explanation(records: list[ArgumentRecord], fallback: str | None, evaluated: str) -> list[str]:
-    lines = [f"differentiated: {evaluated}" + (f"; {fallback}" if fallback else "")]
-    for record in records:
-        if record.status in (Status.PASSED, Status.SKIPPED):
-            continue
-        line = f"{record.argument} ({record.kind}): {record.status.value}"
-        if record.worst is not None:
-            line += (
-                f"; along a random direction the analytic derivative is off by {record.worst.abs_error:.3g} "
-                f"where {record.worst.tolerance:.3g} is allowed (relative error {record.worst.rel_error:.3g})"
-            )
-        if record.reason:
-            line += f"; {record.reason}"
-        lines.append(line)
-        diag = record.diagnosis
-        if diag:
-            cause = wording.cause_phrase(diag.finding)
-            lines += [f"  likely cause: {cause}"] if cause else []
-            lines += [f"  where: {w}" for w in wording.where_lines(diag.finding, diag.regions)]
-            if diag.sub_batch is not None:
-                lines.append(f"  {wording.sub_batch_line(diag.sub_batch, diag.finding.region is not None)}")
-            budget = _budget_words(diag)
-            if budget is not None:
-                lines.append(
-                    f"  localization stopped after its budget of {budget}: what is said above was proven before it"
-                )
-            for e in [e for e in diag.examples if e.wrong][:3]:
-                lines.append(
-                    f"  at {record.argument}{e.index}: analytic {e.analytic:.6g}, numeric {e.numeric:.6g} "
-                    f"(abs error {e.abs_error:.3g}, rel error {e.rel_error:.3g})"
-                )
-    return lines

@@ -39,6 +39,7 @@ __all__ = [
     "RegionKind",
     "Size",
     "SubBatchSize",
+    "Worst",
 ]
 
 
@@ -111,6 +112,15 @@ class Numbers:
             _member(ProbeKind, data.get("probe"), "a probe kind"),
             None if index is None else _indices(index, "the index of a finding's numbers"),
         )
+
+
+@dataclass(frozen=True)
+class Worst:
+    """An argument's worst failing probe, as its record keeps it: the numbers its claim states."""
+
+    abs_error: float
+    rel_error: float
+    tolerance: float
 
 
 class Size(enum.Enum):
@@ -446,6 +456,20 @@ class ElementExample:
             "wrong": self.wrong,
         }
 
+    @classmethod
+    def from_dict(cls, data: Any) -> ElementExample:
+        data = _mapping(data, "an element measured")
+        where = "an element measured"
+        return cls(
+            _indices(data.get("index"), f"the index of {where}"),
+            _number(data.get("analytic"), f"the analytic side of {where}"),
+            _number(data.get("numeric"), f"the numeric side of {where}"),
+            _real(data.get("abs_error"), f"the abs_error of {where}"),
+            _real(data.get("rel_error"), f"the rel_error of {where}"),
+            _real(data.get("tolerance"), f"the tolerance of {where}"),
+            _flag(data.get("wrong"), f"wrong of {where}"),
+        )
+
 
 @dataclass(frozen=True)
 class BlockError:
@@ -469,6 +493,29 @@ class BlockError:
             "probes": self.probes,
             "span": None if self.span is None else list(self.span),
         }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> BlockError:
+        data = _mapping(data, "a block")
+        where = f"block {_text(data.get('block'), 'a block label')[:40]!r}"
+        span = data.get("span")
+        if span is not None:
+            items = _items(span, f"the span of {where}")
+            if len(items) != 2:
+                raise MalformedFinding(f"{where} has span {_shown(span)}, not [first, last]")
+            first, last = _whole(items[0], where), None if items[1] is None else _whole(items[1], where)
+            if last is not None and last < first:
+                raise MalformedFinding(f"{where} has span {_shown(span)}, its last index before its first")
+            span = (first, last)
+        return cls(
+            data["block"],
+            _member(BlockVerdict, data.get("verdict"), f"the verdict of {where}"),
+            _real(data.get("abs_error"), f"the abs_error of {where}"),
+            _real(data.get("rel_error"), f"the rel_error of {where}"),
+            _real(data.get("tolerance"), f"the tolerance of {where}"),
+            _whole(data.get("probes"), f"the probes of {where}"),
+            span,
+        )
 
 
 @dataclass(frozen=True)
@@ -499,6 +546,31 @@ class Diagnosis:
             "stopped_after_calls": self.stopped_after_calls,
             "sub_batch": None if self.sub_batch is None else dataclasses.asdict(self.sub_batch),
         }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Diagnosis:
+        """The inverse of `to_dict`, strictly (see `Finding.from_dict`)."""
+        data = _mapping(data, "a diagnosis")
+        blocks = _mapping(data.get("blocks", {}), "the blocks of a diagnosis")
+        seconds, calls, sub_batch = data.get("stopped_after_s"), data.get("stopped_after_calls"), data.get("sub_batch")
+        if sub_batch is not None:
+            sub_batch = _mapping(sub_batch, "the sub-batch of a diagnosis")
+            where = "the sub-batch of a diagnosis"
+            sub_batch = SubBatchSize(
+                _whole(sub_batch.get("observations"), where), _whole(sub_batch.get("batch"), where)
+            )
+        return cls(
+            Finding.from_dict(data.get("finding")),
+            tuple(Region.from_dict(region) for region in _items(data.get("regions", []), "regions")),
+            tuple(ElementExample.from_dict(e) for e in _items(data.get("examples", []), "examples")),
+            {
+                _text(unit, "a partition's name"): tuple(BlockError.from_dict(b) for b in _items(found, "blocks"))
+                for unit, found in blocks.items()
+            },
+            None if seconds is None else _real(seconds, "stopped_after_s"),
+            None if calls is None else _whole(calls, "stopped_after_calls"),
+            sub_batch,
+        )
 
 
 @dataclass(frozen=True)
