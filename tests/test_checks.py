@@ -786,6 +786,43 @@ def test_every_argument_whose_gradient_has_the_wrong_size_is_named():
     assert result.details["problem_arguments"] == ["gamma", "beta"] and result.details["argument"] == "gamma"
 
 
+class _FirstObservationOnly:
+    """numpy-ml's LSTM (a hunt): `dLdXt, _ = cell.backward(...)` unpacks the one gradient the
+    cell returns, keeping the first observation's row: no sum anywhere."""
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return (2 * dLdY)[:1]
+
+
+class _BiasNotSummed:
+    learnables = ("b",)
+
+    def __init__(self):
+        self.b = np.zeros((4, 1))
+
+    def predict(self, X):
+        return X + self.b
+
+    def backward(self, X, Y, dLdY, memory):
+        return dLdY, dLdY  # dL/db not summed over the observations
+
+
+def test_a_gradient_with_an_axis_gone_is_not_said_to_be_a_sum_the_shape_cannot_show():
+    result = layercheck.check_layer(_FirstObservationOnly, "2,3,4:BCT").result("backward_is_consistent_in_size")
+    assert result.status == Status.FAILED
+    assert result.message == (
+        "the gradient of X has shape (1, 3, 4) but X has shape (2, 3, 4): it has size 1 along axis 0 (B), "
+        "where the argument has 2 (summed, averaged or sliced over it?)"
+    )
+    kept = layercheck.check_layer(_BiasNotSummed, "4,3:CB").result("backward_is_consistent_in_size")
+    assert (
+        kept.message == "the gradient of b has shape (4, 3) but b has shape (4, 1): it was not summed over axis 1 (B)"
+    )
+
+
 class _UpcastingPredict:
     """predict returns float64 for float32 inputs; backward keeps the dtype of its dL/dY."""
 

@@ -121,7 +121,8 @@ class Axis:
 @dataclass(frozen=True)
 class Reduction:
     """How a gradient of shape `gradient` differs from its argument of shape `argument`: the
-    axes it was not summed over, or summed over, or what else."""
+    axes it was not summed over (it keeps an axis the argument has at size 1), the axes it has at
+    size 1 where the argument does not, or what else."""
 
     kind: Misshape
     gradient: tuple[int, ...]
@@ -161,7 +162,14 @@ class Reduction:
         if self.not_summed:
             parts.append("was not summed over " + ", ".join(map(str, self.not_summed)))
         if self.summed:
-            parts.append("was summed over " + ", ".join(map(str, self.summed)) + ", which the argument keeps")
+            # The shape shows that the axis is gone, not how: a sum, a mean, or one slice of it
+            # (numpy-ml's LSTM unpacks a cell's single gradient into its first observation).
+            one = len(self.summed) == 1
+            sizes = ", ".join(str(self.argument[axis.index]) for axis in self.summed)
+            parts.append(
+                f"has size 1 along {', '.join(map(str, self.summed))}, where the argument has {sizes} "
+                f"(summed, averaged or sliced over {'it' if one else 'them'}?)"
+            )
         return "; ".join(f"{subject if k == 0 else 'it'} {part}" for k, part in enumerate(parts))
 
 

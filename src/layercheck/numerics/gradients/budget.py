@@ -79,6 +79,11 @@ class WorkBudget:
                 self.stopped = Limit.TIMEOUT
         return self.stopped is not None
 
+    def affords(self, calls: int) -> bool:
+        """Whether `calls` more calls of the layer fit in what is left of the budget (asked
+        before work that is worth nothing unfinished: a table of every element)."""
+        return not self.over() and self.made + calls <= self.calls
+
     def charge(self) -> None:
         """Before each call of the layer: OutOfBudget once the budget is spent."""
         if self.over():

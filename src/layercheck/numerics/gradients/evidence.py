@@ -43,6 +43,7 @@ __all__ = ["ELEMENTWISE_LIMIT", "ELEMENTWISE_WORK", "Corrected", "Element", "Evi
 # layout; about 6 at MATLAB's seed layout 24,24,20,128 (a fraction of a second there).
 ELEMENTWISE_LIMIT = 256
 ELEMENTWISE_WORK = 1e7
+_ELEMENT_CALLS = 2  # the fewest calls of the layer an element's probe makes (a central difference)
 # A corrected gradient may miss a probe's tolerance by this factor and still be the right one:
 # a tolerance is tight enough to make a pass decisive, and its numeric side may be that noisy.
 _CLAIM_SLACK = 10.0
@@ -146,16 +147,20 @@ class Evidence:
         return self._fresh[key]
 
     def elements(self, index: int) -> list[Element] | None:
-        """Every element's probes for a small argument; None for a large one (or when the
-        budget is spent, or the layer raised)."""
+        """Every element's probes for a small argument; None for a large one (or when what is
+        left of the budget cannot pay for them, or the layer raised)."""
         if index not in self._elements and self.budget.over():
             return None
         if index not in self._elements:
             value = self.problem.values[index]
             table = None
             outputs = sum(int(y.size) for y in self.base.outputs)
-            if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK:
-                units = (1, 1j) if is_complex(value) else (1,)
+            units = (1, 1j) if is_complex(value) else (1,)
+            # A table cut short by the budget is worth nothing, and would leave nothing for
+            # the probes that decide without it (two 16x16 weights swapped: the second table
+            # spent the rest, and the swap was said of one of them only).
+            affordable = self.budget.affords(_ELEMENT_CALLS * int(value.size) * len(units))
+            if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK and affordable:
                 try:
                     table = [
                         (
