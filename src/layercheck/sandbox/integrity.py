@@ -92,6 +92,11 @@ from typing import Any
 from layercheck import devices
 from layercheck.contract import calls
 from layercheck.sandbox.lookups import Lookups, Reader
+from layercheck.sandbox.own import OWN_BUILTINS
+
+# Builtins resolved in the sandbox's own copy (`sandbox.own`): what a layer writes to
+# `builtins` never reaches the code that looks for it.
+__builtins__ = OWN_BUILTINS  # type: ignore[assignment]  # noqa: A001
 
 __all__ = [
     "Allowed",
@@ -323,14 +328,20 @@ class Allowed(str, enum.Enum):
     # `re._MAXCACHE = 1024`, `io.DEFAULT_BUFFER_SIZE = 65536`: how much is kept or read at a
     # time, never what is computed.
     SIZE = "a cache's or a buffer's size: what is computed is the same"
+    # `json.JSONEncoder.default` taught NumPy's types (a common recipe): json calls it for an
+    # object it cannot encode itself, and layercheck hands json plain data only
+    # (`reproducers.evidence._json_data`) or its own `default=`.
+    FALLBACK = "json calls it only for what it cannot encode, and layercheck encodes plain data only"
 
 
 # Names of watched namespaces whose replacement by a value the predicate accepts changes no
-# value a verdict is computed with, and why: a printer wrapped (`Allowed.OUTPUT`), a C
+# value a verdict is computed with, and why: a printer wrapped (`Allowed.OUTPUT`), json's
+# fallback for what it cannot encode (`Allowed.FALLBACK`), a C
 # accelerator turned off (set to None) for its module's Python code (`Allowed.PYTHON_TWIN`), a
 # cache's or a buffer's size set to a positive int (`Allowed.SIZE`).
 _HARMLESS: dict[tuple[str, str], tuple[Allowed, Callable[[Any], bool]]] = {
     ("builtins", "print"): (Allowed.OUTPUT, lambda value: True),
+    ("json.encoder.JSONEncoder", "default"): (Allowed.FALLBACK, lambda value: True),
     **{
         accelerator: (Allowed.PYTHON_TWIN, lambda value: value is None)
         for accelerator in (
@@ -912,10 +923,10 @@ class _Builder:
                 self._dict(f"{name}.{attr}", value, own)
 
     def _dict(self, label: str, table: dict[Any, Any], own: bool) -> None:
-        """A module-level table: of layercheck's (the registry), its entries and the instances of
-        layercheck's classes it holds (a check's `run`); of NumPy's that name its types
-        (`_NUMPY_TABLES`), its entries, with keys added allowed (a new alias of a type changes
-        no existing one)."""
+        """A module-level table: of layercheck's (the registry), its entries, the instances of
+        layercheck's classes it holds (a check's `run`) and the tables it holds, each as a
+        table; of NumPy's that name its types (`_NUMPY_TABLES`), its entries, with keys added
+        allowed (a new alias of a type changes no existing one)."""
         if id(table) in self.seen or table is vars(builtins):  # a module's __builtins__: watched as builtins
             return
         self.seen.add(id(table))
@@ -927,6 +938,10 @@ class _Builder:
             if _is_own_instance(value) and id(value) not in self.seen:
                 self.seen.add(id(value))
                 self._add(f"{label}[{key!r}]", value, vars(value), _NONE)
+            elif type(value) is dict:
+                # A table of tables (the default tolerances per dtype): an entry changed in
+                # place changes a verdict as a replaced one does (a hunt loosened rtol there).
+                self._dict(f"{label}[{key!r}]", value, own)
 
     def _value(self, label: str, value: Any, own: bool) -> None:
         if isinstance(value, type):

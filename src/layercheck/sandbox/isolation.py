@@ -27,12 +27,12 @@ import signal
 import sys
 import tempfile
 import threading
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from time import sleep  # bound before a layer could replace time.sleep (parent-side bookkeeping)
 from typing import IO, Any, Protocol
 
 from layercheck.clock import monotonic
@@ -41,7 +41,12 @@ from layercheck.interrupts import Interrupted
 from layercheck.machine import available_memory
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text, safe_repr
 from layercheck.sandbox import reaping
+from layercheck.sandbox.own import OWN_BUILTINS
 from layercheck.userframes import user_stack
+
+# Builtins resolved in the sandbox's own copy (`sandbox.own`): what a layer writes to
+# `builtins` never reaches the code that looks for it.
+__builtins__ = OWN_BUILTINS  # type: ignore[assignment]  # noqa: A001
 
 __all__ = ["Job", "Outcome", "Watch", "default_memory_cap", "run_jobs", "signal_reason", "worker_sys_path"]
 
@@ -661,7 +666,7 @@ class _Running:
         while _forkserver_alive(self.forkserver):
             if monotonic() >= deadline:
                 return False
-            time.sleep(0.01)
+            sleep(0.01)
         return True
 
     def kill(self) -> None:

@@ -40,6 +40,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from layercheck.sandbox.own import OWN_BUILTINS
+
+# Builtins resolved in the sandbox's own copy (`sandbox.own`): what a layer writes to
+# `builtins` never reaches the code that looks for it.
+__builtins__ = OWN_BUILTINS  # type: ignore[assignment]  # noqa: A001
+
 __all__ = ["Lookups", "Reader"]
 
 _ATTRIBUTE = frozenset({"LOAD_ATTR", "LOAD_METHOD", "IMPORT_FROM"})

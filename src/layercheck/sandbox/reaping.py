@@ -42,6 +42,12 @@ from time import sleep  # bound before a layer could replace time.sleep
 from types import FrameType
 from typing import Any
 
+from layercheck.sandbox.own import OWN_BUILTINS
+
+# Builtins resolved in the sandbox's own copy (`sandbox.own`): what a layer writes to
+# `builtins` never reaches the code that looks for it.
+__builtins__ = OWN_BUILTINS  # type: ignore[assignment]  # noqa: A001
+
 __all__ = [
     "adopt_orphans",
     "enter_worker",

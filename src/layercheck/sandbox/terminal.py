@@ -13,6 +13,12 @@ from __future__ import annotations
 
 import os
 
+from layercheck.sandbox.own import OWN_BUILTINS
+
+# Builtins resolved in the sandbox's own copy (`sandbox.own`): what a layer writes to
+# `builtins` never reaches the code that looks for it.
+__builtins__ = OWN_BUILTINS  # type: ignore[assignment]  # noqa: A001
+
 __all__ = ["give_up_terminal"]
 
 
