@@ -1,6 +1,5 @@
 r"""Failed: the module replaced layercheck\.settings\.options\.DEFAULT_TOLERANCES\['float32'\]\.rtol"""
 
-import numpy as np
 
 from layercheck.settings import options
 
