@@ -1,6 +1,5 @@
 r"""Failed: the module replaced layercheck\.settings\.options\.DEFAULT_TOLERANCES\['float32'\]\.rtol"""
 
-
 from layercheck.settings import options
 
 # A hunt: layercheck's default tolerances loosened in place, entry by entry (the table itself

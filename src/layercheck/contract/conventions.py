@@ -48,8 +48,9 @@ def backward_name(forward: str) -> str | None:
 def pair_names(names: Any, name: str, backward: str | None = None) -> tuple[str, str] | None:
     """The (forward, backward) function names of the pair `name` names among `names` (a
     module's namespace): a forward with its backward of the same name (`backward_name`),
-    `NAME` when `NAME_forward` and `NAME_backward` exist, or `name` with the given
-    `backward`. None: `name` is no pair."""
+    `NAME` when `NAME_forward` and `NAME_backward` exist, `NAME` itself when `NAME_backward`
+    takes a cache (deeplearning.ai's `relu` and `relu_backward(dA, cache)`), or `name` with
+    the given `backward`. None: `name` is no pair."""
 
     def function(key: str | None) -> bool:
         return key is not None and inspect.isfunction(names.get(key))
@@ -61,7 +62,22 @@ def pair_names(names: Any, name: str, backward: str | None = None) -> tuple[str,
     if function(name) and partner is not None:
         return (name, partner) if function(partner) else None
     forward, partner = f"{name}{FORWARD_SUFFIX}", f"{name}{BACKWARD_SUFFIX}"
-    return (forward, partner) if function(forward) and function(partner) else None
+    if function(forward) and function(partner):
+        return forward, partner
+    if function(name) and function(partner) and _takes_a_cache(names[partner]):
+        return name, partner
+    return None
+
+
+def _takes_a_cache(fn: Any) -> bool:
+    """Whether `fn`'s last required positional parameter is named `cache`: a backward of a
+    pair whose forward bears no suffix (`relu_backward(dA, cache)`), told apart from a helper
+    that happens to be named after a plain function."""
+    try:
+        params = [p for p in _parameters(fn) if p.default is p.empty]
+    except ConventionError:
+        return False
+    return len(params) >= 2 and params[-1].name == "cache"
 
 
 def _parameters(fn: Any, keyword_only: bool = False) -> list[inspect.Parameter]:

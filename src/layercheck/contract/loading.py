@@ -424,12 +424,13 @@ def named_target(
 
 
 def pairs_in(module: ModuleType) -> list[tuple[str, str]]:
-    """The function pairs a module defines (`NAME_forward` with `NAME_backward`), in source order."""
+    """The function pairs a module defines (`NAME_forward` with `NAME_backward`, or `NAME` with
+    a `NAME_backward` that takes a cache), in source order."""
     names = vars(module)
     found = []
     for name, obj in names.items():
         if inspect.isfunction(obj) and getattr(obj, "__module__", None) == module.__name__:
-            pair = pair_names(names, name) if "forward" in name else None
+            pair = pair_names(names, name) if "forward" in name or f"{name}_backward" in names else None
             if pair is not None:
                 found.append((pair, _source_line(obj)))
     return [pair for pair, _ in sorted(found, key=lambda item: item[1])]
