@@ -214,9 +214,9 @@ def _every_kind_of_finding() -> list[Finding]:
         Finding(Cause.WRONG_AXES, ("b",), AxesMistake("dL/dY", (0,), (2,), "SSCB")),
         Finding(Cause.ACROSS_OBSERVATIONS, ("X",), AcrossObservations((0, 127), 128, 0.0, -0.0172, 1.0)),
         Finding(Cause.WRONG_SIGN, ("X",), region=sign),
-        Finding(Cause.FACTOR, ("X",), Factor(1 / 128, FactorForm.INVERSE_SIZE, size=batch)),
+        Finding(Cause.FACTOR, ("X",), Factor(1 / 128, FactorForm.INVERSE_SIZE, 1, 128, batch)),
         Finding(
-            Cause.FACTOR, ("X",), Factor(24.0, FactorForm.SIZE, size=axis, also=(NamedSize(Size.SPATIAL_AXIS, 24, 2),))
+            Cause.FACTOR, ("X",), Factor(24.0, FactorForm.SIZE, 24, 1, axis, (NamedSize(Size.SPATIAL_AXIS, 24, 2),))
         ),
         Finding(Cause.FACTOR, ("beta",), Factor(1.5, FactorForm.FRACTION, 3, 2), region=channel),
         Finding(Cause.FACTOR, ("z",), Factor(0.5, FactorForm.FRACTION, 1, 2), complex_values=True),
@@ -236,6 +236,7 @@ def test_a_finding_read_back_from_json_is_the_finding_written(finding):
     data = json.loads(json.dumps(plain(finding.to_dict())))
     read = Finding.from_dict(data)
     assert read == finding
+    assert Finding.from_dict(finding.to_dict()) == finding  # as the check holds it: complex, NumPy numbers
     assert wording.headline(read) == wording.headline(finding)
 
 
@@ -248,6 +249,12 @@ def test_a_finding_read_back_from_json_is_the_finding_written(finding):
         ({"detail": {"other": "w"}}, "carries a detail"),
         ({"complex_values": "yes"}, "not true or false"),
         ({"numbers": {"analytic": [1.0], "numeric": 1.0}}, "not a number or [re, im]"),
+        (
+            {"cause": "across_observations", "detail": {"observations": [], "batch": 4}},
+            "shows no observation",
+        ),
+        ({"region": {"kind": "blocks", "argument": "X", "wrong": []}}, "holds no block found wrong"),
+        ({"cause": "factor", "detail": {"ratio": 0.5, "form": "inverse_size"}}, "names no size"),
     ],
 )
 def test_a_finding_that_is_not_one_is_refused_in_one_line(change, words):
@@ -273,9 +280,25 @@ def test_a_failed_gradient_checks_words_are_rendered_from_its_details_wherever_t
         read = CheckResult.from_dict(forged, origin)
         assert read.message == result.message and read.explanation == result.explanation
         assert read.gradient == result.gradient
-    with pytest.raises(MalformedReport, match="findings in a check that passed"):
+    with pytest.raises(MalformedReport, match=r"findings in a check that did not fail \(passed\)"):
         CheckResult.from_dict({**data, "status": "passed"}, Origin.WORKER)
     broken = json.loads(json.dumps(data))
     broken["details"]["findings"][0]["region"]["kind"] = "everywhere"
     with pytest.raises(MalformedReport, match="a region's kind is 'everywhere', not one of blocks"):
         CheckResult.from_dict(broken, Origin.FILE)
+
+
+def test_a_report_of_an_earlier_version_keeps_the_message_its_findings_cannot_render():
+    """Findings written before `complex_values` was (a shard of the previous version, merged):
+    the sentence cannot say what it said of complex data, and the message carried stays; a
+    finding that has the key is rendered whatever the message beside it says."""
+    obj = load_layer(CORPUS.parent / "corpus_complex" / "wirtinger_half.py")
+    result = layercheck.check_layer(obj, obj.example_layout, checks=[GRADIENTS]).result(GRADIENTS)
+    assert "Wirtinger" in result.message
+    data = json.loads(json.dumps(result.to_dict()))
+    for finding in data["details"]["findings"]:
+        del finding["complex_values"]
+    assert CheckResult.from_dict(data, Origin.FILE).message == result.message
+    data["message"] = "carried"
+    assert CheckResult.from_dict(data, Origin.FILE).message == "carried"
+    assert CheckResult.from_dict({**result.to_dict(), "message": "carried"}).message == result.message

@@ -125,6 +125,9 @@ class GradientReport:
     findings: tuple[Finding, ...] = ()
     evaluated: str = "forward"
     fallback: str | None = None
+    # Findings written by an earlier version, without `complex_values`: the sentence cannot be
+    # rendered as it was, and the message carried beside them is kept (`CheckResult`).
+    legacy: bool = False
 
     @classmethod
     def of(cls, details: Mapping[str, Any]) -> GradientReport | None:
@@ -138,13 +141,17 @@ class GradientReport:
         if records is None:
             return None
         fallback = details.get("fallback")
+        written = _list(details.get("findings", []), "findings")
         try:
-            findings = tuple(Finding.from_dict(found) for found in _list(details.get("findings", []), "findings"))
+            findings = tuple(Finding.from_dict(found) for found in written)
             arguments = tuple(_argument(record) for record in _list(records, "arguments"))
         except MalformedFinding as exc:
             raise MalformedDetails(str(exc)) from None
         evaluated = _text(details.get("evaluated", "forward"), "the pass differentiated")
-        return cls(arguments, findings, evaluated, None if fallback is None else _text(fallback, "the fallback"))
+        legacy = any("complex_values" not in found for found in written)
+        return cls(
+            arguments, findings, evaluated, None if fallback is None else _text(fallback, "the fallback"), legacy
+        )
 
     @property
     def headline(self) -> str:

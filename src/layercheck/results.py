@@ -219,8 +219,11 @@ class CheckResult:
             self.explanation = [_text(line) for line in self.gradient.explanation]
             if self.gradient.findings:
                 if self.status not in (Status.FAILED, Status.KNOWN):
-                    raise MalformedDetails(f"findings in a check that {self.status.value}")
-                self.message = _text(self.gradient.headline)
+                    raise MalformedDetails(f"findings in a check that did not fail ({self.status.value})")
+                # A report of an earlier version lacks what a sentence may need (whether the
+                # data were complex): its message, rendered then from the same findings, stays.
+                if not self.gradient.legacy:
+                    self.message = _text(self.gradient.headline)
 
     def to_dict(self) -> dict[str, Any]:
         """The check's object of the JSON report: JSON data (`plain`), as every report, a
@@ -287,7 +290,7 @@ class CheckResult:
             raise
         except MalformedDetails as exc:
             raise MalformedReport(f"{where}: {exc}") from None
-        except (TypeError, ValueError, OverflowError) as exc:  # a backstop: never another exception
+        except (TypeError, ValueError, OverflowError, LookupError) as exc:  # a backstop: never another exception
             raise MalformedReport(f"{where} has details that are not a report's ({type(exc).__name__})") from None
 
 

@@ -92,7 +92,7 @@ from typing import Any
 from layercheck import devices
 from layercheck.contract import calls
 from layercheck.sandbox.lookups import Lookups, Reader
-from layercheck.sandbox.own import OWN_BUILTINS
+from layercheck.sandbox.own import OWN_BUILTINS, changed_entries
 
 # Builtins resolved in the sandbox's own copy (`sandbox.own`): what a layer writes to
 # `builtins` never reaches the code that looks for it.
@@ -1382,7 +1382,12 @@ class Guard:
     def verify(self, where: str | None = None, at_call: bool = False) -> Finding | None:
         """Changes since the snapshot, judged and settled; the finding of the tampering among
         them, if any."""
-        hooks = self._hooks.changes()  # first: a trace function could rewrite what follows
+        # First the builtins the comparisons below run with (`sandbox.own`), put back if changed;
+        # then the hooks: a trace function could rewrite what follows.
+        own = tuple(
+            Change(ChangeKind.REPLACED, f"layercheck.sandbox.own.OWN_BUILTINS.{name}") for name in changed_entries()
+        )
+        hooks = self._hooks.changes()
         if hooks:
             self._hooks.restore()
         hooks += self._calls_kept()
@@ -1392,7 +1397,7 @@ class Guard:
         if settled is not held:  # what no verdict reads, accepted: the fast paths hold again
             self._held = _holder(settled)
         self._snapshot = settled
-        changes = hooks + swapped + found
+        changes = own + hooks + swapped + found
         if not changes:
             return None
         when = self.where if where is None else where

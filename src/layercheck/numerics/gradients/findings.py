@@ -9,9 +9,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import numpy as np
 
 __all__ = [
     "AcrossObservations",
@@ -189,14 +192,25 @@ class Factor:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Factor:
+        """The inverse of `to_dict`: a fraction's numerator and denominator are written, a
+        size's are its n (n/1, or 1/n for its inverse)."""
         form = _member(FactorForm, data.get("form"), "a factor's form")
-        fraction = form is FactorForm.FRACTION
+        size = NamedSize.from_dict(data) if "size" in data else None
+        if form in (FactorForm.SIZE, FactorForm.INVERSE_SIZE) and size is None:
+            raise MalformedFinding(f"a factor of form {form.value} names no size")
+        if form is FactorForm.FRACTION:
+            numerator = _integer(data.get("numerator"), "a factor's numerator")
+            denominator = _integer(data.get("denominator"), "a factor's denominator")
+        elif size is not None and form in (FactorForm.SIZE, FactorForm.INVERSE_SIZE):
+            numerator, denominator = (size.n, 1) if form is FactorForm.SIZE else (1, size.n)
+        else:
+            numerator, denominator = 0, 1
         return cls(
             _real(data.get("ratio"), "a factor's ratio"),
             form,
-            _integer(data.get("numerator"), "a factor's numerator") if fraction else 0,
-            _integer(data.get("denominator"), "a factor's denominator") if fraction else 1,
-            NamedSize.from_dict(data) if "size" in data else None,
+            numerator,
+            denominator,
+            size,
             tuple(NamedSize.from_dict(_mapping(named, "a size")) for named in _items(data.get("also", []), "also")),
         )
 
@@ -244,8 +258,13 @@ class Region:
         data = _mapping(data, "a region")
         where = "a region"
         low, high = data.get("low"), data.get("high")
+        kind = _member(RegionKind, data.get("kind"), "a region's kind")
+        # Every region but the elements measured (where none may be wrong: "wrong at every
+        # element measured" has the numbers say where) holds a block found wrong.
+        if kind is not RegionKind.ELEMENTS and not _items(data.get("wrong"), where):
+            raise MalformedFinding(f"a region of kind {kind.value} holds no block found wrong")
         return cls(
-            _member(RegionKind, data.get("kind"), "a region's kind"),
+            kind,
             _text(data.get("argument"), f"the argument of {where}"),
             _text(data.get("unit"), f"the unit of {where}"),
             _text(data.get("units"), f"the units of {where}"),
@@ -620,6 +639,8 @@ def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
             _text(data.get("labels"), where),
         )
     if cause is Cause.ACROSS_OBSERVATIONS:
+        if not _items(data.get("observations"), where):
+            raise MalformedFinding(f"{where} shows no observation")
         return AcrossObservations(
             _indices(data.get("observations"), where),
             _whole(data.get("batch"), where),
@@ -664,9 +685,10 @@ def _flag(value: Any, what: str) -> bool:
 
 
 def _integer(value: Any, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
+    # JSON's ints, and the NumPy integers a check's own details may hold (never a bool).
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
         raise MalformedFinding(f"{what} is {_shown(value)}, not a whole number")
-    return value
+    return int(value)
 
 
 def _whole(value: Any, what: str) -> int:
@@ -684,10 +706,11 @@ _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
 def _real(value: Any, what: str) -> float:
-    """A float as `results.plain` writes it: a number, or "inf", "-inf" or "nan"."""
+    """A float as `results.plain` writes it (a number, or "inf", "-inf" or "nan"), or as the
+    check holds it (a NumPy float)."""
     if isinstance(value, str) and value in _NON_FINITE:
         return _NON_FINITE[value]
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
         raise MalformedFinding(f"{what} is {_shown(value)}, not a number")
     try:
         return float(value)
@@ -696,11 +719,14 @@ def _real(value: Any, what: str) -> float:
 
 
 def _number(value: Any, what: str) -> complex | float:
-    """A real number, or a complex one written as [re, im]."""
+    """A real number, or a complex one: written as [re, im] (`results.plain`), or as the
+    check holds it."""
     if isinstance(value, (list, tuple)):
         if len(value) != 2:
             raise MalformedFinding(f"{what} is {_shown(value)}, not a number or [re, im]")
         return complex(_real(value[0], what), _real(value[1], what))
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        return complex(value)
     return _real(value, what)
 
 
