@@ -250,12 +250,25 @@ def test_a_small_batch_is_localized_whole_and_says_nothing_of_a_sub_batch():
     assert not any("localized on" in line or "measured on" in line for line in result.explanation)
 
 
-def test_a_wrong_observation_outside_the_sub_batch_is_localized_on_the_whole_batch():
-    """The first 8 observations are right: the sub-batch has nothing to localize, and the
-    whole batch names the last observation (never 'right' for what was not checked)."""
+def test_a_wrong_observation_outside_the_sub_batch_is_localized_on_a_window_past_it():
+    """The first 8 observations are right: the sub-batch has nothing to localize; halving the
+    rest of the batch finds the window of 8 that holds the wrong observation, where it is
+    localized and then proven on the whole batch (a hunt: localizing the whole batch took
+    hundreds of its calls, 40 times the passing check at 24,24,20,128:SSCB)."""
     _, result = gradient_result(VERDICTS / "observation_last_wrong.py", "6,6,4,64:SSCB")
     assert re.search(r"off by a factor 3/2 in observation 63 of X", result.message), result.message
-    assert _sub_batch(result) is None
+    assert _sub_batch(result) == {"observations": 8, "batch": 64, "first": 56}
+    assert "localized on observations 56-63 of 64" in "\n".join(result.explanation)
+    assert all(example["index"][3] >= 56 for example in records(result)["X"]["diagnosis"]["examples"])
+
+
+def test_a_loop_one_short_of_the_batch_is_found_in_its_last_observation_not_the_sub_batchs():
+    """`range(B - 1)` skips the last observation of whatever batch it is given: 7 of the first
+    8, which the whole batch has right, and 63 of 64, which a window at the end shows."""
+    _, result = gradient_result(VERDICTS / "observation_loop_one_short.py", "6,6,4,64:SSCB")
+    assert re.search(r"wrong only in observation 63 of X", result.message), result.message
+    assert "observation 7 " not in result.message
+    assert _sub_batch(result) == {"observations": 8, "batch": 64, "first": 56}
 
 
 def test_a_factor_that_follows_the_batch_size_is_named_on_the_whole_batch():
@@ -761,3 +774,12 @@ def test_an_argument_that_agrees_at_a_reduced_resolution_does_not_outvote_a_join
     ).result(GRADIENTS)
     assert result.status == "incomplete", result.message
     assert "failed at the full resolution" in result.message and "reduced resolution of 6e-05" in result.message
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_time_step_is_said_alone_where_the_one_beside_it_passed_at_a_reduced_resolution(seed):
+    """A hunt: at 20,64,40:CBT time step 1 of a GRU passed at a reduced resolution, after two
+    probes lost to round-off; its block rested on the last of those (NaN, resolving nothing),
+    and the region stayed "time steps 0-1" on one seed of three."""
+    _, result = gradient_result(VERDICTS / "time_step_zero_skipped_gru.py", "20,64,40:CBT", seed=seed)
+    assert "wrong only in time step 0 of X" in result.message, result.message

@@ -467,18 +467,20 @@ def build_problem(
     return problem, baseline, tol
 
 
-def sub_batch(session: CheckContext, dtype: str, tol: Tolerances, labels: list[str | None]) -> SubBatch | None:
-    """The gradient problem on the first observations of a large batch, where a failed
-    gradient is localized at a fraction of the cost (`numerics.gradients.sub_batch`); None
-    where the batch is small, cannot be cut by observation, or the layer cannot run on a
-    part of it."""
+def sub_batch(
+    session: CheckContext, dtype: str, tol: Tolerances, labels: list[str | None], start: int = 0
+) -> SubBatch | None:
+    """The gradient problem on a few observations of a large batch (the first ones, or those
+    from `start`), where a failed gradient is localized at a fraction of the cost
+    (`numerics.gradients.sub_batch`); None where the batch is small, cannot be cut by
+    observation, or the layer cannot run on a part of it."""
     try:
         split, _ = subsets.split_by_observation(session, "forward" if session.reference.has_forward else "predict")
         batch = require_batch(session)
-        if not SubBatch.worth(batch):
+        if not SubBatch.worth(batch) or not 0 <= start <= batch - SUB_BATCH:
             return None
         split = dataclasses.replace(split, dtype=dtype)
-        first = range(SUB_BATCH)
+        first = range(start, start + SUB_BATCH)
 
         def fresh() -> Adapter:  # as a perturbed point the layer raised at: nothing said of it
             try:
@@ -488,14 +490,14 @@ def sub_batch(session: CheckContext, dtype: str, tol: Tolerances, labels: list[s
 
         training = TrainingPass(session, dtype, new_layer=fresh, inputs=subsets.subset_inputs(session, split, first))
         problem = training.problem(session, labels)
-        rng = session.rng("gradient weights sub-batch")
+        rng = session.rng("gradient weights sub-batch" + (f" from {start}" if start else ""))
         weights = [arrays.random_like(y, rng) for y in training.outputs]
         base = make_baseline(problem, training.outputs, weights, tol)
     except (Skip, Incomplete, _CannotRun, EvaluationError):
         return None
     learnables = [None] * len(session.reference.learnables)
     axes = (*split.inputs, *learnables, *split.states.values())
-    return SubBatch(problem, base, SUB_BATCH, batch, axes)
+    return SubBatch(problem, base, SUB_BATCH, batch, axes, start)
 
 
 def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Baseline, Tolerances, str | None, str]:
@@ -604,7 +606,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         tol,
         session.rng,
         budget,
-        lambda: sub_batch(session, dtype, tol, labels),
+        functools.partial(sub_batch, session, dtype, tol, labels),
         small_blocks=run.small,
     )
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}

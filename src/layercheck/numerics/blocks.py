@@ -62,6 +62,9 @@ class Partition:
     blocks: tuple[Block, ...]
     plural: str = ""
     axis: int | None = None  # the axis of a partition along one (`along_axis`)
+    # The index along that axis its labels and spans count from: the first observation of a
+    # sub-batch cut from a larger batch (its masks are the sub-batch's own).
+    first: int = 0
 
     @property
     def units(self) -> str:
@@ -87,17 +90,22 @@ def spatial_words(labels: str) -> list[tuple[int, str]]:
     return [(axis, f"index of spatial axis {k}") for k, axis in enumerate(axes, 1)]
 
 
-def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS) -> Partition:
-    """Cells along one axis: each index, or up to `max_cells` ranges of indices on a long axis."""
+def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS, first: int = 0) -> Partition:
+    """Cells along one axis: each index, or up to `max_cells` ranges of indices on a long axis;
+    labelled and spanned from index `first` (a sub-batch's first observation in its batch)."""
     shape = tuple(value.shape)
     xp = namespace_of(value)
     n = shape[axis]
     cuts = np.linspace(0, n, min(n, max_cells) + 1).astype(int).tolist()
     blocks = tuple(
-        Block(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}", axis_mask(shape, axis, lo, hi, xp), (lo, hi - 1))
+        Block(
+            str(first + lo) if hi - lo == 1 else f"{first + lo}-{first + hi - 1}",
+            axis_mask(shape, axis, lo, hi, xp),
+            (first + lo, first + hi - 1),
+        )
         for lo, hi in zip(cuts[:-1], cuts[1:])
     )
-    return Partition(unit, blocks, axis=axis)
+    return Partition(unit, blocks, axis=axis, first=first)
 
 
 def refined(value: Any, partition: Partition, wide: tuple[Block, ...]) -> Partition:
@@ -109,12 +117,14 @@ def refined(value: Any, partition: Partition, wide: tuple[Block, ...]) -> Partit
     for block in partition.blocks:
         first, last = block.span if block.span is not None else (0, None)
         if id(block) in cut and last is not None:
+            at = partition.first  # spans count from it; masks are the value's own
             blocks += [
-                Block(str(i), axis_mask(shape, partition.axis, i, i + 1, xp), (i, i)) for i in range(first, last + 1)
+                Block(str(i), axis_mask(shape, partition.axis, i - at, i - at + 1, xp), (i, i))
+                for i in range(first, last + 1)
             ]
         else:
             blocks.append(block)
-    return Partition(partition.unit, tuple(blocks), partition.plural, partition.axis)
+    return Partition(partition.unit, tuple(blocks), partition.plural, partition.axis, partition.first)
 
 
 def distance_to_edge(value: Any, labels: str | None) -> Partition | None:

@@ -9,6 +9,7 @@ claim once.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of
-from layercheck.numerics.blocks import axis_mask
+from layercheck.numerics.blocks import AXIS_WORDS, axis_mask
 from layercheck.numerics.gradients import claims
 from layercheck.numerics.gradients.budget import Limit, WorkBudget
 from layercheck.numerics.gradients.engine import (
@@ -46,6 +47,16 @@ from layercheck.results import Status
 __all__ = ["Diagnostician", "group"]
 
 
+class _Elsewhere(enum.Enum):
+    """Why `_localized_on` found nothing to say on a sub-batch that a window of the batch past
+    it may still show (`Diagnostician._wrong_window`)."""
+
+    RIGHT_THERE = "the argument's gradient is right on the sub-batch"
+    # Wrong in observations of the sub-batch that the whole batch has right: a loop that stops
+    # one short of the batch skips observation 7 of 8, and 127 of 128.
+    OBSERVATIONS_NOT_HELD = "wrong in observations of the sub-batch that are right in the batch"
+
+
 class Diagnostician:
     """Diagnoses the failed arguments of one gradient problem within a budget of calls of the
     layer; what several arguments share (the backward with a scaled dL/dY) is run once."""
@@ -58,7 +69,7 @@ class Diagnostician:
         tol: Tolerances,
         rng: Callable[[str], np.random.Generator],
         budget: WorkBudget | None = None,
-        sub_batch: Callable[[], SubBatch | None] | None = None,
+        sub_batch: Callable[[int], SubBatch | None] | None = None,
         *,
         small_blocks: Mapping[int, Sequence[tuple[str, float, Any]]],
     ):
@@ -68,9 +79,11 @@ class Diagnostician:
         # check found them), held by the evidence: a claim about a whole argument is tested in
         # them, and a sub-batch's finding is proven in them on the whole batch.
         self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget, small_blocks)
-        # Made when a localization first asks for it (most failures are named before).
+        # Made when a localization first asks for it (most failures are named before): the
+        # first observations, or a window of the batch from a given observation.
         self._make_sub_batch = sub_batch
-        self._sub_batch: SubBatch | None = None
+        self._sub_batches: dict[int, SubBatch | None] = {}
+        self._past: dict[int, bool] = {}  # each argument wrong past the first sub-batch
 
     def diagnose(self, index: int) -> Diagnosis:
         evidence = self.evidence
@@ -93,47 +106,72 @@ class Diagnostician:
         finding, regions, examples, blocks = Localization(evidence, index).run(gradient)
         return self._diagnosis(finding, regions, examples, blocks)
 
-    def sub_batch(self) -> SubBatch | None:
-        if self._make_sub_batch is not None:
-            make, self._make_sub_batch = self._make_sub_batch, None
+    def sub_batch(self, start: int = 0) -> SubBatch | None:
+        """The sub-batch of the observations from `start` (made once, and kept)."""
+        if self._make_sub_batch is not None and start not in self._sub_batches:
+            self._sub_batches[start] = None
             try:  # its base point: a forward and a backward on the sub-batch
                 self.budget.charge()
                 self.budget.charge()
             except EvaluationError:
                 return None
-            sub = make()
+            sub = self._make_sub_batch(start)
             # A backward that returns no gradient, or NaN, on a few observations only (where it
             # returns numbers on the whole batch) is no place to localize its other bugs.
             if sub is not None and _like_the_whole(sub.base.gradients, self.evidence.base.gradients):
-                self._sub_batch = sub
-        return self._sub_batch
+                self._sub_batches[start] = sub
+        return self._sub_batches.get(start)
 
     def _on_sub_batch(self, index: int) -> Diagnosis | None:
         """The argument localized on the sub-batch and its finding proven on the whole
-        batch; None where there is no sub-batch, the argument is right there, or what was
-        found there does not hold on the whole batch."""
+        batch; None where there is no sub-batch, the argument is right there and in no window
+        past it (`_wrong_window`), or what was found does not hold on the whole batch."""
         sub = self.sub_batch()
         if sub is None:
             return None
+        found = self._localized_on(index, sub)
+        if not isinstance(found, _Elsewhere):
+            return found
+        # Right on the first observations, or wrong in some of them that the whole batch has
+        # right, and wrong past them: localized on a window of the observations a bisection
+        # found wrong, where localizing the whole batch took hundreds of its calls.
+        start = self._wrong_window(index, sub)
+        window = None if start is None else self.sub_batch(start)
+        if window is None:
+            return None
+        found = self._localized_on(index, window, narrower_only=True)
+        return None if isinstance(found, _Elsewhere) else found
+
+    def _localized_on(self, index: int, sub: SubBatch, narrower_only: bool = False) -> Diagnosis | _Elsewhere | None:
+        """The argument localized on `sub` and its finding proven on the whole batch; None
+        where what was found there does not hold on the whole batch (or, `narrower_only`, is
+        nothing narrower than the argument); `_Elsewhere` where a window of the batch past the
+        sub-batch may show what it did not."""
         whole, name = self.evidence, self.evidence.name(index)
         tol, rng = whole.tol, whole.rng
-        local = Evidence(sub.problem, sub.base, [], tol, lambda purpose: rng(f"sub-batch {purpose}"), self.budget)
+        where = f"sub-batch from {sub.first}" if sub.first else "sub-batch"
+        local = Evidence(sub.problem, sub.base, [], tol, lambda purpose: rng(f"{where} {purpose}"), self.budget)
         try:  # proven wrong on the sub-batch first, as on the whole batch: two failing probes
-            verdict = check_argument(local.problem, sub.base, index, tol, rng(f"sub-batch {name}"))
+            verdict = check_argument(local.problem, sub.base, index, tol, rng(f"{where} {name}"))
         except EvaluationError:
             return None
+        if verdict.status is Status.PASSED:
+            return _Elsewhere.RIGHT_THERE
         if verdict.status is not Status.FAILED:
             return None
         local.verdicts = [
             verdict if i == index else ArgumentVerdict(i, Status.PASSED, []) for i in range(len(sub.problem.names))
         ]
-        localization = Localization(local, index)
+        axis = sub.axes[index]
+        localization = Localization(local, index, None if axis is None or not sub.first else (axis, sub.first))
         finding, _, examples, blocks = localization.run(sub.base.gradients[index])
-        size = SubBatchSize(sub.observations, sub.batch)
+        size = SubBatchSize(sub.observations, sub.batch, sub.first)
+        if narrower_only and finding.region is not None and finding.region.kind is RegionKind.ELEMENTS:
+            return None  # elements of a window, measured one by one: the whole batch says where
         if finding.region is None:
             # Nothing narrower than the argument on the sub-batch. Where the observations past
             # it are right, the error is theirs alone (observations 0-7): the whole batch says so.
-            if not self._wrong_past(index, sub):
+            if narrower_only or not self._wrong_past(index, sub):
                 return None
             probe = worst_failing(whole.verdicts[index])
             assert probe is not None  # a failed argument failed a probe
@@ -144,12 +182,16 @@ class Diagnostician:
         if localization.finding_mask is None:
             return None
         value, axis = whole.problem.values[index], sub.axes[index]
-        mask = whole_batch_mask(finding.region, localization.finding_mask, axis, value, sub.observations)
-        each = [whole_batch_mask(finding.region, m, axis, value, sub.observations) for m in localization.finding_blocks]
+        mask = whole_batch_mask(finding.region, localization.finding_mask, axis, value, sub.observations, sub.first)
+        each = [
+            whole_batch_mask(finding.region, m, axis, value, sub.observations, sub.first)
+            for m in localization.finding_blocks
+        ]
         if finding.region.kind not in (RegionKind.BLOCKS, RegionKind.BORDER):
             each = []  # a sign or a range of values: one region, proven whole
         if mask is None or any(m is None for m in each) or not self._holds(index, finding, mask, each):
-            return None
+            along_batch = finding.region.unit == AXIS_WORDS["B"]
+            return _Elsewhere.OBSERVATIONS_NOT_HELD if along_batch and not narrower_only else None
         (share,) = fetch(mask.mean())
         region = dataclasses.replace(finding.region, share=float(share))
         finding = dataclasses.replace(finding, region=region)
@@ -195,16 +237,42 @@ class Diagnostician:
             return Status.INCOMPLETE
         return verdict.status
 
+    def _wrong_window(self, index: int, sub: SubBatch) -> int | None:
+        """The first observation of a window of the sub-batch's size past the first
+        observations where the argument's gradient is wrong, found by halving the rest of the
+        batch with probes of the whole batch (a few, where localizing it took hundreds); None
+        where no half fails."""
+        axis = sub.axes[index]
+        if axis is None or not self._wrong_past(index, sub):
+            return None
+        value = self.evidence.problem.values[index]
+        rng = self.evidence.rng(f"sub-batch window {self.evidence.name(index)}")
+        low, high = sub.first + sub.observations, sub.batch
+        while high - low > sub.observations:
+            middle = (low + high) // 2
+            left = axis_mask(tuple(value.shape), axis, low, middle, namespace_of(value))
+            if self._probe(index, rng, left) is Status.FAILED:
+                high = middle
+                continue
+            right = axis_mask(tuple(value.shape), axis, middle, high, namespace_of(value))
+            if self._probe(index, rng, right) is not Status.FAILED:
+                return None
+            low = middle
+        return min(low, sub.batch - sub.observations)
+
     def _wrong_past(self, index: int, sub: SubBatch) -> bool:
         """Whether the argument's gradient is wrong in the whole batch's observations past the
-        sub-batch (True for an argument without a batch axis: its sub-batch is the whole)."""
+        sub-batch (True for an argument without a batch axis: its sub-batch is the whole);
+        probed once per argument."""
         axis = sub.axes[index]
         if axis is None:
             return True
-        value = self.evidence.problem.values[index]
-        past = axis_mask(tuple(value.shape), axis, sub.observations, None, namespace_of(value))
-        rng = self.evidence.rng(f"sub-batch past {self.evidence.name(index)}")
-        return self._probe(index, rng, past) is Status.FAILED
+        if index not in self._past:
+            value = self.evidence.problem.values[index]
+            past = axis_mask(tuple(value.shape), axis, sub.observations, None, namespace_of(value))
+            rng = self.evidence.rng(f"sub-batch past {self.evidence.name(index)}")
+            self._past[index] = self._probe(index, rng, past) is Status.FAILED
+        return self._past[index]
 
     def _diagnosis(
         self,

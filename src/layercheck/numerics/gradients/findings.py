@@ -563,7 +563,7 @@ class Diagnosis:
             "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
             "stopped_after_s": self.stopped_after_s,
             "stopped_after_calls": self.stopped_after_calls,
-            "sub_batch": None if self.sub_batch is None else dataclasses.asdict(self.sub_batch),
+            "sub_batch": None if self.sub_batch is None else self.sub_batch.to_dict(),
         }
 
     @classmethod
@@ -576,7 +576,9 @@ class Diagnosis:
             sub_batch = _mapping(sub_batch, "the sub-batch of a diagnosis")
             where = "the sub-batch of a diagnosis"
             sub_batch = SubBatchSize(
-                _whole(sub_batch.get("observations"), where), _whole(sub_batch.get("batch"), where)
+                _whole(sub_batch.get("observations"), where),
+                _whole(sub_batch.get("batch"), where),
+                _whole(sub_batch.get("first", 0), where),
             )
         return cls(
             Finding.from_dict(data.get("finding")),
@@ -594,15 +596,24 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class SubBatchSize:
-    """The first `observations` of a batch of `batch`: where a diagnosis was localized."""
+    """The `observations` of a batch of `batch` from its `first`: where a diagnosis was
+    localized."""
 
     observations: int
     batch: int
+    first: int = 0
 
     @property
     def words(self) -> str:
-        last = self.observations - 1
-        return f"observation{'s 0-' + str(last) if last else ' 0'} of {self.batch}"
+        last = self.first + self.observations - 1
+        if last == self.first:
+            return f"observation {self.first} of {self.batch}"
+        return f"observations {self.first}-{last} of {self.batch}"
+
+    def to_dict(self) -> dict[str, int]:
+        """The JSON record (`first` where the sub-batch does not start the batch)."""
+        found = {"observations": self.observations, "batch": self.batch}
+        return found | {"first": self.first} if self.first else found
 
 
 def _detail(detail: Detail) -> dict[str, Any] | None:

@@ -34,7 +34,8 @@ _WORTH = 4
 
 @dataclass(frozen=True)
 class SubBatch:
-    """The gradient problem on the first `observations` of a batch of `batch`; `axes` is
+    """The gradient problem on `observations` of a batch of `batch`, from its `first` (0: the
+    first ones; else a window found wrong past them, `diagnosis.Diagnostician`); `axes` is
     each argument's batch axis (None: the argument has none, as a learnable, and is the
     same array in both problems)."""
 
@@ -43,6 +44,7 @@ class SubBatch:
     observations: int
     batch: int
     axes: tuple[int | None, ...]
+    first: int = 0
 
     @staticmethod
     def worth(batch: int) -> bool:
@@ -50,14 +52,16 @@ class SubBatch:
         return batch >= _WORTH * SUB_BATCH
 
 
-def whole_batch_mask(region: Region, mask: Any, axis: int | None, value: Any, observations: int) -> Any | None:
+def whole_batch_mask(
+    region: Region, mask: Any, axis: int | None, value: Any, observations: int, start: int = 0
+) -> Any | None:
     """The elements of the whole batch's argument `value` that a region found on the
-    sub-batch's (`mask`, its elements there) stands for; None where it cannot be carried
-    over (a value range of several pieces).
+    sub-batch's (`mask`, its elements there: `observations` from the batch's `start`) stands
+    for; None where it cannot be carried over (a value range of several pieces).
 
     A region of values (a sign, a value range) is where the whole argument has those values.
     A region along another axis (a channel, a time step, a border) holds the same elements of
-    every observation; one along the batch axis, the observations found (of the first ones)."""
+    every observation; one along the batch axis, the observations found (of the sub-batch's)."""
     xp = namespace_of(value)
     if axis is None:
         return mask if tuple(mask.shape) == tuple(value.shape) else None
@@ -71,6 +75,6 @@ def whole_batch_mask(region: Region, mask: Any, axis: int | None, value: Any, ob
         return xp.broadcast_to(first, value.shape).copy()
     whole = xp.zeros(value.shape, dtype=bool)
     index: list[Any] = [slice(None)] * value.ndim
-    index[axis] = slice(0, observations)
+    index[axis] = slice(start, start + observations)
     whole[tuple(index)] = mask
     return whole
