@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any
 
 from layercheck import gradient_wording
+from layercheck.numerics.gradients import reading
 from layercheck.numerics.gradients.findings import Diagnosis, Finding, MalformedFinding, Worst
 from layercheck.status import STATUSES, Status
 
@@ -141,17 +142,16 @@ class GradientReport:
         if records is None:
             return None
         fallback = details.get("fallback")
-        written = _list(details.get("findings", []), "findings")
         try:
+            written = reading.items(details.get("findings", []), "findings")
             findings = tuple(Finding.from_dict(found) for found in written)
-            arguments = tuple(_argument(record) for record in _list(records, "arguments"))
+            arguments = tuple(_argument(record) for record in reading.items(records, "arguments"))
+            evaluated = reading.text(details.get("evaluated", "forward"), "the pass differentiated")
+            fallback = None if fallback is None else reading.text(fallback, "the fallback")
         except MalformedFinding as exc:
             raise MalformedDetails(str(exc)) from None
-        evaluated = _text(details.get("evaluated", "forward"), "the pass differentiated")
         legacy = any("complex_values" not in found for found in written)
-        return cls(
-            arguments, findings, evaluated, None if fallback is None else _text(fallback, "the fallback"), legacy
-        )
+        return cls(arguments, findings, evaluated, fallback, legacy)
 
     @property
     def headline(self) -> str:
@@ -170,27 +170,30 @@ class GradientReport:
 
 
 def _argument(record: Any) -> GradientArgument:
-    record = _mapping(record, "an argument of the gradient check")
-    name = _text(record.get("argument"), "an argument's name")
+    record = reading.mapping(record, "an argument of the gradient check")
+    name = reading.text(record.get("argument"), "an argument's name")
     where = f"argument {name[:80]!r}"
-    shape = tuple(_whole(n, f"the shape of {where}") for n in _list(record.get("shape", []), f"the shape of {where}"))
+    shape = tuple(
+        reading.whole(n, f"the shape of {where}")
+        for n in reading.items(record.get("shape", []), f"the shape of {where}")
+    )
     labels = record.get("labels")
     if labels is not None:
-        labels = _text(labels, f"the labels of {where}")
+        labels = reading.text(labels, f"the labels of {where}")
     diagnosis = record.get("diagnosis")
     if diagnosis is not None:
         diagnosis = Diagnosis.from_dict(diagnosis)
     worst = None
     if "max_abs_error" in record:
-        worst = Worst(*(_real(record.get(key), f"{key} of {where}") for key in _WORST))
+        worst = Worst(*(reading.real(record.get(key), f"{key} of {where}") for key in _WORST))
     return GradientArgument(
         name,
-        _text(record.get("kind"), f"the kind of {where}"),
+        reading.text(record.get("kind"), f"the kind of {where}"),
         _status(record.get("status"), where),
         shape,
         labels,
         () if diagnosis is None else _partitions(diagnosis),
-        _text(record.get("reason", ""), f"the reason of {where}"),
+        reading.text(record.get("reason", ""), f"the reason of {where}"),
         worst,
         diagnosis,
     )
@@ -223,24 +226,6 @@ def _status(value: Any, where: str) -> Status:
 _ARGUMENT_STATUSES = {s.value for s in STATUSES}
 
 
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise MalformedDetails(f"{what} is not a mapping")
-    return value
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, (list, tuple)):
-        raise MalformedDetails(f"{what} are not a list")
-    return list(value)
-
-
-def _text(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise MalformedDetails(f"{what} is not a string")
-    return value
-
-
 def _finite(value: Any) -> float | None:
     """A number read as a float where it is one and finite (an int of JSON too large for a
     float is none); None otherwise. NumPy's float64 is a float; a bool is no number."""
@@ -251,22 +236,3 @@ def _finite(value: Any) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
-
-
-def _real(value: Any, what: str) -> float:
-    """A number as `results.plain` writes a float: a number, or "inf", "-inf" or "nan"."""
-    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
-        return float(value)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise MalformedDetails(f"{what} is {str(value)[:40]!r}, not a number")
-    try:
-        return float(value)
-    except OverflowError:
-        raise MalformedDetails(f"{what} is too large for a float") from None
-
-
-def _whole(value: Any, what: str) -> int:
-    # Sizes and indices of arrays: below 2**63, as NumPy's are.
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 63:
-        raise MalformedDetails(f"{what} holds {str(value)[:40]!r}, not a whole number >= 0")
-    return value

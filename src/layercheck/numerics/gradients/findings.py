@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-import numpy as np
+from layercheck.numerics.gradients import reading
+from layercheck.numerics.gradients.reading import MalformedFinding
 
 __all__ = [
     "AcrossObservations",
@@ -103,17 +103,17 @@ class Numbers:
 
     @classmethod
     def from_dict(cls, data: Any) -> Numbers:
-        data = _mapping(data, "a finding's numbers")
+        data = reading.mapping(data, "a finding's numbers")
         index = data.get("index")
         return cls(
-            _number(data.get("analytic"), "analytic"),
-            _number(data.get("numeric"), "numeric"),
-            _real(data.get("abs_error"), "abs_error"),
-            _real(data.get("rel_error"), "rel_error"),
-            _real(data.get("tolerance"), "tolerance"),
-            _real(data.get("step"), "step"),
-            _member(ProbeKind, data.get("probe"), "a probe kind"),
-            None if index is None else _indices(index, "the index of a finding's numbers"),
+            reading.number(data.get("analytic"), "analytic"),
+            reading.number(data.get("numeric"), "numeric"),
+            reading.real(data.get("abs_error"), "abs_error"),
+            reading.real(data.get("rel_error"), "rel_error"),
+            reading.real(data.get("tolerance"), "tolerance"),
+            reading.real(data.get("step"), "step"),
+            reading.member(ProbeKind, data.get("probe"), "a probe kind"),
+            None if index is None else reading.indices(index, "the index of a finding's numbers"),
         )
 
 
@@ -151,9 +151,9 @@ class NamedSize:
     def from_dict(cls, data: Mapping[str, Any]) -> NamedSize:
         axis = data.get("axis")
         return cls(
-            _member(Size, data.get("size"), "a size"),
-            _whole(data.get("n"), "a size's n"),
-            None if axis is None else _whole(axis, "a size's axis"),
+            reading.member(Size, data.get("size"), "a size"),
+            reading.whole(data.get("n"), "a size's n"),
+            None if axis is None else reading.whole(axis, "a size's axis"),
         )
 
 
@@ -194,24 +194,27 @@ class Factor:
     def from_dict(cls, data: Mapping[str, Any]) -> Factor:
         """The inverse of `to_dict`: a fraction's numerator and denominator are written, a
         size's are its n (n/1, or 1/n for its inverse)."""
-        form = _member(FactorForm, data.get("form"), "a factor's form")
+        form = reading.member(FactorForm, data.get("form"), "a factor's form")
         size = NamedSize.from_dict(data) if "size" in data else None
         if form in (FactorForm.SIZE, FactorForm.INVERSE_SIZE) and size is None:
-            raise MalformedFinding(f"a factor of form {form.value} names no size")
+            raise reading.MalformedFinding(f"a factor of form {form.value} names no size")
         if form is FactorForm.FRACTION:
-            numerator = _integer(data.get("numerator"), "a factor's numerator")
-            denominator = _integer(data.get("denominator"), "a factor's denominator")
+            numerator = reading.integer(data.get("numerator"), "a factor's numerator")
+            denominator = reading.integer(data.get("denominator"), "a factor's denominator")
         elif size is not None and form in (FactorForm.SIZE, FactorForm.INVERSE_SIZE):
             numerator, denominator = (size.n, 1) if form is FactorForm.SIZE else (1, size.n)
         else:
             numerator, denominator = 0, 1
         return cls(
-            _real(data.get("ratio"), "a factor's ratio"),
+            reading.real(data.get("ratio"), "a factor's ratio"),
             form,
             numerator,
             denominator,
             size,
-            tuple(NamedSize.from_dict(_mapping(named, "a size")) for named in _items(data.get("also", []), "also")),
+            tuple(
+                NamedSize.from_dict(reading.mapping(named, "a size"))
+                for named in reading.items(data.get("also", []), "also")
+            ),
         )
 
 
@@ -255,30 +258,32 @@ class Region:
 
     @classmethod
     def from_dict(cls, data: Any) -> Region:
-        data = _mapping(data, "a region")
+        data = reading.mapping(data, "a region")
         where = "a region"
         low, high = data.get("low"), data.get("high")
-        kind = _member(RegionKind, data.get("kind"), "a region's kind")
+        kind = reading.member(RegionKind, data.get("kind"), "a region's kind")
         # Every region but the elements measured (where none may be wrong: "wrong at every
         # element measured" has the numbers say where) holds a block found wrong.
-        if kind is not RegionKind.ELEMENTS and not _items(data.get("wrong"), where):
-            raise MalformedFinding(f"a region of kind {kind.value} holds no block found wrong")
+        if kind is not RegionKind.ELEMENTS and not reading.items(data.get("wrong"), where):
+            raise reading.MalformedFinding(f"a region of kind {kind.value} holds no block found wrong")
         return cls(
             kind,
-            _text(data.get("argument"), f"the argument of {where}"),
-            _text(data.get("unit"), f"the unit of {where}"),
-            _text(data.get("units"), f"the units of {where}"),
-            tuple(_text(label, f"a label of {where}") for label in _items(data.get("wrong"), where)),
-            _whole(data.get("right"), f"the blocks right of {where}"),
-            _real(data.get("share"), f"the share of {where}"),
-            _whole(data.get("depth", 0), f"the depth of {where}"),
-            _text(data.get("border", ""), f"the border of {where}"),
-            tuple(_text(edge, f"an edge of {where}") for edge in _items(data.get("wrong_edges", []), where)),
-            _whole(data.get("spatial_axes", 2), f"the spatial axes of {where}"),
-            _flag(data.get("below", True), f"below of {where}"),
-            -math.inf if low is None else _real(low, f"the low bound of {where}"),
-            math.inf if high is None else _real(high, f"the high bound of {where}"),
-            _flag(data.get("contiguous", True), f"contiguous of {where}"),
+            reading.text(data.get("argument"), f"the argument of {where}"),
+            reading.text(data.get("unit"), f"the unit of {where}"),
+            reading.text(data.get("units"), f"the units of {where}"),
+            tuple(reading.text(label, f"a label of {where}") for label in reading.items(data.get("wrong"), where)),
+            reading.whole(data.get("right"), f"the blocks right of {where}"),
+            reading.real(data.get("share"), f"the share of {where}"),
+            reading.whole(data.get("depth", 0), f"the depth of {where}"),
+            reading.text(data.get("border", ""), f"the border of {where}"),
+            tuple(
+                reading.text(edge, f"an edge of {where}") for edge in reading.items(data.get("wrong_edges", []), where)
+            ),
+            reading.whole(data.get("spatial_axes", 2), f"the spatial axes of {where}"),
+            reading.flag(data.get("below", True), f"below of {where}"),
+            -math.inf if low is None else reading.real(low, f"the low bound of {where}"),
+            math.inf if high is None else reading.real(high, f"the high bound of {where}"),
+            reading.flag(data.get("contiguous", True), f"contiguous of {where}"),
         )
 
 
@@ -425,24 +430,26 @@ class Finding:
         Raises:
             MalformedFinding: what does not fit, in one line.
         """
-        data = _mapping(data, "a finding")
+        data = reading.mapping(data, "a finding")
         try:
             cause = Cause(data.get("cause"))
         except ValueError:
-            raise MalformedFinding(f"a finding has cause {_shown(data.get('cause'))}") from None
+            raise reading.MalformedFinding(f"a finding has cause {reading.shown(data.get('cause'))}") from None
         where = f"a finding of cause {cause.value}"
-        arguments = tuple(_text(a, f"an argument of {where}") for a in _items(data.get("arguments"), where))
+        arguments = tuple(
+            reading.text(a, f"an argument of {where}") for a in reading.items(data.get("arguments"), where)
+        )
         if not arguments:
-            raise MalformedFinding(f"{where} names no argument")
+            raise reading.MalformedFinding(f"{where} names no argument")
         detail = data.get("detail")
         region, numbers = data.get("region"), data.get("numbers")
         return cls(
             cause,
             arguments,
-            None if detail is None else _read_detail(cause, _mapping(detail, f"the detail of {where}")),
+            None if detail is None else _read_detail(cause, reading.mapping(detail, f"the detail of {where}")),
             None if region is None else Region.from_dict(region),
             None if numbers is None else Numbers.from_dict(numbers),
-            _flag(data.get("complex_values", False), f"complex_values of {where}"),
+            reading.flag(data.get("complex_values", False), f"complex_values of {where}"),
         )
 
 
@@ -477,16 +484,16 @@ class ElementExample:
 
     @classmethod
     def from_dict(cls, data: Any) -> ElementExample:
-        data = _mapping(data, "an element measured")
+        data = reading.mapping(data, "an element measured")
         where = "an element measured"
         return cls(
-            _indices(data.get("index"), f"the index of {where}"),
-            _number(data.get("analytic"), f"the analytic side of {where}"),
-            _number(data.get("numeric"), f"the numeric side of {where}"),
-            _real(data.get("abs_error"), f"the abs_error of {where}"),
-            _real(data.get("rel_error"), f"the rel_error of {where}"),
-            _real(data.get("tolerance"), f"the tolerance of {where}"),
-            _flag(data.get("wrong"), f"wrong of {where}"),
+            reading.indices(data.get("index"), f"the index of {where}"),
+            reading.number(data.get("analytic"), f"the analytic side of {where}"),
+            reading.number(data.get("numeric"), f"the numeric side of {where}"),
+            reading.real(data.get("abs_error"), f"the abs_error of {where}"),
+            reading.real(data.get("rel_error"), f"the rel_error of {where}"),
+            reading.real(data.get("tolerance"), f"the tolerance of {where}"),
+            reading.flag(data.get("wrong"), f"wrong of {where}"),
         )
 
 
@@ -515,24 +522,26 @@ class BlockError:
 
     @classmethod
     def from_dict(cls, data: Any) -> BlockError:
-        data = _mapping(data, "a block")
-        where = f"block {_text(data.get('block'), 'a block label')[:40]!r}"
+        data = reading.mapping(data, "a block")
+        where = f"block {reading.text(data.get('block'), 'a block label')[:40]!r}"
         span = data.get("span")
         if span is not None:
-            items = _items(span, f"the span of {where}")
+            items = reading.items(span, f"the span of {where}")
             if len(items) != 2:
-                raise MalformedFinding(f"{where} has span {_shown(span)}, not [first, last]")
-            first, last = _whole(items[0], where), None if items[1] is None else _whole(items[1], where)
+                raise reading.MalformedFinding(f"{where} has span {reading.shown(span)}, not [first, last]")
+            first, last = reading.whole(items[0], where), None if items[1] is None else reading.whole(items[1], where)
             if last is not None and last < first:
-                raise MalformedFinding(f"{where} has span {_shown(span)}, its last index before its first")
+                raise reading.MalformedFinding(
+                    f"{where} has span {reading.shown(span)}, its last index before its first"
+                )
             span = (first, last)
         return cls(
             data["block"],
-            _member(BlockVerdict, data.get("verdict"), f"the verdict of {where}"),
-            _real(data.get("abs_error"), f"the abs_error of {where}"),
-            _real(data.get("rel_error"), f"the rel_error of {where}"),
-            _real(data.get("tolerance"), f"the tolerance of {where}"),
-            _whole(data.get("probes"), f"the probes of {where}"),
+            reading.member(BlockVerdict, data.get("verdict"), f"the verdict of {where}"),
+            reading.real(data.get("abs_error"), f"the abs_error of {where}"),
+            reading.real(data.get("rel_error"), f"the rel_error of {where}"),
+            reading.real(data.get("tolerance"), f"the tolerance of {where}"),
+            reading.whole(data.get("probes"), f"the probes of {where}"),
             span,
         )
 
@@ -569,27 +578,29 @@ class Diagnosis:
     @classmethod
     def from_dict(cls, data: Any) -> Diagnosis:
         """The inverse of `to_dict`, strictly (see `Finding.from_dict`)."""
-        data = _mapping(data, "a diagnosis")
-        blocks = _mapping(data.get("blocks", {}), "the blocks of a diagnosis")
+        data = reading.mapping(data, "a diagnosis")
+        blocks = reading.mapping(data.get("blocks", {}), "the blocks of a diagnosis")
         seconds, calls, sub_batch = data.get("stopped_after_s"), data.get("stopped_after_calls"), data.get("sub_batch")
         if sub_batch is not None:
-            sub_batch = _mapping(sub_batch, "the sub-batch of a diagnosis")
+            sub_batch = reading.mapping(sub_batch, "the sub-batch of a diagnosis")
             where = "the sub-batch of a diagnosis"
             sub_batch = SubBatchSize(
-                _whole(sub_batch.get("observations"), where),
-                _whole(sub_batch.get("batch"), where),
-                _whole(sub_batch.get("first", 0), where),
+                reading.whole(sub_batch.get("observations"), where),
+                reading.whole(sub_batch.get("batch"), where),
+                reading.whole(sub_batch.get("first", 0), where),
             )
         return cls(
             Finding.from_dict(data.get("finding")),
-            tuple(Region.from_dict(region) for region in _items(data.get("regions", []), "regions")),
-            tuple(ElementExample.from_dict(e) for e in _items(data.get("examples", []), "examples")),
+            tuple(Region.from_dict(region) for region in reading.items(data.get("regions", []), "regions")),
+            tuple(ElementExample.from_dict(e) for e in reading.items(data.get("examples", []), "examples")),
             {
-                _text(unit, "a partition's name"): tuple(BlockError.from_dict(b) for b in _items(found, "blocks"))
+                reading.text(unit, "a partition's name"): tuple(
+                    BlockError.from_dict(b) for b in reading.items(found, "blocks")
+                )
                 for unit, found in blocks.items()
             },
-            None if seconds is None else _real(seconds, "stopped_after_s"),
-            None if calls is None else _whole(calls, "stopped_after_calls"),
+            None if seconds is None else reading.real(seconds, "stopped_after_s"),
+            None if calls is None else reading.whole(calls, "stopped_after_calls"),
             sub_batch,
         )
 
@@ -627,127 +638,37 @@ def _detail(detail: Detail) -> dict[str, Any] | None:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in found.items()}
 
 
-class MalformedFinding(ValueError):
-    """Data that is not a finding as `Finding.to_dict` writes it: `str()` says what, in one line."""
-
-
 def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
     """The detail a finding of `cause` carries (`_detail` written back)."""
     where = f"the detail of a finding of cause {cause.value}"
     if cause is Cause.FACTOR:
         return Factor.from_dict(data)
     if cause is Cause.MISPLACED:
-        return Misplaced(_text(data.get("other"), where))
+        return Misplaced(reading.text(data.get("other"), where))
     if cause is Cause.CONJUGATE:
-        return _member(Conjugation, data.get("form"), where)
+        return reading.member(Conjugation, data.get("form"), where)
     if cause is Cause.TRANSPOSED:
-        return Permutation(_indices(data.get("axes"), where))
+        return Permutation(reading.indices(data.get("axes"), where))
     if cause is Cause.WRONG_AXES:
         return AxesMistake(
-            _text(data.get("contribution"), where),
-            _indices(data.get("summed_over_all_but"), where),
-            _indices(data.get("should_keep"), where),
-            _text(data.get("labels"), where),
+            reading.text(data.get("contribution"), where),
+            reading.indices(data.get("summed_over_all_but"), where),
+            reading.indices(data.get("should_keep"), where),
+            reading.text(data.get("labels"), where),
         )
     if cause is Cause.ACROSS_OBSERVATIONS:
-        if not _items(data.get("observations"), where):
-            raise MalformedFinding(f"{where} shows no observation")
+        if not reading.items(data.get("observations"), where):
+            raise reading.MalformedFinding(f"{where} shows no observation")
         return AcrossObservations(
-            _indices(data.get("observations"), where),
-            _whole(data.get("batch"), where),
-            _real(data.get("analytic"), where),
-            _real(data.get("numeric"), where),
-            _real(data.get("relative"), where),
+            reading.indices(data.get("observations"), where),
+            reading.whole(data.get("batch"), where),
+            reading.real(data.get("analytic"), where),
+            reading.real(data.get("numeric"), where),
+            reading.real(data.get("relative"), where),
         )
     if cause in (Cause.IGNORES_DLDY, Cause.NOT_LINEAR_IN_DLDY):
-        return Nonlinearity(_real(data.get("scale"), where), _real(data.get("relative"), where))
+        return Nonlinearity(reading.real(data.get("scale"), where), reading.real(data.get("relative"), where))
     if cause is Cause.NON_FINITE:
-        elements = tuple(_indices(element, where) for element in _items(data.get("elements"), where))
-        return NonFinite(_whole(data.get("count"), where), _whole(data.get("total"), where), elements)
-    raise MalformedFinding(f"a finding of cause {cause.value} carries a detail")
-
-
-def _shown(value: Any) -> str:
-    return repr(value)[:40]
-
-
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise MalformedFinding(f"{what} is not a mapping")
-    return value
-
-
-def _items(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, (list, tuple)):
-        raise MalformedFinding(f"{what} holds {_shown(value)}, not a list")
-    return list(value)
-
-
-def _text(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise MalformedFinding(f"{what} is {_shown(value)}, not a string")
-    return value
-
-
-def _flag(value: Any, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise MalformedFinding(f"{what} is {_shown(value)}, not true or false")
-    return value
-
-
-def _integer(value: Any, what: str) -> int:
-    # JSON's ints, and the NumPy integers a check's own details may hold (never a bool).
-    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-        raise MalformedFinding(f"{what} is {_shown(value)}, not a whole number")
-    return int(value)
-
-
-def _whole(value: Any, what: str) -> int:
-    # Sizes and indices of arrays: below 2**63, as NumPy's are.
-    if not 0 <= _integer(value, what) < 1 << 63:
-        raise MalformedFinding(f"{what} is {_shown(value)}, not a whole number >= 0")
-    return int(value)
-
-
-def _indices(value: Any, what: str) -> tuple[int, ...]:
-    return tuple(_whole(k, what) for k in _items(value, what))
-
-
-_NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-
-
-def _real(value: Any, what: str) -> float:
-    """A float as `results.plain` writes it (a number, or "inf", "-inf" or "nan"), or as the
-    check holds it (a NumPy float)."""
-    if isinstance(value, str) and value in _NON_FINITE:
-        return _NON_FINITE[value]
-    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
-        raise MalformedFinding(f"{what} is {_shown(value)}, not a number")
-    try:
-        return float(value)
-    except OverflowError:
-        raise MalformedFinding(f"{what} is {_shown(value)}, too large for a float") from None
-
-
-def _number(value: Any, what: str) -> complex | float:
-    """A real number, or a complex one: written as [re, im] (`results.plain`), or as the
-    check holds it."""
-    if isinstance(value, (list, tuple)):
-        if len(value) != 2:
-            raise MalformedFinding(f"{what} is {_shown(value)}, not a number or [re, im]")
-        return complex(_real(value[0], what), _real(value[1], what))
-    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        return complex(value)
-    return _real(value, what)
-
-
-_E = TypeVar("_E", bound=enum.Enum)
-
-
-def _member(kind: type[_E], value: Any, what: str) -> _E:
-    try:
-        return kind(value)
-    except (ValueError, TypeError):
-        raise MalformedFinding(
-            f"{what} is {_shown(value)}, not one of {', '.join(str(m.value) for m in kind)}"
-        ) from None
+        elements = tuple(reading.indices(element, where) for element in reading.items(data.get("elements"), where))
+        return NonFinite(reading.whole(data.get("count"), where), reading.whole(data.get("total"), where), elements)
+    raise reading.MalformedFinding(f"a finding of cause {cause.value} carries a detail")
