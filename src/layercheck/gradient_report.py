@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any
 
 from layercheck import gradient_wording
+from layercheck.numerics.blocks import EDGE_DISTANCE, PLANE_AXES  # the partitions a picture treats apart
 from layercheck.numerics.gradients import reading
 from layercheck.numerics.gradients.findings import Diagnosis, Finding, MalformedFinding, Worst
 from layercheck.status import STATUSES, Status
@@ -33,12 +34,6 @@ __all__ = [
     "MalformedDetails",
     "Partition",
 ]
-
-# The names of the partitions a picture treats apart (the keys of `diagnosis.blocks`, written by
-# `numerics.blocks`): the distance from the edge of the spatial plane, drawn as a map of the
-# plane, and its rows and columns, which that map shows better.
-EDGE_DISTANCE = "distance from the edge"
-PLANE_AXES = ("row", "column")
 
 
 class MalformedDetails(ValueError):

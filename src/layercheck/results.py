@@ -25,7 +25,7 @@ from layercheck.safetext import (
     safe_str,
     visible,
 )
-from layercheck.status import STATUSES, Status
+from layercheck.status import STATUSES, Cause, Kind, Status, cause_of
 
 __all__ = [
     "repro_command",
@@ -55,31 +55,6 @@ def repro_command(script: str) -> str:
     """The command that runs a reproducer (`CheckResult.repro`), as every report prints it
     (quoted for a shell)."""
     return f"python {shlex.quote(script)}"
-
-
-class Kind(str, Enum):
-    """What a target is: a layer, or a differentiable operation ("function" in the reports)."""
-
-    LAYER = "layer"
-    FUNCTION = "function"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Cause(str, Enum):
-    """Why a check's result, or a target's error, tells about the process rather than the layer:
-    set where the exception is caught, from its type, and read by batch runs (a worker that
-    ran out of memory stops; a layer that called sys.exit is that target's error)."""
-
-    MEMORY = "memory"  # MemoryError
-    EXIT = "exit"  # SystemExit (sys.exit)
-    INTERNAL = "internal"  # a defect of layercheck: the target is an error, never a pass
-    INTERRUPTED = "interrupted"  # the user stopped the run before the target was done
-    NOT_RUN = "not_run"  # -x / --maxfail stopped the run before the target was done
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class Call(str, Enum):
@@ -121,20 +96,6 @@ class Blocked:
     def reported_by(self) -> str | None:
         """The check whose result says what the failed call did (None: no check of its own)."""
         return CONTRACT_CHECK if self.broke_contract else self.call.check
-
-
-def cause_of(exc: BaseException | None) -> Cause | None:
-    """The cause an exception carries: its own type, else that of the exception it was raised
-    from or while handling (a TargetError raised for a constructor's MemoryError, say)."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, MemoryError):
-            return Cause.MEMORY
-        if isinstance(exc, SystemExit):
-            return Cause.EXIT
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 class Origin(Enum):

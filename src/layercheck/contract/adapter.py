@@ -23,8 +23,8 @@ from layercheck.contract import calls
 from layercheck.contract.conventions import TrainingMode
 from layercheck.contract.layout import Layout, validate_format
 from layercheck.errors import ContractError, UsageError
-from layercheck.results import Kind
 from layercheck.safetext import plain_str, safe_repr, safe_str, type_name
+from layercheck.status import Kind
 
 __all__ = [
     "Adapter",

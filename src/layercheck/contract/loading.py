@@ -22,8 +22,8 @@ from layercheck.contract.entries import EntryKind, inspect_entry
 from layercheck.contract.layout import Layout
 from layercheck.errors import TargetError, UsageError
 from layercheck.interrupts import reraise_if_interrupt
-from layercheck.results import Kind
 from layercheck.safetext import exception_text, safe_repr
+from layercheck.status import Kind
 from layercheck.userframes import exception_summary, user_traceback
 
 __all__ = [

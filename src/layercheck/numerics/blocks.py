@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.gradient_report import EDGE_DISTANCE, PLANE_AXES
 from layercheck.numerics.arrays import fetch, namespace_of, to_host
 
 __all__ = [
+    "EDGE_DISTANCE",
+    "PLANE_AXES",
     "AXIS_CELLS",
     "AXIS_WORDS",
     "Block",
@@ -31,6 +32,11 @@ __all__ = [
     "small_scale_blocks",
 ]
 
+# The names of the partitions a picture treats apart (the keys of `diagnosis.blocks`): the
+# distance from the edge of the spatial plane, drawn as a map of the plane, and its rows and
+# columns, which that map shows better (`reporters.pictures`).
+EDGE_DISTANCE = "distance from the edge"
+PLANE_AXES = ("row", "column")
 AXIS_WORDS = {"C": "channel", "B": "observation", "T": "time step", "U": "index"}
 _MAX_CELLS = 16
 AXIS_CELLS = _MAX_CELLS  # the most blocks a partition along an axis has (`along_axis`)

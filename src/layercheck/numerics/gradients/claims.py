@@ -35,7 +35,7 @@ from layercheck.numerics.gradients.findings import (
     Permutation,
     Size,
 )
-from layercheck.results import Status
+from layercheck.status import Status
 
 __all__ = ["CLAIMS", "name_factor", "non_finite", "proposed_ratio", "ratio_of", "sizes", "zero"]
 

@@ -42,7 +42,7 @@ from layercheck.numerics.gradients.findings import (
 )
 from layercheck.numerics.gradients.localization import Localization, numbers_of
 from layercheck.numerics.gradients.sub_batch import SubBatch, whole_batch_mask
-from layercheck.results import Status
+from layercheck.status import Status
 
 __all__ = ["Diagnostician", "group"]
 

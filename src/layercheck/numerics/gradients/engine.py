@@ -54,7 +54,7 @@ from layercheck.numerics.arrays import (
     random_moves,
 )
 from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput
-from layercheck.results import Cause, Status, cause_of
+from layercheck.status import Cause, Status, cause_of
 
 __all__ = [
     "ArgumentVerdict",

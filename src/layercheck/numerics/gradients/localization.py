@@ -38,7 +38,7 @@ from layercheck.numerics.gradients.findings import (
     Region,
     RegionKind,
 )
-from layercheck.results import Status
+from layercheck.status import Status
 
 __all__ = ["LOCALIZATION_BUDGET", "CONFIRMATION_BUDGET", "Localization", "numbers_of"]
 
