@@ -480,15 +480,17 @@ def sub_batch(
         if not SubBatch.worth(batch) or not 0 <= start <= batch - SUB_BATCH:
             return None
         split = dataclasses.replace(split, dtype=dtype)
-        first = range(start, start + SUB_BATCH)
+        observations = range(start, start + SUB_BATCH)
 
         def fresh() -> Adapter:  # as a perturbed point the layer raised at: nothing said of it
             try:
-                return subsets.subset_layer(session, split, first)
+                return subsets.subset_layer(session, split, observations)
             except Incomplete as exc:
                 raise EvaluationError(str(exc)) from None
 
-        training = TrainingPass(session, dtype, new_layer=fresh, inputs=subsets.subset_inputs(session, split, first))
+        training = TrainingPass(
+            session, dtype, new_layer=fresh, inputs=subsets.subset_inputs(session, split, observations)
+        )
         problem = training.problem(session, labels)
         rng = session.rng("gradient weights sub-batch" + (f" from {start}" if start else ""))
         weights = [arrays.random_like(y, rng) for y in training.outputs]

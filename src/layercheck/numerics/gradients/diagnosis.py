@@ -83,7 +83,7 @@ class Diagnostician:
         # first observations, or a window of the batch from a given observation.
         self._make_sub_batch = sub_batch
         self._sub_batches: dict[int, SubBatch | None] = {}
-        self._past: dict[int, bool] = {}  # each argument wrong past the first sub-batch
+        self._past: dict[tuple[int, int], bool] = {}  # (argument, sub-batch) -> wrong past it
 
     def diagnose(self, index: int) -> Diagnosis:
         evidence = self.evidence
@@ -194,6 +194,12 @@ class Diagnostician:
             return _Elsewhere.OBSERVATIONS_NOT_HELD if along_batch and not narrower_only else None
         (share,) = fetch(mask.mean())
         region = dataclasses.replace(finding.region, share=float(share))
+        if axis is not None and region.unit == AXIS_WORDS["B"]:
+            # The observations outside were proven right on the whole batch (`_holds`): counted
+            # there, not among the sub-batch's few ("right in the 127 others checked").
+            others = tuple(k for k in range(mask.ndim) if k != axis)
+            (wrong,) = fetch(namespace_of(mask).count_nonzero(mask.any(axis=others)))
+            region = dataclasses.replace(region, right=sub.batch - int(wrong))
         finding = dataclasses.replace(finding, region=region)
         if isinstance(finding.detail, Factor):  # named among the whole batch's sizes (1/batch size)
             problem = whole.problem
@@ -267,12 +273,13 @@ class Diagnostician:
         axis = sub.axes[index]
         if axis is None:
             return True
-        if index not in self._past:
+        if (index, sub.first) not in self._past:
             value = self.evidence.problem.values[index]
-            past = axis_mask(tuple(value.shape), axis, sub.observations, None, namespace_of(value))
-            rng = self.evidence.rng(f"sub-batch past {self.evidence.name(index)}")
-            self._past[index] = self._probe(index, rng, past) is Status.FAILED
-        return self._past[index]
+            past = axis_mask(tuple(value.shape), axis, sub.first + sub.observations, None, namespace_of(value))
+            what = "past" if not sub.first else f"past {sub.first + sub.observations}"
+            rng = self.evidence.rng(f"sub-batch {what} {self.evidence.name(index)}")
+            self._past[index, sub.first] = self._probe(index, rng, past) is Status.FAILED
+        return self._past[index, sub.first]
 
     def _diagnosis(
         self,

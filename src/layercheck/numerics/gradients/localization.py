@@ -411,7 +411,9 @@ class Localization:
             return partition, cells, region
         finer = partitions.refined(self.value, partition, wide)
         kept = {c.block.label: c for c in cells if all(c.block is not block for block in wide)}
-        new = Partition(finer.unit, tuple(b for b in finer.blocks if b.label not in kept), finer.plural, finer.axis)
+        new = Partition(
+            finer.unit, tuple(b for b in finer.blocks if b.label not in kept), finer.plural, finer.axis, finer.first
+        )
         self._screens = max(self._screens, self._spent) + 2 * len(new.blocks)  # a screen and a confirmation each
         judged = {c.block.label: c for c in self._confirm(new, self._judge(new, f"{partition.unit} narrowed"))}
         narrowed = [kept.get(b.label) or judged[b.label] for b in finer.blocks]

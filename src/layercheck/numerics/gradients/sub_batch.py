@@ -1,18 +1,19 @@
 """Where a gradient is wrong, found on a few observations of a large batch.
 
 Saying where a gradient is wrong takes dozens of probes, two calls of the layer each. At the
-sizes users check (128 observations), that is seconds; on the first few observations of the
-batch it is a fraction of that, and a backward that is wrong in a channel, a time step or
-a border is wrong there too. So the localization runs on a `SubBatch` (the same layer, its
-learnables and the first observations of its inputs and states), and what it found is then
-proven on the whole batch before it is said (`diagnosis.Diagnostician`): the region's mask
-carried over to the whole argument, a factor by the corrected gradient passing the whole
-batch's failing probes and a fresh one, a region without a factor by a probe that fails in
-each of its blocks and one that passes everywhere else, "right in the others" by each small
-block outside passing alone, "nothing narrower" by the observations past the sub-batch being
-wrong too. Where the sub-batch does not fail, returns no gradient or NaN where the whole batch
-does not, or its finding does not hold on the whole batch, the whole batch is localized as
-before.
+sizes users check (128 observations), that is seconds; on a few observations of the batch it
+is a fraction of that, and a backward that is wrong in a channel, a time step or a border is
+wrong there too. So the localization runs on a `SubBatch` (the same layer, its learnables and
+some observations of its inputs and states: the first ones, or a window past them that
+`diagnosis.Diagnostician` found wrong by halving the rest of the batch), and what it found is
+then proven on the whole batch before it is said: the region's mask carried over to the whole
+argument, a factor by the corrected gradient passing the whole batch's failing probes and a
+fresh one, a region without a factor by a probe that fails in each of its blocks and one that
+passes everywhere else, "right in the others" by each small block outside passing alone,
+"nothing narrower" by the observations past the sub-batch being wrong too. Where neither the
+first observations nor a window shows a finding that holds on the whole batch, or the
+sub-batch returns no gradient or NaN where the whole batch does not, the whole batch is
+localized.
 """
 
 from __future__ import annotations
