@@ -134,6 +134,10 @@ class CheckResult:
     are fields, written into `details` under the keys of the JSON schema by `to_dict` only
     (`blocked_by`, `broke_contract` for `blocked`). `details` given with those keys (a report's
     data read back) is read into the fields. `cause` is not part of the report.
+
+    The gradient check's details are read into `gradient` (typed, strictly), and its
+    explanation, and a failure's message, are rendered from them here, wherever the result is
+    made: never taken as given.
     """
 
     name: str
