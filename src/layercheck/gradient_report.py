@@ -81,18 +81,33 @@ class Partition:
 class GradientArgument:
     """One argument of the gradient check: its name, kind ("input", "learnable", "state"),
     status, shape and labels (an input's layout format, or the first input's for a learnable
-    that broadcasts against it; else None), the partitions of its diagnosis, why it ended so
-    (`reason`, the engine's words), its worst failing probe, and the diagnosis of a failed one."""
+    that broadcasts against it; else None), why it ended so (`reason`, the engine's words), its
+    worst failing probe, and the diagnosis of a failed one, whose partitions the pictures draw."""
 
     argument: str
     kind: str
     status: Status
     shape: tuple[int, ...] = ()
     labels: str | None = None
-    partitions: tuple[Partition, ...] = ()
     reason: str = ""
     worst: Worst | None = None
     diagnosis: Diagnosis | None = None
+
+    @property
+    def partitions(self) -> tuple[Partition, ...]:
+        """The partitions its diagnosis probed, each block as a picture shades it; `said` where
+        one of its regions is stated in that partition's blocks."""
+        if self.diagnosis is None:
+            return ()
+        said = {region.unit for region in self.diagnosis.regions}
+        return tuple(
+            Partition(
+                name,
+                tuple(BlockResult(b.label, BlockVerdict(b.verdict.value), _finite(b.rel_error), b.span) for b in found),
+                name in said,
+            )
+            for name, found in self.diagnosis.blocks.items()
+        )
 
     @property
     def plane(self) -> tuple[int, int] | None:
@@ -187,7 +202,6 @@ def _argument(record: Any) -> GradientArgument:
         _status(record.get("status"), where),
         shape,
         labels,
-        () if diagnosis is None else _partitions(diagnosis),
         reading.text(record.get("reason", ""), f"the reason of {where}"),
         worst,
         diagnosis,
@@ -195,20 +209,6 @@ def _argument(record: Any) -> GradientArgument:
 
 
 _WORST = ("max_abs_error", "max_rel_error", "tolerance")
-
-
-def _partitions(diagnosis: Diagnosis) -> tuple[Partition, ...]:
-    """The partitions a diagnosis probed, each block as a picture shades it; `said` where one
-    of its regions is stated in that partition's blocks."""
-    said = {region.unit for region in diagnosis.regions}
-    return tuple(
-        Partition(
-            name,
-            tuple(BlockResult(b.label, BlockVerdict(b.verdict.value), _finite(b.rel_error), b.span) for b in found),
-            name in said,
-        )
-        for name, found in diagnosis.blocks.items()
-    )
 
 
 def _status(value: Any, where: str) -> Status:
