@@ -24,11 +24,12 @@ its memory in copies of the input, and torch's fast gradcheck in its own units, 
     Target (issue 26): at most the layer's own step + 2 copies.
 (d) Cold: the first gradient check in a fresh interpreter over the first predict + backward in
     another (imports not timed), the best of the repeats. Target (issue 17): at most 4 units.
-(e) Calls: how many predicts (forwards) and backwards each check of the whole default run made,
-    for PReLU and SReLU at the layout of (a); a call is the check's that first needed it (the
-    runner shares each call among the checks). (a) prints the gradient check's beside its ratio.
-    Issue 38's floor: one backward and two predicts for a passing gradient check; about 8
-    predicts and 5 backwards for the whole run.
+(e) The whole default run, warm: every check at the default dtypes (`check_layer(cls, layout)`)
+    of PReLU and SReLU at the layout of (a), in units of (a)'s float64 step, measured the same
+    way; and how many predicts (forwards) and backwards each check made, a call counted for the
+    check that first needed it (the runner shares each call among the checks). (a) prints the
+    gradient check's beside its ratio. Targets (issue 38): at most 15 units; the floor is one
+    backward and two predicts for a passing gradient check.
 
 Ratios, not absolute times, are the figures to read: the machines are shared and noisy.
 """
@@ -54,10 +55,11 @@ import peer_checks  # noqa: E402
 
 import layercheck  # noqa: E402
 from layercheck.checks import REGISTRY  # noqa: E402
+from layercheck.settings.options import DEFAULT_DTYPES  # noqa: E402
 
 LAYERS = {"PReLU": SAMPLES / "prelu.py", "SReLU": SAMPLES / "srelu.py"}
 GRADIENTS = "gradients_are_numerically_correct"
-TARGETS = {"warm": 2.5, "torch": 0.8, "memory": 2.0, "cold": 4.0}
+TARGETS = {"warm": 2.5, "torch": 0.8, "memory": 2.0, "cold": 4.0, "whole": 15.0}
 
 
 def _verdict(ok: bool) -> str:
@@ -118,17 +120,20 @@ class Calls:
 
 
 def calls_of_check(name: str, layout: str, checks: list[str] | None, x: Any = None) -> Calls:
-    """The calls one run of `checks` (None: every check) makes of the sample layer `name`."""
+    """The calls one run of `checks` (None: every check, at the default dtypes) makes of the
+    sample layer `name`; the gradient check's at float64 alone, as (a) measures it."""
     calls = Calls(load(name))
-    layercheck.check_layer(
-        calls.cls, layout, checks=checks, dtypes=["float64"], inputs=None if x is None else [x], seed=0
-    )
+    dtypes = ["float64"] if checks == [GRADIENTS] else None
+    layercheck.check_layer(calls.cls, layout, checks=checks, dtypes=dtypes, inputs=None if x is None else [x], seed=0)
     return calls
 
 
-def warm_units(name: str, layout: str, seeds: list[int], repeats: int) -> tuple[float, list[float], float, str]:
-    """The gradient check in units of one warm predict + backward, in this process: the median
-    over `seeds` of each seed's median ratio; each seed's; the unit in seconds; the status."""
+def warm_units(
+    name: str, layout: str, seeds: list[int], repeats: int, whole: bool = False
+) -> tuple[float, list[float], float, str]:
+    """The gradient check (`whole`: the whole default run, every check at the default dtypes)
+    in units of one warm float64 predict + backward, in this process: the median over `seeds`
+    of each seed's median ratio; each seed's; the unit in seconds; the status."""
     cls = load(name)
     shape = layercheck.parse_layout(layout)
     np.random.seed(0)
@@ -148,11 +153,14 @@ def warm_units(name: str, layout: str, seeds: list[int], repeats: int) -> tuple[
     def check(seed: int) -> float:
         nonlocal status
         start = time.perf_counter()
-        report = layercheck.check_layer(cls, layout, checks=[GRADIENTS], dtypes=["float64"], inputs=[x], seed=seed)
+        if whole:
+            report = layercheck.check_layer(cls, layout, seed=seed)
+        else:
+            report = layercheck.check_layer(cls, layout, checks=[GRADIENTS], dtypes=["float64"], inputs=[x], seed=seed)
         seconds = time.perf_counter() - start
-        result = report.result(GRADIENTS)
-        if result.status != "passed":
-            status = f"{result.status}: {result.message}"
+        failures = [check for check in report.checks if check.status not in ("passed", "skipped")]
+        if failures:
+            status = f"{failures[0].name} {failures[0].status}: {failures[0].message}"
         return seconds
 
     per_seed, units = [], []
@@ -290,10 +298,18 @@ def main() -> None:
             f"({step_s * 1e3:.0f} ms)   [target <= {TARGETS['cold']:g}] {_verdict(ratio <= TARGETS['cold'])}"
         )
 
-    print(f"(e) calls of the whole default run (float64), layout {layout}, each counted for the check that made it")
+    print(
+        f"(e) the whole default run (every check, {' and '.join(DEFAULT_DTYPES)}), warm, layout {layout}, in units of"
+    )
+    print("    the step of (a); its calls, each counted for the check that made it")
     for name in LAYERS:
+        ratio, each, unit, status = warm_units(name, layout, seeds, max(1, repeats // 2), whole=True)
         calls = calls_of_check(name, layout, None)
-        print(f"    {name}: {calls.words()} in all")
+        print(
+            f"    {name}: {ratio:.1f} units of its {unit * 1e3:.0f} ms step ({status}; {calls.words()} in all)   "
+            f"[target <= {TARGETS['whole']:g}] {_verdict(ratio <= TARGETS['whole'])}   "
+            f"seeds: {' '.join(f'{r:.1f}' for r in each)}"
+        )
         ranked = sorted(calls.counts, key=lambda c: -sum(calls.counts[c].values()))
         for check in ranked:
             declared = REGISTRY[check].calls if check in REGISTRY else ()

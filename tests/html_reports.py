@@ -54,7 +54,7 @@ def checked(path: Path, **options) -> TargetReport:
 def hostile_target() -> TargetReport:
     return TargetReport(
         HOSTILE_NAME,
-        layouts=[f"4,3:CB{SCRIPT}"],
+        layouts=["4,3:CB"],  # typed: a layout cannot carry text (a forged one is refused)
         checks=[
             CheckResult(
                 "predict_does_not_error",

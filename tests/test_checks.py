@@ -371,7 +371,7 @@ def test_layout_forms_are_equivalent():
     forms = ["6,10:CB", {"size": [6, 10], "format": "CB"}, layercheck.parse_layout("6,10:CB"), ["6,10:CB"]]
     for form in forms:
         report = layercheck.check_layer(cls, form)
-        assert report.layouts == ["6,10:CB"] and report.status == "passed"
+        assert report.layouts == [layercheck.parse_layout("6,10:CB")] and report.status == "passed"
 
 
 def test_layer_with_two_inputs_takes_one_layout_per_input():

@@ -337,7 +337,7 @@ def test_odd_numbers_and_planes_read_back_are_drawn_without_raising():
     record["diagnosis"] = diagnosis("distance from the edge", edge)
     data = {"name": GRADIENTS, "status": "failed", "message": "wrong", "details": {"arguments": [record]}}
     check = CheckResult.from_dict(data)
-    page = report_html(Report([TargetReport("t.py", checks=[check], layouts=["0,3,5,6:SSCB"])]))
+    page = report_html(Report([TargetReport("t.py", checks=[check])]))
     assert "<title>distance from the edge 0: wrong, no error recorded</title>" in page
     assert target_text(TargetReport("t.py", checks=[check])).count("X by distance from the edge") == 1
     edge[0]["rel_error"] = 10**400

@@ -423,7 +423,7 @@ def test_formats_and_layouts_of_a_str_subclass_are_taken_by_their_plain_values(f
     assert formats == ("CB",) and type(formats[0]) is str
     assert parse_layout(layout) == Layout((3, 2), "CB") and type(Layout((3, 2), fmt).format) is str
     report = layercheck.check_layer(Formatted)
-    assert report.layouts == ["3,2:CB"]
+    assert report.layouts == [layercheck.parse_layout("3,2:CB")]
     assert report.status is Status.PASSED, report.error or [c.message for c in report.failures]
     assert report.result("output_format_is_consistent").status is Status.PASSED
 

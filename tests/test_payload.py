@@ -43,7 +43,7 @@ def _job(**options) -> CheckJob:
 
 def _payload(job: CheckJob, names: list[str], **fields) -> dict:
     checks = [CheckResult(name, Status.PASSED) for name in names]
-    report = TargetReport(job.label, job.kind, [str(layout) for layout in job.layouts], checks, **fields)
+    report = TargetReport(job.label, job.kind, list(job.layouts), checks, **fields)
     return {**report.to_dict(), "traceback": "", "cause": None}
 
 
@@ -176,7 +176,7 @@ def test_a_report_of_another_target_is_the_targets_error(change, problem):
     job = _job()
     report = _checked(job, Outcome(result={**_payload(job, _expected_checks(job)), **change}))
     assert report.status is Status.ERROR and problem in report.error
-    assert report.target == job.label and report.layouts == ["4,3:CB"]
+    assert report.target == job.label and report.layouts == [parse_layout("4,3:CB")]
 
 
 def test_a_malformed_report_is_the_targets_error_never_a_crash_of_the_parent():

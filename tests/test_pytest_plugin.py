@@ -552,7 +552,7 @@ class Doubling:
 
 def test_check_layer_takes_the_example_layout_when_none_is_given():
     report = check_layer(Doubling)
-    assert report.layouts == ["3,4:CB"]
+    assert [str(layout) for layout in report.layouts] == ["3,4:CB"]
     assert report.result("gradients_are_numerically_correct").status == Status.FAILED
 
 

@@ -14,6 +14,7 @@ import pytest
 from conftest import PACKAGE
 
 import layercheck
+from layercheck.contract.layout import Layout
 from layercheck.reporters.console import ConsoleReporter, make_console
 from layercheck.reporters.json_report import report_json
 from layercheck.reporters.junit import report_junit
@@ -247,6 +248,20 @@ def test_a_report_read_back_writes_the_same_json():
     assert report_json(again) == report_json(report)
     check = again.targets[2].result("backward_does_not_error")
     assert check.status is Status.FAILED and "traceback" not in check.details and "TypeError" in check.traceback
+
+
+def test_a_reports_layouts_are_read_back_as_layouts_and_a_malformed_one_is_refused():
+    """A target's layouts are typed (`Layout`) wherever a report is made, a file's too: the
+    reports render them, the parent compares a worker's with what it asked for."""
+    target = TargetReport("t.py:T", layouts=[layercheck.parse_layout("20,32:TB:int=0..9"), "3,2:CB"])
+    again = TargetReport.from_dict(json.loads(json.dumps(target.to_dict())))
+    assert again.layouts == [Layout((20, 32), "TB", (0, 9)), Layout((3, 2), "CB")]
+    assert again.to_dict()["layouts"] == ["20,32:TB:int=0..9", "3,2:CB"]
+    for forged in (["3,2:QQ"], ["3,2"], [7]):
+        with pytest.raises(MalformedReport) as raised:
+            TargetReport.from_dict({**target.to_dict(), "layouts": forged})
+        assert str(raised.value).startswith(("the report's layout ", "an item of the report's layouts"))
+        assert "\n" not in str(raised.value)
 
 
 @pytest.mark.parametrize(

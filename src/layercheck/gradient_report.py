@@ -19,8 +19,8 @@ from enum import Enum
 from typing import Any
 
 from layercheck import gradient_wording
+from layercheck.numerics import reading
 from layercheck.numerics.blocks import EDGE_DISTANCE, PLANE_AXES  # the partitions a picture treats apart
-from layercheck.numerics.gradients import reading
 from layercheck.numerics.gradients.findings import Diagnosis, Finding, MalformedFinding, Worst
 from layercheck.status import STATUSES, Status
 

@@ -11,8 +11,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from layercheck.comparison_report import ComparisonReport
+from layercheck.contract.layout import Layout, parse_layout
 from layercheck.environment import Environment
+from layercheck.errors import UsageError
 from layercheck.gradient_report import GradientReport, MalformedDetails
+from layercheck.numerics.reading import MalformedFinding
 from layercheck.runinfo import RunInfo, RunInfoError, read_run, recorded_path
 from layercheck.safetext import (
     MESSAGE_LIMIT,
@@ -137,7 +141,8 @@ class CheckResult:
 
     The gradient check's details are read into `gradient` (typed, strictly), and its
     explanation, and a failure's message, are rendered from them here, wherever the result is
-    made: never taken as given.
+    made: never taken as given. So is the failure of a check that compares an array with what
+    it should have stayed (`compared`).
     """
 
     name: str
@@ -156,6 +161,8 @@ class CheckResult:
     # The gradient check's findings, typed for the reports' pictures: read from `details`
     # once, where the result is made (a check's, a worker's, a file's), never given.
     gradient: GradientReport | None = field(default=None, init=False, repr=False, compare=False)
+    # A comparing check's failure (an array that should have stayed as it was), typed the same way.
+    compared: ComparisonReport | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -189,6 +196,12 @@ class CheckResult:
                 # data were complex): its message, rendered then from the same findings, stays.
                 if not self.gradient.legacy:
                     self.message = _text(self.gradient.headline)
+        self.compared = ComparisonReport.of(self.name, self.details)
+        if self.compared is not None:
+            if self.status not in (Status.FAILED, Status.KNOWN):
+                raise MalformedDetails(f"a mismatch in a check that did not fail ({self.status.value})")
+            if not self.compared.legacy:
+                self.message = _text(self.compared.headline)
 
     def to_dict(self) -> dict[str, Any]:
         """The check's object of the JSON report: JSON data (`plain`), as every report, a
@@ -253,7 +266,7 @@ class CheckResult:
             )
         except MalformedReport:
             raise
-        except MalformedDetails as exc:
+        except (MalformedDetails, MalformedFinding) as exc:
             raise MalformedReport(f"{where}: {exc}") from None
         except (TypeError, ValueError, OverflowError, LookupError) as exc:  # a backstop: never another exception
             raise MalformedReport(f"{where} has details that are not a report's ({type(exc).__name__})") from None
@@ -307,7 +320,7 @@ class TargetReport:
 
     target: str
     kind: Kind = Kind.LAYER
-    layouts: list[str] = field(default_factory=list)
+    layouts: list[Layout] = field(default_factory=list)  # one per input, as checked
     checks: list[CheckResult] = field(default_factory=list)
     error: str | None = None
     traceback: str = ""
@@ -330,7 +343,8 @@ class TargetReport:
         # A name the user typed is never cut (NAME_LIMIT is generous); a class name of a
         # million characters is cut here, once, for every report.
         self.target = _text(self.target, NAME_LIMIT)
-        self.layouts = [_text(layout, NAME_LIMIT) for layout in self.layouts]
+        # Typed where given as a user gives a layout (a string, a mapping): a test, a forged report.
+        self.layouts = [parse_layout(layout) for layout in self.layouts]
         self.bound()
 
     def bound(self) -> None:
@@ -422,7 +436,7 @@ class TargetReport:
         data = {
             "target": self.target,
             "kind": self.kind.value,
-            "layouts": list(self.layouts),
+            "layouts": [str(layout) for layout in self.layouts],
             "status": self.status.value,
             "error": self.error,
             "duration_s": round(self.duration_s, 6),
@@ -477,7 +491,7 @@ class TargetReport:
         return cls(
             target=_string(fields.get("target"), "the report's target"),
             kind=Kind(kind),
-            layouts=_strings(fields.get("layouts", []), "the report's layouts"),
+            layouts=_layouts(fields.get("layouts", [])),
             checks=[CheckResult.from_dict(c, origin) for c in _items(fields.get("checks", []), "the report's checks")],
             error=None if error is None else _string(error, "the report's error"),
             traceback=_string(fields.get("traceback") or "", "the report's traceback"),
@@ -490,6 +504,17 @@ class TargetReport:
             source=where,
             cached=cached,
         )
+
+
+def _layouts(data: Any) -> list[Layout]:
+    """A report's `layouts` read back: each parsed, as a user's `--layout` is."""
+    layouts = []
+    for text in _strings(data, "the report's layouts"):
+        try:
+            layouts.append(parse_layout(text))
+        except UsageError as exc:
+            raise MalformedReport(f"the report's layout {_shown(text)}: {visible(bounded(str(exc), 200))}") from None
+    return layouts
 
 
 def _source(data: Any) -> Source | None:

@@ -23,7 +23,7 @@ def _forge():
     from layercheck.running.batch import _payload
 
     check = CheckResult("gradients\x1b[2J\nPASSED x", Status.PASSED, "\x1b]0;t\x07\nTest Summary: 9 passed")
-    data = _payload(TargetReport(job.label, job.kind, [str(layout) for layout in job.layouts], [check]))
+    data = _payload(TargetReport(job.label, job.kind, list(job.layouts), [check]))
     if MODE == "nan":
         data["duration_s"] = float("nan")
         data["checks"][0]["duration_s"] = float("inf")

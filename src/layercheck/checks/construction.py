@@ -10,6 +10,7 @@ from layercheck.checks.common import primary_dtype
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
+from layercheck.comparison_report import Compared, ComparisonReport
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -158,11 +159,12 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str,
             )
         diff = mismatch(after, value)
         if diff is not None:
+            compared = Compared.of(check_name)
+            assert compared is not None  # either check of this function compares
             return failed(
-                f"initialize changed {name!r}, which was already set: " + diff.detail(),
-                parameter=name,
-                mismatch=diff.to_dict(),
+                "",  # rendered from the details (`comparison_report`)
                 evidence=evidence,
+                **ComparisonReport(compared, name, diff).to_details(),
             )
     return passed()
 

@@ -13,6 +13,7 @@ from layercheck.checks.common import named_outputs, primary_dtype, require_backw
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
+from layercheck.comparison_report import Compared, ComparisonReport
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -168,10 +169,9 @@ def predict_is_deterministic(session: CheckContext) -> Outcome:
         diff = mismatch(b, a, atol=repeat_tolerance(a))
         if diff is not None:
             return failed(
-                "predict is not deterministic: " + diff.describe(f"{name} of the second call"),
+                "",  # rendered from the details (`comparison_report`)
                 evidence=lambda: call_evidence(session, ReproKind.REPEAT, "predict_is_deterministic", "predict", dtype),
-                output=name,
-                mismatch=diff.to_dict(),
+                **ComparisonReport(Compared.DETERMINISTIC, name, diff).to_details(),
             )
     return passed()
 
@@ -265,8 +265,7 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
             )
         if diff is not None:
             return failed(
-                f"the second forward+backward on the same layer gives another gradient of {name} "
-                "(a value cached or accumulated between calls?): " + diff.detail(),
+                "",  # rendered from the details (`comparison_report`)
                 evidence=lambda: call_evidence(
                     session,
                     ReproKind.REPEAT,
@@ -275,7 +274,6 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
                     dtype,
                     loss=sum(session.training_output_gradients(first_step.outputs, dtype), ()),
                 ),
-                argument=name,
-                mismatch=diff.to_dict(),
+                **ComparisonReport(Compared.REPEATABLE, name, diff).to_details(),
             )
     return passed()

@@ -13,6 +13,7 @@ from layercheck.checks.common import dtype_name, primary_dtype, require_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
+from layercheck.comparison_report import Compared, ComparisonReport
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.numerics import arrays
@@ -190,11 +191,11 @@ def _reset(session: CheckContext, dtype: Any, where: str = "") -> Outcome:
             )
         diff = mismatch(after, before)
         if diff is not None:
+            at = None if not where else dtype_name(dtype)
             return failed(
-                f"reset_state does not restore state {name} to its initial value{where}: " + diff.detail(),
-                state=name,
-                mismatch=diff.to_dict(),
+                "",  # rendered from the details (`comparison_report`)
                 evidence=evidence,
+                **ComparisonReport(Compared.RESTORED, name, diff, at).to_details(),
             )
         if (
             arrays.is_array(after_predict)

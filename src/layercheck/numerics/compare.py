@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from layercheck.numerics import reading
 from layercheck.numerics.arrays import fetch, is_array, machine_epsilon, namespace_of, to_host
 
 __all__ = ["Mismatch", "largest_magnitude", "mismatch", "repeat_tolerance", "scaled_atol"]
@@ -63,8 +64,8 @@ class Mismatch:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON details (their keys are kept as they were: the greatest relative difference,
-        when elsewhere, is in the message only)."""
+        """The JSON details: what `detail` says, read back by `from_dict`. The greatest relative
+        difference and its index are null where the worst element has it."""
         return {
             "mismatched": self.count,
             "total": self.total,
@@ -75,7 +76,48 @@ class Mismatch:
             "rel_diff": self.rel_diff,
             "rtol": self.rtol,
             "atol": self.atol,
+            "max_rel_diff": self.max_rel_diff,
+            "max_rel_index": None if self.max_rel_index is None else list(self.max_rel_index),
         }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Mismatch:
+        """The inverse of `to_dict`, strict, for a report's details read back (JSON: complex
+        numbers as [re, im], non-finite floats as strings) or a check's own.
+
+        Raises:
+            MalformedFinding: one line that says what does not fit.
+        """
+        fields = reading.mapping(data, "a mismatch")
+        unknown = sorted(set(fields) - _MISMATCH_KEYS)
+        if unknown or not _MISMATCH_REQUIRED <= set(fields):
+            raise reading.MalformedFinding(
+                f"a mismatch has the keys {', '.join(sorted(map(str, fields)))}, not {', '.join(sorted(_MISMATCH_KEYS))}"
+            )
+        count, total = reading.whole(fields["mismatched"], "mismatched"), reading.whole(fields["total"], "total")
+        if not 0 < count <= total:
+            raise reading.MalformedFinding(f"a mismatch of {count} of {total} element(s)")
+        where = fields.get("max_rel_index")
+        return cls(
+            count,
+            total,
+            reading.indices(fields["worst_index"], "worst_index"),
+            reading.number(fields["actual"], "actual"),
+            reading.number(fields["expected"], "expected"),
+            reading.real(fields["abs_diff"], "abs_diff"),
+            reading.real(fields["rel_diff"], "rel_diff"),
+            reading.real(fields["rtol"], "rtol"),
+            reading.real(fields["atol"], "atol"),
+            None if fields.get("max_rel_diff") is None else reading.real(fields["max_rel_diff"], "max_rel_diff"),
+            None if where is None else reading.indices(where, "max_rel_index"),
+        )
+
+
+_MISMATCH_REQUIRED = frozenset(
+    {"mismatched", "total", "worst_index", "actual", "expected", "abs_diff", "rel_diff", "rtol", "atol"}
+)
+# The greatest relative difference, additive keys: a report of an earlier version lacks them.
+_MISMATCH_KEYS = _MISMATCH_REQUIRED | {"max_rel_diff", "max_rel_index"}
 
 
 def _fmt(x: complex, digits: int = 6) -> str:

@@ -211,7 +211,7 @@ class ConsoleReporter:
 
     @staticmethod
     def _head(report: TargetReport) -> Text:
-        layouts = _LAYOUTS.join(report.layouts) or "no layout"
+        layouts = _LAYOUTS.join(map(str, report.layouts)) or "no layout"
         return Text.assemble(visible(report.target), (f" ({report.kind}, {visible(layouts)})", "dim"))
 
     def target(self, report: TargetReport) -> None:

@@ -131,7 +131,7 @@ def _check(check: CheckResult, target: TargetReport) -> str:
 
 def _target(target: TargetReport, index: int) -> str:
     status = target.status
-    layouts = _LAYOUTS.join(target.layouts) or "no layout"
+    layouts = _LAYOUTS.join(map(str, target.layouts)) or "no layout"
     # A cached verdict keeps the time its checks took when they ran, said so beside it.
     took = _seconds(target.duration_s) + (" (cached)" if target.cached else "")
     meta = f"{target.kind.value} · {layouts} · {_counts(target)} · {took}"

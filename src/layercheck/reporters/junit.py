@@ -96,7 +96,8 @@ def suite_names(report: Report) -> list[str]:
     check the same layer at two layouts) so that CI keeps the suites apart."""
     labels = [t.target for t in report.targets]
     return [
-        f"{t.target} [{_LAYOUTS.join(t.layouts)}]" if labels.count(t.target) > 1 else t.target for t in report.targets
+        f"{t.target} [{_LAYOUTS.join(map(str, t.layouts))}]" if labels.count(t.target) > 1 else t.target
+        for t in report.targets
     ]
 
 
@@ -128,7 +129,7 @@ def _testsuite(
     properties = ET.SubElement(suite, "properties")
     for key, value in (
         ("kind", target.kind.value),
-        ("layouts", _LAYOUTS.join(target.layouts)),
+        ("layouts", _LAYOUTS.join(map(str, target.layouts))),
         ("status", target.status.value),
         ("cached", "true" if target.cached else "false"),  # the time is the run's that checked it
     ):

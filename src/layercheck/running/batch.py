@@ -419,7 +419,7 @@ class CheckJob:
             report = self._report(checks=done, error=error, traceback=failure.traceback, cause=failure.cause)
         else:
             look_once_freed(report, guard)
-            report.layouts = [str(layout) for layout in self.layouts]  # a pair's learnables' too, as asked
+            report.layouts = list(self.layouts)  # a pair's learnables' too, as asked
             payload = _payload(_process_errors(report))
             if before is not None:
                 sources = dict(at_import)
@@ -435,7 +435,7 @@ class CheckJob:
         return _payload(report)
 
     def _report(self, **fields: Any) -> TargetReport:
-        return TargetReport(self.label, self.kind, [str(layout) for layout in self.layouts], **fields)
+        return TargetReport(self.label, self.kind, list(self.layouts), **fields)
 
 
 class _OutOfMemory(Exception):
@@ -1183,7 +1183,7 @@ _TAMPERED = " (a layer that tampers with layercheck's process?)"
 
 
 def _report_of(job: CheckJob, checks: Sequence[CheckResult] = (), **fields: Any) -> TargetReport:
-    return TargetReport(job.label, job.kind, [str(layout) for layout in job.layouts], list(checks), **fields)
+    return TargetReport(job.label, job.kind, list(job.layouts), list(checks), **fields)
 
 
 def _expected_checks(job: CheckJob) -> list[str]:
@@ -1209,8 +1209,8 @@ def _unexpected_report(job: CheckJob, report: TargetReport, cached: bool = False
     if report.kind is not expected.kind:
         return f"it is the report of a {report.kind}, not of a {expected.kind}"
     if report.layouts != expected.layouts:
-        shown = visible(bounded(", ".join(report.layouts), 100))
-        return f"it was checked with the layouts {shown}, not {', '.join(expected.layouts)}"
+        shown = visible(bounded(", ".join(map(str, report.layouts)), 100))
+        return f"it was checked with the layouts {shown}, not {', '.join(map(str, expected.layouts))}"
     return _unexpected_checks(_expected_checks(job), [c.name for c in report.checks], complete=report.error is None)
 
 

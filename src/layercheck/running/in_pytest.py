@@ -194,7 +194,7 @@ class PluginRun:
         """The command that checks this target (`check` alone, when given) as the item did."""
         words = ["layercheck", "run", report.target]
         for layout in report.layouts:
-            words += ["--layout", layout]
+            words += ["--layout", str(layout)]
         if self.config_path:
             words += ["--config", self.config_path]
         if check is not None and check != INTEGRITY_CHECK:  # not a check that --checks names

@@ -204,7 +204,7 @@ def _run_target(
     looked: bool,
 ) -> TargetReport:
     start = perf_counter()
-    report = TargetReport(label, kind, [str(layout) for layout in layouts])
+    report = TargetReport(label, kind, list(layouts))
     checks = select_checks(options)
 
     def record(result: CheckResult) -> None:

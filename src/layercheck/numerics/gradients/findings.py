@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from layercheck.numerics.gradients import reading
-from layercheck.numerics.gradients.reading import MalformedFinding
+from layercheck.numerics import reading
+from layercheck.numerics.reading import MalformedFinding
 
 __all__ = [
     "AcrossObservations",

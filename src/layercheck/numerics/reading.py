@@ -1,8 +1,8 @@
-"""Strict readers of the gradient check's details as JSON holds them (`results.plain`: complex
+"""Strict readers of a check's typed details as JSON holds them (`results.plain`: complex
 numbers as [re, im], non-finite floats as "inf", "-inf" or "nan") or as the check holds them
 (Python and NumPy numbers): each returns the value typed, or raises `MalformedFinding` with one
-line that says what does not fit. `findings` reads its types with them, `gradient_report` the
-rest of the details."""
+line that says what does not fit. The gradient check's findings (`gradients.findings`,
+`gradient_report`) and a mismatch (`compare.Mismatch`) are read with them."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ __all__ = [
 
 
 class MalformedFinding(ValueError):
-    """Data that is not a finding as `Finding.to_dict` writes it: `str()` says what, in one line."""
+    """Data that is not a finding as its `to_dict` writes it: `str()` says what, in one line."""
 
 
 def shown(value: Any) -> str:
