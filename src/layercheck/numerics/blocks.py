@@ -171,14 +171,22 @@ def describe_border(shape: tuple[int, ...], labels: str, depth: int) -> str:
     return ", ".join(f"{word}s {span(shape[axis])}" for axis, word in words)
 
 
-def edges(value: Any, labels: str) -> list[Block]:
-    """The first and the last slice along each spatial axis ("row 0", "column 7")."""
+def edges(value: Any, labels: str, corners: bool = True) -> list[Block]:
+    """The first and the last slice along each spatial axis ("row 0", "column 7"); without
+    `corners`, each without the first and last index of the other spatial axes (the cells it
+    shares with the edges across it)."""
     xp = namespace_of(value)
     shape = tuple(value.shape)
+    words = spatial_words(labels)
     found = []
-    for axis, word in spatial_words(labels):
+    for axis, word in words:
         for index in (0, shape[axis] - 1):
-            found.append(Block(f"{word} {index}", axis_mask(shape, axis, index, index + 1, xp)))
+            mask = axis_mask(shape, axis, index, index + 1, xp)
+            if not corners:
+                for other, _ in words:
+                    if other != axis:
+                        mask &= axis_mask(shape, other, 1, shape[other] - 1, xp)
+            found.append(Block(f"{word} {index}", mask))
     return found
 
 

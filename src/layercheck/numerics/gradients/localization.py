@@ -49,6 +49,10 @@ CONFIRMATION_BUDGET = 24
 _CANDIDATES = 3  # screened partitions confirmed, the most specific first
 _EXAMPLES = 4  # elements measured one at a time for a large argument
 _MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little about where it is wrong
+# The most blocks of the partitions besides the labelled axes': the distance from the edge (4),
+# the sign (2), the value ranges (8), and each spatial axis (8).
+_REGION_BLOCKS = 4 + 2 + 8
+_SPATIAL_BLOCKS = 8
 # How far the wrong blocks' errors must stand above what the right blocks' probes resolve, each
 # relative to its own block, for a region to be said (`_separated`).
 _SEPARATION = 25.0
@@ -173,6 +177,26 @@ def _candidate_share(cells: list[_Cell]) -> float | None:
     return _share(_union([c.block.mask for c in cells if c.verdict is BlockVerdict.WRONG]))
 
 
+def _most_specific(found: list[_Found]) -> list[_Found]:
+    """The regions proven, the smallest first, without those that hold a smaller one: a border
+    3 deep that holds the one column wrong (column 5 of 8) is true of it, and says less; read
+    beside it, it would send a user to the border. Regions of the same elements (the border
+    of a signal and its first and last positions) are the same claim in other words: kept."""
+    kept: list[_Found] = []
+    for region in found:
+        if not any(
+            smaller.region.share < region.region.share and _holds(region.mask, smaller.mask) for smaller in kept
+        ):
+            kept.append(region)
+    return kept
+
+
+def _holds(mask: Any, smaller: Any) -> bool:
+    """Whether `mask` holds every element of `smaller`."""
+    (outside,) = fetch(namespace_of(smaller).count_nonzero(smaller & ~mask))
+    return int(outside) == 0
+
+
 def _indices(spans: list[tuple[int, int | None] | None]) -> int:
     """How many indices the closed spans cover (open and missing ones count none)."""
     return sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
@@ -190,6 +214,17 @@ def _named_blocks(value: Any, labels: str | None) -> int:
     return sum(min(n, partitions.AXIS_CELLS) for n in sizes if n > 1)
 
 
+def _screens(value: Any, labels: str | None) -> int:
+    """Probes for the screens, a function of the argument's shape and labels alone: each block
+    of every partition once (`Localization._partitions`), however many channels come first,
+    a quarter more for the probes a screen repeats (a step adapted, a larger step against
+    round-off), and at least LOCALIZATION_BUDGET."""
+    named = _named_blocks(value, labels)
+    spatial = len(partitions.spatial_words(labels)) if labels is not None and len(labels) == value.ndim else 0
+    blocks = named + _REGION_BLOCKS + _SPATIAL_BLOCKS * spatial
+    return max(LOCALIZATION_BUDGET, 2 * named, blocks + -(-blocks // 4))
+
+
 class Localization:
     """Where one failed argument's gradient is wrong, and by what factor there."""
 
@@ -205,10 +240,11 @@ class Localization:
         self.table = evidence.elements(index)
         self.origin = origin
         self._spent = 0  # localization probes spent
-        # Probes for the screens: each block of every labelled axis once, and as many again for
-        # the other partitions, however many blocks those axes have (LOCALIZATION_BUDGET where
-        # they have few): a channel, an observation or a time step is found at any size.
-        self._screens = max(LOCALIZATION_BUDGET, 2 * _named_blocks(self.value, self.labels))
+        # Probes for the screens: each block of every partition once, however many blocks the
+        # labelled axes have: a channel, an observation, a time step or a column is found at any
+        # size (20 channels and 8 observations once left a column's blocks unscreened, and a
+        # last column wrong read as the whole border).
+        self._screens = _screens(self.value, self.labels)
         self._ranges: list[tuple[tuple[float, float], Block]] = []  # the value ranges, once cut
         # The elements of the region the finding states, once `run` found one (None: none, or
         # a region of elements measured one by one, which has no mask), and of each of its
@@ -278,7 +314,7 @@ class Localization:
                 found.append(region)
             measured[partition.unit] = tuple(c.record() for c in cells)
         found.sort(key=lambda f: f.region.share)
-        return found, measured
+        return _most_specific(found), measured
 
     def _partitions(self) -> Iterator[Partition]:
         """In the order they are paid for from the budget: the named axes, then regions; each
@@ -429,11 +465,25 @@ class Localization:
 
     def _wrong_edges(self) -> tuple[str, ...]:
         """The edges (first and last row, column) of a gradient wrong at the border: those
-        wrong, where some are right."""
-        strips = Partition("edge", tuple(partitions.edges(self.value, self.labels or "")))
+        wrong, where some are right. Edges cross at the corners: an edge is said wrong only
+        where it is wrong without them too (a last column wrong makes the first and last rows
+        wrong at their last cell, and they are not said)."""
+        labels = self.labels or ""
+        strips = Partition("edge", tuple(partitions.edges(self.value, labels)))
+        inner = Partition("edge", tuple(partitions.edges(self.value, labels, corners=False)))
+        # Probes of their own: the screens may be spent (a screen and a confirmation each).
+        self._screens = max(self._screens, self._spent) + 2 * (len(strips.blocks) + len(inner.blocks))
         judged = self._confirm(strips, self._judge(strips, "edges"))
-        wrong = tuple(c.block.label for c in judged if c.verdict is BlockVerdict.WRONG)
-        return wrong if wrong and len(wrong) < len(judged) else ()
+        if any(c.verdict is BlockVerdict.UNDECIDED for c in judged):
+            return ()
+        wrong = [c.block.label for c in judged if c.verdict is BlockVerdict.WRONG]
+        if len(partitions.spatial_words(labels)) > 1:
+            inside = self._confirm(inner, self._judge(inner, "edges without corners"))
+            verdicts = {c.block.label: c.verdict for c in inside}
+            if any(verdicts[label] is BlockVerdict.UNDECIDED for label in wrong):
+                return ()
+            wrong = [label for label in wrong if verdicts[label] is BlockVerdict.WRONG]
+        return tuple(wrong) if wrong and len(wrong) < len(judged) else ()
 
     def _value_region(self, cells: list[_Cell], mask: Any, share: float, separated: bool) -> _Found | None:
         ranges = [span for span, _ in self._ranges]  # the value-range partition's own cuts
