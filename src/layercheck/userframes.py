@@ -18,10 +18,13 @@ import sys
 import sysconfig
 import traceback
 from collections.abc import Collection
+from typing import TypeVar
 
 from layercheck.devices import no_device_hint
 from layercheck.portability import hint_for
 from layercheck.safetext import TRACEBACK_LIMIT, bounded, exception_text
+
+_E = TypeVar("_E", bound=BaseException)
 
 __all__ = [
     "being_handled",
@@ -32,6 +35,7 @@ __all__ = [
     "stack_location",
     "user_stack",
     "user_traceback",
+    "detached",
     "without_traceback",
 ]
 
@@ -110,6 +114,15 @@ def without_traceback(exc: BaseException) -> None:
         BaseException.with_traceback(exc, None)
     except Exception:  # noqa: BLE001 - an exception that keeps its traceback keeps a cycle, nothing worse
         pass
+
+
+def detached(exc: _E, outside: Collection[int] = ()) -> _E:
+    """`exc`, and the exceptions it chains, without their tracebacks, kept for their words and
+    their cause alone (their frames hold the locals of whoever keeps them: a cycle); those in
+    `outside` (a caller's, `being_handled`) left as they are."""
+    for one in chained(exc, outside):
+        without_traceback(one)
+    return exc
 
 
 def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:

@@ -22,14 +22,7 @@ from layercheck.errors import ContractError
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Blocked, Call, Cause, cause_of
-from layercheck.userframes import (
-    being_handled,
-    chained,
-    exception_summary,
-    last_user_frame,
-    user_traceback,
-    without_traceback,
-)
+from layercheck.userframes import being_handled, detached, exception_summary, last_user_frame, user_traceback
 
 __all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
 
@@ -95,19 +88,11 @@ def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:
     try:
         return Step(what, fn())
     except (ContractError, ConventionError) as exc:
-        return Step(what, error=CallError(method, _detached(exc, outside), ""))
+        return Step(what, error=CallError(method, detached(exc, outside), ""))
     except BaseException as exc:  # the user's code: a KeyboardInterrupt it raises is its own
         reraise_if_interrupt(exc)
         text, where = user_traceback(exc), last_user_frame(exc)
-        return Step(what, error=CallError(method, _detached(exc, outside), text, where))
-
-
-def _detached(exc: BaseException, outside: frozenset[int]) -> BaseException:
-    """`exc`, and the exceptions it chains, without their tracebacks (see `CallError`); those
-    in `outside` (a caller's) left as they are."""
-    for one in chained(exc, outside):
-        without_traceback(one)
-    return exc
+        return Step(what, error=CallError(method, detached(exc, outside), text, where))
 
 
 @dataclass(frozen=True)

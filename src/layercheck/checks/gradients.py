@@ -47,7 +47,7 @@ from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Blocked, Call, Kind, Status, cause_of
 from layercheck.safetext import exception_text
-from layercheck.userframes import being_handled, chained, without_traceback
+from layercheck.userframes import being_handled, detached
 
 __all__ = [
     "ArgumentRecord",
@@ -514,7 +514,9 @@ def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Bas
         try:
             problem, baseline, tol = build_problem(session, dtype, measure)
         except _CannotRun as exc:
-            failures.append((dtype, _without_tracebacks(exc, outside)))
+            # Kept for the words and the cause alone: with their tracebacks, whose frames hold
+            # this one's locals, they made a cycle that kept the session and its arrays alive.
+            failures.append((dtype, detached(exc, outside)))
             continue
         fallback = None if dtype == widest else f"could not run in {widest} ({failures[0][1]}); checked in {dtype}"
         finding = session.measured_precision(dtype)
@@ -538,16 +540,6 @@ def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Bas
         blocked=Blocked(Call(methods.pop())) if len(methods) == 1 and None not in methods else None,
         cause=next((cause_of(exc) for _, exc in failures if cause_of(exc) is not None), None),
     )
-
-
-def _without_tracebacks(exc: _CannotRun, outside: frozenset[int]) -> _CannotRun:
-    """`exc` and the exceptions it chains without their tracebacks, but those of `outside` (a
-    caller's, which it chains as their context): kept for their words and their cause alone.
-    Their frames hold this one's locals, which hold them: a cycle that kept the session, and
-    every array it holds, until the cyclic collector ran."""
-    for one in chained(exc, outside):
-        without_traceback(one)  # through BaseException's own: a layer's exception may refuse writes
-    return exc
 
 
 def _is_deterministic(problem: GradientProblem, baseline: Baseline) -> bool:
