@@ -42,6 +42,27 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def report_json(*reports: Any) -> dict[str, Any]:
+    """The JSON report of these `TargetReport`s, as a reader loads it."""
+    import json
+
+    from layercheck.results import Report
+
+    return json.loads(json.dumps(Report(list(reports)).to_dict()))  # type: ignore[no-any-return]
+
+
+def schema_errors(data: dict[str, Any]) -> list[str]:
+    """What the published JSON Schema (docs/report.schema.json) says is wrong with a JSON
+    report (the test is skipped without jsonschema)."""
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "docs" / "report.schema.json").read_text(encoding="utf-8"))
+    return [error.message for error in jsonschema.Draft202012Validator(schema).iter_errors(data)]
+
+
 TESTS = REPO / "tests"
 CORPUS = TESTS / "corpus"
 LAYERS = TESTS / "layers"
@@ -208,7 +229,7 @@ TIERS = {
     ),
     "interpreter": "cache forkserver_attacks hostile_gate idioms integrity isolation lookups reads reaping",
     "numerics": (
-        "checks comparison_report complex conventions corpus diagnosis findings fuzz gradient_engine non_finite_move nothing_lost "
+        "checks comparison_report size_report problems observation_report complex conventions corpus diagnosis findings fuzz gradient_engine non_finite_move nothing_lost "
         "observations operations real_layers samples verdicts"
     ),
     "cupy": "cupy_refusals cupy_rooms devices fake_cupy gpu",

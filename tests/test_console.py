@@ -16,7 +16,7 @@ from html_reports import diagnosis
 from rich.console import Console
 
 import layercheck
-from layercheck.gradient_report import GradientReport, MalformedDetails
+from layercheck.findings.gradient import GradientReport, MalformedDetails
 from layercheck.reporters.console import ConsoleReporter, Verbosity
 from layercheck.reporters.pictures import pictures_of
 from layercheck.results import CheckResult, Report, Status, TargetReport

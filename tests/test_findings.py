@@ -10,7 +10,7 @@ import pytest
 from conftest import CORPUS, GRADIENTS, load_layer
 
 import layercheck
-from layercheck import gradient_wording as wording
+from layercheck.findings import gradient_wording as wording
 from layercheck.numerics.gradients.claims import name_factor, sizes
 from layercheck.numerics.gradients.diagnosis import group
 from layercheck.numerics.gradients.findings import (

@@ -1,6 +1,6 @@
 """Outputs finite at the drawn inputs and NaN one finite-difference step away (issue 27): the
 gradient check stays `incomplete` and says where the outputs went NaN or infinite, from the
-engine's typed record (`findings.NonFiniteMove`, worded by `gradient_wording`)."""
+engine's typed record (`findings.NonFiniteMove`, worded by `findings.gradient_wording`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from conftest import GRADIENTS
 
 import layercheck
-from layercheck.gradient_wording import non_finite_move_text
+from layercheck.findings.gradient_wording import non_finite_move_text
 from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput
 from layercheck.results import Status
 

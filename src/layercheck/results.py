@@ -7,15 +7,19 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from layercheck.comparison_report import ComparisonReport
 from layercheck.contract.layout import Layout, parse_layout
 from layercheck.environment import Environment
 from layercheck.errors import UsageError
-from layercheck.gradient_report import GradientReport, MalformedDetails
+from layercheck.findings import problems
+from layercheck.findings.comparison import ComparisonReport
+from layercheck.findings.gradient import GradientReport, MalformedDetails
+from layercheck.findings.observations import ObservationReport
+from layercheck.findings.problems import Problem
+from layercheck.findings.sizes import SizeReport
 from layercheck.numerics.reading import MalformedFinding
 from layercheck.runinfo import RunInfo, RunInfoError, read_run, recorded_path
 from layercheck.safetext import (
@@ -142,7 +146,9 @@ class CheckResult:
     The gradient check's details are read into `gradient` (typed, strictly), and its
     explanation, and a failure's message, are rendered from them here, wherever the result is
     made: never taken as given. So is the failure of a check that compares an array with what
-    it should have stayed (`compared`).
+    it should have stayed (`compared`), of backward_is_consistent_in_size (`sizes`), of a batch
+    compared with its observations alone (`observations`), and of a
+    check that found one problem with a value a method returned (`problem`: a state, a type).
     """
 
     name: str
@@ -163,6 +169,12 @@ class CheckResult:
     gradient: GradientReport | None = field(default=None, init=False, repr=False, compare=False)
     # A comparing check's failure (an array that should have stayed as it was), typed the same way.
     compared: ComparisonReport | None = field(default=None, init=False, repr=False, compare=False)
+    # backward_is_consistent_in_size's failure (gradients of no numbers or the wrong shape), the same.
+    sizes: SizeReport | None = field(default=None, init=False, repr=False, compare=False)
+    # A batch's results that differ from its observations' alone, the same.
+    observations: ObservationReport | None = field(default=None, init=False, repr=False, compare=False)
+    # A failure that is one problem with one value a method returned (a state, a type), the same.
+    problem: Problem | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -197,11 +209,24 @@ class CheckResult:
                 if not self.gradient.legacy:
                     self.message = _text(self.gradient.headline)
         self.compared = ComparisonReport.of(self.name, self.details)
-        if self.compared is not None:
+        self.sizes = SizeReport.of(self.name, self.details)
+        self.observations = ObservationReport.of(self.name, self.details)
+        self.problem = problems.read(self.name, self.details)
+        typed: tuple[tuple[_Rendered | None, str], ...] = (
+            (self.compared, "a mismatch"),
+            (self.sizes, "a size problem"),
+            (self.observations, "a difference from the observations alone"),
+            (self.problem, "a problem"),
+        )
+        for found, what in typed:
+            if found is None:
+                continue
             if self.status not in (Status.FAILED, Status.KNOWN):
-                raise MalformedDetails(f"a mismatch in a check that did not fail ({self.status.value})")
-            if not self.compared.legacy:
-                self.message = _text(self.compared.headline)
+                raise MalformedDetails(f"{what} in a check that did not fail ({self.status.value})")
+            # A report of an earlier version lacks what the sentence needs: the message it
+            # carries, made then from the same data, stays.
+            if not found.legacy:
+                self.message = _text(found.headline)
 
     def to_dict(self) -> dict[str, Any]:
         """The check's object of the JSON report: JSON data (`plain`), as every report, a
@@ -270,6 +295,16 @@ class CheckResult:
             raise MalformedReport(f"{where}: {exc}") from None
         except (TypeError, ValueError, OverflowError, LookupError) as exc:  # a backstop: never another exception
             raise MalformedReport(f"{where} has details that are not a report's ({type(exc).__name__})") from None
+
+
+class _Rendered(Protocol):
+    """A check's failure typed, whose message is rendered from it (unless `legacy`)."""
+
+    @property
+    def legacy(self) -> bool: ...
+
+    @property
+    def headline(self) -> str: ...
 
 
 def _blocked(call: Any, broke_contract: Any) -> Blocked | None:

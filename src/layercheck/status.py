@@ -1,7 +1,7 @@
 """How a check ended, or a target that could not be checked: the statuses every report writes,
 the causes that tell about the process rather than the layer, and what a target is.
 
-Apart from `results`, which re-exports them, so that what the results hold (`gradient_report`)
+Apart from `results`, which re-exports them, so that what the results hold (`findings.gradient`)
 and the numerics that compute them can name a status or a cause without importing the results
 that hold them."""
 

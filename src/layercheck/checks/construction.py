@@ -10,9 +10,9 @@ from layercheck.checks.common import primary_dtype
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
-from layercheck.comparison_report import Compared, ComparisonReport
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.comparison import Compared, ComparisonReport
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
@@ -162,7 +162,7 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str,
             compared = Compared.of(check_name)
             assert compared is not None  # either check of this function compares
             return failed(
-                "",  # rendered from the details (`comparison_report`)
+                "",  # rendered from the details (`findings.comparison`)
                 evidence=evidence,
                 **ComparisonReport(compared, name, diff).to_details(),
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from layercheck.checks.common import (
@@ -17,6 +16,7 @@ from layercheck.checks.common import (
 from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
+from layercheck.findings.problems import NonFinite, SizesDiffer
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Blocked, Call, Kind
@@ -90,11 +90,10 @@ def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
     require_arrays(trained, "forward")
     for (name, p), (_, f) in zip(predicted, trained):
         if p.shape != f.shape:
+            # Its message is rendered from the problem where the result is made (`CheckResult`).
             return failed(
-                f"{name} has shape {tuple(f.shape)} from forward but {tuple(p.shape)} from predict",
-                output=name,
-                forward_shape=list(f.shape),
-                predict_shape=list(p.shape),
+                "",
+                **SizesDiffer(name, tuple(f.shape), tuple(p.shape)).to_details(),
                 evidence=functools.partial(
                     call_evidence, session, ReproKind.SIZES, "forward_predict_are_consistent_in_size", "forward", dtype
                 ),
@@ -117,20 +116,16 @@ def _nonfinite(session: CheckContext, method: str) -> Outcome | None:
             if bool(bad.any()):
                 first = tuple(int(i) for i in arrays.to_host(xp.argwhere(bad)[0]).tolist())
                 n_nan, n_inf = int(xp.count_nonzero(xp.isnan(y))), int(xp.count_nonzero(xp.isinf(y)))
-                message = (
-                    f"{method} output {name} has {n_nan} NaN and {n_inf} infinite value(s) of {y.size} "
-                    f"with {dtype_name(dtype)} inputs (first at index {first})"
-                )
+                # Where no input domain is declared, the layer may be defined on part of the
+                # real line only: its message says how to declare it.
+                undeclared = all(d == (None, None) for d in session.input_domains())
+                problem = NonFinite(method, name, dtype_name(dtype), n_nan, n_inf, int(y.size), first, undeclared)
                 return failed(
-                    message,
+                    "",
                     evidence=functools.partial(
                         call_evidence, session, ReproKind.FINITE, "outputs_are_finite", method, dtype
                     ),
-                    method=method,
-                    output=name,
-                    nan=n_nan,
-                    inf=n_inf,
-                    first_index=list(first),
+                    **problem.to_details(),
                 )
         return None
 
@@ -152,9 +147,6 @@ def outputs_are_finite(session: CheckContext) -> Outcome:
         ran = ran or any(session.step(method, d).ok for d in session.options.dtypes)
         problem = _nonfinite(session, method)
         if problem:
-            if all(d == (None, None) for d in session.input_domains()):
-                hint = "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
-                problem = dataclasses.replace(problem, message=problem.message + hint)
             return problem
     if not ran:
         raise Incomplete(f"not checked: {methods[0]} failed at every tested dtype", blocked=Blocked(Call(methods[0])))

@@ -8,6 +8,7 @@ returns from CuPy inputs must be a CuPy array of the tested precision.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -250,7 +251,6 @@ def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
             expected = expected_dtype(dtype, allowed, value) if arrays.is_array(value) else None
             problem = type_problem(f"{what} {name}", value, expected, dtype, cupy)
             if problem:
-                return failed(
-                    problem.sentence() + " (on the GPU)", evidence=evidence, output=name, dtype=dtype_name(dtype)
-                )
+                on_gpu = dataclasses.replace(problem, on_gpu=True)
+                return failed("", evidence=evidence, output=name, dtype=dtype_name(dtype), **on_gpu.to_details())
     return passed(status.reason)

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from layercheck import gradient_wording as wording
 from layercheck.checks import subsets
 from layercheck.checks.common import require_backward
 from layercheck.checks.context import CheckContext
@@ -23,6 +22,7 @@ from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed,
 from layercheck.clock import monotonic
 from layercheck.contract.adapter import Adapter, Outputs, not_numbers
 from layercheck.errors import USER_ERRORS
+from layercheck.findings import gradient_wording as wording
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance

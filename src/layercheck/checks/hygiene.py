@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,11 +12,12 @@ from layercheck.checks.common import named_outputs, primary_dtype, require_backw
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
-from layercheck.comparison_report import Compared, ComparisonReport
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.comparison import Compared, ComparisonReport
+from layercheck.findings.problems import Modification
 from layercheck.numerics import arrays
-from layercheck.numerics.compare import Mismatch, mismatch, repeat_tolerance
+from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Call, Kind, cause_of
 from layercheck.userframes import exception_summary
@@ -31,38 +31,18 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Modification:
-    """An argument `name` that a call changed: replaced by another value (`was` and `became`,
-    as `arrays.describe` says them), or by another array of its shape (`rebound`: a learnable
-    or state the layer set anew), or modified in place (its `mismatch` with the original)."""
-
-    name: str
-    mismatch: Mismatch | None = None
-    was: str = ""
-    became: str = ""
-    rebound: bool = False
-
-    def sentence(self) -> str:
-        if self.mismatch is None:
-            return f"{self.name} was replaced ({self.was} became {self.became})"
-        if self.rebound:
-            return f"{self.name} was set to another array on the layer: " + self.mismatch.detail()
-        return f"{self.name} was modified in place: " + self.mismatch.detail()
-
-
 def _modified(
-    before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]], replaced: Sequence[bool] = ()
+    method: str, before: Sequence[tuple[str, Any]], after: Sequence[tuple[str, Any]], replaced: Sequence[bool] = ()
 ) -> Modification | None:
     rebound = list(replaced) + [False] * (len(before) - len(replaced))
     for (name, old), (_, new), anew in zip(before, after, rebound):
         if not arrays.is_array(old) or new is old:  # the session keeps what a call left as it was
             continue
         if not arrays.is_array(new) or new.shape != old.shape:
-            return Modification(name, was=arrays.describe(old), became=arrays.describe(new))
+            return Modification(method, name, was=arrays.describe(old), became=arrays.describe(new))
         diff = mismatch(new, old)
         if diff is not None:
-            return Modification(name, diff, rebound=anew)
+            return Modification(method, name, diff, rebound=anew)
     return None
 
 
@@ -75,7 +55,7 @@ def _left_modified(session: CheckContext, method: str, names: list[str]) -> Modi
     """What the session's step of `method` (at the primary dtype: a fresh layer given fresh
     inputs, as a check of its own would call it) modified of its arguments, or None."""
     seen = session.call_arguments(method, primary_dtype(session))
-    return _modified(list(zip(names, seen.before)), list(zip(names, seen.after)), seen.replaced)
+    return _modified(method, list(zip(names, seen.before)), list(zip(names, seen.after)), seen.replaced)
 
 
 def _mutation_evidence(session: CheckContext, method: str) -> LazyEvidence:
@@ -95,10 +75,8 @@ def _mutation_evidence(session: CheckContext, method: str) -> LazyEvidence:
 
 def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     problem = _left_modified(session, method, _argument_names(session.reference))
-    if problem:
-        return failed(
-            f"{method} modifies its arguments: {problem.sentence()}", evidence=_mutation_evidence(session, method)
-        )
+    if problem:  # its message is rendered from the problem where the result is made (`CheckResult`)
+        return failed("", evidence=_mutation_evidence(session, method), **problem.to_details())
     return passed()
 
 
@@ -137,9 +115,7 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     names += [layer.d(n) for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
     problem = _left_modified(session, "backward", names)
     if problem:
-        return failed(
-            f"backward modifies its arguments: {problem.sentence()}", evidence=_mutation_evidence(session, "backward")
-        )
+        return failed("", evidence=_mutation_evidence(session, "backward"), **problem.to_details())
     return passed()
 
 
@@ -169,7 +145,7 @@ def predict_is_deterministic(session: CheckContext) -> Outcome:
         diff = mismatch(b, a, atol=repeat_tolerance(a))
         if diff is not None:
             return failed(
-                "",  # rendered from the details (`comparison_report`)
+                "",  # rendered from the details (`findings.comparison`)
                 evidence=lambda: call_evidence(session, ReproKind.REPEAT, "predict_is_deterministic", "predict", dtype),
                 **ComparisonReport(Compared.DETERMINISTIC, name, diff).to_details(),
             )
@@ -265,7 +241,7 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
             )
         if diff is not None:
             return failed(
-                "",  # rendered from the details (`comparison_report`)
+                "",  # rendered from the details (`findings.comparison`)
                 evidence=lambda: call_evidence(
                     session,
                     ReproKind.REPEAT,

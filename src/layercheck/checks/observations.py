@@ -11,9 +11,8 @@ fixed size are shared by every observation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,14 @@ from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, c
 from layercheck.checks.subsets import Split, split_by_observation, subset_inputs, subset_layer, take
 from layercheck.contract.adapter import Adapter, Outputs
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.observations import (
+    Differences,
+    Interaction,
+    NotSummed,
+    ObservationReport,
+    Observed,
+    not_repeatable,
+)
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
@@ -85,56 +92,6 @@ def _gradient_tolerances(
     return tolerances, coarse
 
 
-class Interaction(Enum):
-    """Why observations that differ alone do, as far as it was shown."""
-
-    MIXES = "mixes"  # changing the other observations changed the first one's results
-    PLACE = "place"  # it did not: the batch's size or the observation's place
-    RANDOM = "random"  # the method itself is not repeatable: nothing follows from the comparison
-    UNKNOWN = "unknown"  # it could not be tried (the layer raised)
-
-
-@dataclass(frozen=True)
-class Differences:
-    """The observations whose `what` ("predict outputs", "input gradients") differ when each
-    runs alone: by observation, each result that differs and how, of `checked` observations;
-    and why, only as far as it was shown (`interaction`; `method`: what was run again)."""
-
-    what: str
-    differ: Mapping[int, Sequence[tuple[str, Mismatch]]]
-    checked: int
-    interaction: Interaction
-    method: str
-
-    def message(self) -> str:
-        observations = sorted(self.differ)
-        shown = ", ".join(map(str, observations[:10])) + (", ..." if len(observations) > 10 else "")
-        items = (item for items in self.differ.values() for item in items)
-        name, worst = max(items, key=lambda item: item[1].abs_diff)
-        message = (
-            f"{self.what} of observation(s) {shown} ({len(observations)} of {self.checked} checked) differ when "
-            "each observation runs alone"
-        )
-        if self.interaction is Interaction.MIXES:
-            message += (
-                f", and those of observation {observations[0]} change when only the other observations change: "
-                "the layer mixes observations (statistics over the batch?)"
-            )
-        elif self.interaction is Interaction.PLACE:
-            message += (
-                f", though those of observation {observations[0]} do not change when the other observations "
-                "change: they depend on the batch's size or on the observation's place in it, not on the others' "
-                "values"
-            )
-        elif self.interaction is Interaction.RANDOM:
-            message += f", and {_not_repeatable(self.method)}, so whether observations interact is not known"
-        return message + "; " + worst.describe(name)
-
-
-def _not_repeatable(method: str) -> str:
-    return f"{method} is not repeatable (run twice on one layer object with the same batch, it gives other results)"
-
-
 @dataclass
 class _Found:
     """What comparing a batch with its observations found: the failure in words (None: none),
@@ -149,10 +106,20 @@ class _Found:
     evidence: LazyEvidence | None = None
     cause: Cause | None = None
     interaction: Interaction = Interaction.UNKNOWN
+    # The failure typed, where it is a comparison (its message is rendered from it).
+    typed: ObservationReport | None = None
 
     @classmethod
     def raised(cls, exc: _Raised, checked: list[int] | None = None) -> _Found:
         return cls(str(exc), checked, cause=exc.cause)
+
+    def failing(self, found: Differences | NotSummed, evidence: LazyEvidence) -> _Found:
+        """This comparison, failed with `found`."""
+        self.typed = ObservationReport(found)
+        self.message, self.evidence = self.typed.headline, evidence
+        if isinstance(found, Differences):
+            self.interaction = found.interaction
+        return self
 
     def details(self) -> dict[str, Any]:
         """The report's details of the check (the keys of the JSON schema)."""
@@ -262,8 +229,10 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     if not differ:
         return _Found(None, indices, [])
     interaction = _output_interaction(session, method, split, whole, min(differ), names, rtol, atol)
-    message = Differences(f"{method} outputs", differ, len(indices), interaction, method).message()
-    return _Found(message, indices, sorted(differ), evidence=evidence, interaction=interaction)
+    observed = Observed.PREDICT if method == "predict" else Observed.FORWARD
+    return _Found(None, indices, sorted(differ)).failing(
+        Differences(observed, differ, len(indices), interaction), evidence
+    )
 
 
 def _output_interaction(
@@ -354,7 +323,10 @@ def _outcome(session: CheckContext, found: _Found) -> Outcome:
             if mode
             else []
         )
-        return failed(found.message, explanation=explanation, cause=found.cause, evidence=found.evidence, **details)
+        if found.typed is not None:  # its message is rendered from the details (`CheckResult`)
+            details.update(found.typed.to_details())
+        message = "" if found.typed is not None else found.message
+        return failed(message, explanation=explanation, cause=found.cause, evidence=found.evidence, **details)
     assert found.checked is not None  # nothing found, once every observation was compared
     return passed(f"{len(found.checked)} observations checked", **details)
 
@@ -365,7 +337,7 @@ def _training_path(found: _Found, method: str) -> str:
     if found.interaction is Interaction.MIXES:
         shown, allowed = "its observations interact", "training-time batch statistics (as in batch normalization) are"
     elif found.interaction is Interaction.RANDOM:
-        shown, allowed = _not_repeatable(method), "training-time random draws (as in dropout) are"
+        shown, allowed = not_repeatable(method), "training-time random draws (as in dropout) are"
     else:
         # Nothing was compared where the layer raised on a part of the batch (`_Found.raised`).
         shown = "an observation's results differ when it runs alone" if found.differing else f"{found.message}"
@@ -510,11 +482,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     if differ:
         k = indices.index(min(differ))
         interaction = _backward_interaction(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)
-        found.message = Differences(
-            "input gradients", differ, len(indices), interaction, "forward then backward"
-        ).message()
-        found.evidence, found.interaction = evidence, interaction
-        return found
+        return found.failing(Differences(Observed.BACKWARD, differ, len(indices), interaction), evidence)
     for name, together, total, magnitude, axis, skip, (rtol, atol) in zip(
         names, batch, sums, magnitudes, axes, integer, tolerances
     ):
@@ -522,12 +490,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             continue
         diff = mismatch(together, total, rtol, scaled_atol(rtol, atol, [magnitude]))
         if diff is not None:
-            found.message = (
-                f"the gradient of {name} for a batch of {len(indices)} is not the sum of the gradients of its "
-                "observations run alone; " + diff.describe(session.reference.d(name))
-            )
-            found.evidence = evidence
-            return found
+            return found.failing(NotSummed(name, session.reference.d(name), len(indices), diff), evidence)
     return found
 
 
@@ -591,7 +554,7 @@ def backward_is_consistent_across_observations(session: CheckContext) -> Outcome
     session.backward(split.dtype).require()
     problem = gradient_size_problem(session)
     if problem is not None:  # gradients of the wrong shape or no numbers cannot be split by observation
-        raise Incomplete(f"not checked: {problem[0]} (see backward_is_consistent_in_size)")
+        raise Incomplete(f"not checked: {problem.headline} (see backward_is_consistent_in_size)")
     try:
         found = _backward_differences(session, split, indices)
     except _Raised as exc:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -13,9 +11,10 @@ from layercheck.checks.common import dtype_name, primary_dtype, require_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
-from layercheck.comparison_report import Compared, ComparisonReport
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.comparison import Compared, ComparisonReport
+from layercheck.findings.problems import StateFault, StateProblem
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
@@ -33,39 +32,6 @@ __all__ = [
 def require_state(layer: Adapter) -> None:
     if not layer.state:
         raise Skip("the layer has no state")
-
-
-class StateFault(Enum):
-    """What is wrong with an updated state: what it must keep of the state it updates."""
-
-    NOT_ARRAY = "not an array"
-    SHAPE = "another shape"
-    DTYPE = "another dtype"
-    MODULE = "another array module"
-
-
-@dataclass(frozen=True)
-class StateProblem:
-    """An updated state `name` that `method` returned (as `arrays.describe` says it) at the
-    tested `dtype`, and what it does not keep of the state it updates (`current`: that
-    state's shape, dtype or description, as the fault needs)."""
-
-    name: str
-    method: str
-    dtype: str
-    updated: str
-    fault: StateFault
-    current: str = ""
-
-    def sentence(self) -> str:
-        what = f"{self.method} returns updated {self.name} as {self.updated} with {self.dtype} inputs"
-        if self.fault is StateFault.NOT_ARRAY:
-            return what + "; it must be an array"
-        if self.fault is StateFault.SHAPE:
-            return f"{what}, but state {self.name} has shape {self.current}: an updated state keeps its shape"
-        if self.fault is StateFault.DTYPE:
-            return f"{what}, but state {self.name} is {self.current}: an updated state keeps its dtype"
-        return f"{what}, but state {self.name} is a {self.current}"
 
 
 def _state_problem(name: str, updated: Any, current: Any, method: str, dtype: Any) -> StateProblem | None:
@@ -95,9 +61,16 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
             problem = _state_problem(name, updated, current, method, dtype)
             if problem:
                 evidence = functools.partial(
-                    call_evidence, session, ReproKind.SIZES, f"{method}_returns_valid_states", method, dtype
+                    call_evidence,
+                    session,
+                    ReproKind.SIZES,
+                    f"{method}_returns_valid_states",
+                    method,
+                    dtype,
+                    judged="states",  # what the script checks of the call (its outputs' shapes, else)
                 )
-                return failed(problem.sentence(), state=name, dtype=dtype_name(dtype), evidence=evidence)
+                # Its message is rendered from the problem where the result is made (`CheckResult`).
+                return failed("", evidence=evidence, **problem.to_details())
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
     return passed()
@@ -193,7 +166,7 @@ def _reset(session: CheckContext, dtype: Any, where: str = "") -> Outcome:
         if diff is not None:
             at = None if not where else dtype_name(dtype)
             return failed(
-                "",  # rendered from the details (`comparison_report`)
+                "",  # rendered from the details (`findings.comparison`)
                 evidence=evidence,
                 **ComparisonReport(Compared.RESTORED, name, diff, at).to_details(),
             )

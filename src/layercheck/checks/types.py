@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -16,6 +14,7 @@ from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import Adapter
+from layercheck.findings.problems import TypeFault, TypeProblem
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Blocked, Call, Kind
@@ -27,8 +26,6 @@ __all__ = [
     "forward_is_consistent_in_type",
     "predict_is_consistent_in_type",
     "type_problem",
-    "TypeFault",
-    "TypeProblem",
 ]
 
 
@@ -44,45 +41,6 @@ def complex_allowed(session: CheckContext, dtype: Any) -> bool:
     """Outputs may be complex when an input or a learnable is complex."""
     params = session.reference_parameters.values()
     return np.dtype(dtype).kind == "c" or any(arrays.is_array(p) and np.dtype(p.dtype).kind == "c" for p in params)
-
-
-class TypeFault(Enum):
-    """What is wrong with the type of a value a method returned."""
-
-    NOT_ARRAY = "not an array"
-    OTHER_MODULE = "an array of another module than its inputs'"
-    COMPLEX = "complex where its argument or the inputs are real"
-    DTYPE = "another dtype than expected"
-
-
-@dataclass(frozen=True)
-class TypeProblem:
-    """A value whose type is wrong: `what` it is ("predict output Y", "gradient dLdX"), the
-    tested `dtype`, the `fault`, the value as `arrays.describe` says it (its dtype for the
-    dtype faults), what was `expected` (the inputs' module name, or a dtype), and whether it
-    is a `gradient` (of a real argument, its real part is its gradient)."""
-
-    what: str
-    dtype: str
-    fault: TypeFault
-    found: str
-    expected: str = ""
-    gradient: bool = False
-
-    def sentence(self) -> str:
-        what = f"{self.what} with {self.dtype} inputs"
-        if self.fault is TypeFault.NOT_ARRAY:
-            return f"{what} is {self.found}, not an array"
-        if self.fault is TypeFault.OTHER_MODULE:
-            return f"{what} is a {self.found} but the inputs were {self.expected} arrays"
-        if self.fault is TypeFault.COMPLEX and self.gradient:
-            return (
-                f"{what} is complex ({self.found}) but its argument is real: the gradient of a real argument is "
-                "real (its real part)"
-            )
-        if self.fault is TypeFault.COMPLEX:
-            return f"{what} is complex ({self.found}) although the inputs and learnables are real"
-        return f"{what} is {self.found}, expected {self.expected}"
 
 
 def type_problem(
@@ -133,12 +91,14 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
             if problem and not carried:
                 problem = dataclasses.replace(problem, dtype="integer")  # what the inputs were, at every dtype
             if problem:
+                # Its message is rendered from the problem where the result is made (`CheckResult`).
                 return failed(
-                    problem.sentence(),
+                    "",
                     evidence=_evidence(session, method, dtype, complex_allowed=allowed),
                     method=method,
                     output=name,
                     dtype=dtype_name(dtype),
+                    **problem.to_details(),
                 )
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
@@ -180,18 +140,15 @@ def forward_is_consistent_in_type(session: CheckContext) -> Outcome:
     return _outputs_type(session, "forward")
 
 
-def _given(layer: Adapter, outputs: Sequence[Any], grad: Any, dtype: Any) -> str:
+def _given(layer: Adapter, outputs: Sequence[Any], grad: Any, dtype: Any, problem: TypeProblem) -> TypeProblem:
     """Why a gradient may have the dtype it has: the dL/dY backward was given had it, as an
     output of the training step did at the tested `dtype` (a wrong dtype of that pass's, which
-    its own check names); '' where no output's dtype explains it."""
+    its own check names): the problem with that output, where one explains it."""
     method = "forward" if layer.has_forward and not layer.forward_is_predict else "predict"
     for name, y in zip(layer.output_names, outputs):
         if arrays.is_array(y) and y.dtype != np.dtype(dtype) and y.dtype == getattr(grad, "dtype", None):
-            return (
-                f"; the dL/d{name} backward was given is {dtype_name(y.dtype)}, as {method}'s output {name} is "
-                f"(see {method}_is_consistent_in_type)"
-            )
-    return ""
+            return dataclasses.replace(problem, given=name, given_by=method, given_dtype=dtype_name(y.dtype))
+    return problem
 
 
 @check(
@@ -221,7 +178,7 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             )
             if problem:
                 return failed(
-                    problem.sentence() + _given(layer, result.outputs.values, grad, dtype),
+                    "",
                     evidence=_evidence(
                         session,
                         "backward",
@@ -230,6 +187,7 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
                     ),
                     argument=name,
                     dtype=dtype_name(dtype),
+                    **_given(layer, result.outputs.values, grad, dtype, problem).to_details(),
                 )
     if not ran:
         raise Incomplete("not checked: backward failed at every tested dtype", blocked=Blocked(Call.BACKWARD))

@@ -2,7 +2,7 @@
 numbers as [re, im], non-finite floats as "inf", "-inf" or "nan") or as the check holds them
 (Python and NumPy numbers): each returns the value typed, or raises `MalformedFinding` with one
 line that says what does not fit. The gradient check's findings (`gradients.findings`,
-`gradient_report`) and a mismatch (`compare.Mismatch`) are read with them."""
+`findings.gradient`) and a mismatch (`compare.Mismatch`) are read with them."""
 
 from __future__ import annotations
 

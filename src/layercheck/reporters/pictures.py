@@ -2,7 +2,7 @@
 
 The diagnosis records, for each partition of an argument it screened (channels, time steps,
 distance from the edge of the spatial plane, sign, value range, rows, columns), every block's
-verdict and relative error, read typed into `CheckResult.gradient` (`gradient_report`). A partition whose blocks
+verdict and relative error, read typed into `CheckResult.gradient` (`findings.gradient`). A partition whose blocks
 were proven both wrong and right localizes the error: it is drawn as a strip of cells, one per
 block, shaded by the relative error; the distance from the edge as a coarse map of the plane.
 Nothing is drawn that the blocks do not say: every cell is one block's verdict.
@@ -18,8 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from layercheck.gradient_report import EDGE_DISTANCE, PLANE_AXES, BlockResult, GradientReport
-from layercheck.gradient_report import BlockVerdict as Verdict
+from layercheck.findings.gradient import EDGE_DISTANCE, PLANE_AXES, BlockResult, GradientReport
+from layercheck.findings.gradient import BlockVerdict as Verdict
 from layercheck.status import Status
 
 __all__ = [

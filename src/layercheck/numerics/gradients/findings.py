@@ -1,5 +1,5 @@
 """What the diagnosis of a failed gradient found, as data: the argument, the kind of cause,
-the region, and the numbers. Nothing here is prose: `gradient_wording` renders findings for
+the region, and the numbers. Nothing here is prose: `findings.gradient_wording` renders findings for
 every report, and the JSON report carries them as they are (`to_dict`), so no reader ever
 parses a sentence back.
 """

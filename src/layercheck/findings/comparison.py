@@ -2,7 +2,7 @@
 initial value), typed for the reports: which check, the array it names, and the `Mismatch`
 between the two. Their failure's message is rendered here from those details, wherever a
 result is made (the check's, a worker's, the cache's, a report file's), as the gradient
-check's is from its findings (`gradient_report`): never a sentence carried beside them.
+check's is from its findings (`findings.gradient`): never a sentence carried beside them.
 
 The details' keys are the JSON schema's: the array's name under the check's own key (`output`,
 `argument`, `parameter`, `state`), `mismatch` (`Mismatch.to_dict`), and for a state reset at

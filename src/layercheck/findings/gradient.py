@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from layercheck import gradient_wording
+from layercheck.findings import gradient_wording
 from layercheck.numerics import reading
 from layercheck.numerics.blocks import EDGE_DISTANCE, PLANE_AXES  # the partitions a picture treats apart
 from layercheck.numerics.gradients.findings import Diagnosis, Finding, MalformedFinding, Worst
@@ -130,7 +130,7 @@ class GradientReport:
     """What the reports say and draw of a gradient check: the pass it differentiated
     (`evaluated`) and what it fell back to (`fallback`, the engine's words), each argument, and
     the findings of a failed one (`details.findings`, each claim once). Its message
-    (`headline`) and explanation are rendered from these (`gradient_wording`)."""
+    (`headline`) and explanation are rendered from these (`findings.gradient_wording`)."""
 
     arguments: tuple[GradientArgument, ...]
     findings: tuple[Finding, ...] = ()

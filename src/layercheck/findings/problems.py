@@ -1,0 +1,317 @@
+"""The failures that are one problem with one value a method returned or was given, typed for
+the reports: an updated state that does not keep its state's shape or dtype (`StateProblem`), a
+value of another type than its inputs' (`TypeProblem`), outputs of other shapes from forward
+than from predict (`SizesDiffer`), outputs that are not finite (`NonFinite`), an argument a call
+modified (`Modification`). The failure's message is rendered here from the problem wherever a
+result is made (the check's, a worker's, the cache's, a report file's), as the gradient check's
+is from its findings: never a sentence carried beside them.
+
+Each problem is a frozen dataclass of strings, flags, whole numbers, indices, enums and
+mismatches, written into the check's details field by field (an enum by its member's name in
+lower case, a mismatch by `Mismatch.to_dict` and left out where there is none; a field under
+the key `keys` gives it, else its own name) and read back strictly by the same fields: one
+codec for every such family. A check's details may hold other keys beside them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any, ClassVar
+
+from layercheck.numerics import reading
+from layercheck.numerics.compare import Mismatch
+
+__all__ = [
+    "Modification",
+    "NonFinite",
+    "Problem",
+    "SizesDiffer",
+    "StateFault",
+    "StateProblem",
+    "TypeFault",
+    "TypeProblem",
+    "read",
+]
+
+
+class Problem:
+    """The base of a family's problem: `checks` are the checks whose failure it is, `keys` the
+    details' key of a field where it is not the field's name. A subclass is a frozen
+    dataclass whose fields are `str`, `bool`, `int`, `tuple[int, ...]`, an `Enum` or
+    `Mismatch | None`, and says itself in `sentence`."""
+
+    checks: ClassVar[tuple[str, ...]] = ()
+    keys: ClassVar[Mapping[str, str]] = {}
+    # The details' key that says they hold the problem: one a report of an earlier version,
+    # which did not hold it whole, lacks.
+    marker: ClassVar[str] = "fault"
+    # A problem read is whole (a report of an earlier version holds none: `read` gives None).
+    legacy: ClassVar[bool] = False
+
+    def sentence(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def headline(self) -> str:
+        """The failure's message."""
+        return self.sentence()
+
+    def to_details(self) -> dict[str, Any]:
+        """The check's details (the keys of the JSON schema), read back by `read`."""
+        return {
+            self.keys.get(name, name): _encoded(value)
+            for name in _fields(type(self))
+            if (value := getattr(self, name)) is not None
+        }
+
+    @classmethod
+    def from_details(cls, details: Mapping[str, Any]) -> Problem:
+        """The problem the details hold, strictly: every field's key, of its type.
+
+        Raises:
+            reading.MalformedFinding: one line that says what does not fit.
+        """
+        values = {}
+        for name, kind in _fields(cls).items():
+            key = cls.keys.get(name, name)
+            if key in details:
+                values[name] = _decoded(kind, details[key], key)
+            elif kind != _OPTIONAL_MISMATCH:
+                raise reading.MalformedFinding(f"the details lack {key!r}")
+        return cls(**values)
+
+
+def _fields(cls: type[Problem]) -> dict[str, type]:
+    hints = typing.get_type_hints(cls)
+    return {field.name: hints[field.name] for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
+
+
+_OPTIONAL_MISMATCH = Mismatch | None
+_INDEX = tuple[int, ...]
+
+
+def _encoded(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.name.lower()
+    if isinstance(value, Mismatch):
+        return value.to_dict()
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _decoded(kind: Any, value: Any, key: str) -> Any:
+    if kind is bool:
+        return reading.flag(value, key)
+    if kind is str:
+        return reading.text(value, key)
+    if kind is int:
+        return reading.whole(value, key)
+    if kind == _INDEX:
+        return reading.indices(value, key)
+    if kind == _OPTIONAL_MISMATCH:
+        return Mismatch.from_dict(value)
+    names = {member.name.lower(): member for member in kind}
+    if not isinstance(value, str) or value not in names:
+        raise reading.MalformedFinding(f"{key} is {reading.shown(value)}, not one of {', '.join(names)}")
+    return names[value]
+
+
+def read(check: str, details: Mapping[str, Any]) -> Problem | None:
+    """The typed problem of `check`'s failure, or None: another check's, a pass, or a failure
+    of this check that is not one such problem (no `marker`: of another kind, or a report of
+    an earlier version, whose message, made then from the same data, stays).
+
+    Raises:
+        reading.MalformedFinding: details that are not such a problem, in one line.
+    """
+    family = _BY_CHECK.get(check)
+    if family is None or family.marker not in details:
+        return None
+    return family.from_details(details)
+
+
+class StateFault(Enum):
+    """What is wrong with an updated state: what it must keep of the state it updates."""
+
+    NOT_ARRAY = "not an array"
+    SHAPE = "another shape"
+    DTYPE = "another dtype"
+    MODULE = "another array module"
+
+
+@dataclasses.dataclass(frozen=True)
+class StateProblem(Problem):
+    """An updated state `name` that `method` returned (as `arrays.describe` says it) at the
+    tested `dtype`, and what it does not keep of the state it updates (`current`: that
+    state's shape, dtype or description, as the fault needs)."""
+
+    checks = ("predict_returns_valid_states", "forward_returns_valid_states")
+    keys = {"name": "state"}
+
+    name: str
+    method: str
+    dtype: str
+    updated: str
+    fault: StateFault
+    current: str = ""
+
+    def sentence(self) -> str:
+        what = f"{self.method} returns updated {self.name} as {self.updated} with {self.dtype} inputs"
+        if self.fault is StateFault.NOT_ARRAY:
+            return what + "; it must be an array"
+        if self.fault is StateFault.SHAPE:
+            return f"{what}, but state {self.name} has shape {self.current}: an updated state keeps its shape"
+        if self.fault is StateFault.DTYPE:
+            return f"{what}, but state {self.name} is {self.current}: an updated state keeps its dtype"
+        return f"{what}, but state {self.name} is a {self.current}"
+
+
+class TypeFault(Enum):
+    """What is wrong with the type of a value a method returned."""
+
+    NOT_ARRAY = "not an array"
+    OTHER_MODULE = "an array of another module than its inputs'"
+    COMPLEX = "complex where its argument or the inputs are real"
+    DTYPE = "another dtype than expected"
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeProblem(Problem):
+    """A value whose type is wrong: `what` it is ("predict output Y", "gradient dLdX"), the
+    tested `dtype`, the `fault`, the value as `arrays.describe` says it (its dtype for the
+    dtype faults), what was `expected` (the inputs' module name, or a dtype), and whether it
+    is a `gradient` (of a real argument, its real part is its gradient). For a gradient, the
+    output whose dL/dY backward was given explains its dtype where one does (`given`, of the
+    training pass `given_by`, of dtype `given_dtype`); `on_gpu` where CuPy inputs gave it."""
+
+    checks = (
+        "predict_is_consistent_in_type",
+        "forward_is_consistent_in_type",
+        "backward_is_consistent_in_type",
+        "outputs_stay_on_device",
+    )
+    # `dtype` is what the inputs were, in words ("integer" where every input is integers): the
+    # details' own `dtype` is the tested dtype.
+    keys = {"what": "value", "found": "returned", "dtype": "inputs"}
+
+    what: str
+    dtype: str
+    fault: TypeFault
+    found: str
+    expected: str = ""
+    gradient: bool = False
+    given: str = ""
+    given_by: str = ""
+    given_dtype: str = ""
+    on_gpu: bool = False
+
+    def sentence(self) -> str:
+        return self._sentence() + self._given() + (" (on the GPU)" if self.on_gpu else "")
+
+    def _sentence(self) -> str:
+        what = f"{self.what} with {self.dtype} inputs"
+        if self.fault is TypeFault.NOT_ARRAY:
+            return f"{what} is {self.found}, not an array"
+        if self.fault is TypeFault.OTHER_MODULE:
+            return f"{what} is a {self.found} but the inputs were {self.expected} arrays"
+        if self.fault is TypeFault.COMPLEX and self.gradient:
+            return (
+                f"{what} is complex ({self.found}) but its argument is real: the gradient of a real argument is "
+                "real (its real part)"
+            )
+        if self.fault is TypeFault.COMPLEX:
+            return f"{what} is complex ({self.found}) although the inputs and learnables are real"
+        return f"{what} is {self.found}, expected {self.expected}"
+
+    def _given(self) -> str:
+        if not self.given:
+            return ""
+        name, method = self.given, self.given_by
+        return (
+            f"; the dL/d{name} backward was given is {self.given_dtype}, as {method}'s output {name} is "
+            f"(see {method}_is_consistent_in_type)"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class SizesDiffer(Problem):
+    """An `output` of shape `forward_shape` from forward but `predict_shape` from predict."""
+
+    checks = ("forward_predict_are_consistent_in_size",)
+    marker = "forward_shape"
+
+    output: str
+    forward_shape: tuple[int, ...]
+    predict_shape: tuple[int, ...]
+
+    def sentence(self) -> str:
+        return f"{self.output} has shape {self.forward_shape} from forward but {self.predict_shape} from predict"
+
+
+@dataclasses.dataclass(frozen=True)
+class NonFinite(Problem):
+    """The output `output` of `method` with `dtype` inputs holds `nan` NaNs and `inf` infinite
+    values of its `elements`, the first at `first_index`; `undeclared` where the layer declares
+    no input domain (it may be defined on part of the real line only)."""
+
+    checks = ("outputs_are_finite",)
+    marker = "elements"
+
+    method: str
+    output: str
+    dtype: str
+    nan: int
+    inf: int
+    elements: int
+    first_index: tuple[int, ...]
+    undeclared: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.nan + self.inf <= self.elements:
+            raise reading.MalformedFinding(f"{self.nan} NaN and {self.inf} infinite value(s) of {self.elements}")
+
+    def sentence(self) -> str:
+        said = (
+            f"{self.method} output {self.output} has {self.nan} NaN and {self.inf} infinite value(s) of "
+            f"{self.elements} with {self.dtype} inputs (first at index {self.first_index})"
+        )
+        if self.undeclared:
+            said += "; if the layer is only defined on part of the real line, declare input_domain, e.g. (0, None)"
+        return said
+
+
+@dataclasses.dataclass(frozen=True)
+class Modification(Problem):
+    """An argument `name` that a call of `method` changed: replaced by another value (`was`
+    and `became`, as `arrays.describe` says them), or by another array of its shape
+    (`rebound`: a learnable or state the layer set anew), or modified in place (its `mismatch`
+    with the original)."""
+
+    checks = ("predict_does_not_modify_inputs", "forward_does_not_modify_inputs", "backward_does_not_modify_inputs")
+    keys = {"name": "argument"}
+    marker = "argument"
+
+    method: str
+    name: str
+    mismatch: Mismatch | None = None
+    was: str = ""
+    became: str = ""
+    rebound: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.mismatch is None) == (self.was == ""):
+            raise reading.MalformedFinding(f"{self.name!r} modified: a mismatch, or what it was and became")
+
+    def sentence(self) -> str:
+        lead = f"{self.method} modifies its arguments: "
+        if self.mismatch is None:
+            return f"{lead}{self.name} was replaced ({self.was} became {self.became})"
+        if self.rebound:
+            return f"{lead}{self.name} was set to another array on the layer: " + self.mismatch.detail()
+        return f"{lead}{self.name} was modified in place: " + self.mismatch.detail()
+
+
+_FAMILIES: tuple[type[Problem], ...] = (StateProblem, TypeProblem, SizesDiffer, NonFinite, Modification)
+_BY_CHECK: dict[str, type[Problem]] = {check: family for family in _FAMILIES for check in family.checks}
