@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
+import numpy as np
 import pytest
 from conftest import CORPUS, GRADIENTS, load_layer
 
@@ -302,3 +304,61 @@ def test_a_report_of_an_earlier_version_keeps_the_message_its_findings_cannot_re
     data["message"] = "carried"
     assert CheckResult.from_dict(data, Origin.FILE).message == "carried"
     assert CheckResult.from_dict({**result.to_dict(), "message": "carried"}).message == result.message
+
+
+class _Scaled:
+    """A correct layer: Y = W X."""
+
+    learnables = ("W",)
+
+    def __init__(self):
+        self.W = np.linspace(0.5, 1.5, 4).reshape(4, 1)
+
+    def predict(self, X):
+        return self.W * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return self.W * dLdY, (dLdY * X).sum(axis=1, keepdims=True)
+
+
+def test_a_pass_is_typed_and_its_message_rendered_from_what_it_rests_on():
+    result = layercheck.check_layer(_Scaled, "4,3:CB", checks=[GRADIENTS]).result(GRADIENTS)
+    agreement = result.gradient.agreement
+    assert result.status == "passed" and agreement is not None and agreement.device == "cpu"
+    assert result.message == result.gradient.passed
+    assert result.message == (
+        f"2 gradient(s) of predict agree with finite differences (worst relative difference {agreement.worst:.1g})"
+    )
+    data = json.loads(json.dumps(result.to_dict()))
+    assert CheckResult.from_dict({**data, "message": "forged"}).message == result.message
+    # Rendered from the agreement, not carried: what it rests on is said as the data has it.
+    data["details"]["agreement"]["outputs_masked_at_kinks"] = [3, 5]
+    data["details"]["device"] = "gpu"
+    assert CheckResult.from_dict(data).message.endswith(
+        " on the GPU; up to 5 output(s) that bent sharply within the step left out"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"worst_rel_error": -1}, "an agreement of -1.0"),
+        ({"outputs_masked_at_kinks": [0]}, "(0,) left out"),
+        ({"surplus": 1}, "the agreement has the keys"),
+    ],
+)
+def test_a_forged_agreement_is_refused(change, said):
+    data = layercheck.check_layer(_Scaled, "4,3:CB", checks=[GRADIENTS]).result(GRADIENTS).to_dict()
+    data["details"]["agreement"].update(change)
+    with pytest.raises(MalformedReport, match=re.escape(said)):
+        CheckResult.from_dict(data)
+    data["details"]["agreement"] = {"worst_rel_error": 1e-10, "outputs_masked_at_kinks": []}
+    with pytest.raises(MalformedReport, match="an agreement in a check that did not pass"):
+        CheckResult.from_dict({**data, "status": "failed"})
+
+
+def test_a_pass_of_the_previous_version_keeps_the_message_it_carries():
+    data = layercheck.check_layer(_Scaled, "4,3:CB", checks=[GRADIENTS]).result(GRADIENTS).to_dict()
+    del data["details"]["agreement"]
+    data["message"] = "2 gradient(s) of predict agree, as said then"
+    assert CheckResult.from_dict(data).message == data["message"]

@@ -13,6 +13,11 @@ from conftest import report_json, schema_errors
 import layercheck
 from layercheck.findings import problems
 from layercheck.findings.problems import (
+    BatchSize,
+    Declared,
+    FormatRank,
+    MaskFault,
+    MaskProblem,
     Modification,
     NonFinite,
     SizesDiffer,
@@ -219,3 +224,64 @@ def test_a_modification_without_a_mismatch_leaves_the_key_out():
         replaced.sentence()
         == "predict modifies its arguments: X was replaced (NumPy float64 array of shape (4, 3) became int 0)"
     )
+
+
+class Squeezing:
+    """predict sums the channels away: its output has one axis where its format (the input's,
+    CB) has two."""
+
+    def predict(self, X):
+        return X.sum(axis=0)
+
+
+class Dropping:
+    """predict drops the last observation."""
+
+    def predict(self, X):
+        return X[:, :-1]
+
+
+def test_an_output_of_another_rank_or_batch_size_is_typed():
+    rank = layercheck.check_layer(Squeezing, "4,3:CB", checks=["output_format_is_consistent"]).result(
+        "output_format_is_consistent"
+    )
+    batch = layercheck.check_layer(Dropping, "4,3:CB", checks=["output_batch_size_matches_input"]).result(
+        "output_batch_size_matches_input"
+    )
+    assert rank.problem == FormatRank("Y", (3,), "CB", Declared.FIRST_INPUT)
+    assert rank.message == (
+        "predict output Y has 1 dimension(s) (shape (3,)) but its format 'CB' (the first input's; a layer that "
+        "changes layout declares output_format) has 2"
+    )
+    assert batch.problem == BatchSize("Y", 3, (4, 2), 1)
+    assert (
+        batch.message == "predict output Y has batch size 2 (shape (4, 2), B is axis 1) for inputs with 3 observations"
+    )
+    for result in (rank, batch):
+        data = json.loads(json.dumps(result.to_dict()))
+        assert CheckResult.from_dict({**data, "message": "forged"}).message == result.message
+    assert BatchSize("Y", 3, (3,), 1).sentence().startswith("predict output Y has batch size no (shape (3,)")
+    with pytest.raises(MalformedFinding, match="has as many axes as format"):
+        FormatRank("Y", (4, 3), "CB", Declared.DECLARED)
+    with pytest.raises(MalformedFinding, match="has 3 along axis 1"):
+        BatchSize("Y", 3, (4, 3), 1)
+
+
+def test_a_gradient_against_the_mask_is_typed():
+    from conftest import FUNCTIONS, load_layer
+
+    operation = load_layer(FUNCTIONS / "ignores_mask.py")
+    result = layercheck.check_function(operation, operation.example_layout).result(
+        "backward_respects_compute_gradients"
+    )
+    problem = result.problem
+    assert isinstance(problem, MaskProblem) and problem.fault is MaskFault.UNREQUESTED
+    assert problem.mask.count(True) == 1 and problem.name in problem.inputs
+    assert result.message == problem.sentence() and result.message.startswith(
+        f"with compute_gradients={problem.mask} (only "
+    )
+    data = json.loads(json.dumps(result.to_dict()))
+    assert CheckResult.from_dict({**data, "message": "forged"}).message == result.message
+    data["details"]["mask"] = [True]
+    with pytest.raises(MalformedReport, match="a mask \\(True,\\) of the inputs"):
+        CheckResult.from_dict(data)

@@ -146,6 +146,8 @@ TARGET_KEYS = [
 CHECK_KEYS = ["name", "status", "message", "details", "duration_s"]
 SUMMARY_KEYS = ["passed", "failed", "incomplete", "skipped", "known"]
 GRADIENT_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "explanation"]
+# A pass records what its agreement rests on (an additive key): its message is rendered from it.
+GRADIENT_PASSED_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "agreement", "explanation"]
 GRADIENT_FAILED_DETAILS = ["evaluated", "device", "precision", "fallback", "arguments", "findings", "explanation"]
 ARGUMENT_KEYS = ["argument", "kind", "status", "reason", "shape", "labels", "probes"]
 FAILED_ARGUMENT_KEYS = ARGUMENT_KEYS + ["diagnosis", "max_abs_error", "max_rel_error", "tolerance"]
@@ -166,7 +168,11 @@ PROBE_KEYS = [
 # before statuses, kinds and the typed fields became data; a target whose check could not
 # decide is `incomplete` (issue 36: it was `passed`).
 EXPECTED = {
-    "Dense": ("layer", "passed", {GRADIENTS: ("passed", GRADIENT_DETAILS), "predict_does_not_error": ("passed", [])}),
+    "Dense": (
+        "layer",
+        "passed",
+        {GRADIENTS: ("passed", GRADIENT_PASSED_DETAILS), "predict_does_not_error": ("passed", [])},
+    ),
     "HalfGradient": ("layer", "failed", {GRADIENTS: ("failed", GRADIENT_FAILED_DETAILS)}),
     "ShortBackward": (
         "layer",
@@ -183,7 +189,7 @@ EXPECTED = {
     "Scale": (
         "function",
         "passed",
-        {GRADIENTS: ("passed", GRADIENT_DETAILS), "predict_does_not_error": ("skipped", [])},
+        {GRADIENTS: ("passed", GRADIENT_PASSED_DETAILS), "predict_does_not_error": ("skipped", [])},
     ),
 }
 

@@ -208,6 +208,10 @@ class CheckResult:
                 # data were complex): its message, rendered then from the same findings, stays.
                 if not self.gradient.legacy:
                     self.message = _text(self.gradient.headline)
+            if self.gradient.agreement is not None:
+                if self.status is not Status.PASSED:
+                    raise MalformedDetails(f"an agreement in a check that did not pass ({self.status.value})")
+                self.message = _text(self.gradient.passed)
         self.compared = ComparisonReport.of(self.name, self.details)
         self.sizes = SizeReport.of(self.name, self.details)
         self.observations = ObservationReport.of(self.name, self.details)

@@ -23,6 +23,7 @@ from layercheck.clock import monotonic
 from layercheck.contract.adapter import Adapter, Outputs, not_numbers
 from layercheck.errors import USER_ERRORS
 from layercheck.findings import gradient_wording as wording
+from layercheck.findings.gradient import Agreement
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance
@@ -647,7 +648,8 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         names = ", ".join(f"{r.argument} ({_undecided_reason(r)})" for r in incomplete)
         cause = next((v.cause for v in verdicts if v.cause is not None), None)
         raise Incomplete(f"could not decide for {names}", details, cause=cause)
-    return passed(_pass_message(records, evaluated, fallback, device), **details)
+    # Its message is rendered from these details where the result is made (`CheckResult`).
+    return passed("", **details, agreement=_agreement(records, device).to_dict())
 
 
 def _against_the_joint_failure(verdicts: list[ArgumentVerdict], joint_failed: bool) -> list[ArgumentVerdict]:
@@ -825,29 +827,14 @@ def _undecided_reason(record: ArgumentRecord) -> str:
     return wording.non_finite_move_text(record.non_finite, *record.names)
 
 
-def _pass_message(records: list[ArgumentRecord], evaluated: str, fallback: str | None, device: str) -> str:
-    """What passed, the worst relative difference of the probes each pass rests on, which
-    arguments agreed at a reduced resolution only, and how many outputs a probe left out at
-    kinks (the most any one did: a joint probe decides several arguments, each probe its own
-    outputs)."""
-    checked = [r for r in records if r.status == Status.PASSED]
-    deciding = list(dict.fromkeys(p for r in checked for p in r.deciding))  # a joint probe once
+def _agreement(records: list[ArgumentRecord], device: str) -> Agreement:
+    """What a pass rests on: the worst relative difference of the probes each argument's pass
+    rests on, and how many outputs each left out at kinks (a joint probe decides several
+    arguments: it counts once)."""
+    deciding = list(dict.fromkeys(p for r in records if r.status == Status.PASSED for p in r.deciding))
     worst = max((p.rel_error or 0.0 for p in deciding), default=0.0)
-    message = f"{len(checked)} gradient(s) of {evaluated} agree with finite differences (worst relative difference {worst:.1g})"
-    if device == "gpu":
-        message += " on the GPU"
-    for record in checked:
-        if record.resolution is not None:
-            message += f"; {record.argument} only to a reduced resolution of {record.resolution:.1g}"
-    masked = [p.outputs_masked_at_kinks for p in deciding if p.outputs_masked_at_kinks]
-    if masked:
-        most = max(masked)
-        message += (
-            f"; {'up to ' if len(set(masked)) > 1 else ''}{most} output(s) that bent sharply within the step left out"
-        )
-    if fallback:
-        message += f"; {fallback}"
-    return message
+    masked = tuple(p.outputs_masked_at_kinks for p in deciding if p.outputs_masked_at_kinks)
+    return Agreement(worst, masked, device)
 
 
 # What the diagnosis of a failed gradient (localizing and naming the cause) may spend. A small

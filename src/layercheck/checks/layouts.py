@@ -11,6 +11,7 @@ from layercheck.checks.evidence import call_evidence, layouts_meta
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.problems import BatchSize, Declared, FormatRank
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Call, cause_of
 from layercheck.userframes import exception_summary
@@ -72,20 +73,18 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
     outputs = session.predict(dtype).require()
     require_arrays(named_outputs(layer, outputs), "predict")
     declared = (
-        "read from the pair's outputs: the first input's, with U for an axis more, batch first with fewer"
+        Declared.INFERRED
         if layer.formats_inferred
-        else "declared by output_format"
+        else Declared.DECLARED
         if getattr(layer.obj, "output_format", None) is not None
-        else "the first input's; a layer that changes layout declares output_format"
+        else Declared.FIRST_INPUT
     )
     for name, y, fmt in zip(layer.output_names, outputs.values, formats):
         if y.ndim != len(fmt):
+            # Its message is rendered from the problem where the result is made (`CheckResult`).
             return failed(
-                f"predict output {name} has {y.ndim} dimension(s) (shape {tuple(y.shape)}) but its format {fmt!r} "
-                f"({declared}) has {len(fmt)}",
-                output=name,
-                shape=list(y.shape),
-                format=fmt,
+                "",
+                **FormatRank(name, tuple(y.shape), fmt, declared).to_details(),
                 evidence=functools.partial(
                     call_evidence, session, ReproKind.SIZES, "output_format_is_consistent", "predict", dtype
                 ),
@@ -135,15 +134,7 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
             require_arrays(named_outputs(layer, outputs), "predict")
         for name, y, axis in zip(session.reference.output_names, outputs.values, axes):
             if axis is not None and (y.ndim <= axis or y.shape[axis] != size):
-                got = y.shape[axis] if y.ndim > axis else "no"
-                return failed(
-                    f"predict output {name} has batch size {got} (shape {tuple(y.shape)}, B is axis {axis}) "
-                    f"for inputs with {size} observations",
-                    output=name,
-                    observations=size,
-                    shape=list(y.shape),
-                    evidence=evidence,
-                )
+                return failed("", **BatchSize(name, size, tuple(y.shape), axis).to_details(), evidence=evidence)
     return passed(f"checked with {n} and {other_batch_size(n)} observations")
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 from layercheck.checks.common import primary_dtype
@@ -12,8 +11,9 @@ from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.problems import MaskFault, MaskProblem, describe_mask
 from layercheck.numerics import arrays
-from layercheck.numerics.compare import Mismatch, mismatch, repeat_tolerance
+from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Call, cause_of
 from layercheck.userframes import exception_summary
@@ -21,62 +21,22 @@ from layercheck.userframes import exception_summary
 __all__ = ["backward_respects_compute_gradients"]
 
 
-def _describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
-    requested = [name for name, wanted in zip(names, mask) if wanted]
-    which = "every gradient" if all(mask) else "only " + ", ".join(requested)
-    return f"compute_gradients={mask} ({which} requested)"
-
-
-class MaskFault(Enum):
-    """What a call of backward with a `compute_gradients` mask got wrong for one input."""
-
-    UNREQUESTED = "a gradient not requested"
-    MISSING = "None for a gradient requested"
-    MALFORMED = "not an array of the all-True call's gradient's shape"
-    DIFFERS = "another gradient than the all-True call's"
-
-
-@dataclass(frozen=True)
-class MaskProblem:
-    """What a masked call of backward returned wrong for the input `name`: the `fault`, and
-    for a malformed gradient what it returned and what the all-True call returns (as
-    `arrays.describe` says them), for one that differs its `mismatch`."""
-
-    name: str
-    fault: MaskFault
-    returned: str = ""
-    full: str = ""
-    mismatch: Mismatch | None = None
-
-    def sentence(self) -> str:
-        name = self.name
-        if self.fault is MaskFault.UNREQUESTED:
-            return f"returned a gradient for {name}, which was not requested (it must return None there)"
-        if self.fault is MaskFault.MISSING:
-            return f"returned None for {name}, which was requested"
-        if self.mismatch is not None:  # MaskFault.DIFFERS
-            return (
-                f"returned a gradient for {name} that differs from the one with every gradient requested: "
-                + self.mismatch.detail()
-            )
-        return f"returned {self.returned} for {name}; with every gradient requested it returns {self.full}"
-
-
 def _mask_problem(
     names: Sequence[str], mask: Sequence[bool], gradients: Sequence[Any], reference: Sequence[Any]
 ) -> MaskProblem | None:
     """What is wrong with one masked call's gradients, compared with the all-True call."""
+    found = functools.partial(MaskProblem, tuple(names), tuple(mask))
     for name, wanted, grad, full in zip(names, mask, gradients, reference):
         if not wanted and grad is not None:
-            return MaskProblem(name, MaskFault.UNREQUESTED)
+            return found(name, MaskFault.UNREQUESTED)
         if wanted and grad is None:
-            return MaskProblem(name, MaskFault.MISSING)
+            return found(name, MaskFault.MISSING)
         if wanted:
             if not arrays.is_array(grad) or grad.shape != full.shape:
-                return MaskProblem(name, MaskFault.MALFORMED, arrays.describe(grad), arrays.describe(full))
+                return found(name, MaskFault.MALFORMED, arrays.describe(grad), arrays.describe(full))
             diff = mismatch(grad, full, atol=repeat_tolerance(full))
             if diff is not None:
-                return MaskProblem(name, MaskFault.DIFFERS, mismatch=diff)
+                return found(name, MaskFault.DIFFERS, mismatch=diff)
     return None
 
 
@@ -105,7 +65,7 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
     missing = [name for name, grad, d in zip(names, reference, differentiable) if d and not arrays.is_array(grad)]
     if missing:
         return failed(
-            f"with {_describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}",
+            f"with {describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}",
             evidence=evidence,
         )
     n = operation.num_inputs
@@ -124,11 +84,9 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
             gradients = op.backward(xs, outputs, list(dLdY), (), mask).inputs
         except USER_ERRORS as exc:
             return failed(
-                f"with {_describe_mask(mask, names)}, backward raised {exception_summary(exc)}", cause=cause_of(exc)
+                f"with {describe_mask(mask, names)}, backward raised {exception_summary(exc)}", cause=cause_of(exc)
             )
         problem = _mask_problem(names, mask, gradients, reference)
-        if problem:
-            return failed(
-                f"with {_describe_mask(mask, names)}, backward {problem.sentence()}", mask=list(mask), evidence=evidence
-            )
+        if problem:  # its message is rendered from the problem where the result is made (`CheckResult`)
+            return failed("", evidence=evidence, **problem.to_details())
     return passed(f"{len(masks)} masks checked")

@@ -30,6 +30,7 @@ __all__ = [
     "GradientArgument",
     "BlockResult",
     "BlockVerdict",
+    "Agreement",
     "GradientReport",
     "MalformedDetails",
     "Partition",
@@ -92,6 +93,8 @@ class GradientArgument:
     reason: str = ""
     worst: Worst | None = None
     diagnosis: Diagnosis | None = None
+    # Passed at a reduced resolution only: the relative resolution reached.
+    resolution: float | None = None
 
     @property
     def partitions(self) -> tuple[Partition, ...]:
@@ -126,6 +129,31 @@ _LARGEST_PLANE = 1 << 31
 
 
 @dataclass(frozen=True)
+class Agreement:
+    """What a passed gradient check's agreement rests on: the worst relative difference of the
+    probes each pass rests on (a joint probe once), and how many outputs each of them left
+    out at kinks (those that left some out), on the `device` the check ran on."""
+
+    worst: float
+    masked: tuple[int, ...] = ()
+    device: str = "cpu"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"worst_rel_error": self.worst, "outputs_masked_at_kinks": list(self.masked)}
+
+    @classmethod
+    def from_dict(cls, data: Any, device: str) -> Agreement:
+        fields = reading.mapping(data, "the agreement")
+        if set(fields) != {"worst_rel_error", "outputs_masked_at_kinks"}:
+            raise MalformedFinding(f"the agreement has the keys {', '.join(sorted(map(str, fields)))}")
+        worst = reading.real(fields["worst_rel_error"], "the worst relative difference")
+        masked = reading.indices(fields["outputs_masked_at_kinks"], "the outputs masked at kinks")
+        if not 0 <= worst < math.inf or 0 in masked or device not in ("cpu", "gpu"):
+            raise MalformedFinding(f"an agreement of {worst!r} on {device!r}, {masked} left out")
+        return cls(worst, masked, device)
+
+
+@dataclass(frozen=True)
 class GradientReport:
     """What the reports say and draw of a gradient check: the pass it differentiated
     (`evaluated`) and what it fell back to (`fallback`, the engine's words), each argument, and
@@ -136,6 +164,9 @@ class GradientReport:
     findings: tuple[Finding, ...] = ()
     evaluated: str = "forward"
     fallback: str | None = None
+    # A passed check's: what its agreement rests on (None for another status, or a report of
+    # an earlier version, whose pass message, made then from the same probes, stays).
+    agreement: Agreement | None = None
     # Findings written by an earlier version, without `complex_values`: the sentence cannot be
     # rendered as it was, and the message carried beside them is kept (`CheckResult`).
     legacy: bool = False
@@ -158,10 +189,26 @@ class GradientReport:
             arguments = tuple(_argument(record) for record in reading.items(records, "arguments"))
             evaluated = reading.text(details.get("evaluated", "forward"), "the pass differentiated")
             fallback = None if fallback is None else reading.text(fallback, "the fallback")
+            agreed = details.get("agreement")
+            device = reading.text(details.get("device", "cpu"), "the device")
+            agreement = None if agreed is None else Agreement.from_dict(agreed, device)
         except MalformedFinding as exc:
             raise MalformedDetails(str(exc)) from None
         legacy = any("complex_values" not in found for found in written)
-        return cls(arguments, findings, evaluated, fallback, legacy)
+        return cls(arguments, findings, evaluated, fallback, agreement, legacy)
+
+    @property
+    def passed(self) -> str:
+        """The message of a passed check: how many gradients agree, how closely, and what the
+        agreement rests on where it is less than the whole ("" without an agreement)."""
+        if self.agreement is None:
+            return ""
+        checked = [(a.argument, a.resolution) for a in self.arguments if a.status is Status.PASSED]
+        agreement = self.agreement
+        on_gpu = agreement.device == "gpu"
+        return gradient_wording.passed(
+            self.evaluated, checked, agreement.worst, agreement.masked, on_gpu, self.fallback
+        )
 
     @property
     def headline(self) -> str:
@@ -196,6 +243,9 @@ def _argument(record: Any) -> GradientArgument:
     worst = None
     if "max_abs_error" in record:
         worst = Worst(*(reading.real(record.get(key), f"{key} of {where}") for key in _WORST))
+    resolution = record.get("resolution")
+    if resolution is not None:
+        resolution = reading.real(resolution, f"the resolution of {where}")
     return GradientArgument(
         name,
         reading.text(record.get("kind"), f"the kind of {where}"),
@@ -205,6 +255,7 @@ def _argument(record: Any) -> GradientArgument:
         reading.text(record.get("reason", ""), f"the reason of {where}"),
         worst,
         diagnosis,
+        resolution,
     )
 
 

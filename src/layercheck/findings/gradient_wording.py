@@ -367,6 +367,36 @@ def sub_batch_line(size: SubBatchSize, located: bool) -> str:
 # -- the explanation -------------------------------------------------------------------------
 
 
+def passed(
+    evaluated: str,
+    checked: Sequence[tuple[str, float | None]],
+    worst: float,
+    masked: Sequence[int],
+    on_gpu: bool,
+    fallback: str | None,
+) -> str:
+    """A passed check's message: the gradients that agree (`checked`: each argument, with the
+    reduced resolution it agreed to where that is all it did), the `worst` relative difference,
+    the outputs left out at kinks (`masked`: by each probe that left some out; the most one
+    did is said), and what the check fell back to."""
+    message = (
+        f"{len(checked)} gradient(s) of {evaluated} agree with finite differences "
+        f"(worst relative difference {worst:.1g})"
+    )
+    if on_gpu:
+        message += " on the GPU"
+    for argument, resolution in checked:
+        if resolution is not None:
+            message += f"; {argument} only to a reduced resolution of {resolution:.1g}"
+    if masked:
+        most = max(masked)
+        some = "up to " if len(set(masked)) > 1 else ""
+        message += f"; {some}{most} output(s) that bent sharply within the step left out"
+    if fallback:
+        message += f"; {fallback}"
+    return message
+
+
 def differentiated(evaluated: str, fallback: str | None) -> str:
     """The explanation's first line: the pass differentiated, and what the check fell back to."""
     return f"differentiated: {evaluated}" + (f"; {fallback}" if fallback else "")

@@ -2,7 +2,9 @@
 the reports: an updated state that does not keep its state's shape or dtype (`StateProblem`), a
 value of another type than its inputs' (`TypeProblem`), outputs of other shapes from forward
 than from predict (`SizesDiffer`), outputs that are not finite (`NonFinite`), an argument a call
-modified (`Modification`). The failure's message is rendered here from the problem wherever a
+modified (`Modification`), an output of another rank than its format (`FormatRank`) or of
+another batch size than its inputs (`BatchSize`), a gradient backward returned against its
+`compute_gradients` mask (`MaskProblem`). The failure's message is rendered here from the problem wherever a
 result is made (the check's, a worker's, the cache's, a report file's), as the gradient check's
 is from its findings: never a sentence carried beside them.
 
@@ -25,6 +27,11 @@ from layercheck.numerics import reading
 from layercheck.numerics.compare import Mismatch
 
 __all__ = [
+    "BatchSize",
+    "Declared",
+    "FormatRank",
+    "MaskFault",
+    "MaskProblem",
     "Modification",
     "NonFinite",
     "Problem",
@@ -33,6 +40,7 @@ __all__ = [
     "StateProblem",
     "TypeFault",
     "TypeProblem",
+    "describe_mask",
     "read",
 ]
 
@@ -40,7 +48,7 @@ __all__ = [
 class Problem:
     """The base of a family's problem: `checks` are the checks whose failure it is, `keys` the
     details' key of a field where it is not the field's name. A subclass is a frozen
-    dataclass whose fields are `str`, `bool`, `int`, `tuple[int, ...]`, an `Enum` or
+    dataclass whose fields are `str`, `bool`, `int`, a tuple of one of those, an `Enum` or
     `Mismatch | None`, and says itself in `sentence`."""
 
     checks: ClassVar[tuple[str, ...]] = ()
@@ -91,6 +99,8 @@ def _fields(cls: type[Problem]) -> dict[str, type]:
 
 _OPTIONAL_MISMATCH = Mismatch | None
 _INDEX = tuple[int, ...]
+_NAMES = tuple[str, ...]
+_FLAGS = tuple[bool, ...]
 
 
 def _encoded(value: Any) -> Any:
@@ -110,6 +120,10 @@ def _decoded(kind: Any, value: Any, key: str) -> Any:
         return reading.whole(value, key)
     if kind == _INDEX:
         return reading.indices(value, key)
+    if kind == _NAMES:
+        return tuple(reading.text(v, key) for v in reading.items(value, key))
+    if kind == _FLAGS:
+        return tuple(reading.flag(v, key) for v in reading.items(value, key))
     if kind == _OPTIONAL_MISMATCH:
         return Mismatch.from_dict(value)
     names = {member.name.lower(): member for member in kind}
@@ -313,5 +327,128 @@ class Modification(Problem):
         return f"{lead}{self.name} was modified in place: " + self.mismatch.detail()
 
 
-_FAMILIES: tuple[type[Problem], ...] = (StateProblem, TypeProblem, SizesDiffer, NonFinite, Modification)
+class Declared(Enum):
+    """Where an output's format comes from, in the words a failure says it."""
+
+    INFERRED = "read from the pair's outputs: the first input's, with U for an axis more, batch first with fewer"
+    DECLARED = "declared by output_format"
+    FIRST_INPUT = "the first input's; a layer that changes layout declares output_format"
+
+
+@dataclasses.dataclass(frozen=True)
+class FormatRank(Problem):
+    """predict's `output` of `shape`, of another number of axes than its `format` (from where
+    `declared` says)."""
+
+    checks = ("output_format_is_consistent",)
+    marker = "declared"
+
+    output: str
+    shape: tuple[int, ...]
+    format: str
+    declared: Declared
+
+    def __post_init__(self) -> None:
+        if len(self.shape) == len(self.format):
+            raise reading.MalformedFinding(f"shape {self.shape} has as many axes as format {self.format!r}")
+
+    def sentence(self) -> str:
+        return (
+            f"predict output {self.output} has {len(self.shape)} dimension(s) (shape {self.shape}) but its format "
+            f"{self.format!r} ({self.declared.value}) has {len(self.format)}"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchSize(Problem):
+    """predict's `output` of `shape`, for inputs of `observations`, without as many along its
+    batch axis `batch_axis` (or without that axis)."""
+
+    checks = ("output_batch_size_matches_input",)
+    marker = "batch_axis"
+
+    output: str
+    observations: int
+    shape: tuple[int, ...]
+    batch_axis: int
+
+    def __post_init__(self) -> None:
+        if self.batch_axis < len(self.shape) and self.shape[self.batch_axis] == self.observations:
+            raise reading.MalformedFinding(f"shape {self.shape} has {self.observations} along axis {self.batch_axis}")
+
+    def sentence(self) -> str:
+        axis = self.batch_axis
+        got = self.shape[axis] if len(self.shape) > axis else "no"
+        return (
+            f"predict output {self.output} has batch size {got} (shape {self.shape}, B is axis {axis}) "
+            f"for inputs with {self.observations} observations"
+        )
+
+
+class MaskFault(Enum):
+    """What a call of backward with a `compute_gradients` mask got wrong for one input."""
+
+    UNREQUESTED = "a gradient not requested"
+    MISSING = "None for a gradient requested"
+    MALFORMED = "not an array of the all-True call's gradient's shape"
+    DIFFERS = "another gradient than the all-True call's"
+
+
+@dataclasses.dataclass(frozen=True)
+class MaskProblem(Problem):
+    """What backward, called with the `compute_gradients` `mask` over the operation's `inputs`,
+    returned wrong for the input `name`: the `fault`, and for a malformed gradient what it
+    returned and what the all-True call returns (as `arrays.describe` says them), for one that
+    differs its `mismatch`."""
+
+    checks = ("backward_respects_compute_gradients",)
+    keys = {"name": "input", "full": "all_true"}
+
+    inputs: tuple[str, ...]
+    mask: tuple[bool, ...]
+    name: str
+    fault: MaskFault
+    returned: str = ""
+    full: str = ""
+    mismatch: Mismatch | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.mask) != len(self.inputs) or self.name not in self.inputs:
+            raise reading.MalformedFinding(f"a mask {self.mask} of the inputs {self.inputs}, for {self.name!r}")
+        if (self.fault is MaskFault.DIFFERS) != (self.mismatch is not None):
+            raise reading.MalformedFinding("a mismatch goes with the fault 'differs', and only with it")
+
+    def sentence(self) -> str:
+        name = self.name
+        if self.fault is MaskFault.UNREQUESTED:
+            said = f"returned a gradient for {name}, which was not requested (it must return None there)"
+        elif self.fault is MaskFault.MISSING:
+            said = f"returned None for {name}, which was requested"
+        elif self.mismatch is not None:  # MaskFault.DIFFERS
+            said = (
+                f"returned a gradient for {name} that differs from the one with every gradient requested: "
+                + self.mismatch.detail()
+            )
+        else:
+            said = f"returned {self.returned} for {name}; with every gradient requested it returns {self.full}"
+        return f"with {describe_mask(self.mask, self.inputs)}, backward {said}"
+
+
+def describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
+    """`compute_gradients=(True, False) (only x requested)`."""
+    requested = [name for name, wanted in zip(names, mask) if wanted]
+    which = "every gradient" if all(mask) else "only " + ", ".join(requested)
+    return f"compute_gradients={mask} ({which} requested)"
+
+
+_FAMILIES: tuple[type[Problem], ...] = (
+    StateProblem,
+    TypeProblem,
+    SizesDiffer,
+    NonFinite,
+    Modification,
+    FormatRank,
+    BatchSize,
+    MaskProblem,
+)
 _BY_CHECK: dict[str, type[Problem]] = {check: family for family in _FAMILIES for check in family.checks}
