@@ -13,7 +13,7 @@ from conftest import CORPUS, GRADIENTS, load_layer
 
 import layercheck
 from layercheck.findings import gradient_wording as wording
-from layercheck.numerics.gradients.claims import name_factor, sizes
+from layercheck.numerics.gradients.claims import factors_to_try, name_factor, sizes
 from layercheck.numerics.gradients.diagnosis import group
 from layercheck.numerics.gradients.findings import (
     AcrossObservations,
@@ -362,3 +362,23 @@ def test_a_pass_of_the_previous_version_keeps_the_message_it_carries():
     del data["details"]["agreement"]
     data["message"] = "2 gradient(s) of predict agree, as said then"
     assert CheckResult.from_dict(data).message == data["message"]
+
+
+def test_an_exact_factor_near_the_measured_ratio_is_proven_first():
+    """A block whose gradient is small carries its probes' error into the ratio they measure
+    (1.99734 for an exact 2, -0.998672 for a sign): the exact factors near it are tried first,
+    the nearest first, then the ratio itself."""
+    batch = (NamedSize(Size.BATCH, 128),)
+    assert factors_to_try(1.99734, ()) == [2.0, 1.99734]
+    assert factors_to_try(-0.998672, ())[0] == -1.0
+    assert factors_to_try(0.0078130, batch)[0] == 1 / 128
+    assert factors_to_try(1.5, batch) == [1.5]  # nothing exact within 1%: the ratio alone
+    assert factors_to_try(2.0, ()) == [2.0]
+
+
+def test_a_tiny_channel_off_by_2_is_said_exactly():
+    """A scale-shift whose channel 0 is scaled by 1e-5, its dX doubled there: on this seed the
+    probes measured 1.99734, which the corrected gradient also passed, and that number was said."""
+    obj = load_layer(CORPUS.parent / "corpus_verdicts" / "tiny_channel_exact_factor.py")
+    report = layercheck.check_layer(obj, "4,4,6,3:SSCB", seed=9, checks=[GRADIENTS])
+    assert "off by a factor 2 in channel 0 of X (right in the 5 others checked)" in report.result(GRADIENTS).message

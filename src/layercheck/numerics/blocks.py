@@ -25,6 +25,7 @@ __all__ = [
     "axis_mask",
     "describe_border",
     "distance_to_edge",
+    "unlabelled_axes",
     "by_sign",
     "by_value",
     "refined",
@@ -96,6 +97,17 @@ def spatial_words(labels: str) -> list[tuple[int, str]]:
     return [(axis, f"index of spatial axis {k}") for k, axis in enumerate(axes, 1)]
 
 
+def unlabelled_axes(value: Any) -> list[tuple[int, str, str]]:
+    """Each axis of more than one index of an argument whose axes have no labels (a dense
+    weight matrix, a depthwise kernel (3, 3, C)), with the name of one index along it and its
+    plural: "index" of a vector (an array with one axis of more than one index); "axis-2
+    index" of an array with more."""
+    axes = [axis for axis in range(value.ndim) if value.shape[axis] > 1]
+    if len(axes) == 1:  # a vector, however many axes of one it has: its index along it is its index
+        return [(axes[0], "index", "indices")]
+    return [(axis, f"axis-{axis} index", f"axis-{axis} indices") for axis in axes]
+
+
 def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS, first: int = 0) -> Partition:
     """Cells along one axis: each index, or up to `max_cells` ranges of indices on a long axis;
     labelled and spanned from index `first` (a sub-batch's first observation in its batch)."""
@@ -114,19 +126,28 @@ def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS, fi
     return Partition(unit, blocks, axis=axis, first=first)
 
 
-def refined(value: Any, partition: Partition, wide: tuple[Block, ...]) -> Partition:
-    """`partition` (along an axis) with each block of `wide` cut into one block per index."""
+def refined(value: Any, partition: Partition, wide: tuple[Block, ...], max_cells: int = _MAX_CELLS) -> Partition:
+    """`partition` (along an axis) with each block of `wide` cut into one block per index, or,
+    where that would make more than `max_cells` blocks of them all, into as many ranges of
+    indices each as keep them within it (a bisection's next step)."""
     assert partition.axis is not None
     shape, xp = tuple(value.shape), namespace_of(value)
     cut = {id(block) for block in wide}  # blocks hold arrays: compared by identity
+    each = max(2, max_cells // max(len(wide), 1))
+    at = partition.first  # spans count from it; masks are the value's own
     blocks: list[Block] = []
     for block in partition.blocks:
         first, last = block.span if block.span is not None else (0, None)
         if id(block) in cut and last is not None:
-            at = partition.first  # spans count from it; masks are the value's own
+            n = last - first + 1
+            cuts = np.linspace(first, last + 1, min(n, each) + 1).astype(int).tolist()
             blocks += [
-                Block(str(i), axis_mask(shape, partition.axis, i - at, i - at + 1, xp), (i, i))
-                for i in range(first, last + 1)
+                Block(
+                    str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}",
+                    axis_mask(shape, partition.axis, lo - at, hi - at, xp),
+                    (lo, hi - 1),
+                )
+                for lo, hi in zip(cuts[:-1], cuts[1:])
             ]
         else:
             blocks.append(block)

@@ -37,7 +37,7 @@ from layercheck.numerics.gradients.findings import (
 )
 from layercheck.status import Status
 
-__all__ = ["CLAIMS", "name_factor", "non_finite", "proposed_ratio", "ratio_of", "sizes", "zero"]
+__all__ = ["CLAIMS", "factors_to_try", "name_factor", "non_finite", "proposed_ratio", "ratio_of", "sizes", "zero"]
 
 _FACTOR_SPREAD = 1e-3  # ratios of the failing probes must agree this well to propose a factor
 _SHOWN = 5  # non-finite elements listed
@@ -112,17 +112,40 @@ def name_factor(ratio: float, context: Sequence[NamedSize]) -> Factor:
     return Factor(ratio, FactorForm.DECIMAL)
 
 
+# How near a measured ratio a factor a name gives must be to be tried before it: the ratio of a
+# block whose gradient is small against its argument's carries the probes' error (1.99734 for
+# an exact 2 on a channel scaled by 1e-5, on one seed of ten).
+_NEAR = 1e-2
+
+
+def factors_to_try(ratio: float, context: Sequence[NamedSize]) -> list[float]:
+    """The factors to prove, in order: each exact one a name gives (a sign, a small fraction,
+    a size of the problem or its inverse) near the measured `ratio`, the nearest first, then
+    the ratio itself. The first that the gradient corrected by it holds for is the finding:
+    where the exact one and the measured one both hold, the data cannot tell them apart, and
+    the exact one is what a bug makes."""
+    exact = [-1.0] + [v for n in (2, 3, 4, 8) for v in (n, 1 / n, -n, -1 / n)]
+    exact += [v for named in context if named.n > 2 for v in (float(named.n), 1 / named.n)]
+    near = sorted(
+        (v for v in dict.fromkeys(exact) if abs(ratio - v) <= _NEAR * abs(v)), key=lambda v: abs(ratio / v - 1)
+    )
+    return [*near, ratio] if ratio not in near else near
+
+
 def _as_large(named: NamedSize, context: Sequence[NamedSize]) -> tuple[NamedSize, ...]:
     """The other sizes of the problem equal to `named`: which of them a factor is, it cannot tell."""
     return tuple(other for other in context if other.n == named.n and other != named)
 
 
 def ratio_of(probes: Sequence[Probe], minimum: int = 2) -> float | None:
-    """A ratio analytic/numeric shared by the probes (`minimum` at least), within their noise."""
+    """A ratio analytic/numeric shared by the probes (`minimum` at least of those whose numeric
+    side stands out of their tolerance: the others measure no ratio), within their noise."""
     ratios, noise = [], 0.0
     for p in probes:
-        if not (math.isfinite(p.analytic) and abs(p.numeric) > 10 * p.fixed_tolerance):
+        if not math.isfinite(p.analytic):
             return None
+        if abs(p.numeric) <= 10 * p.fixed_tolerance:
+            continue
         ratios.append(p.analytic / p.numeric)
         noise += p.fixed_tolerance / abs(p.numeric)
     if len(ratios) < minimum:
@@ -255,10 +278,6 @@ def proposed_ratio(evidence: Evidence, index: int) -> float | None:
     return float(np.median(ratios))
 
 
-# The forms that name an exact factor: a size, its inverse, a small fraction.
-_EXACT_FORMS = (FactorForm.SIZE, FactorForm.INVERSE_SIZE, FactorForm.FRACTION)
-
-
 def _divided(index: int, ratio: float) -> Corrected:
     return lambda grads: grads[index] / ratio
 
@@ -267,15 +286,16 @@ def factor(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     ratio = proposed_ratio(evidence, index)
     if ratio is None or not math.isfinite(ratio) or ratio == 0:
         return None
-    named = name_factor(ratio, sizes(evidence.problem.values, evidence.problem.labels))
+    context = sizes(evidence.problem.values, evidence.problem.labels)
     # The factor a name gives (1/128, the batch size) is tried as it is: the ratio the probes
     # measured carries their error (1.7e-7 of it on a seed, more than a tolerance allows where
     # the gradient is large), and would fail a factor that holds exactly.
-    exact = named.numerator / named.denominator if named.form in _EXACT_FORMS else ratio
-    if not any(evidence.holds(index, _divided(index, r)) for r in dict.fromkeys((exact, ratio))):
+    proven = next((r for r in factors_to_try(ratio, context) if evidence.holds(index, _divided(index, r))), None)
+    if proven is None:
         return None
+    named = name_factor(proven, context)
     name = evidence.name(index)
-    if abs(ratio + 1) <= 1e-4:
+    if abs(proven + 1) <= 1e-4:
         return Finding(Cause.WRONG_SIGN, (name,))
     if gradient.size == 1 and named.form in (FactorForm.DECIMAL, FactorForm.NEAR_ONE):
         # One element is off by some factor whatever is wrong with it: only a factor that a

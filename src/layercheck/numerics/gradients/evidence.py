@@ -158,8 +158,11 @@ class Evidence:
             units = (1, 1j) if is_complex(value) else (1,)
             # A table cut short by the budget is worth nothing, and would leave nothing for
             # the probes that decide without it (two 16x16 weights swapped: the second table
-            # spent the rest, and the swap was said of one of them only).
-            affordable = self.budget.affords(_ELEMENT_CALLS * int(value.size) * len(units))
+            # spent the rest, and the swap was said of one of them only). It may take half of
+            # what is left, no more: the rest proves what it shows (a sub-batch's table of 256
+            # elements took 512 of 600 calls, and nothing was left to carry its channel over
+            # to the whole batch: nothing was said).
+            affordable = self.budget.affords(2 * _ELEMENT_CALLS * int(value.size) * len(units))
             if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK and affordable:
                 try:
                     table = [

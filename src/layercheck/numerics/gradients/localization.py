@@ -17,7 +17,7 @@ import numpy as np
 from layercheck.numerics import blocks as partitions
 from layercheck.numerics.arrays import fetch, is_complex, namespace_of, to_host
 from layercheck.numerics.blocks import Block, Partition
-from layercheck.numerics.gradients.claims import name_factor, ratio_of, sizes
+from layercheck.numerics.gradients.claims import factors_to_try, name_factor, ratio_of, sizes
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
     EvaluationError,
@@ -26,7 +26,7 @@ from layercheck.numerics.gradients.engine import (
     check_argument,
     element_probe,
 )
-from layercheck.numerics.gradients.evidence import Element, Evidence, failing, worst_failing
+from layercheck.numerics.gradients.evidence import Corrected, Element, Evidence, failing, worst_failing
 from layercheck.numerics.gradients.findings import (
     BlockError,
     BlockVerdict,
@@ -207,10 +207,12 @@ def _within(index: int, span: tuple[int, int | None] | None) -> bool:
 
 
 def _named_blocks(value: Any, labels: str | None) -> int:
-    """The blocks of the labelled axes' partitions (channels, observations, time steps)."""
+    """The blocks of the axes' partitions: the labelled axes' (channels, observations, time
+    steps), or every axis's of an argument without labels."""
     if labels is None or len(labels) != value.ndim:
-        return 0
-    sizes = [value.shape[labels.find(label)] for label in "CBT" if labels.find(label) >= 0]
+        sizes = [value.shape[axis] for axis, _, _ in partitions.unlabelled_axes(value)]
+    else:
+        sizes = [value.shape[labels.find(label)] for label in "CBT" if labels.find(label) >= 0]
     return sum(min(n, partitions.AXIS_CELLS) for n in sizes if n > 1)
 
 
@@ -327,6 +329,12 @@ class Localization:
                 if axis >= 0 and value.shape[axis] > 1:
                     first = self.origin[1] if self.origin is not None and self.origin[0] == axis else 0
                     yield partitions.along_axis(value, axis, partitions.AXIS_WORDS[label], first=first)
+        else:
+            # An argument without labels (a dense weight matrix, a depthwise kernel) is cut
+            # along each of its axes: a slice wrong in it is found as a channel is.
+            for axis, unit, plural in partitions.unlabelled_axes(value):
+                along = partitions.along_axis(value, axis, unit)
+                yield Partition(unit, along.blocks, plural, axis)
         for extra in (partitions.distance_to_edge, lambda v, _: partitions.by_sign(v, self.name)):
             found = extra(value, labels)
             if found is not None:
@@ -437,14 +445,25 @@ class Localization:
         self, partition: Partition, cells: list[_Cell], region: _Found
     ) -> tuple[Partition, list[_Cell], _Found]:
         """A region along an axis whose wrong blocks span several indices (time steps 2-4 of
-        40), narrowed to the indices wrong in them (time step 2): each index of those blocks
-        screened and confirmed, the blocks found right kept as they were judged. The region as
-        it was where the narrower one is not proven."""
+        40, channels 0-31 of 512), narrowed to the indices wrong in them (time step 2, channel
+        5) by bisection: the blocks cut into smaller ones, each screened and confirmed, the
+        blocks found right kept as they were judged, until each is one index. The narrowest
+        region proven: the region as it was where no narrower one is."""
+        while True:
+            narrower = self._narrowed_once(partition, cells, region)
+            if narrower is None:
+                return partition, cells, region
+            partition, cells, region = narrower
+
+    def _narrowed_once(
+        self, partition: Partition, cells: list[_Cell], region: _Found
+    ) -> tuple[Partition, list[_Cell], _Found] | None:
+        """One step of `_narrowed`: None where the wrong blocks are single indices, or the
+        narrower region is not proven."""
         spans = [(c.block, c.block.span) for c in region.bad]
         wide = tuple(block for block, span in spans if span is not None and span[1] is not None and span[1] > span[0])
-        indices = _indices([span for _, span in spans])
-        if partition.axis is None or not wide or indices > partitions.AXIS_CELLS:
-            return partition, cells, region
+        if partition.axis is None or not wide or self.evidence.budget.over():
+            return None
         finer = partitions.refined(self.value, partition, wide)
         kept = {c.block.label: c for c in cells if all(c.block is not block for block in wide)}
         new = Partition(
@@ -458,9 +477,13 @@ class Localization:
         # left one out would call right what was proven wrong.
         wrong = [c.block.span[0] for c in narrowed if c.verdict is BlockVerdict.WRONG and c.block.span is not None]
         if better is None or not all(any(_within(i, b.span) for i in wrong) for b in wide):
-            return partition, cells, region
+            return None
         if region.separated and not better.separated:  # a region that may be said, kept so
-            return partition, cells, region
+            return None
+        if _indices([span for _, span in spans]) > partitions.AXIS_CELLS and better.region.share >= region.region.share:
+            # Wide blocks wrong in every part: the same elements in more words (channels 0-31,
+            # not 0, 1, ... 31), and nothing narrower to find in them.
+            return None
         return finer, narrowed, better
 
     def _wrong_edges(self) -> tuple[str, ...]:
@@ -542,22 +565,31 @@ class Localization:
         there is right everywhere."""
         # One element measured exactly proposes a ratio as well as two random directions do;
         # either way the corrected gradient must hold before anything is said.
-        ratio = ratio_of([p for c in found.bad for p in c.failing], minimum=1 if self.table is not None else 2)
-        if ratio is None or ratio == 0:
-            return None
+        probes = [p for c in found.bad for p in c.failing]
+        context = sizes(self.evidence.problem.values, self.evidence.problem.labels)
+        ratio = ratio_of(probes, minimum=1 if self.table is not None else 2)
+        if ratio is not None:
+            candidates = factors_to_try(ratio, context) if ratio != 0 else []
+        else:
+            # One probe that measures a ratio proposes only the exact factors near it (a sign,
+            # 2, 1/B): a block whose gradient is small leaves its second probe in the noise.
+            one = ratio_of(probes, minimum=1)
+            candidates = [] if one is None or one == 0 else [r for r in factors_to_try(one, context) if r != one]
         xp = namespace_of(gradient)
         index = self.index
 
-        def corrected(grads: list[Any]) -> Any:
-            return xp.where(found.mask, grads[index] / ratio, grads[index])
+        def corrected(by: float) -> Corrected:
+            return lambda grads: xp.where(found.mask, grads[index] / by, grads[index])
 
         support = Block(f"{found.region.unit}: {', '.join(found.region.wrong)}", found.mask)
-        if not self.evidence.holds(index, corrected, (None, support)):
+        # The exact factors near the measured ratio first (`factors_to_try`): a block's ratio
+        # carries its probes' error.
+        proven = next((r for r in candidates if self.evidence.holds(index, corrected(r), (None, support))), None)
+        if proven is None:
             return None
-        if abs(ratio + 1) <= 1e-4:
+        if abs(proven + 1) <= 1e-4:
             return Finding(Cause.WRONG_SIGN, (self.name,), region=found.region)
-        named = name_factor(ratio, sizes(self.evidence.problem.values, self.evidence.problem.labels))
-        return Finding(Cause.FACTOR, (self.name,), named, region=found.region)
+        return Finding(Cause.FACTOR, (self.name,), name_factor(proven, context), region=found.region)
 
     # -- elements ------------------------------------------------------------------------------
 
