@@ -20,12 +20,14 @@ from layercheck.findings.problems import (
     MaskProblem,
     Modification,
     NonFinite,
+    Parity,
     SizesDiffer,
     StateFault,
     StateProblem,
     TypeFault,
     TypeProblem,
 )
+from layercheck.numerics.compare import Mismatch
 from layercheck.numerics.reading import MalformedFinding
 from layercheck.results import CheckResult, MalformedReport, Status
 
@@ -285,3 +287,19 @@ def test_a_gradient_against_the_mask_is_typed():
     data["details"]["mask"] = [True]
     with pytest.raises(MalformedReport, match="a mask \\(True,\\) of the inputs"):
         CheckResult.from_dict(data)
+
+
+def test_a_value_the_gpu_computed_otherwise_is_typed():
+    worst = Mismatch(3, 24, (1, 2), 1.5, 1.0, 0.5, 0.5, 1e-7, 1e-9)
+    differs = Parity("predict output Y", "float32", worst)
+    assert differs.sentence() == "predict output Y differs between GPU and CPU with float32 inputs: " + worst.detail()
+    reshaped = Parity(
+        "gradient dLdX", "float64", gpu="CuPy float64 array of shape (4,)", cpu="NumPy float64 array of shape (2, 2)"
+    )
+    assert reshaped.sentence() == (
+        "gradient dLdX is CuPy float64 array of shape (4,) on the GPU but NumPy float64 array of shape (2, 2) on the CPU"
+    )
+    for problem, check in ((differs, "predict_is_consistent_on_gpu"), (reshaped, "backward_is_consistent_on_gpu")):
+        assert problems.read(check, json.loads(json.dumps(problem.to_details()))) == problem
+    with pytest.raises(MalformedFinding, match="a mismatch, or what each device returned"):
+        Parity("predict output Y", "float32")

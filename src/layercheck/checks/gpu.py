@@ -19,6 +19,7 @@ from layercheck.checks.evidence import call_evidence, session_tolerance_words
 from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
 from layercheck.devices import GpuStatus
+from layercheck.findings.problems import Parity
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
 from layercheck.portability import IDIOM
@@ -69,17 +70,17 @@ def _require_cpu_run(session: CheckContext) -> None:
         raise Skip(f"the layer runs only on the GPU ({binding}): no CPU result to compare with")
 
 
-def _parity(session: CheckContext, name: str, cpu: Any, gpu: Any, dtype: str) -> tuple[str | None, float]:
+def _parity(session: CheckContext, name: str, cpu: Any, gpu: Any, dtype: str) -> tuple[Parity | None, float]:
     """A problem with the GPU's result, or None, and the largest difference: what was returned
     is checked first, then the values, on the device (the CPU's result is uploaded)."""
     rtol, atol = session.tolerance(dtype)
     if not arrays.is_cupy_array(gpu) or tuple(gpu.shape) != tuple(cpu.shape):
-        return f"{name} is {arrays.describe(gpu)} on the GPU but {arrays.describe(cpu)} on the CPU", math.inf
+        return Parity(name, dtype_name(dtype), gpu=arrays.describe(gpu), cpu=arrays.describe(cpu)), math.inf
     expected = arrays.to_module(cpu, arrays.array_module(gpu))
     diff = mismatch(gpu, expected, rtol, scaled_atol(rtol, atol, [expected]))
     if diff is None:
         return None, largest_magnitude(gpu - expected)
-    return f"{name} differs between GPU and CPU with {dtype_name(dtype)} inputs: {diff.detail()}", diff.abs_diff
+    return Parity(name, dtype_name(dtype), diff), diff.abs_diff
 
 
 def _parity_evidence(session: CheckContext, check: str, method: str, dtype: str, loss: Any = ()) -> LazyEvidence:
@@ -125,9 +126,8 @@ def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
             problem, difference = _parity(session, f"{method} output {name}", c, g, dtype)
             if problem:
                 evidence = _parity_evidence(session, "predict_is_consistent_on_gpu", method, dtype)
-                return failed(
-                    problem, evidence=evidence, output=name, dtype=dtype_name(dtype), **widened(session, [dtype])
-                )
+                # Its message is rendered from the problem where the result is made (`CheckResult`).
+                return failed("", evidence=evidence, output=name, **widened(session, [dtype]), **problem.to_details())
             worst = max(worst, difference)
     return passed(f"largest difference {worst:.2g}", **widened(session, session.options.dtypes))
 
@@ -158,9 +158,7 @@ def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
             if problem:
                 loss = sum(session.training_output_gradients(cpu.outputs, dtype), ())
                 evidence = _parity_evidence(session, "backward_is_consistent_on_gpu", "backward", dtype, loss)
-                return failed(
-                    problem, evidence=evidence, argument=name, dtype=dtype_name(dtype), **widened(session, [dtype])
-                )
+                return failed("", evidence=evidence, argument=name, **widened(session, [dtype]), **problem.to_details())
     return passed(**widened(session, session.options.dtypes))
 
 

@@ -4,7 +4,8 @@ value of another type than its inputs' (`TypeProblem`), outputs of other shapes 
 than from predict (`SizesDiffer`), outputs that are not finite (`NonFinite`), an argument a call
 modified (`Modification`), an output of another rank than its format (`FormatRank`) or of
 another batch size than its inputs (`BatchSize`), a gradient backward returned against its
-`compute_gradients` mask (`MaskProblem`). The failure's message is rendered here from the problem wherever a
+`compute_gradients` mask (`MaskProblem`), a value the GPU computed otherwise than the CPU
+(`Parity`). The failure's message is rendered here from the problem wherever a
 result is made (the check's, a worker's, the cache's, a report file's), as the gradient check's
 is from its findings: never a sentence carried beside them.
 
@@ -33,6 +34,7 @@ __all__ = [
     "MaskFault",
     "MaskProblem",
     "Modification",
+    "Parity",
     "NonFinite",
     "Problem",
     "SizesDiffer",
@@ -434,6 +436,32 @@ class MaskProblem(Problem):
         return f"with {describe_mask(self.mask, self.inputs)}, backward {said}"
 
 
+@dataclasses.dataclass(frozen=True)
+class Parity(Problem):
+    """A value (`what`: "predict output Y", "gradient dLdX") the GPU computed at the tested
+    `dtype` that differs from the CPU's: by `mismatch`, or, as another kind or shape of array,
+    as `gpu` and `cpu` describe them."""
+
+    checks = ("predict_is_consistent_on_gpu", "backward_is_consistent_on_gpu")
+    keys = {"what": "value"}
+    marker = "value"
+
+    what: str
+    dtype: str
+    mismatch: Mismatch | None = None
+    gpu: str = ""
+    cpu: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.mismatch is None) == (self.gpu == ""):
+            raise reading.MalformedFinding(f"{self.what!r} on the GPU: a mismatch, or what each device returned")
+
+    def sentence(self) -> str:
+        if self.mismatch is None:
+            return f"{self.what} is {self.gpu} on the GPU but {self.cpu} on the CPU"
+        return f"{self.what} differs between GPU and CPU with {self.dtype} inputs: {self.mismatch.detail()}"
+
+
 def describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
     """`compute_gradients=(True, False) (only x requested)`."""
     requested = [name for name, wanted in zip(names, mask) if wanted]
@@ -450,5 +478,6 @@ _FAMILIES: tuple[type[Problem], ...] = (
     FormatRank,
     BatchSize,
     MaskProblem,
+    Parity,
 )
 _BY_CHECK: dict[str, type[Problem]] = {check: family for family in _FAMILIES for check in family.checks}
