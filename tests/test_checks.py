@@ -862,3 +862,27 @@ class _UpcastingBackward(_UpcastingPredict):
 def test_a_gradient_upcast_by_backward_itself_is_blamed_on_backward_alone():
     result = layercheck.check_layer(_UpcastingBackward, "4,3:CB").result("backward_is_consistent_in_type")
     assert result.message == "gradient dLdX with float32 inputs is float64, expected float32"
+
+
+class _RaisingFormat:
+    def predict(self, X):
+        return X
+
+    def output_format(self, formats):
+        raise ValueError("no format")
+
+
+class _TwoFormats(_RaisingFormat):
+    def output_format(self, formats):
+        return ["CB", "CB"]
+
+
+def test_an_output_format_that_breaks_is_the_format_checks_own_failure():
+    """Said from the step's typed error, not from the words of the undecided check it would be."""
+    raised = layercheck.check_layer(_RaisingFormat, "4,3:CB").result("output_format_is_consistent")
+    assert raised.status == "failed"
+    assert raised.message.startswith("output_format is invalid (output_format raised ValueError: no format (")
+    broke = layercheck.check_layer(_TwoFormats, "4,3:CB").result("output_format_is_consistent")
+    assert broke.status == "failed" and broke.message.startswith(
+        "output_format is invalid (output_format('CB',) returned"
+    )

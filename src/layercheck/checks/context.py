@@ -24,7 +24,7 @@ from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Blocked, Call, Cause, cause_of
 from layercheck.userframes import being_handled, detached, exception_summary, last_user_frame, user_traceback
 
-__all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "call"]
+__all__ = ["BackwardResult", "CallArguments", "CallError", "CheckContext", "CheckOptions", "Step", "StepFailed", "call"]
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,21 @@ class Step:
         method that raised under `blocked_by`, with `broke_contract` where it broke the
         contract rather than raised: the reports give each such cause once)."""
         if self.error is not None:
-            raise Incomplete(
-                f"not checked: {self.what} failed ({self.error.summary()})",
-                blocked=Blocked(self.error.method, self.error.is_contract),
-                cause=self.error.cause,
-            )
+            raise StepFailed(self.what, self.error)
         return self.value
+
+
+class StepFailed(Incomplete):
+    """A step a check depends on failed: `what` the step is ("output_format"), and its
+    `error`, typed, for a check whose own failure that is."""
+
+    def __init__(self, what: str, error: CallError):
+        super().__init__(
+            f"not checked: {what} failed ({error.summary()})",
+            blocked=Blocked(error.method, error.is_contract),
+            cause=error.cause,
+        )
+        self.what, self.error = what, error
 
 
 def call(what: str, method: Call, fn: Callable[[], Any]) -> Step:

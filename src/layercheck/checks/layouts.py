@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
-from layercheck.checks.context import CheckContext
+from layercheck.checks.context import CheckContext, StepFailed
 from layercheck.checks.evidence import call_evidence, layouts_meta
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Outputs
@@ -65,10 +65,8 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
     layer = session.reference
     try:
         formats = session.output_formats()
-    except Incomplete as exc:
-        return failed(
-            str(exc).removeprefix("not checked: ").replace("output_format failed", "output_format is invalid")
-        )
+    except StepFailed as exc:  # output_format's own failure is this check's
+        return failed(f"output_format is invalid ({exc.error.summary()})")
     dtype = primary_dtype(session)
     outputs = session.predict(dtype).require()
     require_arrays(named_outputs(layer, outputs), "predict")
