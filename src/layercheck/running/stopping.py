@@ -32,9 +32,14 @@ class MaxFail:
         return report.fails(self.strict)
 
     @property
-    def reason(self) -> str:
+    def stop(self) -> str:
+        """`run stopped after 1 failed target (-x)`."""
         targets = "target" if self.limit == 1 else "targets"
-        return f"the run stopped after {self.limit} failed {targets} ({self.option})"
+        return f"run stopped after {self.limit} failed {targets} ({self.option})"
+
+    @property
+    def reason(self) -> str:
+        return f"the {self.stop}"
 
 
 def parse_maxfail(exitfirst: bool, maxfail: str | None, strict: bool = False) -> MaxFail | None:
@@ -68,4 +73,4 @@ def stopped_line(report: Report, maxfail: MaxFail | None) -> str | None:
     if not not_run:
         return None
     targets = "target" if not_run == 1 else "targets"
-    return f"The {maxfail.reason.removeprefix('the ')}: {not_run} {targets} not checked."
+    return f"The {maxfail.stop}: {not_run} {targets} not checked."
