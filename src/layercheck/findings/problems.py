@@ -34,8 +34,8 @@ __all__ = [
     "MaskFault",
     "MaskProblem",
     "Modification",
-    "Parity",
     "NonFinite",
+    "Parity",
     "Problem",
     "SizesDiffer",
     "StateFault",
@@ -95,6 +95,7 @@ class Problem:
 
 
 def _fields(cls: type[Problem]) -> dict[str, type]:
+    """Each field of the problem's dataclass with its type (the annotations evaluated)."""
     hints = typing.get_type_hints(cls)
     return {field.name: hints[field.name] for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
 
@@ -128,6 +129,8 @@ def _decoded(kind: Any, value: Any, key: str) -> Any:
         return tuple(reading.flag(v, key) for v in reading.items(value, key))
     if kind == _OPTIONAL_MISMATCH:
         return Mismatch.from_dict(value)
+    if not (isinstance(kind, type) and issubclass(kind, Enum)):  # a field the codec does not know: a defect
+        raise TypeError(f"a problem's field {key!r} of type {kind!r}")
     names = {member.name.lower(): member for member in kind}
     if not isinstance(value, str) or value not in names:
         raise reading.MalformedFinding(f"{key} is {reading.shown(value)}, not one of {', '.join(names)}")
