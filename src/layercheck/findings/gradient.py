@@ -143,9 +143,7 @@ class Agreement:
 
     @classmethod
     def from_dict(cls, data: Any, device: str) -> Agreement:
-        fields = reading.mapping(data, "the agreement")
-        if set(fields) != {"worst_rel_error", "outputs_masked_at_kinks"}:
-            raise MalformedFinding(f"the agreement has the keys {', '.join(sorted(map(str, fields)))}")
+        fields = reading.exactly(data, "the agreement", {"worst_rel_error", "outputs_masked_at_kinks"})
         worst = reading.real(fields["worst_rel_error"], "the worst relative difference")
         masked = reading.indices(fields["outputs_masked_at_kinks"], "the outputs masked at kinks")
         if not 0 <= worst < math.inf or 0 in masked or device not in ("cpu", "gpu"):

@@ -108,10 +108,10 @@ class Differences:
 
     @classmethod
     def from_dict(cls, observed: Observed, data: Any) -> Differences:
-        fields = _exactly(data, "the differences", {"checked", "interaction", "results"})
+        fields = reading.exactly(data, "the differences", {"checked", "interaction", "results"})
         differ: dict[int, list[tuple[str, Mismatch]]] = {}
         for item in reading.items(fields["results"], "the differing results"):
-            result = _exactly(item, "a differing result", {"observation", "name", "mismatch"})
+            result = reading.exactly(item, "a differing result", {"observation", "name", "mismatch"})
             observation = reading.whole(result["observation"], "an observation")
             name = reading.text(result["name"], "a result's name")
             differ.setdefault(observation, []).append((name, Mismatch.from_dict(result["mismatch"])))
@@ -151,20 +151,13 @@ class NotSummed:
 
     @classmethod
     def from_dict(cls, data: Any) -> NotSummed:
-        fields = _exactly(data, "the gradient not summed", {"argument", "gradient", "batch", "mismatch"})
+        fields = reading.exactly(data, "the gradient not summed", {"argument", "gradient", "batch", "mismatch"})
         return cls(
             reading.text(fields["argument"], "the argument"),
             reading.text(fields["gradient"], "the gradient's name"),
             reading.whole(fields["batch"], "the batch size"),
             Mismatch.from_dict(fields["mismatch"]),
         )
-
-
-def _exactly(data: Any, what: str, keys: set[str]) -> Mapping[str, Any]:
-    fields = reading.mapping(data, what)
-    if set(fields) != keys:
-        raise reading.MalformedFinding(f"{what} has the keys {', '.join(sorted(map(str, fields)))}")
-    return fields
 
 
 @dataclass(frozen=True)

@@ -131,10 +131,7 @@ def _decoded(kind: Any, value: Any, key: str) -> Any:
         return Mismatch.from_dict(value)
     if not (isinstance(kind, type) and issubclass(kind, Enum)):  # a field the codec does not know: a defect
         raise TypeError(f"a problem's field {key!r} of type {kind!r}")
-    names = {member.name.lower(): member for member in kind}
-    if not isinstance(value, str) or value not in names:
-        raise reading.MalformedFinding(f"{key} is {reading.shown(value)}, not one of {', '.join(names)}")
-    return names[value]
+    return reading.named(kind, value, key)
 
 
 def read(check: str, details: Mapping[str, Any]) -> Problem | None:

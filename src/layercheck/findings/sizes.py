@@ -49,7 +49,7 @@ class Axis:
 
     @classmethod
     def from_dict(cls, data: Any) -> Axis:
-        fields = _exactly(data, "an axis", {"index", "label"})
+        fields = reading.exactly(data, "an axis", {"index", "label"})
         label = fields["label"]
         return cls(
             reading.whole(fields["index"], "an axis's index"),
@@ -123,7 +123,7 @@ class Reduction:
     @classmethod
     def from_dict(cls, fields: Mapping[str, Any]) -> Reduction:
         reduction = cls(
-            _named(Misshape, fields["misshape"], "a misshape"),
+            reading.named(Misshape, fields["misshape"], "a misshape"),
             reading.indices(fields["gradient_shape"], "a gradient's shape"),
             reading.indices(fields["argument_shape"], "an argument's shape"),
             tuple(Axis.from_dict(a) for a in reading.items(fields["not_summed"], "the axes not summed")),
@@ -204,7 +204,7 @@ class SizeProblem:
         unknown = sorted(set(map(str, fields)) - _PROBLEM_KEYS)
         if unknown or not {"argument", "fault"} <= set(fields):
             raise reading.MalformedFinding(f"a size problem has the keys {', '.join(sorted(map(str, fields)))}")
-        fault = _named(Fault, fields["fault"], "a size problem's fault")
+        fault = reading.named(Fault, fields["fault"], "a size problem's fault")
         shaped = fault is Fault.SHAPE
         present = _REDUCTION_KEYS & set(fields)
         if present != (_REDUCTION_KEYS if shaped else set()):
@@ -220,21 +220,6 @@ class SizeProblem:
 
 _REDUCTION_KEYS = {"misshape", "gradient_shape", "argument_shape", "not_summed", "summed"}
 _PROBLEM_KEYS = {"argument", "fault", "returned", "holds"} | _REDUCTION_KEYS
-
-
-def _named(kind: type[Misshape] | type[Fault], value: Any, what: str) -> Any:
-    """The member of `kind` whose name, in lower case, is `value`."""
-    names = {member.name.lower(): member for member in kind}
-    if not isinstance(value, str) or value not in names:
-        raise reading.MalformedFinding(f"{what} is {reading.shown(value)}, not one of {', '.join(names)}")
-    return names[value]
-
-
-def _exactly(data: Any, what: str, keys: set[str]) -> Mapping[str, Any]:
-    fields = reading.mapping(data, what)
-    if set(fields) != keys:
-        raise reading.MalformedFinding(f"{what} has the keys {', '.join(sorted(map(str, fields)))}")
-    return fields
 
 
 def _shape_sentence(names: list[str], reduction: Reduction) -> str:

@@ -20,8 +20,10 @@ __all__ = [
     "indices",
     "integer",
     "items",
+    "exactly",
     "mapping",
     "member",
+    "named",
     "number",
     "real",
     "shown",
@@ -42,6 +44,14 @@ def mapping(value: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MalformedFinding(f"{what} is not a mapping")
     return value
+
+
+def exactly(value: Any, what: str, keys: set[str]) -> Mapping[str, Any]:
+    """A mapping with these keys and no other."""
+    fields = mapping(value, what)
+    if set(fields) != keys:
+        raise MalformedFinding(f"{what} has the keys {', '.join(sorted(map(str, fields)))}")
+    return fields
 
 
 def items(value: Any, what: str) -> list[Any]:
@@ -109,6 +119,15 @@ def number(value: Any, what: str) -> complex | float:
 
 
 _E = TypeVar("_E", bound=enum.Enum)
+
+
+def named(kind: type[_E], value: Any, what: str) -> _E:
+    """The member of `kind` whose name, in lower case, is `value` (how the typed findings write
+    an enum whose values are words)."""
+    names = {m.name.lower(): m for m in kind}
+    if not isinstance(value, str) or value not in names:
+        raise MalformedFinding(f"{what} is {shown(value)}, not one of {', '.join(names)}")
+    return names[value]
 
 
 def member(kind: type[_E], value: Any, what: str) -> _E:
