@@ -229,7 +229,7 @@ TIERS = {
     ),
     "interpreter": "cache forkserver_attacks hostile_gate idioms integrity isolation lookups reads reaping",
     "numerics": (
-        "checks comparison_report size_report problems observation_report complex conventions corpus diagnosis findings fuzz gradient_engine non_finite_move nothing_lost "
+        "checks comparison_report size_report problems raised observation_report complex conventions corpus diagnosis findings fuzz gradient_engine non_finite_move nothing_lost "
         "observations operations real_layers samples verdicts"
     ),
     "cupy": "cupy_refusals cupy_rooms devices fake_cupy gpu",

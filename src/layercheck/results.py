@@ -20,6 +20,7 @@ from layercheck.findings.gradient import GradientReport, MalformedDetails
 from layercheck.findings.observations import ObservationReport
 from layercheck.findings.problems import Problem
 from layercheck.findings.sizes import SizeReport
+from layercheck.findings.syntax import SyntaxReport
 from layercheck.numerics.reading import MalformedFinding
 from layercheck.runinfo import RunInfo, RunInfoError, read_run, recorded_path
 from layercheck.safetext import (
@@ -175,6 +176,8 @@ class CheckResult:
     observations: ObservationReport | None = field(default=None, init=False, repr=False, compare=False)
     # A failure that is one problem with one value a method returned (a state, a type), the same.
     problem: Problem | None = field(default=None, init=False, repr=False, compare=False)
+    # function_syntaxes_are_correct's problems, the same (they give `problems` too).
+    syntax: SyntaxReport | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -216,11 +219,15 @@ class CheckResult:
         self.sizes = SizeReport.of(self.name, self.details)
         self.observations = ObservationReport.of(self.name, self.details)
         self.problem = problems.read(self.name, self.details)
+        self.syntax = SyntaxReport.of(self.name, self.details)
+        if self.syntax is not None:
+            self.problems = [_text(p) for p in self.syntax.sentences]
         typed: tuple[tuple[_Rendered | None, str], ...] = (
             (self.compared, "a mismatch"),
             (self.sizes, "a size problem"),
             (self.observations, "a difference from the observations alone"),
             (self.problem, "a problem"),
+            (self.syntax, "a syntax problem"),
         )
         for found, what in typed:
             if found is None:

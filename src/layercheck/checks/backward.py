@@ -11,6 +11,7 @@ from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import not_numbers
 from layercheck.errors import USER_ERRORS
+from layercheck.findings.problems import RaisedWhen
 from layercheck.findings.sizes import Fault, Reduction, SizeProblem, SizeReport
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import ReproKind
@@ -46,11 +47,9 @@ def backward_does_not_error(session: CheckContext) -> Outcome:
         if step.error.method != "backward":
             raise Incomplete(f"not checked: {step.error.summary()}", cause=step.error.cause)
         _raise_if_only_repeats_fail(session, dtype, step.error)
-        message = step.error.summary() + f" with {dtype_name(dtype)} inputs"
-        hint = _unassigned_hint(step.error.exception)
-        if hint:
-            message += f": {hint}"
-        return failed(message, traceback=step.error.traceback, cause=step.error.cause, dtype=dtype_name(dtype))
+        hint = _unassigned_hint(step.error.exception) or ""
+        problem = step.error.raised(RaisedWhen.DTYPE, dtype=dtype_name(dtype), hint=hint)
+        return failed(traceback=step.error.traceback, cause=step.error.cause, **problem.to_details())
 
     return first_failure(session, session.backward, describe) or passed()
 
@@ -111,8 +110,7 @@ def backward_is_consistent_in_size(session: CheckContext) -> Outcome:
     evidence = functools.partial(
         call_evidence, session, ReproKind.SIZES, "backward_is_consistent_in_size", "backward", dtype, loss=loss
     )
-    # Its message is rendered from these details where the result is made (`CheckResult`).
-    return failed("", evidence=evidence, **problem.to_details())
+    return failed(evidence=evidence, **problem.to_details())
 
 
 def gradient_size_problem(session: CheckContext) -> SizeReport | None:

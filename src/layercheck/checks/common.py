@@ -10,7 +10,9 @@ import numpy as np
 from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.registry import Incomplete, Outcome, Skip
 from layercheck.contract.adapter import Adapter, Outputs
+from layercheck.findings.problems import Raised, RaisedWhen
 from layercheck.numerics import arrays
+from layercheck.userframes import exception_summary
 
 __all__ = [
     "dtype_name",
@@ -18,6 +20,7 @@ __all__ = [
     "named_outputs",
     "output_names",
     "primary_dtype",
+    "raised",
     "require_arrays",
     "require_backward",
     "require_forward",
@@ -25,6 +28,12 @@ __all__ = [
     "snapshot",
     "widened",
 ]
+
+
+def raised(call: str, exc: BaseException, when: RaisedWhen, **context: Any) -> dict[str, Any]:
+    """The details of a failure that is `call` raising `exc` (`when`, with what that needs:
+    `Raised`'s fields), its message rendered from them where the result is made (`CheckResult`)."""
+    return Raised(call, exception_summary(exc), when, **context).to_details()
 
 
 def primary_dtype(session: CheckContext) -> str:

@@ -13,6 +13,8 @@ from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, c
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.findings.comparison import Compared, ComparisonReport
+from layercheck.findings.problems import RaisedWhen
+from layercheck.findings.syntax import SyntaxFault, SyntaxProblem, SyntaxReport
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
@@ -26,48 +28,54 @@ __all__ = [
 ]
 
 
-def _signature_problems(layer: Adapter) -> list[str]:
+def _signature_problems(layer: Adapter) -> list[SyntaxProblem]:
     problems = []
     for method, count, names in layer.expected_calls():
         sig = layer.method_signature(method)
         if sig is not None and not sig.accepts(count):
-            problems.append(f"{method}{sig.describe()} cannot be called with {count} argument(s) ({names})")
+            problems.append(SyntaxProblem(SyntaxFault.CALL, method, sig.describe(), count, names))
     sig, n = layer.input_signature, layer.num_inputs
     if not sig.variadic and sig.required != n:
-        problems.append(f"num_inputs is {n} but {layer.input_method}{sig.describe()} requires {sig.required} input(s)")
+        problems.append(
+            SyntaxProblem(SyntaxFault.NUM_INPUTS, layer.input_method, sig.describe(), n, required=sig.required)
+        )
     return problems
 
 
-def _parameter_problems(session: CheckContext) -> list[str]:
+def _parameter_problems(session: CheckContext) -> list[SyntaxProblem]:
     layer = session.reference
     problems = []
     for group, names in (("learnable", layer.learnables), ("state", layer.state)):
         for name in names:
             if not hasattr(layer.obj, name):
-                problems.append(f"{group} {name!r} is listed but the layer has no attribute {name!r}")
+                problems.append(SyntaxProblem(SyntaxFault.NO_ATTRIBUTE, group=group, name=name))
                 continue
             value = session.reference_parameters[name]
             if not arrays.is_array(value):
-                when = "after initialize" if layer.has_initialize else "after construction (and there is no initialize)"
-                problems.append(f"{group} {name!r} is {arrays.describe(value)} {when}; it must be an array")
+                described, initialized = arrays.describe(value), layer.has_initialize
+                problems.append(
+                    SyntaxProblem(
+                        SyntaxFault.NOT_ARRAY, group=group, name=name, value=described, initialized=initialized
+                    )
+                )
             elif np.dtype(value.dtype).kind not in "fc":
-                problems.append(f"{group} {name!r} has dtype {value.dtype}; it must be a floating or complex array")
+                problems.append(SyntaxProblem(SyntaxFault.NOT_FLOATING, group=group, name=name, value=str(value.dtype)))
     return problems
 
 
-def _return_problems(session: CheckContext) -> list[str]:
+def _return_problems(session: CheckContext) -> list[SyntaxProblem]:
     """Return arities broken by predict, forward and (when those ran) backward."""
     layer = session.reference
     dtype = primary_dtype(session)
     passes = ([session.predict(dtype)] if layer.kind == Kind.LAYER else []) + (
         [session.forward(dtype)] if layer.has_forward else []
     )
-    problems = [str(step.error.exception) for step in passes if step.error is not None and step.error.is_contract]
-    if layer.has_backward and not problems and all(step.ok for step in passes):
+    broken = [str(step.error.exception) for step in passes if step.error is not None and step.error.is_contract]
+    if layer.has_backward and not broken and all(step.ok for step in passes):
         error = session.backward(dtype).error
         if error is not None and error.is_contract:
-            problems.append(str(error.exception))
-    return problems
+            broken.append(str(error.exception))
+    return [SyntaxProblem(SyntaxFault.CONTRACT, text=text) for text in broken]
 
 
 @check(
@@ -85,16 +93,15 @@ def function_syntaxes_are_correct(session: CheckContext) -> Outcome:
     if initialize_error is None:
         problems += _parameter_problems(session)
     else:
-        problems.append(f"learnables and state not checked: {initialize_error.summary()}")
+        problems.append(SyntaxProblem(SyntaxFault.UNCHECKED, text=initialize_error.summary()))
     try:
         problems += _return_problems(session)
     except Incomplete:
         if not problems:
             raise
     if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         cause = None if initialize_error is None else initialize_error.cause
-        return failed(problems[0] + more, problems=problems, cause=cause)
+        return failed(cause=cause, **SyntaxReport(tuple(problems)).to_details())
     return passed()
 
 
@@ -109,7 +116,8 @@ def initialize_does_not_error(session: CheckContext) -> Outcome:
         raise Skip("no initialize defined")
     error = session.initialize_step.error
     if error is not None:
-        return failed(error.summary(), traceback=error.traceback, cause=error.cause)
+        problem = error.raised(RaisedWhen.PLAIN)
+        return failed(traceback=error.traceback, cause=error.cause, **problem.to_details())
     return passed()
 
 
@@ -149,20 +157,16 @@ def _initialize_keeps(session: CheckContext, names: tuple[str, ...], group: str,
         preset=list(preset),
         group=group,
     )
+    compared = Compared.of(check_name)
+    assert compared is not None  # either check of this function compares
     for name, value in preset.items():
         after = layer.get(name)
         if not arrays.is_array(after) or after.shape != value.shape:
-            return failed(
-                f"initialize replaced {name!r}, which was already set "
-                f"({arrays.describe(value)} became {arrays.describe(after)})",
-                evidence=evidence,
-            )
+            replaced = ComparisonReport(compared, name, None, was=arrays.describe(value), became=arrays.describe(after))
+            return failed(evidence=evidence, **replaced.to_details())
         diff = mismatch(after, value)
         if diff is not None:
-            compared = Compared.of(check_name)
-            assert compared is not None  # either check of this function compares
             return failed(
-                "",  # rendered from the details (`findings.comparison`)
                 evidence=evidence,
                 **ComparisonReport(compared, name, diff).to_details(),
             )

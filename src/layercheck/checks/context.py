@@ -19,6 +19,7 @@ from layercheck.contract.conventions import ConventionError
 from layercheck.contract.layout import Layout
 from layercheck.devices import GpuStatus
 from layercheck.errors import ContractError
+from layercheck.findings.problems import Raised, RaisedWhen
 from layercheck.interrupts import reraise_if_interrupt
 from layercheck.numerics.precision import PrecisionFinding
 from layercheck.results import Blocked, Call, Cause, cause_of
@@ -56,6 +57,12 @@ class CallError:
         if self.is_contract:
             return str(self.exception)
         return f"{self.method} raised {exception_summary(self.exception, hint=hint, at=self.where)}"
+
+    def raised(self, when: RaisedWhen, **context: Any) -> Raised:
+        """The failure this error is, typed: `when` it was raised, with what that needs
+        (`Raised`'s fields: the dtype, the mask...)."""
+        said = str(self.exception) if self.is_contract else exception_summary(self.exception, at=self.where)
+        return Raised(self.method.value, said, when, contract=self.is_contract, **context)
 
 
 @dataclass(frozen=True)

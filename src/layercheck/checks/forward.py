@@ -16,7 +16,7 @@ from layercheck.checks.common import (
 from layercheck.checks.context import CheckContext, Step
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
-from layercheck.findings.problems import NonFinite, SizesDiffer
+from layercheck.findings.problems import NonFinite, RaisedWhen, SizesDiffer
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Blocked, Call, Kind
@@ -40,12 +40,8 @@ def _does_not_error(session: CheckContext, method: str) -> Outcome:
                 f"{method} ran but broke the contract: {step.error.summary()} (see function_syntaxes_are_correct)",
                 blocked=Blocked(Call(method), broke_contract=True),
             )
-        return failed(
-            step.error.summary() + f" with {dtype_name(dtype)} inputs",
-            traceback=step.error.traceback,
-            cause=step.error.cause,
-            dtype=dtype_name(dtype),
-        )
+        problem = step.error.raised(RaisedWhen.DTYPE, dtype=dtype_name(dtype))
+        return failed(traceback=step.error.traceback, cause=step.error.cause, **problem.to_details())
 
     return first_failure(session, step_of, describe) or passed()
 
@@ -90,9 +86,7 @@ def forward_predict_are_consistent_in_size(session: CheckContext) -> Outcome:
     require_arrays(trained, "forward")
     for (name, p), (_, f) in zip(predicted, trained):
         if p.shape != f.shape:
-            # Its message is rendered from the problem where the result is made (`CheckResult`).
             return failed(
-                "",
                 **SizesDiffer(name, tuple(f.shape), tuple(p.shape)).to_details(),
                 evidence=functools.partial(
                     call_evidence, session, ReproKind.SIZES, "forward_predict_are_consistent_in_size", "forward", dtype
@@ -121,7 +115,6 @@ def _nonfinite(session: CheckContext, method: str) -> Outcome | None:
                 undeclared = all(d == (None, None) for d in session.input_domains())
                 problem = NonFinite(method, name, dtype_name(dtype), n_nan, n_inf, int(y.size), first, undeclared)
                 return failed(
-                    "",
                     evidence=functools.partial(
                         call_evidence, session, ReproKind.FINITE, "outputs_are_finite", method, dtype
                     ),

@@ -19,10 +19,9 @@ from layercheck.checks.evidence import call_evidence, session_tolerance_words
 from layercheck.checks.registry import Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.checks.types import complex_allowed, expected_dtype, type_problem
 from layercheck.devices import GpuStatus
-from layercheck.findings.problems import Parity
+from layercheck.findings.problems import Parity, RaisedWhen, TypeFault, TypeProblem
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import largest_magnitude, mismatch, scaled_atol
-from layercheck.portability import IDIOM
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Call, Kind
 
@@ -38,14 +37,15 @@ def require_gpu(session: CheckContext) -> GpuStatus:
     return status
 
 
-def _gpu_step(session: CheckContext, step: Step, owner: str) -> tuple[Any, Outcome | None]:
+def _gpu_step(session: CheckContext, step: Step, owner: str, dtype: str) -> tuple[Any, Outcome | None]:
     """The GPU step's value; its error is this check's failure (the CPU step ran) when this
     check is `owner`, the check that reports that step, else the reason it was not checked:
     one cause, one failure."""
     if step.error is None:
         return step.value, None
     _defer_to_owner(session, owner)
-    return None, failed(f"{step.error.summary()} on the GPU", cause=step.error.cause)
+    problem = step.error.raised(RaisedWhen.GPU, dtype=dtype_name(dtype))
+    return None, failed(cause=step.error.cause, **problem.to_details())
 
 
 def _defer_to_owner(session: CheckContext, owner: str) -> None:
@@ -119,15 +119,14 @@ def predict_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     worst = 0.0
     for dtype in session.options.dtypes:
         cpu = session.step(method, dtype, gpu=False).require()
-        value, error = _gpu_step(session, session.step(method, dtype, gpu=True), "predict_is_consistent_on_gpu")
+        value, error = _gpu_step(session, session.step(method, dtype, gpu=True), "predict_is_consistent_on_gpu", dtype)
         if error:
             return error
         for (name, c), (_, g) in zip(named_outputs(layer, cpu), named_outputs(layer, value)):
             problem, difference = _parity(session, f"{method} output {name}", c, g, dtype)
             if problem:
                 evidence = _parity_evidence(session, "predict_is_consistent_on_gpu", method, dtype)
-                # Its message is rendered from the problem where the result is made (`CheckResult`).
-                return failed("", evidence=evidence, output=name, **widened(session, [dtype]), **problem.to_details())
+                return failed(evidence=evidence, output=name, **widened(session, [dtype]), **problem.to_details())
             worst = max(worst, difference)
     return passed(f"largest difference {worst:.2g}", **widened(session, session.options.dtypes))
 
@@ -146,7 +145,7 @@ def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
     _defer_to_owner(session, "backward_is_consistent_on_gpu")
     for dtype in session.options.dtypes:
         cpu = session.backward(dtype, gpu=False).require()
-        value, error = _gpu_step(session, session.backward(dtype, gpu=True), "backward_is_consistent_on_gpu")
+        value, error = _gpu_step(session, session.backward(dtype, gpu=True), "backward_is_consistent_on_gpu", dtype)
         if error:
             return error
         for name, c, g in zip(layer.gradient_names(), cpu.gradients.all, value.gradients.all):
@@ -158,7 +157,7 @@ def backward_is_consistent_on_gpu(session: CheckContext) -> Outcome:
             if problem:
                 loss = sum(session.training_output_gradients(cpu.outputs, dtype), ())
                 evidence = _parity_evidence(session, "backward_is_consistent_on_gpu", "backward", dtype, loss)
-                return failed("", evidence=evidence, argument=name, **widened(session, [dtype]), **problem.to_details())
+                return failed(evidence=evidence, argument=name, **widened(session, [dtype]), **problem.to_details())
     return passed(**widened(session, session.options.dtypes))
 
 
@@ -176,13 +175,13 @@ def _returned(session: CheckContext, dtype: str) -> Iterator[tuple[str, str, Any
     layer = session.reference
     methods = (["predict"] if layer.kind == Kind.LAYER else []) + (["forward"] if layer.has_forward else [])
     for method in methods:
-        value, error = _gpu_step(session, session.step(method, dtype, gpu=True), "outputs_stay_on_device")
+        value, error = _gpu_step(session, session.step(method, dtype, gpu=True), "outputs_stay_on_device", dtype)
         if error:
             raise _GpuStepFailed(error)
         for name, y in named_outputs(layer, value):
             yield f"{method} output", name, y
     if layer.has_backward:
-        value, error = _gpu_step(session, session.backward(dtype, gpu=True), "outputs_stay_on_device")
+        value, error = _gpu_step(session, session.backward(dtype, gpu=True), "outputs_stay_on_device", dtype)
         if error:
             raise _GpuStepFailed(error)
         for name, grad in zip(layer.gradient_names(), value.gradients.all):
@@ -237,18 +236,13 @@ def _stay_on_device(session: CheckContext, status: GpuStatus) -> Outcome:
         for what, name, value in _returned(session, dtype):
             evidence = _device_evidence(session, what, dtype, allowed)
             if arrays.is_array(value) and not arrays.is_cupy_array(value):
-                return failed(
-                    f"{what} {name} is a NumPy array from CuPy inputs ({dtype_name(dtype)}): the layer moved it to the "
-                    f"host (cupy.asnumpy or .get()); {IDIOM}",
-                    evidence=evidence,
-                    output=name,
-                    dtype=dtype_name(dtype),
-                )
+                moved = TypeProblem(f"{what} {name}", dtype_name(dtype), TypeFault.ON_HOST, arrays.describe(value))
+                return failed(evidence=evidence, output=name, dtype=dtype_name(dtype), **moved.to_details())
             if what == "gradient":
                 continue  # dtypes of gradients: backward_is_consistent_in_type's rule, checked on the CPU
             expected = expected_dtype(dtype, allowed, value) if arrays.is_array(value) else None
             problem = type_problem(f"{what} {name}", value, expected, dtype, cupy)
             if problem:
                 on_gpu = dataclasses.replace(problem, on_gpu=True)
-                return failed("", evidence=evidence, output=name, dtype=dtype_name(dtype), **on_gpu.to_details())
+                return failed(evidence=evidence, output=name, dtype=dtype_name(dtype), **on_gpu.to_details())
     return passed(status.reason)

@@ -641,8 +641,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         def evidence() -> Evidence:  # for --repro: the data of each failing probe
             return gradient_evidence(session, problem, baseline, tol, dtype, verdicts, diagnoses, evaluated)
 
-        # Its message is rendered from these findings where the result is made (`CheckResult`).
-        return failed("", evidence=evidence, **details)
+        return failed(evidence=evidence, **details)
     incomplete = [r for r in records if r.status == Status.INCOMPLETE]
     if incomplete:
         names = ", ".join(f"{r.argument} ({_undecided_reason(r)})" for r in incomplete)

@@ -8,19 +8,25 @@ from typing import Any
 import numpy as np
 
 from layercheck.checks.backward import fresh_training_step
-from layercheck.checks.common import named_outputs, primary_dtype, require_backward, require_own_forward
+from layercheck.checks.common import (
+    dtype_name,
+    named_outputs,
+    primary_dtype,
+    raised,
+    require_backward,
+    require_own_forward,
+)
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.findings.comparison import Compared, ComparisonReport
-from layercheck.findings.problems import Modification
+from layercheck.findings.problems import Modification, RaisedWhen
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
 from layercheck.results import Call, Kind, cause_of
-from layercheck.userframes import exception_summary
 
 __all__ = [
     "backward_does_not_modify_inputs",
@@ -75,8 +81,8 @@ def _mutation_evidence(session: CheckContext, method: str) -> LazyEvidence:
 
 def _does_not_modify(session: CheckContext, method: str) -> Outcome:
     problem = _left_modified(session, method, _argument_names(session.reference))
-    if problem:  # its message is rendered from the problem where the result is made (`CheckResult`)
-        return failed("", evidence=_mutation_evidence(session, method), **problem.to_details())
+    if problem:
+        return failed(evidence=_mutation_evidence(session, method), **problem.to_details())
     return passed()
 
 
@@ -115,7 +121,7 @@ def backward_does_not_modify_inputs(session: CheckContext) -> Outcome:
     names += [layer.d(n) for n in layer.output_names] + [f"dLd{s}_out" for s in layer.state]
     problem = _left_modified(session, "backward", names)
     if problem:
-        return failed("", evidence=_mutation_evidence(session, "backward"), **problem.to_details())
+        return failed(evidence=_mutation_evidence(session, "backward"), **problem.to_details())
     return passed()
 
 
@@ -141,11 +147,13 @@ def predict_is_deterministic(session: CheckContext) -> Outcome:
         ) from None
     for (name, a), (_, b) in zip(first, second):
         if not (arrays.is_array(a) and arrays.is_array(b)) or a.shape != b.shape:
-            return failed(f"two calls of predict return {name} as {arrays.describe(a)} and {arrays.describe(b)}")
+            replaced = ComparisonReport(
+                Compared.DETERMINISTIC, name, None, was=arrays.describe(a), became=arrays.describe(b)
+            )
+            return failed(**replaced.to_details())
         diff = mismatch(b, a, atol=repeat_tolerance(a))
         if diff is not None:
             return failed(
-                "",  # rendered from the details (`findings.comparison`)
                 evidence=lambda: call_evidence(session, ReproKind.REPEAT, "predict_is_deterministic", "predict", dtype),
                 **ComparisonReport(Compared.DETERMINISTIC, name, diff).to_details(),
             )
@@ -213,22 +221,19 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
     except USER_ERRORS as exc:
         if fresh_training_step(session, dtype) is not None:
             # The same step ran on a new layer object before: now a new object raises too.
-            return failed(
-                f"forward and backward ran once, and now raise {exception_summary(exc)} on a new layer object "
-                "with the same inputs: calls after the first fail, even on new layer objects",
-                cause=cause_of(exc),
-            )
-        return failed(
-            f"the second training step on the same layer raised {exception_summary(exc)}", cause=cause_of(exc)
-        )
+            when = RaisedWhen.NEW_OBJECT
+        else:
+            when = RaisedWhen.SECOND_STEP
+        return failed(cause=cause_of(exc), **raised("training step", exc, when, dtype=dtype_name(dtype)))
     for name, a, b in zip(layer.gradient_names(), first, second):
         if a is None and b is None:
             continue
         x, y = _comparable(a), _comparable(b)
         if x is None or y is None or x.shape != y.shape:
-            return failed(
-                f"the gradient of {name} is {arrays.describe(a)} at the first step and {arrays.describe(b)} at the second"
+            replaced = ComparisonReport(
+                Compared.REPEATABLE, name, None, was=arrays.describe(a), became=arrays.describe(b)
             )
+            return failed(**replaced.to_details())
         diff = mismatch(y, x, atol=repeat_tolerance(x))
         if diff is not None and layer.has_forward and not _forward_repeats(layer, session, dtype):
             # A forward of its own that draws at random (dropout's mask, from a generator the
@@ -241,7 +246,6 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
             )
         if diff is not None:
             return failed(
-                "",  # rendered from the details (`findings.comparison`)
                 evidence=lambda: call_evidence(
                     session,
                     ReproKind.REPEAT,

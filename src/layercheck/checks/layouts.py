@@ -5,16 +5,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from layercheck.checks.common import named_outputs, primary_dtype, require_arrays
+from layercheck.checks.common import dtype_name, named_outputs, primary_dtype, raised, require_arrays
 from layercheck.checks.context import CheckContext, StepFailed
 from layercheck.checks.evidence import call_evidence, layouts_meta
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
-from layercheck.findings.problems import BatchSize, Declared, FormatRank
+from layercheck.findings.problems import BatchSize, Declared, FormatRank, RaisedWhen
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Call, cause_of
-from layercheck.userframes import exception_summary
 
 __all__ = [
     "OTHER_BATCH_SIZES",
@@ -66,7 +65,7 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
     try:
         formats = session.output_formats()
     except StepFailed as exc:  # output_format's own failure is this check's
-        return failed(f"output_format is invalid ({exc.error.summary()})")
+        return failed(**exc.error.raised(RaisedWhen.FORMAT).to_details())
     dtype = primary_dtype(session)
     outputs = session.predict(dtype).require()
     require_arrays(named_outputs(layer, outputs), "predict")
@@ -79,9 +78,7 @@ def output_format_is_consistent(session: CheckContext) -> Outcome:
     )
     for name, y, fmt in zip(layer.output_names, outputs.values, formats):
         if y.ndim != len(fmt):
-            # Its message is rendered from the problem where the result is made (`CheckResult`).
             return failed(
-                "",
                 **FormatRank(name, tuple(y.shape), fmt, declared).to_details(),
                 evidence=functools.partial(
                     call_evidence, session, ReproKind.SIZES, "output_format_is_consistent", "predict", dtype
@@ -124,15 +121,19 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
             try:
                 outputs = layer.predict(xs)
             except USER_ERRORS as exc:
-                return failed(
-                    f"predict raised {exception_summary(exc)} with {size} observations (the layouts have {n})",
-                    cause=cause_of(exc),
-                    evidence=evidence,
+                details = raised(
+                    "predict",
+                    exc,
+                    RaisedWhen.BATCH_SIZE,
+                    dtype=dtype_name(dtype),
+                    observations=size,
+                    layout_observations=n,
                 )
+                return failed(cause=cause_of(exc), evidence=evidence, **details)
             require_arrays(named_outputs(layer, outputs), "predict")
         for name, y, axis in zip(session.reference.output_names, outputs.values, axes):
             if axis is not None and (y.ndim <= axis or y.shape[axis] != size):
-                return failed("", **BatchSize(name, size, tuple(y.shape), axis).to_details(), evidence=evidence)
+                return failed(**BatchSize(name, size, tuple(y.shape), axis).to_details(), evidence=evidence)
     return passed(f"checked with {n} and {other_batch_size(n)} observations")
 
 

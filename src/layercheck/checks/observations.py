@@ -35,11 +35,13 @@ from layercheck.errors import USER_ERRORS
 from layercheck.findings.observations import (
     Differences,
     Interaction,
+    Misshapen,
     NotSummed,
     ObservationReport,
     Observed,
     not_repeatable,
 )
+from layercheck.findings.problems import Raised, RaisedWhen
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import Mismatch, mismatch, scaled_atol
 from layercheck.reproducers.evidence import Evidence, LazyEvidence, ReproKind
@@ -53,20 +55,22 @@ __all__ = [
 ]
 
 
-def _run(layer: Adapter, method: str, xs: Sequence[Any], who: str) -> Outputs:
-    run: Callable[[Sequence[Any]], Outputs] = getattr(layer, method)  # predict or forward
+def _run(layer: Adapter, method: str, xs: Sequence[Any], when: RaisedWhen, observation: int = 0) -> Outputs:
+    """`method` (predict or forward) run on `xs`: the whole batch or `observation` alone, as
+    `when` says. Raises _Raised when the layer raised."""
+    run: Callable[[Sequence[Any]], Outputs] = getattr(layer, method)
     try:
         return run(xs)
     except USER_ERRORS as exc:
-        raise _Raised(f"{method} raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
+        raise _Raised(Raised(method, exception_summary(exc), when, observation=observation), cause_of(exc)) from None
 
 
 class _Raised(Exception):
-    """The layer raised on a subset of the observations: a failure of the check."""
+    """The layer raised on a subset of the observations: a failure of the check, `problem`."""
 
-    def __init__(self, message: str, cause: Cause | None):
-        super().__init__(message)
-        self.cause = cause
+    def __init__(self, problem: Raised, cause: Cause | None):
+        super().__init__(problem.sentence())
+        self.problem, self.cause = problem, cause
 
 
 def _tolerance(session: CheckContext, dtype: Any, values: Iterable[Any]) -> tuple[float, float]:
@@ -106,14 +110,15 @@ class _Found:
     evidence: LazyEvidence | None = None
     cause: Cause | None = None
     interaction: Interaction = Interaction.UNKNOWN
-    # The failure typed, where it is a comparison (its message is rendered from it).
+    # The failure typed: a comparison, or what the layer raised (its message rendered from it).
     typed: ObservationReport | None = None
+    raised: Raised | None = None
 
     @classmethod
-    def raised(cls, exc: _Raised, checked: list[int] | None = None) -> _Found:
-        return cls(str(exc), checked, cause=exc.cause)
+    def of_raise(cls, exc: _Raised, checked: list[int] | None = None) -> _Found:
+        return cls(exc.problem.sentence(), checked, cause=exc.cause, raised=exc.problem)
 
-    def failing(self, found: Differences | NotSummed, evidence: LazyEvidence) -> _Found:
+    def failing(self, found: Differences | NotSummed | Misshapen, evidence: LazyEvidence | None) -> _Found:
         """This comparison, failed with `found`."""
         self.typed = ObservationReport(found)
         self.message, self.evidence = self.typed.headline, evidence
@@ -208,28 +213,23 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
     batch: Outputs = session.step(method, split.dtype).require()
     _require_batch_sizes(names, batch.all, split.results, len(whole))
     rtol, atol = _tolerance(session, split.dtype, batch.all)
+    observed = Observed.PREDICT if method == "predict" else Observed.FORWARD
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
     for i in indices:
-        alone = _run(
-            subset_layer(session, split, [i]),
-            method,
-            subset_inputs(session, split, [i]),
-            f"observation {i} alone",
-        )
+        alone = _run(subset_layer(session, split, [i]), method, subset_inputs(session, split, [i]), RaisedWhen.ALONE, i)
         for name, together, single, axis in zip(names, batch.all, alone.all, split.results):
             if axis is None:
                 continue
-            problem = _compare(
-                name, single, take(together, [i], axis), rtol, atol, f"{method} of observation {i} alone"
-            )
-            if isinstance(problem, str):
-                return _Found(problem, evidence=evidence)
+            expected = take(together, [i], axis)
+            if not arrays.is_array(single) or single.shape != expected.shape:
+                returned, part = arrays.describe(single), arrays.describe(expected)
+                return _Found().failing(Misshapen(observed, i, name, returned, part), evidence)
+            problem = mismatch(single, expected, rtol, atol)
             if problem is not None:
                 differ.setdefault(i, []).append((name, problem.placed(axis, i)))
     if not differ:
         return _Found(None, indices, [])
     interaction = _output_interaction(session, method, split, whole, min(differ), names, rtol, atol)
-    observed = Observed.PREDICT if method == "predict" else Observed.FORWARD
     return _Found(None, indices, sorted(differ)).failing(
         Differences(observed, differ, len(indices), interaction), evidence
     )
@@ -251,12 +251,12 @@ def _output_interaction(
     # batch (each fresh layer starts from the same seeds, so the draws fall on other
     # observations): run twice on one object first, or its draws would read as interaction.
     batch_layer = subset_layer(session, split, whole)
-    batch = _run(batch_layer, method, subset_inputs(session, split, whole), "the batch")
-    repeated = _run(batch_layer, method, subset_inputs(session, split, whole), "the batch again")
+    batch = _run(batch_layer, method, subset_inputs(session, split, whole), RaisedWhen.BATCH)
+    repeated = _run(batch_layer, method, subset_inputs(session, split, whole), RaisedWhen.BATCH_AGAIN)
     if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
         return Interaction.RANDOM
     others, complete = _replace_others(session, k, subset_inputs(session, split, whole), split.inputs)
-    again = _run(subset_layer(session, split, whole), method, others, "the batch with other observations")
+    again = _run(subset_layer(session, split, whole), method, others, RaisedWhen.OTHER_OBSERVATIONS)
     first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
     second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]
     if _any_differ(names, first, second, split.results, rtol, atol):
@@ -274,10 +274,7 @@ def _any_differ(
 ) -> bool:
     """Whether two runs' results that are split by observation (an axis) differ, in shape or
     beyond the tolerance."""
-    return any(
-        axis is not None and _compare(name, b, a, rtol, atol, "") is not None
-        for name, a, b, axis in zip(names, first, second, axes)
-    )
+    return any(axis is not None and _differs(b, a, rtol, atol) for _, a, b, axis in zip(names, first, second, axes))
 
 
 def _require_batch_sizes(names: Sequence[str], values: Sequence[Any], axes: Sequence[int | None], n: int) -> None:
@@ -289,12 +286,11 @@ def _require_batch_sizes(names: Sequence[str], values: Sequence[Any], axes: Sequ
             )
 
 
-def _compare(name: str, actual: Any, expected: Any, rtol: float, atol: float, who: str) -> Mismatch | str | None:
+def _differs(actual: Any, expected: Any, rtol: float, atol: float) -> bool:
+    """Whether `actual` is no array of `expected`'s shape, or differs from it beyond the tolerance."""
     if not arrays.is_array(actual) or actual.shape != expected.shape:
-        return (
-            f"{who} returns {name} as {arrays.describe(actual)}; its part of the batch is {arrays.describe(expected)}"
-        )
-    return mismatch(actual, expected, rtol, atol)
+        return True
+    return mismatch(actual, expected, rtol, atol) is not None
 
 
 def _training_differs(session: CheckContext, dtype: str) -> bool:
@@ -323,10 +319,10 @@ def _outcome(session: CheckContext, found: _Found) -> Outcome:
             if mode
             else []
         )
-        if found.typed is not None:  # its message is rendered from the details (`CheckResult`)
-            details.update(found.typed.to_details())
-        message = "" if found.typed is not None else found.message
-        return failed(message, explanation=explanation, cause=found.cause, evidence=found.evidence, **details)
+        typed = found.typed or found.raised
+        assert typed is not None  # every failure of these checks is typed
+        details.update(typed.to_details())
+        return failed(explanation=explanation, cause=found.cause, evidence=found.evidence, **details)
     assert found.checked is not None  # nothing found, once every observation was compared
     return passed(f"{len(found.checked)} observations checked", **details)
 
@@ -359,7 +355,7 @@ def predict_is_consistent_across_observations(session: CheckContext) -> Outcome:
     try:
         found = _compare_outputs(session, "predict")
     except _Raised as exc:
-        found = _Found.raised(exc)
+        found = _Found.of_raise(exc)
     return _outcome(session, found)
 
 
@@ -376,7 +372,7 @@ def forward_is_consistent_across_observations(session: CheckContext) -> Outcome:
     try:
         found = _compare_outputs(session, "forward")
     except _Raised as exc:
-        found = _Found.raised(exc)
+        found = _Found.of_raise(exc)
     if found.message and _training_differs(session, primary_dtype(session)):
         raise Skip(_training_path(found, "forward"))
     return _outcome(session, found)
@@ -395,14 +391,16 @@ def _training_step(
     session: CheckContext,
     split: Split,
     indices: Sequence[int],
-    who: str,
     output_gradients: Callable[[Outputs], tuple[list[Any], list[Any]]],
+    alone: bool,
 ) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
-    """forward then backward on the observations `indices`, with the dL/dY and dL/dS_out that
-    `output_gradients(outputs)` gives; the gradients, and those dL/dY and dL/dS_out."""
+    """forward then backward on the observations `indices` (the batch, or one observation
+    `alone`), with the dL/dY and dL/dS_out that `output_gradients(outputs)` gives; the
+    gradients, and those dL/dY and dL/dS_out."""
     layer = subset_layer(session, split, indices)
     xs = subset_inputs(session, split, indices)
-    outputs = _run(layer, "forward", xs, who)
+    when, observation = (RaisedWhen.ALONE, indices[0]) if alone else (RaisedWhen.BATCH, 0)
+    outputs = _run(layer, "forward", xs, when, observation)
     dLdY, dLdS = output_gradients(outputs)
     try:
         # Copies: a backward that writes into dL/dY must not change what its observations
@@ -419,7 +417,8 @@ def _training_step(
                 "the first time: see backward_is_repeatable",
                 cause=cause_of(exc),
             ) from None
-        raise _Raised(f"backward raised {exception_summary(exc)} on {who}", cause_of(exc)) from None
+        problem = Raised("backward", exception_summary(exc), when, observation=observation)
+        raise _Raised(problem, cause_of(exc)) from None
 
 
 def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> _Found:
@@ -428,8 +427,8 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
         session,
         split,
         indices,
-        "the batch",
         lambda outputs: _split_gradients(session, outputs, split),
+        alone=False,
     )
     names = layer.gradient_names()
     integer = session.integer_arguments
@@ -453,7 +452,6 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
     magnitudes: list[Any] = [0.0] * len(names)
     differ: dict[int, list[tuple[str, Mismatch]]] = {}
     for k, i in enumerate(indices):
-        who = f"observation {i} alone"
 
         def observation_gradients(_: Outputs, k: int = k) -> tuple[list[Any], list[Any]]:
             return (
@@ -461,16 +459,15 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 [take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
             )
 
-        alone, _, _ = _training_step(session, split, [i], who, observation_gradients)
+        alone, _, _ = _training_step(session, split, [i], observation_gradients, alone=True)
         for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
             if integer[j]:
                 continue
             expected = together if axis is None else take(together, [k], axis)
             if not arrays.is_array(single) or single.shape != expected.shape:
-                described = f"{arrays.describe(single)}; expected {arrays.describe(expected)}"
-                return _Found(
-                    f"backward of {who} returns {session.reference.d(name)} as {described}", evidence=evidence
-                )
+                returned, part = arrays.describe(single), arrays.describe(expected)
+                misshapen = Misshapen(Observed.BACKWARD, i, session.reference.d(name), returned, part)
+                return _Found().failing(misshapen, evidence)
             if axis is None:
                 sums[j] = sums[j] + single
                 magnitudes[j] = magnitudes[j] + abs(single)
@@ -515,12 +512,12 @@ def _backward_interaction(
         return layer.backward([x.copy() for x in xs], outputs, [d.copy() for d in dLdY], [d.copy() for d in dLdS]).all
 
     def differ(first: Sequence[Any], second: Sequence[Any], observation: int | None) -> bool:
-        for name, g1, g2, axis, (rtol, atol) in zip(names, first, second, axes, tolerances):
+        for _, g1, g2, axis, (rtol, atol) in zip(names, first, second, axes, tolerances):
             if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
                 continue
             if observation is not None:
                 g1, g2 = take(g1, [observation], axis), take(g2, [observation], axis)
-            if _compare(name, g2, g1, rtol, atol, "") is not None:
+            if _differs(g2, g1, rtol, atol):
                 return True
         return False
 
@@ -558,7 +555,7 @@ def backward_is_consistent_across_observations(session: CheckContext) -> Outcome
     try:
         found = _backward_differences(session, split, indices)
     except _Raised as exc:
-        found = _Found.raised(exc, indices)
+        found = _Found.of_raise(exc, indices)
     if found.message and _training_differs(session, split.dtype):
         raise Skip(_training_path(found, "forward then backward"))
     return _outcome(session, found)

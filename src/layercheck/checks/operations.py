@@ -6,17 +6,16 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from layercheck.checks.common import primary_dtype
+from layercheck.checks.common import dtype_name, primary_dtype, raised
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import OPERATIONS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.errors import USER_ERRORS
-from layercheck.findings.problems import MaskFault, MaskProblem, describe_mask
+from layercheck.findings.problems import MaskFault, MaskProblem, RaisedWhen
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch, repeat_tolerance
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Call, cause_of
-from layercheck.userframes import exception_summary
 
 __all__ = ["backward_respects_compute_gradients"]
 
@@ -64,10 +63,8 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
 
     missing = [name for name, grad, d in zip(names, reference, differentiable) if d and not arrays.is_array(grad)]
     if missing:
-        return failed(
-            f"with {describe_mask(differentiable, names)}, backward returned no gradient for {', '.join(missing)}",
-            evidence=evidence,
-        )
+        none = MaskProblem(names, differentiable, missing[0], MaskFault.NONE_AT_ALL, missing=tuple(missing))
+        return failed(evidence=evidence, **none.to_details())
     n = operation.num_inputs
     masks = [tuple(j == i for j in range(n)) for i in range(n) if differentiable[i]] + [differentiable]
     for mask in masks:
@@ -83,10 +80,9 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
             dLdY, _ = session.training_output_gradients(full.outputs, dtype)  # as the full call's, unwritten
             gradients = op.backward(xs, outputs, list(dLdY), (), mask).inputs
         except USER_ERRORS as exc:
-            return failed(
-                f"with {describe_mask(mask, names)}, backward raised {exception_summary(exc)}", cause=cause_of(exc)
-            )
+            details = raised("backward", exc, RaisedWhen.MASK, dtype=dtype_name(dtype), inputs=names, mask=mask)
+            return failed(cause=cause_of(exc), **details)
         problem = _mask_problem(names, mask, gradients, reference)
-        if problem:  # its message is rendered from the problem where the result is made (`CheckResult`)
-            return failed("", evidence=evidence, **problem.to_details())
+        if problem:
+            return failed(evidence=evidence, **problem.to_details())
     return passed(f"{len(masks)} masks checked")

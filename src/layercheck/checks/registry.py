@@ -30,14 +30,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a check returns: a status, a message, what it found (`details`) and the typed
-    fields of `CheckResult` (see there)."""
+    """What a check returns: a status, a pass's message, what it found (`details`) and the
+    typed fields of `CheckResult` (see there). A failure carries no message: its details hold
+    it typed, and `CheckResult` renders its message from them."""
 
     status: Status
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     explanation: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
     traceback: str = ""
     cause: Cause | None = None
     # What recomputes a failure that a computation decided (`--repro`), built only when asked.
@@ -49,16 +49,16 @@ def passed(message: str = "", *, explanation: Sequence[str] = (), **details: Any
 
 
 def failed(
-    message: str,
     *,
     explanation: Sequence[str] = (),
-    problems: Sequence[str] = (),
     traceback: str = "",
     cause: Cause | None = None,
     evidence: LazyEvidence | None = None,
     **details: Any,
 ) -> Outcome:
-    return Outcome(Status.FAILED, message, details, tuple(explanation), tuple(problems), traceback, cause, evidence)
+    """A failure: `details` hold what was found, typed (a finding, a problem, a mismatch), from
+    which its message is rendered where the result is made (`CheckResult`), never written here."""
+    return Outcome(Status.FAILED, "", details, tuple(explanation), traceback, cause, evidence)
 
 
 CheckFunction = Callable[[CheckContext], Outcome]

@@ -7,19 +7,18 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.checks.common import dtype_name, primary_dtype, require_forward
+from layercheck.checks.common import dtype_name, primary_dtype, raised, require_forward
 from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
 from layercheck.contract.adapter import Adapter
 from layercheck.errors import USER_ERRORS
 from layercheck.findings.comparison import Compared, ComparisonReport
-from layercheck.findings.problems import StateFault, StateProblem
+from layercheck.findings.problems import RaisedWhen, StateFault, StateProblem
 from layercheck.numerics import arrays
 from layercheck.numerics.compare import mismatch
 from layercheck.reproducers.evidence import ReproKind
 from layercheck.results import Blocked, Call, Status, cause_of
-from layercheck.userframes import exception_summary
 
 __all__ = [
     "forward_returns_valid_states",
@@ -69,8 +68,7 @@ def _returns_valid_states(session: CheckContext, method: str) -> Outcome:
                     dtype,
                     judged="states",  # what the script checks of the call (its outputs' shapes, else)
                 )
-                # Its message is rendered from the problem where the result is made (`CheckResult`).
-                return failed("", evidence=evidence, **problem.to_details())
+                return failed(evidence=evidence, **problem.to_details())
     if not ran:
         raise Incomplete(f"not checked: {method} failed at every tested dtype", blocked=Blocked(Call(method)))
     return passed()
@@ -123,7 +121,7 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
         if outcome.status is not Status.PASSED:
             break
         try:
-            found = _reset(session, dtype, f" with {dtype_name(dtype)} inputs")
+            found = _reset(session, dtype, primary=False)
         except Incomplete:
             continue  # predict failed at that dtype: its own checks say so
         if found.status is not Status.PASSED:
@@ -131,9 +129,9 @@ def reset_state_does_not_error(session: CheckContext) -> Outcome:
     return outcome
 
 
-def _reset(session: CheckContext, dtype: Any, where: str = "") -> Outcome:
-    """reset_state after predict on a layer at `dtype` (`where`: the words for a dtype other
-    than the primary one): what it left of each state."""
+def _reset(session: CheckContext, dtype: Any, primary: bool = True) -> Outcome:
+    """reset_state after predict on a layer at `dtype`: what it left of each state (a failure
+    at another dtype than the `primary` one names it)."""
     layer = session.layer(dtype)
     initial = {name: layer.get(name) for name in layer.state}
     try:
@@ -147,7 +145,10 @@ def _reset(session: CheckContext, dtype: Any, where: str = "") -> Outcome:
     try:
         layer.reset_state()
     except USER_ERRORS as exc:
-        return failed(f"reset_state raised {exception_summary(exc)}{where}", cause=cause_of(exc), evidence=evidence)
+        when = RaisedWhen.PLAIN if primary else RaisedWhen.DTYPE
+        details = raised("reset_state", exc, when, dtype=dtype_name(dtype))
+        return failed(cause=cause_of(exc), evidence=evidence, **details)
+    at = None if primary else dtype_name(dtype)
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):
         after = layer.get(name)
@@ -157,16 +158,12 @@ def _reset(session: CheckContext, dtype: Any, where: str = "") -> Outcome:
             or after.dtype != before.dtype
             or arrays.array_module(after) is not arrays.array_module(before)
         ):
-            return failed(
-                f"after reset_state{where}, state {name} is {arrays.describe(after)}; initially it was "
-                f"{arrays.describe(before)}",
-                evidence=evidence,
-            )
+            was, became = arrays.describe(before), arrays.describe(after)
+            replaced = ComparisonReport(Compared.RESTORED, name, None, at, was=was, became=became)
+            return failed(evidence=evidence, **replaced.to_details())
         diff = mismatch(after, before)
         if diff is not None:
-            at = None if not where else dtype_name(dtype)
             return failed(
-                "",  # rendered from the details (`findings.comparison`)
                 evidence=evidence,
                 **ComparisonReport(Compared.RESTORED, name, diff, at).to_details(),
             )

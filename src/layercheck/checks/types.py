@@ -14,7 +14,7 @@ from layercheck.checks.context import CheckContext
 from layercheck.checks.evidence import call_evidence
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, check, failed, passed
 from layercheck.contract.adapter import Adapter
-from layercheck.findings.problems import TypeFault, TypeProblem
+from layercheck.findings.problems import LostPrecision, TypeFault, TypeProblem
 from layercheck.numerics import arrays
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
 from layercheck.results import Blocked, Call, Kind
@@ -91,9 +91,7 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
             if problem and not carried:
                 problem = dataclasses.replace(problem, dtype="integer")  # what the inputs were, at every dtype
             if problem:
-                # Its message is rendered from the problem where the result is made (`CheckResult`).
                 return failed(
-                    "",
                     evidence=_evidence(session, method, dtype, complex_allowed=allowed),
                     method=method,
                     output=name,
@@ -106,13 +104,10 @@ def _outputs_type(session: CheckContext, method: str) -> Outcome:
         for dtype in session.options.dtypes:
             finding = session.precision(dtype)
             if finding.at_float32:
-                return failed(
-                    finding.describe(method) + f" ({dtype_name(dtype)} inputs); every comparison is judged at "
-                    f"{finding.effective} precision",
-                    method=method,
-                    dtype=dtype_name(dtype),
-                    roundoff=finding.roundoff,
+                lost = LostPrecision(
+                    method, dtype_name(dtype), finding.moved, finding.step, finding.roundoff, finding.float32_values
                 )
+                return failed(**lost.to_details())
     return passed()
 
 
@@ -178,7 +173,6 @@ def backward_is_consistent_in_type(session: CheckContext) -> Outcome:
             )
             if problem:
                 return failed(
-                    "",
                     evidence=_evidence(
                         session,
                         "backward",

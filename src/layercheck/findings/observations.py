@@ -1,12 +1,13 @@
 """The checks that compare a batch with its observations run one at a time, typed for the
 reports: the observations whose results differ alone, each result's `Mismatch`, and why as far
-as it was shown (`Differences`); or a learnable's gradient that is not the sum of its
-observations' (`NotSummed`). The failure's message is rendered here from them wherever a
+as it was shown (`Differences`); a learnable's gradient that is not the sum of its
+observations' (`NotSummed`); or a result of an observation alone that is no array of its part
+of the batch's shape (`Misshapen`). The failure's message is rendered here from them wherever a
 result is made (the check's, a worker's, the cache's, a report file's), as the gradient check's
 is from its findings: never a sentence carried beside them.
 
-The details' keys are the JSON schema's: `differences` (`Differences.to_dict`) or
-`not_summed` (`NotSummed.to_dict`), beside the check's `observations_checked` and
+The details' keys are the JSON schema's: `differences` (`Differences.to_dict`), `not_summed`
+(`NotSummed.to_dict`) or `misshapen` (`Misshapen.to_dict`), beside the check's `observations_checked` and
 `differing_observations`.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 from layercheck.numerics import reading
 from layercheck.numerics.compare import Mismatch
 
-__all__ = ["Differences", "Interaction", "NotSummed", "ObservationReport", "Observed"]
+__all__ = ["Differences", "Interaction", "Misshapen", "NotSummed", "ObservationReport", "Observed"]
 
 
 class Observed(Enum):
@@ -161,17 +162,64 @@ class NotSummed:
 
 
 @dataclass(frozen=True)
+class Misshapen:
+    """A result `name` of `observation` run alone (`observed`: which check) that cannot be
+    compared with its part of the batch's: what it `returned` and what that part is
+    (`expected`), as `arrays.describe` says them."""
+
+    observed: Observed
+    observation: int
+    name: str
+    returned: str
+    expected: str
+
+    @property
+    def headline(self) -> str:
+        if self.observed is Observed.BACKWARD:
+            return (
+                f"backward of observation {self.observation} alone returns {self.name} as {self.returned}; "
+                f"expected {self.expected}"
+            )
+        return (
+            f"{self.observed.method} of observation {self.observation} alone returns {self.name} as {self.returned}; "
+            f"its part of the batch is {self.expected}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "observation": self.observation,
+            "name": self.name,
+            "returned": self.returned,
+            "expected": self.expected,
+        }
+
+    @classmethod
+    def from_dict(cls, observed: Observed, data: Any) -> Misshapen:
+        fields = reading.exactly(data, "the misshapen result", {"observation", "name", "returned", "expected"})
+        return cls(
+            observed,
+            reading.whole(fields["observation"], "the observation"),
+            reading.text(fields["name"], "the result's name"),
+            reading.text(fields["returned"], "what it returned"),
+            reading.text(fields["expected"], "its part of the batch"),
+        )
+
+
+_KEYS: dict[type, str] = {Differences: "differences", NotSummed: "not_summed", Misshapen: "misshapen"}
+
+
+@dataclass(frozen=True)
 class ObservationReport:
     """What a check of a batch against its observations alone found, typed: `found` is
-    `Differences` or `NotSummed`."""
+    `Differences`, `NotSummed` or `Misshapen`."""
 
-    found: Differences | NotSummed
+    found: Differences | NotSummed | Misshapen
     legacy = False  # every report that holds them holds all the sentence needs
 
     @classmethod
     def of(cls, check: str, details: Mapping[str, Any]) -> ObservationReport | None:
         """The typed details of such a check's failure, None for another check, a pass, or a
-        failure of another kind (what the layer raised or returned, in words).
+        failure of another kind (what the layer raised: `problems.Raised`).
 
         Raises:
             reading.MalformedFinding: details that are not such a check's, in one line.
@@ -183,11 +231,12 @@ class ObservationReport:
             return cls(Differences.from_dict(observed, details["differences"]))
         if "not_summed" in details and observed is Observed.BACKWARD:
             return cls(NotSummed.from_dict(details["not_summed"]))
+        if "misshapen" in details:
+            return cls(Misshapen.from_dict(observed, details["misshapen"]))
         return None
 
     def to_details(self) -> dict[str, Any]:
-        key = "differences" if isinstance(self.found, Differences) else "not_summed"
-        return {key: self.found.to_dict()}
+        return {_KEYS[type(self.found)]: self.found.to_dict()}
 
     @property
     def headline(self) -> str:

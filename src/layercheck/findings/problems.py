@@ -5,7 +5,7 @@ than from predict (`SizesDiffer`), outputs that are not finite (`NonFinite`), an
 modified (`Modification`), an output of another rank than its format (`FormatRank`) or of
 another batch size than its inputs (`BatchSize`), a gradient backward returned against its
 `compute_gradients` mask (`MaskProblem`), a value the GPU computed otherwise than the CPU
-(`Parity`). The failure's message is rendered here from the problem wherever a
+(`Parity`), a method of the user's that raised (`Raised`). The failure's message is rendered here from the problem wherever a
 result is made (the check's, a worker's, the cache's, a report file's), as the gradient check's
 is from its findings: never a sentence carried beside them.
 
@@ -13,7 +13,9 @@ Each problem is a frozen dataclass of strings, flags, whole numbers, indices, en
 mismatches, written into the check's details field by field (an enum by its member's name in
 lower case, a mismatch by `Mismatch.to_dict` and left out where there is none; a field under
 the key `keys` gives it, else its own name) and read back strictly by the same fields: one
-codec for every such family. A check's details may hold other keys beside them.
+codec for every such family. A check's details may hold other keys beside them. A check may
+fail with problems of several families (a batch size, or predict raising at it): each family of
+a check has its own `marker`, the key that says its problem is held.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
+import numpy as np
+
 from layercheck.numerics import reading
 from layercheck.numerics.compare import Mismatch
+from layercheck.portability import IDIOM
 
 __all__ = [
     "BatchSize",
@@ -35,8 +40,11 @@ __all__ = [
     "MaskProblem",
     "Modification",
     "NonFinite",
+    "LostPrecision",
     "Parity",
     "Problem",
+    "Raised",
+    "RaisedWhen",
     "SizesDiffer",
     "StateFault",
     "StateProblem",
@@ -60,6 +68,10 @@ class Problem:
     marker: ClassVar[str] = "fault"
     # A problem read is whole (a report of an earlier version holds none: `read` gives None).
     legacy: ClassVar[bool] = False
+    # Fields at their default are left out, and read as their default where absent: for the
+    # families whose fields are each needed by some of their problems only (a family written
+    # whole before keeps every key: keys are only ever added).
+    sparse: ClassVar[bool] = False
 
     def sentence(self) -> str:
         raise NotImplementedError
@@ -71,10 +83,11 @@ class Problem:
 
     def to_details(self) -> dict[str, Any]:
         """The check's details (the keys of the JSON schema), read back by `read`."""
+        defaults = _defaults(type(self)) if self.sparse else {}
         return {
             self.keys.get(name, name): _encoded(value)
             for name in _fields(type(self))
-            if (value := getattr(self, name)) is not None
+            if (value := getattr(self, name)) is not None and not (name in defaults and value == defaults[name])
         }
 
     @classmethod
@@ -85,11 +98,12 @@ class Problem:
             reading.MalformedFinding: one line that says what does not fit.
         """
         values = {}
+        optional = _defaults(cls) if cls.sparse else {}
         for name, kind in _fields(cls).items():
             key = cls.keys.get(name, name)
             if key in details:
                 values[name] = _decoded(kind, details[key], key)
-            elif kind != _OPTIONAL_MISMATCH:
+            elif kind != _OPTIONAL_MISMATCH and name not in optional:
                 raise reading.MalformedFinding(f"the details lack {key!r}")
         return cls(**values)
 
@@ -98,6 +112,11 @@ def _fields(cls: type[Problem]) -> dict[str, type]:
     """Each field of the problem's dataclass with its type (the annotations evaluated)."""
     hints = typing.get_type_hints(cls)
     return {field.name: hints[field.name] for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
+
+
+def _defaults(cls: type[Problem]) -> dict[str, Any]:
+    """Each field of the problem's dataclass that has a default, with it."""
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}  # type: ignore[arg-type]
 
 
 _OPTIONAL_MISMATCH = Mismatch | None
@@ -121,6 +140,8 @@ def _decoded(kind: Any, value: Any, key: str) -> Any:
         return reading.text(value, key)
     if kind is int:
         return reading.whole(value, key)
+    if kind is float:
+        return reading.real(value, key)
     if kind == _INDEX:
         return reading.indices(value, key)
     if kind == _NAMES:
@@ -142,10 +163,8 @@ def read(check: str, details: Mapping[str, Any]) -> Problem | None:
     Raises:
         reading.MalformedFinding: details that are not such a problem, in one line.
     """
-    family = _BY_CHECK.get(check)
-    if family is None or family.marker not in details:
-        return None
-    return family.from_details(details)
+    family = next((f for f in _BY_CHECK.get(check, ()) if f.marker in details), None)
+    return None if family is None else family.from_details(details)
 
 
 class StateFault(Enum):
@@ -191,6 +210,7 @@ class TypeFault(Enum):
     OTHER_MODULE = "an array of another module than its inputs'"
     COMPLEX = "complex where its argument or the inputs are real"
     DTYPE = "another dtype than expected"
+    ON_HOST = "a NumPy array from CuPy inputs"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,7 +259,12 @@ class TypeProblem(Problem):
             )
         if self.fault is TypeFault.COMPLEX:
             return f"{what} is complex ({self.found}) although the inputs and learnables are real"
-        return f"{what} is {self.found}, expected {self.expected}"
+        if self.fault is TypeFault.ON_HOST:
+            return (
+                f"{self.what} is a NumPy array from CuPy inputs ({self.dtype}): the layer moved it to the host "
+                f"(cupy.asnumpy or .get()); {IDIOM}"
+            )
+        return f"{what} is {self.found}, expected {self.expected}"  # TypeFault.DTYPE
 
     def _given(self) -> str:
         if not self.given:
@@ -394,6 +419,7 @@ class MaskFault(Enum):
     MISSING = "None for a gradient requested"
     MALFORMED = "not an array of the all-True call's gradient's shape"
     DIFFERS = "another gradient than the all-True call's"
+    NONE_AT_ALL = "no gradient where every gradient is requested"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -413,16 +439,22 @@ class MaskProblem(Problem):
     returned: str = ""
     full: str = ""
     mismatch: Mismatch | None = None
+    # Every input backward returned no gradient for, where it was asked for all (`NONE_AT_ALL`).
+    missing: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.mask) != len(self.inputs) or self.name not in self.inputs:
             raise reading.MalformedFinding(f"a mask {self.mask} of the inputs {self.inputs}, for {self.name!r}")
         if (self.fault is MaskFault.DIFFERS) != (self.mismatch is not None):
             raise reading.MalformedFinding("a mismatch goes with the fault 'differs', and only with it")
+        if (self.fault is MaskFault.NONE_AT_ALL) != (self.name in self.missing):
+            raise reading.MalformedFinding("the inputs missing go with the fault 'none_at_all', and only with it")
 
     def sentence(self) -> str:
         name = self.name
-        if self.fault is MaskFault.UNREQUESTED:
+        if self.fault is MaskFault.NONE_AT_ALL:
+            said = f"returned no gradient for {', '.join(self.missing)}"
+        elif self.fault is MaskFault.UNREQUESTED:
             said = f"returned a gradient for {name}, which was not requested (it must return None there)"
         elif self.fault is MaskFault.MISSING:
             said = f"returned None for {name}, which was requested"
@@ -469,6 +501,139 @@ def describe_mask(mask: tuple[bool, ...], names: tuple[str, ...]) -> str:
     return f"compute_gradients={mask} ({which} requested)"
 
 
+@dataclasses.dataclass(frozen=True)
+class LostPrecision(Problem):
+    """A `method` that computes in float32 (or lower) inside with `dtype` inputs: moving its
+    `moved` ("inputs", "learnables and state") by a relative `step` gives outputs with a
+    `roundoff` relative to their size that float64 never shows; `float32_values` where every
+    output is a float32 value (a cast back at the end). Every comparison is then judged at
+    float32's precision (`numerics.precision`)."""
+
+    checks = ("predict_is_consistent_in_type", "forward_is_consistent_in_type")
+    marker = "roundoff"
+
+    method: str
+    dtype: str
+    moved: str
+    step: float
+    roundoff: float
+    float32_values: bool
+
+    def sentence(self) -> str:
+        eps64, eps32 = (float(np.finfo(kind).eps) for kind in (np.float64, np.float32))
+        how = (
+            "every output is a float32 value: it computes in float32 inside and casts back"
+            if self.float32_values
+            else "it rounds to float32 (or lower) inside, or cancels large terms"
+        )
+        return (
+            f"{self.method} computes below float64 precision: moving its {self.moved} by a relative {self.step:g} "
+            f"gives outputs with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, "
+            f"float32 at {eps32:.2g}); {how} ({self.dtype} inputs); every comparison is judged at float32 precision"
+        )
+
+
+class RaisedWhen(Enum):
+    """When a method of the user's raised, as its failure says it."""
+
+    DTYPE = "at a tested dtype"
+    PLAIN = "when called"
+    GPU = "on the GPU (the CPU ran the same step)"
+    BATCH_SIZE = "at another batch size than the layouts'"
+    MASK = "with a compute_gradients mask"
+    SECOND_STEP = "at the second training step on the same layer"
+    NEW_OBJECT = "on a new layer object, after the same step ran once"
+    FORMAT = "in output_format"
+    # The checks across observations: on one observation run alone, on the whole batch, on it
+    # run again, and on it with the other observations' inputs replaced.
+    ALONE = "on an observation run alone"
+    BATCH = "on the batch"
+    BATCH_AGAIN = "on the batch again"
+    OTHER_OBSERVATIONS = "on the batch with other observations"
+
+
+@dataclasses.dataclass(frozen=True)
+class Raised(Problem):
+    """A method of the user's (`call`) that raised: its `exception` as
+    `userframes.exception_summary` says it (the user's words, its place in their code, and
+    what to write instead of a non-portable idiom), or the contract it broke (`contract`), and
+    `when`: at the tested `dtype`, on the GPU, with `observations` where the layouts have
+    `layout_observations`, with the `mask` over the operation's `inputs`, at a second training
+    step, on `observation` run alone. `hint`: what the error shows of the layer's code (a
+    gradient never assigned)."""
+
+    checks = (
+        "predict_does_not_error",
+        "forward_does_not_error",
+        "backward_does_not_error",
+        "initialize_does_not_error",
+        "reset_state_does_not_error",
+        "output_format_is_consistent",
+        "output_batch_size_matches_input",
+        "backward_respects_compute_gradients",
+        "backward_is_repeatable",
+        "predict_is_consistent_on_gpu",
+        "backward_is_consistent_on_gpu",
+        "outputs_stay_on_device",
+        "predict_is_consistent_across_observations",
+        "forward_is_consistent_across_observations",
+        "backward_is_consistent_across_observations",
+    )
+    keys = {"exception": "raised", "when": "raised_when"}
+    marker = "raised"
+    sparse = True
+
+    call: str
+    exception: str
+    when: RaisedWhen
+    contract: bool = False
+    dtype: str = ""
+    hint: str = ""
+    observations: int = 0
+    layout_observations: int = 0
+    inputs: tuple[str, ...] = ()
+    mask: tuple[bool, ...] = ()
+    observation: int = 0
+
+    def __post_init__(self) -> None:
+        if self.when is RaisedWhen.DTYPE and not self.dtype:
+            raise reading.MalformedFinding(f"{self.call} raised at a dtype, without one")
+        if self.when is RaisedWhen.BATCH_SIZE and not 0 < self.observations != self.layout_observations:
+            raise reading.MalformedFinding(
+                f"{self.call} raised with {self.observations} observations, where the layouts have "
+                f"{self.layout_observations}"
+            )
+        if self.when is RaisedWhen.MASK and not 0 < len(self.mask) == len(self.inputs):
+            raise reading.MalformedFinding(f"a mask {self.mask} of the inputs {self.inputs}")
+
+    def sentence(self) -> str:
+        # A broken contract is said in its own words; a raise, as the method that raised.
+        lead = self.exception if self.contract else f"{self.call} raised {self.exception}"
+        when = self.when
+        if when is RaisedWhen.DTYPE:
+            return f"{lead} with {self.dtype} inputs" + (f": {self.hint}" if self.hint else "")
+        if when is RaisedWhen.GPU:
+            return f"{lead} on the GPU"
+        if when is RaisedWhen.BATCH_SIZE:
+            return f"{lead} with {self.observations} observations (the layouts have {self.layout_observations})"
+        if when is RaisedWhen.MASK:
+            return f"with {describe_mask(self.mask, self.inputs)}, {lead}"
+        if when is RaisedWhen.SECOND_STEP:
+            return f"the second training step on the same layer raised {self.exception}"
+        if when is RaisedWhen.NEW_OBJECT:
+            return (
+                f"forward and backward ran once, and now raise {self.exception} on a new layer object with the same "
+                "inputs: calls after the first fail, even on new layer objects"
+            )
+        if when is RaisedWhen.FORMAT:
+            return f"output_format is invalid ({lead})"
+        if when is RaisedWhen.ALONE:
+            return f"{lead} on observation {self.observation} alone"
+        if when in (RaisedWhen.BATCH, RaisedWhen.BATCH_AGAIN, RaisedWhen.OTHER_OBSERVATIONS):
+            return f"{lead} {when.value}"
+        return lead
+
+
 _FAMILIES: tuple[type[Problem], ...] = (
     StateProblem,
     TypeProblem,
@@ -479,5 +644,11 @@ _FAMILIES: tuple[type[Problem], ...] = (
     BatchSize,
     MaskProblem,
     Parity,
+    LostPrecision,
+    Raised,
 )
-_BY_CHECK: dict[str, type[Problem]] = {check: family for family in _FAMILIES for check in family.checks}
+# Each check's families, each with its own marker.
+_BY_CHECK: dict[str, tuple[type[Problem], ...]] = {
+    check: tuple(family for family in _FAMILIES if check in family.checks)
+    for check in {check for family in _FAMILIES for check in family.checks}
+}

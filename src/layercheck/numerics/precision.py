@@ -69,18 +69,6 @@ class PrecisionFinding:
         """The precision to judge the layer's results at."""
         return np.dtype(np.float32) if self.lost else self.nominal
 
-    def describe(self, method: str) -> str:
-        """The finding in words, for a layer that lost precision."""
-        eps64, eps32 = machine_epsilon(np.float64), machine_epsilon(np.float32)
-        text = (
-            f"{method} computes below float64 precision: moving its {self.moved} by a relative {self.step:g} gives outputs "
-            f"with round-off of {self.roundoff:.1g} of their size (float64 rounds at {eps64:.2g}, float32 at "
-            f"{eps32:.2g}); "
-        )
-        if self.float32_values:
-            return text + "every output is a float32 value: it computes in float32 inside and casts back"
-        return text + "it rounds to float32 (or lower) inside, or cancels large terms"
-
 
 def measure_precision(
     evaluate: Callable[[list[Any]], Sequence[Any]],

@@ -56,10 +56,13 @@ def run_check(
             outcome.message,
             dict(outcome.details),
             explanation=list(outcome.explanation),
-            problems=list(outcome.problems),
             traceback=outcome.traceback,
             cause=outcome.cause,
         )
+        if result.status is Status.FAILED and not result.message:
+            # Every failure is typed, its message rendered from what it found: one that is not
+            # is layercheck's defect (reported as such), never a failure without a cause.
+            raise RuntimeError(f"{check.name} failed without a typed finding (details: {', '.join(result.details)})")
     except Skip as exc:
         result, raised = CheckResult(check.name, Status.SKIPPED, str(exc)), exc
     except Incomplete as exc:
