@@ -533,15 +533,42 @@ class _FactorButATinyChannel:
 def test_a_factor_is_never_claimed_of_a_whole_argument_that_is_right_in_a_small_channel():
     """A hunt for false causes: "off by a constant factor 2", and halving the gradient as told
     makes channel 0 wrong. A claim about the whole argument is now tested in each block whose
-    gradient no probe of the whole sees, on its own."""
+    gradient no probe of the whole sees, on its own. The factor is said of the channels it is
+    in, whose correction leaves channel 0 as it was: "off by a factor 2 in channels 1, ... of X
+    (right in the 1 other checked)"."""
     report = layercheck.check_layer(_FactorButATinyChannel, "8,8,20,16:SSCB", checks=[GRADIENTS], dtypes=["float64"])
     result = report.result(GRADIENTS)
     assert result.status == "failed", result.message
     (record,) = result.details["arguments"]
     finding = record["diagnosis"]["finding"]
-    assert finding["cause"] != "factor", finding
+    assert finding["cause"] != "factor" or finding.get("region") is not None, finding
+    assert "constant factor" not in result.message
     regions = record["diagnosis"]["regions"]
     assert regions and regions[0]["unit"] == "channel" and "0" not in regions[0]["wrong"], regions
+    if finding["cause"] == "factor":
+        assert finding["region"]["wrong"] == regions[0]["wrong"] and finding["detail"]["ratio"] == 2, finding
+
+
+class _FactorAndATinyChannelOtherwise(_FactorButATinyChannel):
+    """The same, channel 0 off by 3 where the others are off by 2."""
+
+    def backward(self, X, Y, dLdY, memory):
+        c = self._c(X.shape[2])
+        dLdX = dLdY * c * X * 2
+        dLdX[:, :, 0] = 3 * dLdY[:, :, 0] * c[:, :, 0] * X[:, :, 0]
+        return dLdX
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_factor_in_the_other_channels_is_never_said_where_the_small_channel_is_wrong_too(seed):
+    """The lookalike of the test above: a factor said of channels 1-19 leaves channel 0 as
+    backward returned it, and says it is right there; it is wrong there, by another factor."""
+    report = layercheck.check_layer(
+        _FactorAndATinyChannelOtherwise, "8,8,20,16:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed
+    )
+    result = report.result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert "factor" not in result.message and "right in" not in result.message, result.message
 
 
 class _LogMinusXTwice:

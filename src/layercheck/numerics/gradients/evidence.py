@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import dot, fetch, is_complex, random_like
+from layercheck.numerics.arrays import dot, fetch, is_complex, namespace_of, random_like
 from layercheck.numerics.blocks import Block
 from layercheck.numerics.gradients.budget import WorkBudget, budgeted
 from layercheck.numerics.gradients.engine import (
@@ -177,11 +177,14 @@ class Evidence:
             self._elements[index] = table
         return self._elements[index]
 
-    def holds(self, index: int, corrected: Corrected, supports: tuple[Block | None, ...] = (None,)) -> bool:
+    def holds(
+        self, index: int, corrected: Corrected, supports: tuple[Block | None, ...] = (None,), region: Any = None
+    ) -> bool:
         """Is `corrected(gradients)` the right gradient of argument `index`? Element by element
         for a small argument; else it must pass every failing probe and a fresh probe on each
         of `supports` (None: the whole argument). Where `corrected` cannot say for a probe,
-        that probe is left out, and a fresh one must still pass."""
+        that probe is left out, and a fresh one must still pass. `region`: the mask of the
+        elements `corrected` changes, where it corrects part of the argument (None: all)."""
         table = self.elements(index)
         if table is not None:
             found = decided([p for _, probes in table for p in probes])
@@ -201,7 +204,12 @@ class Evidence:
             # A claim about the whole argument ("off by a factor 2") must hold where its
             # gradient is too small for a probe of the whole to see: a channel right there
             # would be made wrong by the correction. Each such block is probed on its own.
+            # A block the correction leaves as backward returned it (outside its `region`) is
+            # not: whether it is right there is the region's claim ("right in the others"),
+            # decided as the region is, and no factor said in the region changes it.
             for where, _, mask in self.small_blocks.get(index, ()):
+                if region is not None and not bool(namespace_of(mask).any(mask & region)):
+                    continue
                 fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
                 if fresh is None or not admits(fresh, corrected(fresh.gradients)):
                     return False

@@ -584,7 +584,9 @@ class Localization:
         support = Block(f"{found.region.unit}: {', '.join(found.region.wrong)}", found.mask)
         # The exact factors near the measured ratio first (`factors_to_try`): a block's ratio
         # carries its probes' error.
-        proven = next((r for r in candidates if self.evidence.holds(index, corrected(r), (None, support))), None)
+        proven = next(
+            (r for r in candidates if self.evidence.holds(index, corrected(r), (None, support), found.mask)), None
+        )
         if proven is None:
             return None
         if abs(proven + 1) <= 1e-4:
