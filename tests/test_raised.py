@@ -406,3 +406,30 @@ def test_a_failure_without_a_typed_finding_is_a_defect_of_layercheck_never_a_fai
     report = layercheck.check_layer(Plain, "4,3:CB", checks=["predict_is_deterministic"])
     assert report.status == "error"
     assert "predict_is_deterministic failed without a typed finding (details: output)" in report.error
+
+
+def test_reports_of_the_previous_version_of_the_families_extended_here_are_read():
+    """A float32 layer's failure held `roundoff` beside its message, and a mask's problem had no
+    `missing`: both read as they were (the message kept, or the problem whole)."""
+    earlier = {
+        "name": "predict_is_consistent_in_type",
+        "status": "failed",
+        "message": "predict computes below float64 precision: said then",
+        "details": {"method": "predict", "dtype": "float64", "roundoff": 3e-8},
+    }
+    again = CheckResult.from_dict(earlier)
+    assert again.problem is None and again.message == earlier["message"]
+    unrequested = MaskProblem(("x", "y"), (True, False), "y", MaskFault.UNREQUESTED)
+    assert "missing" not in unrequested.to_details()
+    assert problems.read("backward_respects_compute_gradients", unrequested.to_details()) == unrequested
+
+
+def test_details_that_hold_two_problems_of_one_check_are_refused():
+    raised = Raised("predict", "ValueError: no", RaisedWhen.BATCH_SIZE, observations=4, layout_observations=3)
+    both = {**raised.to_details(), "output": "Y", "observations": 4, "shape": [4, 2], "batch_axis": 1}
+    with pytest.raises(MalformedFinding, match="the details hold a BatchSize and a Raised"):
+        problems.read("output_batch_size_matches_input", both)
+    replaced = ComparisonReport(Compared.DETERMINISTIC, "Y", None, was="int 1", became="int 2").to_details()
+    worst = {"mismatched": 1, "total": 1, "worst_index": [0], "actual": 1.0, "expected": 2.0}
+    with pytest.raises(MalformedFinding, match="a mismatch and what it became, both"):
+        ComparisonReport.of(Compared.DETERMINISTIC.check, {**replaced, "mismatch": worst})

@@ -30,10 +30,10 @@ __all__ = [
 ]
 
 
-def raised(call: str, exc: BaseException, when: RaisedWhen, **context: Any) -> dict[str, Any]:
-    """The details of a failure that is `call` raising `exc` (`when`, with what that needs:
-    `Raised`'s fields), its message rendered from them where the result is made (`CheckResult`)."""
-    return Raised(call, exception_summary(exc), when, **context).to_details()
+def raised(call: str, exc: BaseException, when: RaisedWhen, **context: Any) -> Raised:
+    """The failure that is `call` raising `exc` (`when`, with what that needs: `Raised`'s
+    fields); `CallError.raised` says the same of a step's error."""
+    return Raised(call, exception_summary(exc), when, **context)
 
 
 def primary_dtype(session: CheckContext) -> str:

@@ -224,7 +224,8 @@ def backward_is_repeatable(session: CheckContext) -> Outcome:
             when = RaisedWhen.NEW_OBJECT
         else:
             when = RaisedWhen.SECOND_STEP
-        return failed(cause=cause_of(exc), **raised("training step", exc, when, dtype=dtype_name(dtype)))
+        problem = raised("training step", exc, when, dtype=dtype_name(dtype))
+        return failed(cause=cause_of(exc), **problem.to_details())
     for name, a, b in zip(layer.gradient_names(), first, second):
         if a is None and b is None:
             continue

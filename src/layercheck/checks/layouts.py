@@ -121,7 +121,7 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
             try:
                 outputs = layer.predict(xs)
             except USER_ERRORS as exc:
-                details = raised(
+                problem = raised(
                     "predict",
                     exc,
                     RaisedWhen.BATCH_SIZE,
@@ -129,7 +129,7 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
                     observations=size,
                     layout_observations=n,
                 )
-                return failed(cause=cause_of(exc), evidence=evidence, **details)
+                return failed(cause=cause_of(exc), evidence=evidence, **problem.to_details())
             require_arrays(named_outputs(layer, outputs), "predict")
         for name, y, axis in zip(session.reference.output_names, outputs.values, axes):
             if axis is not None and (y.ndim <= axis or y.shape[axis] != size):

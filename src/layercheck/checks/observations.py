@@ -21,6 +21,7 @@ from layercheck.checks.backward import gradient_size_problem
 from layercheck.checks.common import (
     named_outputs,
     primary_dtype,
+    raised,
     require_backward,
     require_own_forward,
     widened,
@@ -62,7 +63,7 @@ def _run(layer: Adapter, method: str, xs: Sequence[Any], when: RaisedWhen, obser
     try:
         return run(xs)
     except USER_ERRORS as exc:
-        raise _Raised(Raised(method, exception_summary(exc), when, observation=observation), cause_of(exc)) from None
+        raise _Raised(raised(method, exc, when, observation=observation), cause_of(exc)) from None
 
 
 class _Raised(Exception):
@@ -98,12 +99,11 @@ def _gradient_tolerances(
 
 @dataclass
 class _Found:
-    """What comparing a batch with its observations found: the failure in words (None: none),
-    the observations checked (None: the comparison stopped before it knew them) and those
-    that differ, the gradients judged at their own coarser precision (by name), what
-    recomputes the failure (`--repro`), and the failure's cause where the layer raised."""
+    """What comparing a batch with its observations found: the observations checked (None:
+    the comparison stopped before it knew them) and those that differ, the gradients judged at
+    their own coarser precision (by name), the failure typed (none: no failure), what
+    recomputes it (`--repro`), and its cause where the layer raised."""
 
-    message: str | None = None
     checked: list[int] | None = None
     differing: list[int] | None = None  # None: not compared (the layer raised first)
     own_precision: dict[str, str] = field(default_factory=dict)
@@ -116,12 +116,18 @@ class _Found:
 
     @classmethod
     def of_raise(cls, exc: _Raised, checked: list[int] | None = None) -> _Found:
-        return cls(exc.problem.sentence(), checked, cause=exc.cause, raised=exc.problem)
+        return cls(checked, cause=exc.cause, raised=exc.problem)
+
+    @property
+    def message(self) -> str | None:
+        """The failure in words, rendered from it (None: none)."""
+        if self.typed is not None:
+            return self.typed.headline
+        return None if self.raised is None else self.raised.sentence()
 
     def failing(self, found: Differences | NotSummed | Misshapen, evidence: LazyEvidence | None) -> _Found:
         """This comparison, failed with `found`."""
-        self.typed = ObservationReport(found)
-        self.message, self.evidence = self.typed.headline, evidence
+        self.typed, self.evidence = ObservationReport(found), evidence
         if isinstance(found, Differences):
             self.interaction = found.interaction
         return self
@@ -228,11 +234,9 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
             if problem is not None:
                 differ.setdefault(i, []).append((name, problem.placed(axis, i)))
     if not differ:
-        return _Found(None, indices, [])
+        return _Found(indices, [])
     interaction = _output_interaction(session, method, split, whole, min(differ), names, rtol, atol)
-    return _Found(None, indices, sorted(differ)).failing(
-        Differences(observed, differ, len(indices), interaction), evidence
-    )
+    return _Found(indices, sorted(differ)).failing(Differences(observed, differ, len(indices), interaction), evidence)
 
 
 def _output_interaction(
@@ -392,14 +396,14 @@ def _training_step(
     split: Split,
     indices: Sequence[int],
     output_gradients: Callable[[Outputs], tuple[list[Any], list[Any]]],
-    alone: bool,
+    when: RaisedWhen,
 ) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
-    """forward then backward on the observations `indices` (the batch, or one observation
-    `alone`), with the dL/dY and dL/dS_out that `output_gradients(outputs)` gives; the
-    gradients, and those dL/dY and dL/dS_out."""
+    """forward then backward on the observations `indices` (`when`: the batch, or one
+    observation alone), with the dL/dY and dL/dS_out that `output_gradients(outputs)` gives;
+    the gradients, and those dL/dY and dL/dS_out."""
     layer = subset_layer(session, split, indices)
     xs = subset_inputs(session, split, indices)
-    when, observation = (RaisedWhen.ALONE, indices[0]) if alone else (RaisedWhen.BATCH, 0)
+    observation = indices[0] if when is RaisedWhen.ALONE else 0
     outputs = _run(layer, "forward", xs, when, observation)
     dLdY, dLdS = output_gradients(outputs)
     try:
@@ -417,8 +421,7 @@ def _training_step(
                 "the first time: see backward_is_repeatable",
                 cause=cause_of(exc),
             ) from None
-        problem = Raised("backward", exception_summary(exc), when, observation=observation)
-        raise _Raised(problem, cause_of(exc)) from None
+        raise _Raised(raised("backward", exc, when, observation=observation), cause_of(exc)) from None
 
 
 def _backward_differences(session: CheckContext, split: Split, indices: list[int]) -> _Found:
@@ -428,7 +431,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
         split,
         indices,
         lambda outputs: _split_gradients(session, outputs, split),
-        alone=False,
+        RaisedWhen.BATCH,
     )
     names = layer.gradient_names()
     integer = session.integer_arguments
@@ -459,7 +462,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
                 [take(d, [k], axis) for d, axis in zip(dLdS, split.states.values())],
             )
 
-        alone, _, _ = _training_step(session, split, [i], observation_gradients, alone=True)
+        alone, _, _ = _training_step(session, split, [i], observation_gradients, RaisedWhen.ALONE)
         for j, (name, together, single, axis) in enumerate(zip(names, batch, alone, axes)):
             if integer[j]:
                 continue
@@ -475,7 +478,7 @@ def _backward_differences(session: CheckContext, split: Split, indices: list[int
             diff = mismatch(single, expected, *tolerances[j])
             if diff is not None:
                 differ.setdefault(i, []).append((session.reference.d(name), diff.placed(axis, i)))
-    found = _Found(None, indices, sorted(differ), {session.reference.d(names[j]): own for j, own in coarse.items()})
+    found = _Found(indices, sorted(differ), {session.reference.d(names[j]): own for j, own in coarse.items()})
     if differ:
         k = indices.index(min(differ))
         interaction = _backward_interaction(session, split, indices, k, batch, dLdY, dLdS, axes, tolerances)

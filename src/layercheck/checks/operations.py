@@ -80,8 +80,8 @@ def backward_respects_compute_gradients(session: CheckContext) -> Outcome:
             dLdY, _ = session.training_output_gradients(full.outputs, dtype)  # as the full call's, unwritten
             gradients = op.backward(xs, outputs, list(dLdY), (), mask).inputs
         except USER_ERRORS as exc:
-            details = raised("backward", exc, RaisedWhen.MASK, dtype=dtype_name(dtype), inputs=names, mask=mask)
-            return failed(cause=cause_of(exc), **details)
+            error = raised("backward", exc, RaisedWhen.MASK, dtype=dtype_name(dtype), inputs=names, mask=mask)
+            return failed(cause=cause_of(exc), **error.to_details())
         problem = _mask_problem(names, mask, gradients, reference)
         if problem:
             return failed(evidence=evidence, **problem.to_details())

@@ -146,8 +146,8 @@ def _reset(session: CheckContext, dtype: Any, primary: bool = True) -> Outcome:
         layer.reset_state()
     except USER_ERRORS as exc:
         when = RaisedWhen.PLAIN if primary else RaisedWhen.DTYPE
-        details = raised("reset_state", exc, when, dtype=dtype_name(dtype))
-        return failed(cause=cause_of(exc), evidence=evidence, **details)
+        problem = raised("reset_state", exc, when, dtype=dtype_name(dtype))
+        return failed(cause=cause_of(exc), evidence=evidence, **problem.to_details())
     at = None if primary else dtype_name(dtype)
     changed = []
     for name, before, after_predict in zip(layer.state, initial.values(), updated):

@@ -105,6 +105,8 @@ class ComparisonReport:
         dtype = details.get("dtype")
         name = reading.text(details.get(compared.key), f"the {compared.key} compared")
         at = None if dtype is None else reading.text(dtype, "the dtype")
+        if "mismatch" in details and "became" in details:
+            raise reading.MalformedFinding(f"{name!r} compared: a mismatch and what it became, both")
         if "mismatch" not in details:
             was, became = (reading.text(details.get(key), f"what {name!r} {key}") for key in ("was", "became"))
             return cls(compared, name, None, at, was=was, became=became)

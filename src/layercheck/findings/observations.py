@@ -175,6 +175,8 @@ class Misshapen:
 
     @property
     def headline(self) -> str:
+        # The backward check runs forward then backward on the observation: its result is a
+        # gradient, said against what it should be, not as a part of a batch's output.
         if self.observed is Observed.BACKWARD:
             return (
                 f"backward of observation {self.observation} alone returns {self.name} as {self.returned}; "

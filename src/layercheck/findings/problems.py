@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from layercheck.numerics import reading
+from layercheck.numerics.arrays import machine_epsilon
 from layercheck.numerics.compare import Mismatch
 from layercheck.portability import IDIOM
 
@@ -36,11 +37,11 @@ __all__ = [
     "BatchSize",
     "Declared",
     "FormatRank",
+    "LostPrecision",
     "MaskFault",
     "MaskProblem",
     "Modification",
     "NonFinite",
-    "LostPrecision",
     "Parity",
     "Problem",
     "Raised",
@@ -72,6 +73,10 @@ class Problem:
     # families whose fields are each needed by some of their problems only (a family written
     # whole before keeps every key: keys are only ever added).
     sparse: ClassVar[bool] = False
+    # Fields added to a family written whole before: read as their default where a report of
+    # an earlier version lacks them, and left out at their default (so that such a report and
+    # a problem without them read the same).
+    added: ClassVar[frozenset[str]] = frozenset()
 
     def sentence(self) -> str:
         raise NotImplementedError
@@ -83,7 +88,7 @@ class Problem:
 
     def to_details(self) -> dict[str, Any]:
         """The check's details (the keys of the JSON schema), read back by `read`."""
-        defaults = _defaults(type(self)) if self.sparse else {}
+        defaults = self._optional()
         return {
             self.keys.get(name, name): _encoded(value)
             for name in _fields(type(self))
@@ -98,7 +103,7 @@ class Problem:
             reading.MalformedFinding: one line that says what does not fit.
         """
         values = {}
-        optional = _defaults(cls) if cls.sparse else {}
+        optional = cls._optional()
         for name, kind in _fields(cls).items():
             key = cls.keys.get(name, name)
             if key in details:
@@ -106,6 +111,12 @@ class Problem:
             elif kind != _OPTIONAL_MISMATCH and name not in optional:
                 raise reading.MalformedFinding(f"the details lack {key!r}")
         return cls(**values)
+
+    @classmethod
+    def _optional(cls) -> dict[str, Any]:
+        """The fields that may be left out, with the default each is read as."""
+        defaults = _defaults(cls)
+        return defaults if cls.sparse else {name: defaults[name] for name in cls.added}
 
 
 def _fields(cls: type[Problem]) -> dict[str, type]:
@@ -163,8 +174,10 @@ def read(check: str, details: Mapping[str, Any]) -> Problem | None:
     Raises:
         reading.MalformedFinding: details that are not such a problem, in one line.
     """
-    family = next((f for f in _BY_CHECK.get(check, ()) if f.marker in details), None)
-    return None if family is None else family.from_details(details)
+    families = [f for f in _BY_CHECK.get(check, ()) if f.marker in details]
+    if len(families) > 1:  # one failure is one problem: details holding two are forged
+        raise reading.MalformedFinding(f"the details hold a {' and a '.join(f.__name__ for f in families)}")
+    return families[0].from_details(details) if families else None
 
 
 class StateFault(Enum):
@@ -431,6 +444,7 @@ class MaskProblem(Problem):
 
     checks = ("backward_respects_compute_gradients",)
     keys = {"name": "input", "full": "all_true"}
+    added = frozenset({"missing"})
 
     inputs: tuple[str, ...]
     mask: tuple[bool, ...]
@@ -510,7 +524,8 @@ class LostPrecision(Problem):
     float32's precision (`numerics.precision`)."""
 
     checks = ("predict_is_consistent_in_type", "forward_is_consistent_in_type")
-    marker = "roundoff"
+    # Not `roundoff`: a report of an earlier version holds it beside its message, not the rest.
+    marker = "moved"
 
     method: str
     dtype: str
@@ -520,7 +535,7 @@ class LostPrecision(Problem):
     float32_values: bool
 
     def sentence(self) -> str:
-        eps64, eps32 = (float(np.finfo(kind).eps) for kind in (np.float64, np.float32))
+        eps64, eps32 = machine_epsilon(np.float64), machine_epsilon(np.float32)
         how = (
             "every output is a float32 value: it computes in float32 inside and casts back"
             if self.float32_values
@@ -629,8 +644,12 @@ class Raised(Problem):
             return f"output_format is invalid ({lead})"
         if when is RaisedWhen.ALONE:
             return f"{lead} on observation {self.observation} alone"
-        if when in (RaisedWhen.BATCH, RaisedWhen.BATCH_AGAIN, RaisedWhen.OTHER_OBSERVATIONS):
-            return f"{lead} {when.value}"
+        if when is RaisedWhen.BATCH:
+            return f"{lead} on the batch"
+        if when is RaisedWhen.BATCH_AGAIN:
+            return f"{lead} on the batch again"
+        if when is RaisedWhen.OTHER_OBSERVATIONS:
+            return f"{lead} on the batch with other observations"
         return lead
 
 

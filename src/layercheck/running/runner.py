@@ -39,7 +39,7 @@ def run_check(
     check: Check, session: Session, on_evidence: Callable[[str, LazyEvidence], None] | None = None
 ) -> CheckResult:
     """Run one check; `on_evidence(name, evidence)` gets what recomputes a failure a
-    computation decided (`--repro`), before the result is made."""
+    computation decided (`--repro`), once the failure is known to be typed."""
     start = perf_counter()
     outside = being_handled()  # a caller's exception, which what the check raises chains
     raised: BaseException | None = None
@@ -48,8 +48,6 @@ def run_check(
         if not_applicable:
             raise Skip(not_applicable)
         outcome = check.run(session)
-        if on_evidence is not None and outcome.status is Status.FAILED and outcome.evidence is not None:
-            on_evidence(check.name, outcome.evidence)
         result = CheckResult(
             check.name,
             outcome.status,
@@ -63,6 +61,8 @@ def run_check(
             # Every failure is typed, its message rendered from what it found: one that is not
             # is layercheck's defect (reported as such), never a failure without a cause.
             raise RuntimeError(f"{check.name} failed without a typed finding (details: {', '.join(result.details)})")
+        if on_evidence is not None and outcome.status is Status.FAILED and outcome.evidence is not None:
+            on_evidence(check.name, outcome.evidence)
     except Skip as exc:
         result, raised = CheckResult(check.name, Status.SKIPPED, str(exc)), exc
     except Incomplete as exc:

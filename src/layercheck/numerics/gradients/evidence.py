@@ -184,7 +184,8 @@ class Evidence:
         for a small argument; else it must pass every failing probe and a fresh probe on each
         of `supports` (None: the whole argument). Where `corrected` cannot say for a probe,
         that probe is left out, and a fresh one must still pass. `region`: the mask of the
-        elements `corrected` changes, where it corrects part of the argument (None: all)."""
+        elements `corrected` changes, where it corrects part of the argument (None: all), and
+        says it right elsewhere."""
         table = self.elements(index)
         if table is not None:
             found = decided([p for _, probes in table for p in probes])
@@ -204,16 +205,32 @@ class Evidence:
             # A claim about the whole argument ("off by a factor 2") must hold where its
             # gradient is too small for a probe of the whole to see: a channel right there
             # would be made wrong by the correction. Each such block is probed on its own.
-            # A block the correction leaves as backward returned it (outside its `region`) is
-            # not: whether it is right there is the region's claim ("right in the others"),
-            # decided as the region is, and no factor said in the region changes it.
+            # A block the correction leaves as backward returned it (outside its `region`) must
+            # not be found wrong ("right in the others" would be false there), but may stay
+            # undecided: a channel no probe can tell from round-off (a saturated gate, 1e-20 of
+            # the rest) is as undecided without the factor as with it, and the factor said in
+            # the region is no less proven for it.
             for where, _, mask in self.small_blocks.get(index, ()):
-                if region is not None and not bool(namespace_of(mask).any(mask & region)):
-                    continue
                 fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
+                outside = region is not None and not bool(namespace_of(mask).any(mask & region))
+                if fresh is None and outside:
+                    continue
                 if fresh is None or not admits(fresh, corrected(fresh.gradients)):
                     return False
         return True
+
+    def wrong_outside(self, index: int, region: Any) -> bool:
+        """Whether a block of argument `index` whose gradient is small, outside `region` (a mask
+        of it), is found wrong on its own: a probe of the whole cannot see such a block, and a
+        region said wrong is said to be all that is ("right in the others"). A block no probe
+        decides is not found wrong."""
+        for where, _, mask in self.small_blocks.get(index, ()):
+            if bool(namespace_of(mask).any(mask & region)):
+                continue
+            fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
+            if fresh is not None and not admits(fresh, fresh.gradients[index]):
+                return True
+        return False
 
     def with_loss(
         self, index: int, weights: list[Any], support: Any, purpose: str, fails_needed: int = 2

@@ -260,6 +260,9 @@ class Localization:
         """The argument's finding, every region proven (the finding's first), elements
         measured one by one, and each partition's blocks as measured."""
         found, measured = self._regions()
+        # A region is said with "right in the others": never where a block outside it, too
+        # small for the probes that found it, is wrong on its own.
+        found = [f for f in found if not self.evidence.wrong_outside(self.index, f.mask)]
         factor, found = self._factor(gradient, found)
         regions = tuple(f.region for f in found)
         self.finding_mask = found[0].mask if found else None
