@@ -228,7 +228,7 @@ class Evidence:
             if bool(namespace_of(mask).any(mask & region)):
                 continue
             fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
-            if fresh is not None and not admits(fresh, fresh.gradients[index]):
+            if fresh is not None and fresh.verdict is Verdict.FAIL:
                 return True
         return False
 
