@@ -235,7 +235,7 @@ def _compare_outputs(session: CheckContext, method: str) -> _Found:
                 differ.setdefault(i, []).append((name, problem.placed(axis, i)))
     if not differ:
         return _Found(indices, [])
-    interaction = _output_interaction(session, method, split, whole, min(differ), names, rtol, atol)
+    interaction = _output_interaction(session, method, split, whole, min(differ), rtol, atol)
     return _Found(indices, sorted(differ)).failing(Differences(observed, differ, len(indices), interaction), evidence)
 
 
@@ -245,7 +245,6 @@ def _output_interaction(
     split: Split,
     whole: list[int],
     k: int,
-    names: Sequence[str],
     rtol: float,
     atol: float,
 ) -> Interaction:
@@ -257,19 +256,18 @@ def _output_interaction(
     batch_layer = subset_layer(session, split, whole)
     batch = _run(batch_layer, method, subset_inputs(session, split, whole), RaisedWhen.BATCH)
     repeated = _run(batch_layer, method, subset_inputs(session, split, whole), RaisedWhen.BATCH_AGAIN)
-    if _any_differ(names, batch.all, repeated.all, split.results, rtol, atol):
+    if _any_differ(batch.all, repeated.all, split.results, rtol, atol):
         return Interaction.RANDOM
     others, complete = _replace_others(session, k, subset_inputs(session, split, whole), split.inputs)
     again = _run(subset_layer(session, split, whole), method, others, RaisedWhen.OTHER_OBSERVATIONS)
     first = [take(y, [k], axis) if axis is not None else None for y, axis in zip(batch.all, split.results)]
     second = [take(y, [k], axis) if axis is not None else None for y, axis in zip(again.all, split.results)]
-    if _any_differ(names, first, second, split.results, rtol, atol):
+    if _any_differ(first, second, split.results, rtol, atol):
         return Interaction.MIXES
     return Interaction.PLACE if complete else Interaction.UNKNOWN
 
 
 def _any_differ(
-    names: Sequence[str],
     first: Sequence[Any],
     second: Sequence[Any],
     axes: Sequence[int | None],
@@ -278,7 +276,7 @@ def _any_differ(
 ) -> bool:
     """Whether two runs' results that are split by observation (an axis) differ, in shape or
     beyond the tolerance."""
-    return any(axis is not None and _differs(b, a, rtol, atol) for _, a, b, axis in zip(names, first, second, axes))
+    return any(axis is not None and _differs(b, a, rtol, atol) for a, b, axis in zip(first, second, axes))
 
 
 def _require_batch_sizes(names: Sequence[str], values: Sequence[Any], axes: Sequence[int | None], n: int) -> None:
@@ -508,14 +506,13 @@ def _backward_interaction(
     """Why observation k's input gradients differ alone: forward then backward not repeatable
     on one layer object (random draws: nothing follows), or do they change when only the
     other observations' inputs and dL/dY change?"""
-    names = session.reference.gradient_names()
 
     def step(layer: Adapter, xs: Sequence[Any], dLdY: Sequence[Any], dLdS: Sequence[Any]) -> tuple[Any, ...]:
         outputs = layer.forward([x.copy() for x in xs])
         return layer.backward([x.copy() for x in xs], outputs, [d.copy() for d in dLdY], [d.copy() for d in dLdS]).all
 
     def differ(first: Sequence[Any], second: Sequence[Any], observation: int | None) -> bool:
-        for _, g1, g2, axis, (rtol, atol) in zip(names, first, second, axes, tolerances):
+        for g1, g2, axis, (rtol, atol) in zip(first, second, axes, tolerances):
             if axis is None or not (arrays.is_array(g1) and arrays.is_array(g2)) or g1.shape != g2.shape:
                 continue
             if observation is not None:

@@ -73,6 +73,11 @@ def decided(probes: Sequence[Probe]) -> list[Probe]:
     return [p for p in probes if p.verdict in (Verdict.PASS, Verdict.FAIL)]
 
 
+def _meets(mask: Any, region: Any) -> bool:
+    """Whether two masks of one argument share an element."""
+    return bool(namespace_of(mask).any(mask & region))
+
+
 def admits(probe: Probe, gradient: Any) -> bool:
     """`gradient` would have passed `probe` (whose numeric side is trustworthy) within
     `_CLAIM_SLACK` times its tolerance, and, where the probe failed, with at most
@@ -209,14 +214,15 @@ class Evidence:
             # not be found wrong ("right in the others" would be false there), but may stay
             # undecided: a channel no probe can tell from round-off (a saturated gate, 1e-20 of
             # the rest) is as undecided without the factor as with it, and the factor said in
-            # the region is no less proven for it.
+            # the region is no less proven for it (`wrong_outside`).
             for where, _, mask in self.small_blocks.get(index, ()):
-                fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
-                outside = region is not None and not bool(namespace_of(mask).any(mask & region))
-                if fresh is None and outside:
+                if region is not None and not _meets(mask, region):
                     continue
+                fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
                 if fresh is None or not admits(fresh, corrected(fresh.gradients)):
                     return False
+            if region is not None and self.wrong_outside(index, region):
+                return False
         return True
 
     def wrong_outside(self, index: int, region: Any) -> bool:
@@ -225,7 +231,7 @@ class Evidence:
         region said wrong is said to be all that is ("right in the others"). A block no probe
         decides is not found wrong."""
         for where, _, mask in self.small_blocks.get(index, ()):
-            if bool(namespace_of(mask).any(mask & region)):
+            if _meets(mask, region):
                 continue
             fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
             if fresh is not None and fresh.verdict is Verdict.FAIL:
