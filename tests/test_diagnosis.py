@@ -547,6 +547,10 @@ def test_a_factor_is_never_claimed_of_a_whole_argument_that_is_right_in_a_small_
     assert regions and regions[0]["unit"] == "channel" and "0" not in regions[0]["wrong"], regions
     if finding["cause"] == "factor":
         assert finding["region"]["wrong"] == regions[0]["wrong"] and finding["detail"]["ratio"] == 2, finding
+    # Channel 0, a block of its own in the bisection, was probed at its own scale and found
+    # right: counted right, never said undecided; the channels a bisection left in pieces are
+    # one range.
+    assert "channels 1-19 of X (right in the 1 other checked)" in result.message, result.message
 
 
 class _FactorAndATinyChannelOtherwise(_FactorButATinyChannel):

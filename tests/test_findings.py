@@ -202,6 +202,9 @@ def _every_kind_of_finding() -> list[Finding]:
         RegionKind.VALUE_RANGE, "X", "range", "ranges", ("a", "b"), 6, 0.3, low=-1, high=1, contiguous=False
     )
     elements = Region(RegionKind.ELEMENTS, "w", "element", "elements", ("(0, 1)",), 9, 0.1)
+    beside_saturated = Region(
+        RegionKind.BLOCKS, "t", "channel", "channels", ("5",), 296, 0.003, undecided=("40", "106-107", "200")
+    )
     complex_numbers = Numbers(1 + 2j, 3 - 4j, 2.5, 0.7, 1e-9, 1e-6, ProbeKind.ELEMENT, (0, 1))
     infinite = Numbers(math.inf, 1.0, math.inf, math.inf, 1e-9, 1e-6, ProbeKind.DIRECTION)
     return [
@@ -224,6 +227,7 @@ def _every_kind_of_finding() -> list[Finding]:
         Finding(Cause.FACTOR, ("z",), Factor(0.5, FactorForm.FRACTION, 1, 2), complex_values=True),
         Finding(Cause.FACTOR, ("X",), Factor(1.004, FactorForm.NEAR_ONE)),
         Finding(Cause.LOCALIZED, ("X",), region=border),
+        Finding(Cause.FACTOR, ("t",), Factor(2.0, FactorForm.FRACTION, 2, 1), region=beside_saturated),
         Finding(Cause.LOCALIZED, ("X",), region=above),
         Finding(Cause.LOCALIZED, ("X",), region=between),
         Finding(Cause.UNEXPLAINED, ("w",), region=elements, numbers=complex_numbers),
@@ -382,3 +386,21 @@ def test_a_tiny_channel_off_by_2_is_said_exactly():
     obj = load_layer(CORPUS.parent / "corpus_verdicts" / "tiny_channel_exact_factor.py")
     report = layercheck.check_layer(obj, "4,4,6,3:SSCB", seed=9, checks=[GRADIENTS])
     assert "off by a factor 2 in channel 0 of X (right in the 5 others checked)" in report.result(GRADIENTS).message
+
+
+def test_blocks_no_probe_decided_are_said_undecided_and_a_report_without_them_reads_none():
+    """Counted "right in the N others checked": the blocks a probe found right; those too small
+    for any (a saturated channel) are named apart, as what they are. A report written before
+    the field was there holds none."""
+    region = Region(RegionKind.BLOCKS, "t", "channel", "channels", ("5",), 296, 0.003, undecided=("40", "106-107"))
+    finding = Finding(Cause.LOCALIZED, ("t",), region=region)
+    # Not "wrong only": the channels undecided may be wrong too.
+    assert wording.headline(finding).endswith(
+        "wrong in channel 5 of t (right in the 296 others checked; undecided in channels 40, 106-107, "
+        "whose gradient is below 0.001 of the largest channel's)"
+    )
+    data = finding.to_dict()
+    del data["region"]["undecided"]
+    earlier = Finding.from_dict(data)
+    assert earlier.region is not None and earlier.region.undecided == ()
+    assert wording.headline(earlier).endswith("wrong only in channel 5 of t (right in the 296 others checked)")

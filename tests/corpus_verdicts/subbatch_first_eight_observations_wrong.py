@@ -1,7 +1,7 @@
 """Broken: per-channel scale Y = w*X whose backward, run in chunks of 8 observations, scales dLdX by 1.5 in the first
 chunk alone: on the first 8 observations the whole gradient is wrong, on the batch those 8.
 Check: gradients_are_numerically_correct
-Says: off by a factor 3/2 in observations 0, 1, 2, 3, 4, 5, 6, 7 of X
+Says: off by a factor 3/2 in observations 0-7 of X
 Never says: nothing narrower
 """
 

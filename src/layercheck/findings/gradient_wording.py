@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from layercheck.numerics.blocks import SMALL_SCALE
 from layercheck.numerics.gradients.findings import (
     AcrossObservations,
     AxesMistake,
@@ -143,12 +144,21 @@ def _place(region: Region) -> str:
         # whose elements no output uses), said so.
         total = len(region.wrong) + region.right
         return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {shown}"
-    many = len(region.wrong) > 1 or "-" in region.wrong[0]  # "0-3" is a range of several
     others = f"{region.right} other{'s' if region.right > 1 else ''}"
-    return (
-        f"in {region.units if many else region.unit} {', '.join(region.wrong)} of {region.argument} "
-        f"(right in the {others} checked)"
-    )
+    undecided = ""
+    if region.undecided:
+        # What they are (small_scale_blocks picked them), not why no probe decided them.
+        undecided = (
+            f"; undecided in {_blocks(region, region.undecided)}, whose gradient is below {SMALL_SCALE:g} "
+            f"of the largest {region.unit}'s"
+        )
+    return f"in {_blocks(region, region.wrong)} of {region.argument} (right in the {others} checked{undecided})"
+
+
+def _blocks(region: Region, labels: tuple[str, ...]) -> str:
+    """ "channel 2", "channels 0-3, 7": the unit and the labels."""
+    many = len(labels) > 1 or "-" in labels[0]  # "0-3" is a range of several
+    return f"{region.units if many else region.unit} {', '.join(labels)}"
 
 
 def _value_span(region: Region) -> str:
@@ -180,7 +190,8 @@ def region_text(region: Region) -> str:
         # elements are found in a range that holds a quarter of them).
         holds = "a range that holds" if region.contiguous else "ranges that hold"
         return f"wrong only {_place(region)} ({holds} about {100 * region.share:.2g}% of the elements), right elsewhere"
-    return f"wrong only {_place(region)}{_rest(region)}"
+    # Not "only" where some of the rest is undecided: it may be wrong there too.
+    return f"wrong {'' if region.undecided else 'only '}{_place(region)}{_rest(region)}"
 
 
 # -- claims --------------------------------------------------------------------------------

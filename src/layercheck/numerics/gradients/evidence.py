@@ -238,6 +238,21 @@ class Evidence:
                 return True
         return False
 
+    def undecided_outside(self, index: int, region: Any) -> list[Any]:
+        """The masks of the elements of argument `index` outside `region` (a mask of it) in
+        its blocks whose gradient is small that no probe of their own decided right: a block
+        outside whose probe (`wrong_outside` drew it) decided nothing, and the part outside
+        of a block that meets the region (probed, if at all, with the region in it)."""
+        found = []
+        for where, _, mask in self.small_blocks.get(index, ()):
+            if _meets(mask, region):
+                found.append(mask & ~region)
+                continue
+            fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
+            if fresh is None or fresh.verdict is not Verdict.PASS:
+                found.append(mask)
+        return found
+
     def with_loss(
         self, index: int, weights: list[Any], support: Any, purpose: str, fails_needed: int = 2
     ) -> ArgumentVerdict | None:

@@ -245,12 +245,16 @@ class Region:
     low: float = -math.inf  # VALUE_RANGE: the bounds (infinite: open on that side)
     high: float = math.inf
     contiguous: bool = True  # VALUE_RANGE: one range, or several between low and high
+    # BLOCKS along an axis: indices outside, in none of `right`, whose gradient is too small for
+    # any probe to decide (a saturated channel): neither right nor wrong
+    undecided: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         found = dataclasses.asdict(self)
         found["kind"] = self.kind.value
         found["wrong"] = list(self.wrong)
         found["wrong_edges"] = list(self.wrong_edges)
+        found["undecided"] = list(self.undecided)
         for bound in ("low", "high"):
             if not math.isfinite(found[bound]):
                 found[bound] = None
@@ -284,6 +288,10 @@ class Region:
             -math.inf if low is None else reading.real(low, f"the low bound of {where}"),
             math.inf if high is None else reading.real(high, f"the high bound of {where}"),
             reading.flag(data.get("contiguous", True), f"contiguous of {where}"),
+            tuple(
+                reading.text(label, f"an undecided label of {where}")
+                for label in reading.items(data.get("undecided", []), where)
+            ),
         )
 
 

@@ -94,6 +94,11 @@ class _Found:
     # Its wrong blocks' errors stand clear of what the right blocks' probes resolve
     # (`_separated`): said on its own; else only with a factor proven in it.
     separated: bool = True
+    # The axis of the partition it was found along (None: another partition), the index its
+    # labels count from (`Partition.first`), and the blocks of it found right.
+    axis: int | None = None
+    first: int = 0
+    right: tuple[Block, ...] = ()
 
 
 Blocks = dict[str, tuple[BlockError, ...]]  # each partition's blocks, as measured
@@ -202,6 +207,27 @@ def _indices(spans: list[tuple[int, int | None] | None]) -> int:
     return sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
 
 
+def _merged(blocks: list[Block]) -> tuple[str, ...]:
+    """The blocks' labels, adjacent spans joined: a bisection leaves the indices of a wide block
+    in pieces of one or two ("1, 2, 3-4, 5"), which name one range ("1-5"). Blocks without a
+    closed span keep their labels."""
+    spans = [b.span for b in blocks]
+    if not all(span is not None and span[1] is not None for span in spans):
+        return tuple(b.label for b in blocks)
+    return _runs([(span[0], span[1]) for span in spans if span is not None and span[1] is not None])
+
+
+def _runs(spans: list[tuple[int, int]]) -> tuple[str, ...]:
+    """Closed spans of indices as labels, in order, adjacent ones joined ("1-5", "8")."""
+    runs: list[list[int]] = []
+    for first, last in sorted(spans):
+        if runs and first <= runs[-1][1] + 1:
+            runs[-1][1] = max(last, runs[-1][1])
+        else:
+            runs.append([first, last])
+    return tuple(str(first) if first == last else f"{first}-{last}" for first, last in runs)
+
+
 def _within(index: int, span: tuple[int, int | None] | None) -> bool:
     return span is not None and span[0] <= index and (span[1] is None or index <= span[1])
 
@@ -263,6 +289,7 @@ class Localization:
         # A region is said with "right in the others": never where a block outside it, too
         # small for the probes that found it, is wrong on its own.
         found = [f for f in found if not self.evidence.wrong_outside(self.index, f.mask)]
+        found = [self._undecided_taken_out(f) for f in found]
         factor, found = self._factor(gradient, found)
         regions = tuple(f.region for f in found)
         self.finding_mask = found[0].mask if found else None
@@ -440,9 +467,10 @@ class Localization:
         elif partition.unit == "sign":
             kind = RegionKind.SIGN
             extra = {"below": cells[0].verdict is BlockVerdict.WRONG}  # by_sign: below zero, then above
-        labels = tuple(c.block.label for c in bad)
+        labels = _merged([c.block for c in bad]) if kind is RegionKind.BLOCKS else tuple(c.block.label for c in bad)
         region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
-        return _Found(region, mask, tuple(bad), separated)
+        good = tuple(c.block for c in cells if c.verdict is BlockVerdict.RIGHT)
+        return _Found(region, mask, tuple(bad), separated, partition.axis, partition.first, good)
 
     def _narrowed(
         self, partition: Partition, cells: list[_Cell], region: _Found
@@ -540,6 +568,32 @@ class Localization:
             contiguous=contiguous,
         )
         return _Found(region, mask, tuple(cells[k] for k in bad), separated)
+
+    def _undecided_taken_out(self, found: _Found) -> _Found:
+        """The region with the indices of its axis that no probe decided taken out of those it
+        says right, and named undecided: those of a small block outside it (a saturated
+        channel, its gradient below what a probe of the whole resolves) that no probe of the
+        block decided, in a block found right that holds more than them (whose probe, at the
+        scale of the rest, could not see them). A block found right that is all small was
+        probed at its own scale: decided."""
+        if found.axis is None or found.region.kind is not RegionKind.BLOCKS:
+            return found
+        masks = self.evidence.undecided_outside(self.index, found.mask)
+        if not masks:
+            return found
+        small = _union(masks)
+        unseen = [b.mask & small for b in found.right if not _holds(small, b.mask)]
+        if not unseen:
+            return found
+        others = tuple(k for k in range(found.mask.ndim) if k != found.axis)
+        whole = to_host(_union(unseen).all(axis=others))
+        indices = [int(i) + found.first for i in np.flatnonzero(whole)]
+        if not indices:
+            return found
+        region = dataclasses.replace(
+            found.region, right=found.region.right - len(indices), undecided=_runs([(i, i) for i in indices])
+        )
+        return dataclasses.replace(found, region=region)
 
     def _mostly_wrong(self, mask: Any) -> bool:
         """Whether most of the elements `mask` holds are wrong, each measured on its own."""
