@@ -245,8 +245,9 @@ class Region:
     low: float = -math.inf  # VALUE_RANGE: the bounds (infinite: open on that side)
     high: float = math.inf
     contiguous: bool = True  # VALUE_RANGE: one range, or several between low and high
-    # BLOCKS along an axis: indices outside, in none of `right`, whose gradient is too small for
-    # any probe to decide (a saturated channel): neither right nor wrong
+    # BLOCKS along an axis: indices outside, in none of `right`, whose gradient is below a
+    # thousandth of the largest index's (a saturated channel) and that no probe decided:
+    # neither right nor wrong
     undecided: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
