@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -218,7 +218,7 @@ class Evidence:
             for where, _, mask in self.small_blocks.get(index, ()):
                 if region is not None and not _meets(mask, region):
                     continue
-                fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
+                fresh = self._small_block_probe(index, where, mask)
                 if fresh is None or not admits(fresh, corrected(fresh.gradients)):
                     return False
             if region is not None and self.wrong_outside(index, region):
@@ -230,28 +230,33 @@ class Evidence:
         of it), is found wrong on its own: a probe of the whole cannot see such a block, and a
         region said wrong is said to be all that is ("right in the others"). A block no probe
         decides is not found wrong."""
-        for where, _, mask in self.small_blocks.get(index, ()):
-            if _meets(mask, region):
-                continue
-            fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
-            if fresh is not None and fresh.verdict is Verdict.FAIL:
-                return True
-        return False
+        return any(
+            fresh is not None and fresh.verdict is Verdict.FAIL for _, fresh in self._outside_probes(index, region)
+        )
 
     def undecided_outside(self, index: int, region: Any) -> list[Any]:
         """The masks of the elements of argument `index` outside `region` (a mask of it) in
         its blocks whose gradient is small that no probe of their own decided right: a block
-        outside whose probe (`wrong_outside` drew it) decided nothing, and the part outside
+        outside whose probe (the one `wrong_outside` drew) decided nothing, and the part outside
         of a block that meets the region (probed, if at all, with the region in it)."""
-        found = []
+        meeting = [mask & ~region for _, _, mask in self.small_blocks.get(index, ()) if _meets(mask, region)]
+        return meeting + [
+            mask
+            for mask, fresh in self._outside_probes(index, region)
+            if fresh is None or fresh.verdict is not Verdict.PASS
+        ]
+
+    def _outside_probes(self, index: int, region: Any) -> Iterator[tuple[Any, Probe | None]]:
+        """Each small block of argument `index` that does not meet `region`, with its own
+        probe (drawn when first asked for: a caller that stops early draws no more)."""
         for where, _, mask in self.small_blocks.get(index, ()):
-            if _meets(mask, region):
-                found.append(mask & ~region)
-                continue
-            fresh = self.fresh_probe(index, Block(f"small block: {where}", mask))
-            if fresh is None or fresh.verdict is not Verdict.PASS:
-                found.append(mask)
-        return found
+            if not _meets(mask, region):
+                yield mask, self._small_block_probe(index, where, mask)
+
+    def _small_block_probe(self, index: int, where: str, mask: Any) -> Probe | None:
+        """The fresh probe of one small block (`small_blocks`), one per block: every caller
+        asks under the same label, so that it is drawn once."""
+        return self.fresh_probe(index, Block(f"small block: {where}", mask))
 
     def with_loss(
         self, index: int, weights: list[Any], support: Any, purpose: str, fails_needed: int = 2
