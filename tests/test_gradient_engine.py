@@ -509,3 +509,79 @@ def test_the_round_off_bound_passes_no_discrepancy_beyond_it_and_nothing_undecis
     passed = engine._within_roundoff(probe, tol, 3e-6, 0.0)
     assert passed is not None and passed.verdict is engine.Verdict.PASS and passed.error_bound == 3e-6
     assert engine._within_roundoff(dataclasses.replace(probe, analytic=1e-6, numeric=0.0), tol, 3e-6, 0.0) is None
+
+
+class _SteepAtanOneElement:
+    """atan(50 w X) with one element of dL/dX 1e-3 off: the joint probe fails at the full
+    resolution, X's own probes do not see it, and w's first probe is undecided for curvature."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        if self.w is None:
+            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+    def predict(self, X):
+        return np.arctan(50 * self.w * X)
+
+    def backward(self, X, Y, dLdY, memory):
+        d = 50 / (1 + (50 * self.w * X) ** 2)
+        dX = dLdY * d * self.w
+        dX.flat[7] *= 1 + 1e-3
+        return dX, (dLdY * d * X).sum(axis=(0, 1, 3), keepdims=True)
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+def test_a_pass_within_the_round_off_alone_does_not_overrule_a_failed_joint_probe(seed):
+    # Found by a review: w passed on its round-off alone, nothing failed, and the joint
+    # probe's failure (X's one wrong element) would have been set aside: a wrong layer passed.
+    result = layercheck.check_layer(
+        _SteepAtanOneElement, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed
+    )
+    gradients = result.result(GRADIENTS)
+    assert gradients.status == "incomplete", gradients.message
+    assert "agree only within their round-off, the bound of their curvature left out" in gradients.message
+
+
+class _Float32Tanh:
+    """tanh(5 w X) computed in float32 inside: checked at float32's steps and tolerances,
+    where its probes are undecided for curvature."""
+
+    learnables = ("w",)
+
+    def __init__(self):
+        self.w = None
+
+    def initialize(self, layout):
+        if self.w is None:
+            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+    def predict(self, X):
+        return np.tanh(5 * (self.w * X).astype(np.float32)).astype(X.dtype)
+
+    def backward(self, X, Y, dLdY, memory):
+        d = 5 * (1 - np.tanh(5 * self.w * X) ** 2)
+        return dLdY * d * self.w, (dLdY * d * X).sum(axis=(0, 1, 3), keepdims=True)
+
+
+def test_no_probe_passes_on_its_round_off_alone_at_float32s_step(monkeypatch):
+    # At a step of 3e-3 a steep layer's truncation error reaches float32's resolution.
+    precisions = []
+    within = engine._within_roundoff
+
+    def recorded(probe, tol, *args):
+        precisions.append(tol.eps)
+        return within(probe, tol, *args)
+
+    monkeypatch.setattr(engine, "_within_roundoff", recorded)
+    for seed in range(2):
+        result = layercheck.check_layer(
+            _Float32Tanh, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed
+        )
+        assert result.result(GRADIENTS).status == "passed"
+    assert all(eps <= np.finfo(np.float64).eps for eps in precisions)
+    layercheck.check_layer(_Swish, "8,8,6,16:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=1)
+    assert precisions  # the same question, in float64, is asked

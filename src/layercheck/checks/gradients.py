@@ -653,22 +653,25 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
 
 def _against_the_joint_failure(verdicts: list[ArgumentVerdict], joint_failed: bool) -> list[ArgumentVerdict]:
     """Where the joint probe failed at the full resolution and no argument's own probes fail,
-    an argument that agrees only at a reduced resolution cannot rule out what it showed (a
-    steep sigmoid off by 5e-5, passed "to a reduced resolution of 9e-05"): undecided."""
+    an argument that agrees only at a reduced resolution (a steep sigmoid off by 5e-5, passed
+    "to a reduced resolution of 9e-05"), or only within its round-off with the bound of its
+    curvature left out (`Probe.within_roundoff`: a pass that takes no error to cancel the
+    truncation, where the joint probe showed one), cannot rule out what it showed: undecided."""
     if not joint_failed or any(v.status is Status.FAILED for v in verdicts):
         return verdicts
-    return [
-        ArgumentVerdict(
-            v.index,
-            Status.INCOMPLETE,
-            v.probes,
-            "a probe moving all arguments at once failed at the full resolution, and this one's own probes "
-            f"agree only at a reduced resolution of {v.reduced.resolution:.1g}",
-        )
-        if v.status is Status.PASSED and v.reduced is not None
-        else v
-        for v in verdicts
-    ]
+    return [_undecided_against_the_joint(v) if v.status is Status.PASSED else v for v in verdicts]
+
+
+def _undecided_against_the_joint(verdict: ArgumentVerdict) -> ArgumentVerdict:
+    """A passed argument undecided against a failed joint probe, where its pass says less."""
+    joint = "a probe moving all arguments at once failed at the full resolution, and this one's own probes agree only"
+    if verdict.reduced is not None:
+        reason = f"{joint} at a reduced resolution of {verdict.reduced.resolution:.1g}"
+    elif any(p.within_roundoff for p in verdict.probes if p.verdict is Verdict.PASS):
+        reason = f"{joint} within their round-off, the bound of their curvature left out"
+    else:
+        return verdict
+    return ArgumentVerdict(verdict.index, Status.INCOMPLETE, verdict.probes, reason)
 
 
 @dataclass(frozen=True)

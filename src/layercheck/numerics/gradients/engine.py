@@ -131,6 +131,7 @@ _RESOLUTION = {np.dtype(np.float64): (1e-6, 1e-4, 5e-7), np.dtype(np.float32): (
 # reduced resolution accepts. Far above it, the probe agrees with any gradient (a projection
 # far below its tolerance): no agreement at all.
 _REDUCED_PROJECTION = {np.dtype(np.float64): 1e-2, np.dtype(np.float32): 1e-1}
+_FLOAT64_EPS = float(np.finfo(np.float64).eps)  # the precision `_within_roundoff` passes in
 _ERROR_FACTOR = 4.0  # E = 4 x the W-weighted RMS of the second differences (+ a round-off floor)
 _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
@@ -237,6 +238,9 @@ class Probe:
     # `blocks`: the small blocks of an argument, in their order), as `parts` has each argument's.
     block_parts: dict[int, tuple[float, ...]] = field(default_factory=dict)
     roundoff: float = 0.0  # the round-off part of `error_bound`
+    # Passed on its round-off alone, the bound of its curvature left out (`_within_roundoff`):
+    # no evidence against a joint probe that failed (`_against_the_joint_failure`).
+    within_roundoff: bool = False
     # NON_FINITE: where the outputs went NaN or infinite (None: none that was finite at the
     # drawn inputs did; the error estimate itself overflowed)
     non_finite: NonFiniteMove | None = None
@@ -621,7 +625,7 @@ def _compare(
         probe.reason = Undecided.ROUND_OFF if second_error < 20 * roundoff_error else Undecided.CURVATURE
     elif any_gradient and probe.tolerance > tol.resolution[2] * probe.projection:
         probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.SMALL_PROJECTION
-    if probe.verdict is Verdict.UNDECIDED and probe.curvature and not masked:
+    if probe.verdict is Verdict.UNDECIDED and probe.curvature and not masked and tol.eps <= _FLOAT64_EPS:
         atol = tol.atol * math.sqrt(direction_sq)
         return _within_roundoff(probe, tol, roundoff_error + stationary / (2 * t), atol) or probe
     return probe
@@ -633,13 +637,22 @@ def _within_roundoff(probe: Probe, tol: Tolerances, bound: float, atol: float) -
 
     The second differences stand for the truncation error of the central difference: about t
     times the layer's curvature, where the truncation itself is t^2 D3 / 6, many times smaller
-    on a smooth layer. Two sides that agree within the round-off alone agree within any wider
+    on a smooth layer; at float64's step (1e-7 of the values) far below the resolution, unless
+    the layer bends within the step (kinks: nothing passes here then). Not at float32's step
+    (3e-3), where a steep layer's truncation reaches float32's resolution. Two sides that agree within the round-off alone agree within any wider
     bound; a wrong gradient would have to cancel the truncation's share to that tolerance,
     as it would a kink's to pass the joint probe (`check_jointly`): another direction and a
     smaller step (two forward calls more) are not needed to show it. No failure is decided on
-    this bound, and no probe with outputs left out at kinks is passed on it."""
+    this bound, no probe with outputs left out at kinks is passed on it, and such a pass rules
+    out nothing a failed joint probe showed (`Probe.within_roundoff`)."""
     narrow = dataclasses.replace(
-        probe, verdict=Verdict.PASS, reason=None, error_bound=bound, fixed_tolerance=atol + bound, curvature=False
+        probe,
+        verdict=Verdict.PASS,
+        reason=None,
+        error_bound=bound,
+        fixed_tolerance=atol + bound,
+        curvature=False,
+        within_roundoff=True,
     )
     decisive = narrow.relative(bound) <= tol.resolution[0] and narrow.tolerance <= tol.resolution[2] * narrow.projection
     return narrow if decisive and narrow.discrepancy <= narrow.tolerance else None
