@@ -908,3 +908,84 @@ def test_every_worker_counts_function_writes(tmp_path):
     )
     proc = run_cli("run", tmp_path / "probe.py", "--layout", "3,2:CB", "-q")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+class _TampersWhenRead:
+    """A descriptor whose `__get__`, run as the class attribute is read, replaces numpy's."""
+
+    def __get__(self, instance, owner=None):
+        np.isfinite = lambda *args, **kwargs: True
+        return lambda X: 2 * X
+
+
+class ReadTampers:
+    forward = _TampersWhenRead()  # read first to tell a layer from an operation
+
+    def predict(self, X):
+        return 2 * X
+
+
+class _Plain:
+    def predict(self, X):
+        return 2 * X
+
+
+class _Meta(type):
+    pass
+
+
+class _WithMetaclass(metaclass=_Meta):
+    def predict(self, X):
+        return 2 * X
+
+
+class _ClassMethod:
+    @classmethod
+    def predict(cls, X):
+        return 2 * X
+
+
+def test_a_class_attribute_whose_read_tampers_is_caught_before_the_checks_began():
+    # The class's kind is read before it is constructed (`kind_of`): a descriptor there is the
+    # layer's code, and the guard looks once more before the layer is set up.
+    report = layercheck.check_layer(ReadTampers, "3,2:CB")
+    assert np.isfinite is _ORIGINAL_ISFINITE
+    integrity = _by_name(report)[INTEGRITY_CHECK]
+    assert integrity.message.startswith("the layer replaced numpy.isfinite before the checks began"), integrity.message
+
+
+@pytest.mark.parametrize(
+    ("layer", "runs_none"),
+    [(_Plain, True), (ReadTampers, False), (_WithMetaclass, False), (_ClassMethod, False), (_Plain(), False)],
+)
+def test_a_class_is_told_apart_without_running_its_code_only_where_its_methods_are_plain_functions(layer, runs_none):
+    from layercheck.contract.adapter import kind_runs_no_code
+
+    assert kind_runs_no_code(layer) is runs_none
+
+
+@pytest.mark.parametrize(("layer", "looks"), [(_Plain, 0), (_WithMetaclass, 1)])
+def test_a_plain_class_checked_with_its_layout_is_not_looked_at_again_before_it_is_set_up(monkeypatch, layer, looks):
+    # Nothing of the layer's ran since the guard's first look (`Guard.start`): the look before
+    # set-up, a millisecond or more after a large check, is spared.
+    from layercheck.running import runner
+
+    made = []
+    setting_up = runner.Session
+
+    def session(*args, **kwargs):
+        made.append(len(seen))
+        return setting_up(*args, **kwargs)
+
+    seen = []
+    verify = Guard.verify
+
+    def counted(self, *args, **kwargs):
+        seen.append(True)
+        return verify(self, *args, **kwargs)
+
+    monkeypatch.setattr(Guard, "verify", counted)
+    monkeypatch.setattr(runner, "Session", session)
+    report = layercheck.check_layer(layer, "3,2:CB", checks=["predict_is_deterministic"])
+    assert report.status == Status.PASSED
+    assert made == [looks]
