@@ -219,25 +219,30 @@ def test_an_undecided_arguments_reasons_name_the_kinks_once_with_the_count_of_ea
     assert _reasons([_Probe(Undecided.CURVATURE), _Probe(Undecided.ROUND_OFF)]) == "curvature; round-off"
 
 
-class _Scaled:
-    """Y = s * X per channel, dL/dX `wrong` times the true one: two arguments, so that the
-    joint probe decides."""
+class _PerChannel:
+    """A learnable w, one value per channel, from 0.5 to 1.5."""
 
-    learnables = ("s",)
-    wrong = 1.0
+    learnables = ("w",)
 
     def __init__(self):
-        self.s = None
+        self.w = None
 
     def initialize(self, layout):
-        if self.s is None:
-            self.s = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+        if self.w is None:
+            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+
+class _Scaled(_PerChannel):
+    """Y = w * X per channel, dL/dX `wrong` times the true one: two arguments, so that the
+    joint probe decides."""
+
+    wrong = 1.0
 
     def predict(self, X):
-        return self.s * X
+        return self.w * X
 
     def backward(self, X, Y, dLdY, memory):
-        return self.wrong * self.s * dLdY, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
+        return self.wrong * self.w * dLdY, (dLdY * X).sum(axis=(0, 1, 3), keepdims=True)
 
 
 class _ScaledWrong(_Scaled):
@@ -440,27 +445,19 @@ def test_a_drawn_dldy_is_uniform_draws_as_rng_uniform_makes_them(shape):
     assert mine.random() == theirs.random()
 
 
-class _Swish:
-    """X sigmoid(beta X), one beta per channel, dL/dbeta doubled (so the joint probe fails and
-    X is probed alone) and dL/dX `wrong_x` times the true one: a smooth layer whose second
+class _Swish(_PerChannel):
+    """X sigmoid(w X), one w per channel, dL/dw doubled (so the joint probe fails and X is
+    probed alone) and dL/dX `wrong_x` times the true one: a smooth layer whose second
     differences, the error bound of a probe of one argument, are mostly curvature."""
 
-    learnables = ("beta",)
     wrong_x = 1.0
 
-    def __init__(self):
-        self.beta = None
-
-    def initialize(self, layout):
-        if self.beta is None:
-            self.beta = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
-
     def predict(self, X):
-        return X / (1 + np.exp(-self.beta * X))
+        return X / (1 + np.exp(-self.w * X))
 
     def backward(self, X, Y, dLdY, memory):
-        s = 1 / (1 + np.exp(-self.beta * X))
-        dX = self.wrong_x * dLdY * (s + self.beta * X * s * (1 - s))
+        s = 1 / (1 + np.exp(-self.w * X))
+        dX = self.wrong_x * dLdY * (s + self.w * X * s * (1 - s))
         return dX, 2 * (dLdY * X * X * s * (1 - s)).sum(axis=(0, 1, 3), keepdims=True)
 
 
@@ -511,18 +508,9 @@ def test_the_round_off_bound_passes_no_discrepancy_beyond_it_and_nothing_undecis
     assert engine._within_roundoff(dataclasses.replace(probe, analytic=1e-6, numeric=0.0), tol, 3e-6, 0.0) is None
 
 
-class _SteepAtanOneElement:
+class _SteepAtanOneElement(_PerChannel):
     """atan(50 w X) with one element of dL/dX 1e-3 off: the joint probe fails at the full
     resolution, X's own probes do not see it, and w's first probe is undecided for curvature."""
-
-    learnables = ("w",)
-
-    def __init__(self):
-        self.w = None
-
-    def initialize(self, layout):
-        if self.w is None:
-            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
 
     def predict(self, X):
         return np.arctan(50 * self.w * X)
@@ -546,18 +534,9 @@ def test_a_pass_within_the_round_off_alone_does_not_overrule_a_failed_joint_prob
     assert "agree only within their round-off, the bound of their curvature left out" in gradients.message
 
 
-class _Float32Tanh:
+class _Float32Tanh(_PerChannel):
     """tanh(5 w X) computed in float32 inside: checked at float32's steps and tolerances,
     where its probes are undecided for curvature."""
-
-    learnables = ("w",)
-
-    def __init__(self):
-        self.w = None
-
-    def initialize(self, layout):
-        if self.w is None:
-            self.w = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
 
     def predict(self, X):
         return np.tanh(5 * (self.w * X).astype(np.float32)).astype(X.dtype)
