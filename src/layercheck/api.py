@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from layercheck.checks import REGISTRY
-from layercheck.contract.adapter import is_operation, kind_of, kind_runs_no_code
+from layercheck.contract.adapter import is_operation, kind_of
 from layercheck.contract.layout import Layout
 from layercheck.contract.loading import NO_CONVENTION, Convention, Target, adopted, constructor, load_targets
 from layercheck.errors import TargetError, UsageError
@@ -230,11 +230,9 @@ def _check(
         layouts = _example_layout(layer) if layout is None else layout
         adopt = _adopter(layer, target, convention, args)
         # Nothing of the layer's ran since the guard's last look where it is a plain function
-        # given with its layout, or a class whose attributes, read to tell what it is, are
-        # plain functions (`kind_runs_no_code`): a descriptor's or a metaclass's are its code,
-        # and so are an example layout and a convention's adopter.
-        plain = type(layer) is types.FunctionType or kind_runs_no_code(layer)
-        looked = layout is not None and adopt is None and plain
+        # given with its layout: a class's attributes, read to tell what it is, may be its own
+        # descriptors or its metaclass's code; an example layout or a convention's adopter is.
+        looked = layout is not None and adopt is None and type(layer) is types.FunctionType
         return _checked(layer, layouts, args, guard, label=label, adopt=adopt, looked=looked, **options)
     except UsageError as exc:
         raise _cut(exc) from None

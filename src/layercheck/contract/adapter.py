@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import operator
 import sys
-import types
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -245,17 +244,6 @@ def is_operation(obj: Any) -> bool:
         and callable(getattr(obj, "backward", None))
         and not callable(getattr(obj, "predict", None))
     )
-
-
-def kind_runs_no_code(obj: Any) -> bool:
-    """Whether `obj` is a class and telling its kind (`is_operation`, `kind_of`) runs none of
-    its code: no metaclass of its own, and each method read a plain function of the class or
-    absent (a descriptor's `__get__` or a metaclass's attribute is the layer's code). Read
-    without running anything (`inspect.getattr_static`)."""
-    if type(obj) is not type:
-        return False
-    found = (inspect.getattr_static(obj, name, None) for name in ("forward", "backward", "predict"))
-    return all(value is None or type(value) is types.FunctionType for value in found)
 
 
 def kind_of(obj: Any) -> Kind:
