@@ -639,12 +639,13 @@ def _within_roundoff(probe: Probe, tol: Tolerances, bound: float, atol: float) -
     times the layer's curvature, where the truncation itself is t^2 D3 / 6, many times smaller
     on a smooth layer; at float64's step (1e-7 of the values) far below the resolution, unless
     the layer bends within the step (kinks: nothing passes here then). Not at float32's step
-    (3e-3), where a steep layer's truncation reaches float32's resolution. Two sides that agree within the round-off alone agree within any wider
-    bound; a wrong gradient would have to cancel the truncation's share to that tolerance,
-    as it would a kink's to pass the joint probe (`check_jointly`): another direction and a
-    smaller step (two forward calls more) are not needed to show it. No failure is decided on
-    this bound, no probe with outputs left out at kinks is passed on it, and such a pass rules
-    out nothing a failed joint probe showed (`Probe.within_roundoff`)."""
+    (3e-3), where a steep layer's truncation reaches float32's resolution. Two sides that
+    agree within the round-off alone agree within any wider bound; a wrong gradient would have
+    to cancel the truncation's share to that tolerance, as it would a kink's to pass the joint
+    probe (`check_jointly`): another direction and a smaller step (two forward calls more) are
+    not needed to show it. No failure is decided on this bound, no probe with outputs left out
+    at kinks is passed on it, and such a pass rules out nothing a failed joint probe showed
+    (`Probe.within_roundoff`)."""
     narrow = dataclasses.replace(
         probe,
         verdict=Verdict.PASS,
