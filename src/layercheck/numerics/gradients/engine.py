@@ -131,7 +131,7 @@ _RESOLUTION = {np.dtype(np.float64): (1e-6, 1e-4, 5e-7), np.dtype(np.float32): (
 # reduced resolution accepts. Far above it, the probe agrees with any gradient (a projection
 # far below its tolerance): no agreement at all.
 _REDUCED_PROJECTION = {np.dtype(np.float64): 1e-2, np.dtype(np.float32): 1e-1}
-_FLOAT64_EPS = float(np.finfo(np.float64).eps)  # the precision `_within_roundoff` passes in
+_FLOAT64_EPS = machine_epsilon(np.float64)  # the precision `_within_roundoff` passes in
 _ERROR_FACTOR = 4.0  # E = 4 x the W-weighted RMS of the second differences (+ a round-off floor)
 _MAX_PROBES = 6
 # Relative steps: from this size on, outputs that do not move do not depend on the argument;
