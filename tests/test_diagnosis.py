@@ -298,6 +298,111 @@ def test_nothing_narrower_found_on_the_sub_batch_says_where_its_elements_were_me
     )
 
 
+@pytest.mark.parametrize(
+    ("module", "said", "never"),
+    [
+        ("ignores_dldy_tanh", "backward ignores dL/dY", "constant factor"),
+        ("nonlinear_abs_dldy", "not linear in dL/dY", "ignores dL/dY"),
+        ("nonlinear_squared_dldy", "not linear in dL/dY", "ignores dL/dY"),
+        # The same gradient for any multiple of dL/dY, and that one a constant factor of the true
+        # one for the check's dL/dY: the factor is found on the whole batch, then not said.
+        ("ignores_lookalike_normalized_dldy", "not linear in dL/dY", "constant factor"),
+    ],
+)
+def test_a_backward_not_linear_in_dldy_is_said_so_on_a_batch_localized_on_a_sub_batch(module, said, never):
+    """Whether backward is linear in dL/dY is asked of the whole batch before a claim about the
+    whole batch is said, and of the sub-batch before a region found there is: at any batch
+    size, a backward that is not is told so, and nothing it computes for one dL/dY is said."""
+    _, result = gradient_result(VERDICTS / f"{module}.py", "6,6,4,64:SSCB")
+    assert said in result.message and never not in result.message, result.message
+
+
+class _NotLinearInOneChannel:
+    """tanh whose backward takes |dL/dY| in channel 1: wrong only there for the check's dL/dY."""
+
+    def predict(self, X):
+        return np.tanh(X)
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdX = (1 - Y * Y) * dLdY
+        dLdX[:, :, 1] = (1 - Y[:, :, 1] ** 2) * np.abs(dLdY[:, :, 1])
+        return dLdX
+
+
+@pytest.mark.parametrize("layout", ["6,6,4,5:SSCB", "6,6,4,64:SSCB"])
+def test_a_backward_not_linear_in_one_channel_is_not_said_wrong_only_there(layout):
+    """Localized on a sub-batch, its region would be proven on the whole batch: where the
+    sub-batch's backward is not linear in dL/dY, the whole batch's is asked, and said."""
+    report = layercheck.check_layer(_NotLinearInOneChannel, layout, checks=[GRADIENTS])
+    message = report.result(GRADIENTS).message
+    assert message.startswith("the gradient of X is not linear in dL/dY"), message
+    assert "channel" not in message, message
+
+
+class _OneChannelSwish:
+    """Y = X sigmoid(beta X), one beta per channel, with dL/dbeta 1.5 times too large in
+    channel 2 and, where `past_the_sub_batch`, channel 5's summed over the first 8
+    observations alone: right on a sub-batch of 8, wrong on the whole batch. Counts its calls
+    on the whole batch."""
+
+    learnables = ("beta",)
+    past_the_sub_batch = False
+    whole = {"predict": 0, "backward": 0}
+
+    def initialize(self, layout):
+        self.beta = np.linspace(0.5, 1.5, layout.size[2]).reshape(1, 1, -1, 1)
+
+    def predict(self, X):
+        self.whole["predict"] += X.shape[3] > 8
+        return X / (1 + np.exp(-self.beta * X))
+
+    def backward(self, X, Y, dLdY, memory):
+        self.whole["backward"] += X.shape[3] > 8
+        s = 1 / (1 + np.exp(-self.beta * X))
+        dLdX = dLdY * (s + self.beta * X * s * (1 - s))
+        terms = dLdY * X * X * s * (1 - s)
+        dLdbeta = terms.sum(axis=(0, 1, 3), keepdims=True)
+        dLdbeta[0, 0, 2, 0] *= 1.5
+        if self.past_the_sub_batch:
+            dLdbeta[0, 0, 5, 0] = terms[:, :, 5, :8].sum()
+        return dLdX, dLdbeta
+
+
+def test_a_region_found_on_a_sub_batch_costs_no_call_of_the_whole_batch_more():
+    """The whole batch's backward runs at the base point alone, and forward for the verdicts'
+    probes alone: the region is found on the
+    sub-batch, which is asked whether backward is linear in dL/dY, and proven on the whole
+    batch by its two failing probes, which the gradient corrected by the factor in the region
+    passes (random directions drawn before the sub-batch was: as good as fresh ones). Each
+    element of beta alone moves 655,360 outputs: too many for a table of the whole batch's."""
+    _OneChannelSwish.whole.update(predict=0, backward=0)
+    report = layercheck.check_layer(_OneChannelSwish, "32,32,20,32:SSCB", checks=[GRADIENTS], dtypes=["float64"])
+    result = report.result(GRADIENTS)
+    said = r"off by a factor 3/2 in channel 2 of beta \(right in the 19 others checked\)"
+    assert re.search(said, result.message), result.message
+    assert _sub_batch(result, "beta") == {"observations": 8, "batch": 32}
+    # The base point, the pair that moves every argument at once, and the two passes of each
+    # probe the verdicts record: the diagnosis made no call of the whole batch.
+    probes = sum(len(record["probes"]) for record in result.details["arguments"])
+    assert _OneChannelSwish.whole == {"predict": 1 + 2 + 2 * probes, "backward": 1}
+
+
+class _TwoChannelsSwish(_OneChannelSwish):
+    past_the_sub_batch = True
+
+
+def test_a_sub_batchs_region_is_said_only_where_the_whole_batchs_failing_probes_pass_it():
+    """Channel 5 is right on the first 8 observations and wrong on the whole batch: the
+    sub-batch finds channel 2 alone, and the whole batch's failing probes, which the gradient
+    corrected by the factor in channel 2 does not pass, keep it from being said; the whole
+    batch is localized."""
+    report = layercheck.check_layer(_TwoChannelsSwish, "32,32,20,32:SSCB", checks=[GRADIENTS], dtypes=["float64"])
+    result = report.result(GRADIENTS)
+    assert result.status == "failed", result.message
+    assert re.search(r"wrong only in channels 2, 5 of beta", result.message), result.message
+    assert _sub_batch(result, "beta") is None
+
+
 class _OnlyItsOwnBatch:
     """A per-channel scale computed in float32 inside, whose initialize refuses any batch but
     64, with dL/dX 1.5 times too large in channel 1: nothing can run on a sub-batch."""

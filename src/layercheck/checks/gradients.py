@@ -469,15 +469,31 @@ def build_problem(
     return problem, baseline, tol
 
 
+def _worth_a_sub_batch(session: CheckContext) -> bool:
+    """Whether the batch is large enough for a failure to be localized on a sub-batch."""
+    try:
+        return SubBatch.worth(require_batch(session))
+    except (Skip, Incomplete):
+        return False
+
+
 def sub_batch(
-    session: CheckContext, dtype: str, tol: Tolerances, labels: list[str | None], start: int = 0
+    session: CheckContext,
+    dtype: str,
+    tol: Tolerances,
+    labels: list[str | None],
+    whole: Baseline,
+    start: int = 0,
 ) -> SubBatch | None:
     """The gradient problem on a few observations of a large batch (the first ones, or those
     from `start`), where a failed gradient is localized at a fraction of the cost
     (`numerics.gradients.sub_batch`); None where the batch is small, cannot be cut by
-    observation, or the layer cannot run on a part of it."""
+    observation, or the layer cannot run on a part of it. `whole`: the whole batch's base
+    point, whose outputs show which axis of each is the batch's."""
     try:
-        split, _ = subsets.split_by_observation(session, "forward" if session.reference.has_forward else "predict")
+        method = "forward" if session.reference.has_forward else "predict"
+        outputs = whole.outputs[: len(session.reference.output_names)]
+        split, _ = subsets.split_by_observation(session, method, outputs)
         batch = require_batch(session)
         if not SubBatch.worth(batch) or not 0 <= start <= batch - SUB_BATCH:
             return None
@@ -613,7 +629,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         tol,
         session.rng,
         budget,
-        functools.partial(sub_batch, session, dtype, tol, labels),
+        functools.partial(sub_batch, session, dtype, tol, labels, baseline) if _worth_a_sub_batch(session) else None,
         small_blocks=run.small,
     )
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from layercheck.checks.common import dtype_name, named_outputs, primary_dtype, raised, require_arrays
 from layercheck.checks.context import CheckContext, StepFailed
 from layercheck.checks.evidence import call_evidence, layouts_meta
 from layercheck.checks.registry import LAYERS_ONLY, Incomplete, Outcome, Skip, check, failed, passed
-from layercheck.contract.adapter import Outputs
 from layercheck.errors import USER_ERRORS
 from layercheck.findings.problems import BatchSize, Declared, FormatRank, RaisedWhen
 from layercheck.reproducers.evidence import LazyEvidence, ReproKind
@@ -40,11 +40,12 @@ def require_batch(session: CheckContext) -> int:
     return sizes.pop()
 
 
-def output_batch_axes(session: CheckContext, outputs: Outputs) -> list[int | None]:
-    """The B axis of each output by its declared format (`Incomplete` on a rank mismatch)."""
+def output_batch_axes(session: CheckContext, outputs: Sequence[Any]) -> list[int | None]:
+    """The B axis of each output (of the arrays `outputs`, in the layer's order) by its
+    declared format (`Incomplete` on a rank mismatch)."""
     formats = session.output_formats()
     axes: list[int | None] = []
-    for name, y, fmt in zip(session.reference.output_names, outputs.values, formats):
+    for name, y, fmt in zip(session.reference.output_names, outputs, formats):
         if y.ndim != len(fmt):
             raise Incomplete(
                 f"not checked: output {name} has {y.ndim} dimension(s) but its format {fmt!r} has {len(fmt)} (see output_format_is_consistent)"
@@ -106,7 +107,7 @@ def output_batch_size_matches_input(session: CheckContext) -> Outcome:
     dtype = primary_dtype(session)
     outputs = session.predict(dtype).require()
     require_arrays(named_outputs(session.reference, outputs), "predict")
-    axes = output_batch_axes(session, outputs)
+    axes = output_batch_axes(session, outputs.values)
     if all(axis is None for axis in axes):
         raise Skip(f"no output has a batch axis (output formats {', '.join(session.output_formats())})")
     evidence = _batch_evidence(session, dtype, n)

@@ -75,15 +75,20 @@ def _state_axes(session: CheckContext, dtype: str, n: int) -> dict[str, int | No
     return axes
 
 
-def split_by_observation(session: CheckContext, method: str) -> tuple[Split, list[int]]:
-    """How to cut by observation, and which observations to check."""
+def split_by_observation(
+    session: CheckContext, method: str, outputs: Sequence[Any] | None = None
+) -> tuple[Split, list[int]]:
+    """How to cut by observation, and which observations to check. `outputs`: the arrays
+    `method` returned for the session's inputs, where the caller holds them (the gradient
+    check's base point: the session's step is not run again for their shapes)."""
     n = require_batch(session)
     if n == 1:
         raise Skip("the layout has a single observation")
     dtype = primary_dtype(session)
-    step = session.step(method, dtype)
-    outputs = step.require()
-    require_arrays(named_outputs(session.reference, outputs), method)
+    if outputs is None:
+        returned = session.step(method, dtype).require()
+        require_arrays(named_outputs(session.reference, returned), method)
+        outputs = returned.values
     split = Split(
         dtype,
         [layout.find("B") for layout in session.layouts],
