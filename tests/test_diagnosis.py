@@ -310,9 +310,9 @@ def test_nothing_narrower_found_on_the_sub_batch_says_where_its_elements_were_me
     ],
 )
 def test_a_backward_not_linear_in_dldy_is_said_so_on_a_batch_localized_on_a_sub_batch(module, said, never):
-    """Whether backward is linear in dL/dY is asked of the whole batch before a claim about the
-    whole batch is said, and of the sub-batch before a region found there is: at any batch
-    size, a backward that is not is told so, and nothing it computes for one dL/dY is said."""
+    """Whether backward is linear in dL/dY is asked of the whole batch before anything else:
+    at any batch size, a backward that is not is told so, and nothing it computes for one
+    dL/dY is said."""
     _, result = gradient_result(VERDICTS / f"{module}.py", "6,6,4,64:SSCB")
     assert said in result.message and never not in result.message, result.message
 
@@ -331,12 +331,44 @@ class _NotLinearInOneChannel:
 
 @pytest.mark.parametrize("layout", ["6,6,4,5:SSCB", "6,6,4,64:SSCB"])
 def test_a_backward_not_linear_in_one_channel_is_not_said_wrong_only_there(layout):
-    """Localized on a sub-batch, its region would be proven on the whole batch: where the
-    sub-batch's backward is not linear in dL/dY, the whole batch's is asked, and said."""
+    """Localized on a sub-batch, its region would be proven on the whole batch, where the
+    check's dL/dY shows channel 1 alone wrong: a region is never said of a backward that is not
+    linear in dL/dY."""
     report = layercheck.check_layer(_NotLinearInOneChannel, layout, checks=[GRADIENTS])
     message = report.result(GRADIENTS).message
     assert message.startswith("the gradient of X is not linear in dL/dY"), message
     assert "channel" not in message, message
+
+
+class _ClippedPastTheBatchsNorm:
+    """tanh(gamma X), gamma per row, dL/dgamma 2 times too large in row 1, and dL/dY clipped
+    to a norm between the whole batch's (32 at 16,64:CB) and twice it: linear at the check's
+    dL/dY and on a sub-batch of 8 (norm 11, 22 at -2 dL/dY), not at -2 dL/dY on the whole batch.
+    A review found it told "off by a factor 2 in channel 1 of gamma (right in the 15 others
+    checked)" where the whole batch's linearity was asked only before claims about all of it."""
+
+    learnables = ("gamma",)
+
+    def initialize(self, layout):
+        self.gamma = np.linspace(0.5, 1.5, layout.size[0]).reshape(-1, 1)
+
+    def predict(self, X):
+        return np.tanh(self.gamma * X)
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdY = dLdY * min(1.0, 48 / np.linalg.norm(dLdY))
+        d = dLdY * (1 - Y**2)
+        dLdgamma = (d * X).sum(axis=1, keepdims=True)
+        dLdgamma[1] *= 2
+        return d * self.gamma, dLdgamma
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_backward_not_linear_on_the_whole_batch_alone_is_said_so(seed):
+    report = layercheck.check_layer(_ClippedPastTheBatchsNorm, "16,64:CB", checks=[GRADIENTS], seed=seed)
+    message = report.result(GRADIENTS).message
+    assert message.startswith("the gradient of gamma is not linear in dL/dY"), message
+    assert "channel" not in message and "factor 2" not in message, message
 
 
 class _OneChannelSwish:
@@ -368,23 +400,23 @@ class _OneChannelSwish:
         return dLdX, dLdbeta
 
 
-def test_a_region_found_on_a_sub_batch_costs_no_call_of_the_whole_batch_more():
-    """The whole batch's backward runs at the base point alone, and forward for the verdicts'
-    probes alone: the region is found on the
-    sub-batch, which is asked whether backward is linear in dL/dY, and proven on the whole
-    batch by its two failing probes, which the gradient corrected by the factor in the region
-    passes (random directions drawn before the sub-batch was: as good as fresh ones). Each
-    element of beta alone moves 655,360 outputs: too many for a table of the whole batch's."""
+def test_a_region_found_on_a_sub_batch_costs_two_calls_of_the_whole_batch_more():
+    """Beyond the check's own calls, the whole batch's are a forward to the base point and the
+    backward that asks whether backward is linear in dL/dY. The region is found on the
+    sub-batch, and proven on the whole batch by its two failing probes, which the gradient
+    corrected by the factor in the region passes (random directions drawn before the
+    sub-batch was: as good as fresh ones), and by no call more. Each element of beta alone
+    moves 655,360 outputs: too many for a table of the whole batch's."""
     _OneChannelSwish.whole.update(predict=0, backward=0)
     report = layercheck.check_layer(_OneChannelSwish, "32,32,20,32:SSCB", checks=[GRADIENTS], dtypes=["float64"])
     result = report.result(GRADIENTS)
     said = r"off by a factor 3/2 in channel 2 of beta \(right in the 19 others checked\)"
     assert re.search(said, result.message), result.message
     assert _sub_batch(result, "beta") == {"observations": 8, "batch": 32}
-    # The base point, the pair that moves every argument at once, and the two passes of each
-    # probe the verdicts record: the diagnosis made no call of the whole batch.
+    # The base point, the pair that moves every argument at once, the two passes of each probe
+    # the verdicts record; then the linearity's forward and backward.
     probes = sum(len(record["probes"]) for record in result.details["arguments"])
-    assert _OneChannelSwish.whole == {"predict": 1 + 2 + 2 * probes, "backward": 1}
+    assert _OneChannelSwish.whole == {"predict": 1 + 2 + 2 * probes + 1, "backward": 2}
 
 
 class _TwoChannelsSwish(_OneChannelSwish):

@@ -469,14 +469,6 @@ def build_problem(
     return problem, baseline, tol
 
 
-def _worth_a_sub_batch(session: CheckContext) -> bool:
-    """Whether the batch is large enough for a failure to be localized on a sub-batch."""
-    try:
-        return SubBatch.worth(require_batch(session))
-    except (Skip, Incomplete):
-        return False
-
-
 def sub_batch(
     session: CheckContext,
     dtype: str,
@@ -629,7 +621,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
         tol,
         session.rng,
         budget,
-        functools.partial(sub_batch, session, dtype, tol, labels, baseline) if _worth_a_sub_batch(session) else None,
+        functools.partial(sub_batch, session, dtype, tol, labels, baseline),
         small_blocks=run.small,
     )
     diagnoses = {v.index: doctor.diagnose(v.index) for v in verdicts if v.status == Status.FAILED}

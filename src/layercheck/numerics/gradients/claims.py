@@ -37,17 +37,7 @@ from layercheck.numerics.gradients.findings import (
 )
 from layercheck.status import Status
 
-__all__ = [
-    "CLAIMS",
-    "factors_to_try",
-    "linearity",
-    "name_factor",
-    "non_finite",
-    "proposed_ratio",
-    "ratio_of",
-    "sizes",
-    "zero",
-]
+__all__ = ["CLAIMS", "factors_to_try", "name_factor", "non_finite", "proposed_ratio", "ratio_of", "sizes", "zero"]
 
 _FACTOR_SPREAD = 1e-3  # ratios of the failing probes must agree this well to propose a factor
 _SHOWN = 5  # non-finite elements listed
@@ -460,9 +450,9 @@ def _others_moved(y: Any, y0: Any, axis: int, k: int) -> bool:
     return int(count) - int(bool(own)) > 0
 
 
-# In the order they are tried: the first that holds is the argument's cause, where backward
-# is linear in dL/dY (`linearity`, asked before any of them is said: `Diagnostician`).
+# In the order they are tried: the first that holds is the argument's cause.
 CLAIMS: tuple[Callable[[Evidence, int, Any], Finding | None], ...] = (
+    linearity,
     misplaced,
     conjugation,
     transposed,

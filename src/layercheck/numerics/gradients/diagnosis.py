@@ -96,33 +96,15 @@ class Diagnostician:
             return self._diagnosis(claims.non_finite(evidence, index, finite))
         if not bool(xp.any(gradient)):
             return self._diagnosis(claims.zero(evidence, index))
-        # A backward not linear in dL/dY is diagnosed as that before anything else: what it
-        # computes for the check's dL/dY says nothing of another. Where a failure is localized
-        # on a sub-batch, the whole batch's test (backward once more, after a forward to the
-        # base point: a third of the passing check) is made only before a claim about the
-        # whole batch is said; a region found on the sub-batch rests on the sub-batch's own
-        # test and on its proof on the whole batch (`_localized_on`).
-        deferred = self._make_sub_batch is not None
-        if not deferred and (nonlinear := claims.linearity(evidence, index, gradient)) is not None:
-            return self._diagnosis(nonlinear)
         for claim in claims.CLAIMS:
             finding = claim(evidence, index, gradient)
             if finding is not None:
-                return self._diagnosis(self._of_a_linear_backward(index, gradient, finding) if deferred else finding)
+                return self._diagnosis(finding)
         on_sub_batch = self._on_sub_batch(index)
-        if on_sub_batch is not None and on_sub_batch.finding.cause is not Cause.UNEXPLAINED:
-            return on_sub_batch
-        if deferred and (nonlinear := claims.linearity(evidence, index, gradient)) is not None:
-            return self._diagnosis(nonlinear)
         if on_sub_batch is not None:
             return on_sub_batch
         finding, regions, examples, blocks = Localization(evidence, index).run(gradient)
         return self._diagnosis(finding, regions, examples, blocks)
-
-    def _of_a_linear_backward(self, index: int, gradient: Any, finding: Finding) -> Finding:
-        """`finding`, a claim about the whole batch, unless backward is not linear in dL/dY."""
-        nonlinear = claims.linearity(self.evidence, index, gradient)
-        return finding if nonlinear is None else nonlinear
 
     def sub_batch(self, start: int = 0) -> SubBatch | None:
         """The sub-batch of the observations from `start` (made once, and kept)."""
@@ -176,9 +158,6 @@ class Diagnostician:
         if verdict.status is Status.PASSED:
             return _Elsewhere.RIGHT_THERE
         if verdict.status is not Status.FAILED:
-            return None
-        # Linear in dL/dY on the sub-batch, or diagnosed on the whole batch (`diagnose`).
-        if claims.linearity(local, index, sub.base.gradients[index]) is not None:
             return None
         local.verdicts = [
             verdict if i == index else ArgumentVerdict(i, Status.PASSED, []) for i in range(len(sub.problem.names))
