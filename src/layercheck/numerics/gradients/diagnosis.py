@@ -222,7 +222,7 @@ class Diagnostician:
             def corrected(grads: list[Any]) -> Any:
                 return xp.where(mask, grads[index] / ratio, grads[index])
 
-            if not whole.holds(index, corrected, independent=True):
+            if not whole.holds(index, corrected):
                 return False
         elif not all(self._probe(index, rng, block) is Status.FAILED for block in blocks or [mask]):
             return False

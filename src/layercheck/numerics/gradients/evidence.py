@@ -183,39 +183,24 @@ class Evidence:
         return self._elements[index]
 
     def holds(
-        self,
-        index: int,
-        corrected: Corrected,
-        supports: tuple[Block | None, ...] = (None,),
-        region: Any = None,
-        *,
-        independent: bool = False,
+        self, index: int, corrected: Corrected, supports: tuple[Block | None, ...] = (None,), region: Any = None
     ) -> bool:
         """Is `corrected(gradients)` the right gradient of argument `index`? Element by element
         for a small argument; else it must pass every failing probe and a fresh probe on each
         of `supports` (None: the whole argument). Where `corrected` cannot say for a probe,
         that probe is left out, and a fresh one must still pass. `region`: the mask of the
         elements `corrected` changes, where it corrects part of the argument (None: all), and
-        says it right elsewhere. `independent`: `corrected` was found without the failing
-        probes (on a sub-batch), so that two of them it passes, random directions of their
-        own, prove it as fresh probes of the whole argument would, and none is drawn."""
+        says it right elsewhere."""
         table = self.elements(index)
         if table is not None:
             found = decided([p for _, probes in table for p in probes])
             informative = [p for p in found if abs(p.numeric) > 2 * p.fixed_tolerance]
             return bool(informative) and all(admits(p, corrected(p.gradients)) for p in found)
-        admitted = 0
         for probe in failing(self.verdicts[index]):
             candidate = corrected(probe.gradients)
             if candidate is not None and not admits(probe, candidate):
                 return False
-            admitted += candidate is not None
-        # A claim about the failing probes' own ratios (a factor read from them) would pass
-        # them for that reason alone: only one found elsewhere is proven by them.
-        proven = independent and admitted >= 2
         for support in supports:
-            if support is None and proven:
-                continue
             fresh = self.fresh_probe(index, support)
             if fresh is None or abs(fresh.numeric) <= 2 * fresh.fixed_tolerance:
                 return False

@@ -7,6 +7,7 @@ partition was proven right. Small arguments are judged from their elements, exac
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +57,15 @@ _SPATIAL_BLOCKS = 8
 # How far the wrong blocks' errors must stand above what the right blocks' probes resolve, each
 # relative to its own block, for a region to be said (`_separated`).
 _SEPARATION = 25.0
+
+
+class _Contradicted(enum.Enum):
+    """A narrowing that found an index of a region's wrong blocks right (`_narrowed_once`)."""
+
+    CONTRADICTED = "an index of the wrong blocks found right"
+
+
+_CONTRADICTED = _Contradicted.CONTRADICTED
 
 
 @dataclass(frozen=True)
@@ -342,8 +352,9 @@ class Localization:
             cells = self._confirm(partition, cells)
             region = self._region_of(partition, cells)
             if region is not None:
-                partition, cells, region = self._narrowed(partition, cells, region)
-                found.append(region)
+                partition, cells, narrowed = self._narrowed(partition, cells, region)
+                if narrowed is not None:
+                    found.append(narrowed)
             measured[partition.unit] = tuple(c.record() for c in cells)
         found.sort(key=lambda f: f.region.share)
         return _most_specific(found), measured
@@ -474,23 +485,27 @@ class Localization:
 
     def _narrowed(
         self, partition: Partition, cells: list[_Cell], region: _Found
-    ) -> tuple[Partition, list[_Cell], _Found]:
+    ) -> tuple[Partition, list[_Cell], _Found | None]:
         """A region along an axis whose wrong blocks span several indices (time steps 2-4 of
         40, channels 0-31 of 512), narrowed to the indices wrong in them (time step 2, channel
         5) by bisection: the blocks cut into smaller ones, each screened and confirmed, the
         blocks found right kept as they were judged, until each is one index. The narrowest
-        region proven: the region as it was where no narrower one is."""
+        region proven: the region as it was where no narrower one is; None where the cut found
+        an index of its wrong blocks right and what is left is no region that may be said."""
         while True:
             narrower = self._narrowed_once(partition, cells, region)
-            if narrower is None:
+            if narrower is _CONTRADICTED:
+                return partition, cells, None
+            if not isinstance(narrower, tuple):
                 return partition, cells, region
             partition, cells, region = narrower
 
     def _narrowed_once(
         self, partition: Partition, cells: list[_Cell], region: _Found
-    ) -> tuple[Partition, list[_Cell], _Found] | None:
+    ) -> tuple[Partition, list[_Cell], _Found] | _Contradicted | None:
         """One step of `_narrowed`: None where the wrong blocks are single indices, or the
-        narrower region is not proven."""
+        narrower region is not proven; `_CONTRADICTED` where it is not one that may be said
+        and an index of the wrong blocks was found right."""
         spans = [(c.block, c.block.span) for c in region.bad]
         wide = tuple(block for block, span in spans if span is not None and span[1] is not None and span[1] > span[0])
         if partition.axis is None or not wide or self.evidence.budget.over():
@@ -509,8 +524,14 @@ class Localization:
         wrong = [c.block.span[0] for c in narrowed if c.verdict is BlockVerdict.WRONG and c.block.span is not None]
         if better is None or not all(any(_within(i, b.span) for i in wrong) for b in wide):
             return None
-        if region.separated and not better.separated:  # a region that may be said, kept so
-            return None
+        if region.separated and not better.separated:
+            # A region that may be said, kept so, where the cut found every part of its wrong
+            # blocks wrong too. Where it found one right, the region said would call it wrong
+            # ("channels 2-4", channel 4 right: a review), and what is left of it is no region
+            # that may be said: none is.
+            right = [c.block.span for c in narrowed if c.verdict is BlockVerdict.RIGHT and c.block.span is not None]
+            inside = any(_within(span[0], b.span) for span in right for b in wide)
+            return _CONTRADICTED if inside else None
         if _indices([span for _, span in spans]) > partitions.AXIS_CELLS and better.region.share >= region.region.share:
             # Wide blocks wrong in every part: the same elements in more words (channels 0-31,
             # not 0, 1, ... 31), and nothing narrower to find in them.

@@ -7,9 +7,8 @@ wrong there too. So the localization runs on a `SubBatch` (the same layer, its l
 some observations of its inputs and states: the first ones, or a window past them that
 `diagnosis.Diagnostician` found wrong by halving the rest of the batch), and what it found is
 then proven on the whole batch before it is said: the region's mask carried over to the whole
-argument, a factor by the corrected gradient passing the whole batch's two failing probes
-(drawn before the sub-batch was, as good as fresh ones: `Evidence.holds`), a region without a
-factor by a probe that fails in each of its blocks and one that
+argument, a factor by the corrected gradient passing the whole batch's failing probes and a
+fresh one, a region without a factor by a probe that fails in each of its blocks and one that
 passes everywhere else, "right in the others" by each small block outside passing alone,
 "nothing narrower" by the observations past the sub-batch being wrong too. Where neither the
 first observations nor a window shows a finding that holds on the whole batch, or the
