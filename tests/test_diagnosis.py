@@ -435,16 +435,25 @@ def test_a_sub_batchs_region_is_said_only_where_the_whole_batchs_failing_probes_
     assert _sub_batch(result, "beta") is None
 
 
-class _FactorThatDriftsPastTheSubBatch(_OneChannelSwish):
-    """dL/dX 2 times too large in channel 2 on the first 8 observations, 2 (1 + 1e-5) times
-    past them: no factor 2 on the whole batch."""
+class _TwiceInChannel2(_OneChannelSwish):
+    """dL/dX 2 times too large in channel 2 (dL/dbeta right), and channel `past`'s (1 + `by`)
+    times more past the first 8 observations."""
+
+    past, by = 2, 0.0
 
     def backward(self, X, Y, dLdY, memory):
         dLdX, dLdbeta = _OneChannelSwish.backward(self, X, Y, dLdY, memory)
         dLdbeta[0, 0, 2, 0] /= 1.5
         dLdX[:, :, 2] *= 2
-        dLdX[:, :, 2, 8:] *= 1 + 1e-5
+        dLdX[:, :, self.past, 8:] *= 1 + self.by
         return dLdX, dLdbeta
+
+
+class _FactorThatDriftsPastTheSubBatch(_TwiceInChannel2):
+    """2 times on the first 8 observations, 2 (1 + 1e-5) times past them: no factor 2 on the
+    whole batch."""
+
+    past, by = 2, 1e-5
 
 
 def test_a_factor_found_on_a_sub_batch_is_proven_by_a_fresh_probe_of_the_whole_batch():
@@ -459,16 +468,11 @@ def test_a_factor_found_on_a_sub_batch_is_proven_by_a_fresh_probe_of_the_whole_b
     assert "wrong only in channel 2 of X" in message and "factor" not in message, message
 
 
-class _FactorBesideASmallErrorPastTheSubBatch(_OneChannelSwish):
-    """dL/dX 2 times too large in channel 2, and 1 + 1e-4 times in channel 3 past the first 8
-    observations; channel 4, beside it, right."""
+class _FactorBesideASmallErrorPastTheSubBatch(_TwiceInChannel2):
+    """Channel 3 1 + 1e-4 times too large past the first 8 observations; channel 4, beside it,
+    right."""
 
-    def backward(self, X, Y, dLdY, memory):
-        dLdX, dLdbeta = _OneChannelSwish.backward(self, X, Y, dLdY, memory)
-        dLdbeta[0, 0, 2, 0] /= 1.5
-        dLdX[:, :, 2] *= 2
-        dLdX[:, :, 3, 8:] *= 1 + 1e-4
-        return dLdX, dLdbeta
+    past, by = 3, 1e-4
 
 
 @pytest.mark.parametrize("seed", [0, 1])
