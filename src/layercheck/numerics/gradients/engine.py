@@ -569,6 +569,7 @@ def _compare(
     roundoff_terms = problem.roundoff_terms(moved, got["terms"], tol.eps)
     any_gradient = any(got["any gradient"])
     roundoff_error = 2 * math.sqrt(roundoff_sq) / (2 * t)
+    atol = tol.atol * math.sqrt(direction_sq)  # the absolute tolerance along this direction
     error_bound = second_error + roundoff_error
     if not (math.isfinite(numeric) and math.isfinite(error_bound)):
         probe = _undecided(index, direction, t, Undecided.NON_FINITE)
@@ -589,7 +590,7 @@ def _compare(
         gradients=gradients,
         verdict=Verdict.PASS,
         rtol=tol.rtol,
-        fixed_tolerance=tol.atol * math.sqrt(direction_sq) + error_bound,
+        fixed_tolerance=atol + error_bound,
         eps=tol.eps,
         terms=roundoff_terms,
         curvature=second_error >= 20 * roundoff_error,
@@ -626,7 +627,6 @@ def _compare(
     elif any_gradient and probe.tolerance > tol.resolution[2] * probe.projection:
         probe.verdict, probe.reason = Verdict.UNDECIDED, Undecided.SMALL_PROJECTION
     if probe.verdict is Verdict.UNDECIDED and probe.curvature and not masked and tol.eps <= _FLOAT64_EPS:
-        atol = tol.atol * math.sqrt(direction_sq)
         return _within_roundoff(probe, tol, roundoff_error + stationary / (2 * t), atol) or probe
     return probe
 
