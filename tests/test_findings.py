@@ -13,6 +13,7 @@ from conftest import CORPUS, GRADIENTS, load_layer
 
 import layercheck
 from layercheck.findings import gradient_wording as wording
+from layercheck.findings.gradient_wording import region_text
 from layercheck.numerics.gradients.claims import factors_to_try, name_factor, sizes
 from layercheck.numerics.gradients.diagnosis import group
 from layercheck.numerics.gradients.findings import (
@@ -205,6 +206,7 @@ def _every_kind_of_finding() -> list[Finding]:
     beside_saturated = Region(
         RegionKind.BLOCKS, "t", "channel", "channels", ("5",), 296, 0.003, undecided=("40", "106-107", "200")
     )
+    steep = Region(RegionKind.BLOCKS, "X", "channel", "channels", ("2",), 5, 0.17, resolution=0.002, reduced=("3-4",))
     complex_numbers = Numbers(1 + 2j, 3 - 4j, 2.5, 0.7, 1e-9, 1e-6, ProbeKind.ELEMENT, (0, 1))
     infinite = Numbers(math.inf, 1.0, math.inf, math.inf, 1e-9, 1e-6, ProbeKind.DIRECTION)
     return [
@@ -230,6 +232,7 @@ def _every_kind_of_finding() -> list[Finding]:
         Finding(Cause.FACTOR, ("t",), Factor(2.0, FactorForm.FRACTION, 2, 1), region=beside_saturated),
         Finding(Cause.LOCALIZED, ("X",), region=above),
         Finding(Cause.LOCALIZED, ("X",), region=between),
+        Finding(Cause.FACTOR, ("X",), Factor(2.0, FactorForm.FRACTION, 2, 1), region=steep),
         Finding(Cause.UNEXPLAINED, ("w",), region=elements, numbers=complex_numbers),
         Finding(Cause.UNEXPLAINED, ("X",), numbers=infinite, complex_values=True),
     ]
@@ -386,6 +389,49 @@ def test_a_tiny_channel_off_by_2_is_said_exactly():
     obj = load_layer(CORPUS.parent / "corpus_verdicts" / "tiny_channel_exact_factor.py")
     report = layercheck.check_layer(obj, "4,4,6,3:SSCB", seed=9, checks=[GRADIENTS])
     assert "off by a factor 2 in channel 0 of X (right in the 5 others checked)" in report.result(GRADIENTS).message
+
+
+@pytest.mark.parametrize(
+    "region, words",
+    [
+        (
+            Region(RegionKind.BLOCKS, "X", "channel", "channels", ("2",), 5, 0.17, resolution=0.002, reduced=("3-4",)),
+            "wrong in channel 2 of X (right in the 5 others checked; in channels 3-4 only to a reduced resolution "
+            "of 0.002)",
+        ),
+        (
+            Region(RegionKind.BLOCKS, "X", "time step", "time steps", ("0",), 39, 0.025, resolution=9e-5),
+            "wrong in time step 0 of X (right in the 39 others checked, only to a reduced resolution of 9e-05)",
+        ),
+        (
+            Region(RegionKind.SIGN, "X", "sign", "signs", ("X < 0",), 1, 0.5, resolution=3e-6),
+            "wrong where X < 0; right where X > 0, only to a reduced resolution of 3e-06",
+        ),
+        (
+            Region(RegionKind.VALUE_RANGE, "X", "range", "ranges", ("x >= 2",), 7, 0.02, low=2.0, resolution=3e-6),
+            "wrong where X >= 2 (a range that holds about 2% of the elements), right elsewhere, only to a reduced "
+            "resolution of 3e-06",
+        ),
+        (
+            Region(
+                RegionKind.ELEMENTS, "w", "element", "elements", ("(2,)",), 5, 0.17, resolution=9e-7, reduced=("(4,)",)
+            ),
+            "wrong at 1 of the 6 elements of w measured: (2,); right in the others; in element (4,) only to a "
+            "reduced resolution of 9e-07",
+        ),
+    ],
+    ids=["some-blocks", "every-block", "sign", "value-range", "elements"],
+)
+def test_what_was_shown_right_only_at_a_reduced_resolution_is_said_so(region, words):
+    """ "Right in the others" is said as finely as it was shown: blocks whose probe agreed only
+    at a reduced resolution (a steep layer's curvature) are named with it, as a passed check
+    names an argument so, and the region is not said to be all that is wrong ("only")."""
+    assert region_text(region) == words
+    data = Finding(Cause.LOCALIZED, (region.argument,), region=region).to_dict()
+    del data["region"]["resolution"], data["region"]["reduced"]
+    earlier = Finding.from_dict(data)  # a report written before the fields were there
+    assert earlier.region is not None and earlier.region.resolution == 0.0 and earlier.region.reduced == ()
+    assert "reduced" not in region_text(earlier.region)
 
 
 def test_blocks_no_probe_decided_are_said_undecided_and_a_report_without_them_reads_none():

@@ -674,7 +674,7 @@ def _undecided_against_the_joint(verdict: ArgumentVerdict) -> ArgumentVerdict:
     """A passed argument undecided against a failed joint probe, where its pass says less."""
     joint = "a probe moving all arguments at once failed at the full resolution, and this one's own probes agree only"
     if verdict.reduced is not None:
-        reason = f"{joint} at a reduced resolution of {verdict.reduced.resolution:.1g}"
+        reason = f"{joint} at a reduced resolution of {verdict.reduced.resolution:.2g}"
     elif any(p.within_roundoff for p in verdict.probes if p.verdict is Verdict.PASS):
         reason = f"{joint} within their round-off, the bound of their curvature left out"
     else:

@@ -143,7 +143,8 @@ def _place(region: Region) -> str:
         # Of those measured, which may be fewer than the argument holds (a learnable some of
         # whose elements no output uses), said so.
         total = len(region.wrong) + region.right
-        return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {shown}"
+        rest = f"; right in the others{_reduced(region)}" if region.resolution else ""
+        return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {shown}{rest}"
     others = f"{region.right} other{'s' if region.right > 1 else ''}"
     undecided = ""
     if region.undecided:
@@ -152,7 +153,17 @@ def _place(region: Region) -> str:
             f"; undecided in {_blocks(region, region.undecided)}, whose gradient is below {SMALL_SCALE:g} "
             f"of the largest {region.unit}'s"
         )
-    return f"in {_blocks(region, region.wrong)} of {region.argument} (right in the {others} checked{undecided})"
+    return f"in {_blocks(region, region.wrong)} of {region.argument} (right in the {others} checked{_reduced(region)}{undecided})"
+
+
+def _reduced(region: Region) -> str:
+    """How finely the blocks said right were shown right, where some only were to a reduced
+    resolution (a steep layer's curvature): "; in channel 4 only to a reduced resolution of
+    5.6e-06", as a passed check says it of an argument ("" where every one was at the full)."""
+    if not region.resolution:
+        return ""
+    which = f"; in {_blocks(region, region.reduced)}" if region.reduced else ","
+    return f"{which} only to a reduced resolution of {region.resolution:.2g}"
 
 
 def _blocks(region: Region, labels: tuple[str, ...]) -> str:
@@ -175,9 +186,9 @@ def _value_span(region: Region) -> str:
 def _rest(region: Region) -> str:
     """What is right around the region, after a semicolon ("" where the place says it)."""
     if region.kind is RegionKind.BORDER:
-        return "; right in its interior"
+        return f"; right in its interior{_reduced(region)}"
     if region.kind is RegionKind.SIGN:
-        return f"; right where {region.argument} {'>' if region.below else '<'} 0"
+        return f"; right where {region.argument} {'>' if region.below else '<'} 0{_reduced(region)}"
     return ""
 
 
@@ -189,9 +200,14 @@ def region_text(region: Region) -> str:
         # The share is of the elements the range holds, not of those wrong in it (two swapped
         # elements are found in a range that holds a quarter of them).
         holds = "a range that holds" if region.contiguous else "ranges that hold"
-        return f"wrong only {_place(region)} ({holds} about {100 * region.share:.2g}% of the elements), right elsewhere"
-    # Not "only" where some of the rest is undecided: it may be wrong there too.
-    return f"wrong {'' if region.undecided else 'only '}{_place(region)}{_rest(region)}"
+        return (
+            f"wrong {'' if region.resolution else 'only '}{_place(region)} ({holds} about "
+            f"{100 * region.share:.2g}% of the elements), "
+            f"right elsewhere{_reduced(region)}"
+        )
+    # Not "only" where some of the rest is undecided, or right only to a reduced resolution:
+    # it may be wrong there too.
+    return f"wrong {'' if region.undecided or region.resolution else 'only '}{_place(region)}{_rest(region)}"
 
 
 # -- claims --------------------------------------------------------------------------------
@@ -398,7 +414,7 @@ def passed(
         message += " on the GPU"
     for argument, resolution in checked:
         if resolution is not None:
-            message += f"; {argument} only to a reduced resolution of {resolution:.1g}"
+            message += f"; {argument} only to a reduced resolution of {resolution:.2g}"
     if masked:
         most = max(masked)
         some = "up to " if len(set(masked)) > 1 else ""

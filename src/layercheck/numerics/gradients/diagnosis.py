@@ -189,11 +189,16 @@ class Diagnostician:
         ]
         if finding.region.kind not in (RegionKind.BLOCKS, RegionKind.BORDER):
             each = []  # a sign or a range of values: one region, proven whole
-        if mask is None or any(m is None for m in each) or not self._holds(index, finding, mask, each):
+        held = None if mask is None or any(m is None for m in each) else self._holds(index, finding, mask, each)
+        if mask is None or held is None:
             along_batch = finding.region.unit == AXIS_WORDS["B"]
             return _Elsewhere.OBSERVATIONS_NOT_HELD if along_batch and not narrower_only else None
         (share,) = fetch(mask.mean())
         region = dataclasses.replace(finding.region, share=float(share))
+        if held:
+            # The rest of the whole batch shown right only to a reduced resolution: every block
+            # said right, to the coarser of it and the sub-batch's.
+            region = dataclasses.replace(region, resolution=max(held, region.resolution), reduced=())
         if axis is not None and region.unit == AXIS_WORDS["B"]:
             # The observations outside were proven right on the whole batch (`_holds`): counted
             # there, not among the sub-batch's few ("right in the 127 others checked").
@@ -207,15 +212,18 @@ class Diagnostician:
             finding = dataclasses.replace(finding, detail=named)
         return self._diagnosis(finding, (region,), examples, blocks, size)
 
-    def _holds(self, index: int, finding: Finding, mask: Any, blocks: list[Any]) -> bool:
+    def _holds(self, index: int, finding: Finding, mask: Any, blocks: list[Any]) -> float | None:
         """A finding of the sub-batch, on the whole batch's `mask` (and the masks of its wrong
         `blocks`): where a factor is claimed, the gradient corrected there passes; else each
         wrong block fails a probe of its own, and one passes everywhere else. And each block
         outside whose gradient is small (a probe of the whole cannot see it) passes alone:
-        "right in the others" is said of the whole batch's too."""
+        "right in the others" is said of the whole batch's too. None where it does not hold;
+        else the coarsest reduced resolution the rest passed at, coarser than the full one
+        (0: none was)."""
         whole = self.evidence
         xp = namespace_of(mask)
         rng = whole.rng(f"sub-batch region {whole.name(index)}")
+        right: list[Any] = []  # the parts of the rest each passed alone
         if finding.cause in (Cause.FACTOR, Cause.WRONG_SIGN):
             ratio = finding.detail.ratio if isinstance(finding.detail, Factor) else -1.0
 
@@ -223,25 +231,37 @@ class Diagnostician:
                 return xp.where(mask, grads[index] / ratio, grads[index])
 
             if not whole.holds(index, corrected):
-                return False
+                return None
         elif not all(self._probe(index, rng, block) is Status.FAILED for block in blocks or [mask]):
-            return False
-        elif self._probe(index, rng, ~mask) is not Status.PASSED:
-            return False
+            return None
+        else:
+            right.append(~mask)
         outside = [block & ~mask for _, _, block in self.evidence.small_blocks[index]]
-        return all(self._probe(index, rng, block) is Status.PASSED for block in outside if bool(xp.any(block)))
+        right += [block for block in outside if bool(xp.any(block))]
+        resolution = 0.0
+        for support in right:
+            verdict = self._verdict(index, rng, support)
+            if verdict is None or verdict.status is not Status.PASSED:
+                return None
+            if verdict.reduced is not None and verdict.reduced.resolution > whole.tol.resolution[0]:
+                resolution = max(resolution, verdict.reduced.resolution)
+        return resolution
 
     def _probe(self, index: int, rng: np.random.Generator, support: Any) -> Status:
         """The verdict of one probe of the whole batch's argument on `support` (decided on its
         first failure: the region is proven wrong by one, as a screened block is)."""
+        verdict = self._verdict(index, rng, support)
+        return Status.INCOMPLETE if verdict is None else verdict.status
+
+    def _verdict(self, index: int, rng: np.random.Generator, support: Any) -> ArgumentVerdict | None:
+        """`_probe`'s verdict (None where the layer raised)."""
         whole = self.evidence
         try:
-            verdict = check_argument(
+            return check_argument(
                 whole.problem, whole.base, index, whole.tol, rng, max_probes=3, support=support, fails_needed=1
             )
         except EvaluationError:
-            return Status.INCOMPLETE
-        return verdict.status
+            return None
 
     def _wrong_window(self, index: int, sub: SubBatch) -> int | None:
         """The first observation of a window of the sub-batch's size past the first

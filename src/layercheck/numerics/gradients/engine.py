@@ -247,6 +247,9 @@ class Probe:
     # A failure at a small step: the same direction at a larger one (`_round_off`), which
     # either showed it too or turned it into round-off.
     retry: Probe | None = None
+    # Passed on an agreement at a reduced resolution alone (`element_probe`): right to its
+    # `resolution`, not to the full one.
+    reduced: bool = False
 
     @property
     def discrepancy(self) -> float:
@@ -1337,7 +1340,7 @@ def check_argument(
     agreeing = [p for p in probes if p.verdict is Verdict.UNDECIDED and _agrees_at_reduced_resolution(p, tol)]
     if agreeing and not fails and passes_needed == 1:
         best = min(agreeing, key=lambda p: p.resolution)
-        reason = f"agreement at a reduced resolution of {best.resolution:.1g}"
+        reason = f"agreement at a reduced resolution of {best.resolution:.2g}"
         return ArgumentVerdict(index, Status.PASSED, probes, reason, reduced=best)
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
 
@@ -1407,7 +1410,8 @@ def element_probe(
     if agreeing:
         # The element agrees within an error estimate above the full resolution but within
         # the reduced one: right, as check_argument would say of a whole argument.
-        return dataclasses.replace(min(agreeing, key=lambda p: p.relative(p.error_bound)), verdict=Verdict.PASS)
+        best = min(agreeing, key=lambda p: p.relative(p.error_bound))
+        return dataclasses.replace(best, verdict=Verdict.PASS, reduced=True)
     return probe
 
 

@@ -249,6 +249,12 @@ class Region:
     # thousandth of the largest index's (a saturated channel) and that no probe decided:
     # neither right nor wrong
     undecided: tuple[str, ...] = ()
+    # Blocks found right by a probe that agreed only at a reduced resolution (a steep layer's
+    # curvature bounds its finite difference above the full one): the coarsest relative error
+    # they rule out (0: every block right at the full resolution), and, BLOCKS, their labels
+    # (none: every block said right).
+    resolution: float = 0.0
+    reduced: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         found = dataclasses.asdict(self)
@@ -256,6 +262,7 @@ class Region:
         found["wrong"] = list(self.wrong)
         found["wrong_edges"] = list(self.wrong_edges)
         found["undecided"] = list(self.undecided)
+        found["reduced"] = list(self.reduced)
         for bound in ("low", "high"):
             if not math.isfinite(found[bound]):
                 found[bound] = None
@@ -292,6 +299,11 @@ class Region:
             tuple(
                 reading.text(label, f"an undecided label of {where}")
                 for label in reading.items(data.get("undecided", []), where)
+            ),
+            reading.real(data.get("resolution", 0.0), f"the resolution of {where}"),
+            tuple(
+                reading.text(label, f"a label of {where} right at a reduced resolution")
+                for label in reading.items(data.get("reduced", []), where)
             ),
         )
 

@@ -75,6 +75,9 @@ class _Cell:
     probe: Probe | None  # the failing probe of a wrong cell, else the one it rests on (`_deciding`)
     failing: tuple[Probe, ...] = ()
     probes: int = 0  # decisive probes behind the verdict: 1 for a screen, 2 once confirmed (0: exact)
+    # A right cell's: the coarsest reduced resolution a probe behind it agreed to alone (0:
+    # every one decided at the full resolution), as a passed argument's `reduced` says.
+    resolution: float = 0.0
 
     def record(self) -> BlockError:
         p = self.probe
@@ -139,7 +142,14 @@ def _cell(block: Block, verdict: ArgumentVerdict | None) -> _Cell:
     if verdict is None or not verdict.probes:
         return _Cell(block, BlockVerdict.UNDECIDED, None)
     found = failing(verdict)
-    return _Cell(block, _word(verdict), found[0] if found else _deciding(verdict), tuple(found), 1)
+    return _Cell(block, _word(verdict), found[0] if found else _deciding(verdict), tuple(found), 1, _reduced(verdict))
+
+
+def _reduced(verdict: ArgumentVerdict | None) -> float:
+    """The reduced resolution a passed verdict rests on (0: the full one, or not passed)."""
+    if verdict is None or verdict.status is not Status.PASSED or verdict.reduced is None:
+        return 0.0
+    return verdict.reduced.resolution
 
 
 def _deciding(verdict: ArgumentVerdict) -> Probe:
@@ -215,6 +225,22 @@ def _holds(mask: Any, smaller: Any) -> bool:
 def _indices(spans: list[tuple[int, int | None] | None]) -> int:
     """How many indices the closed spans cover (open and missing ones count none)."""
     return sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
+
+
+def _reduced_right(cells: list[_Cell], full: float, named: bool) -> dict[str, Any]:
+    """A region's `resolution` and `reduced` fields: the coarsest reduced resolution a block
+    found right rests on, where it is coarser than the `full` one (the relative error the
+    check resolves: a probe that agreed at 9e-7 only, its tolerance above its projection's
+    stricter bound, still rules out 1e-6), and (`named`: a region of blocks, which names
+    them) those blocks, unless they are all the blocks found right."""
+    right = [c for c in cells if c.verdict is BlockVerdict.RIGHT]
+    coarse = [c for c in right if c.resolution > full]
+    if not coarse:
+        return {}
+    found: dict[str, Any] = {"resolution": max(c.resolution for c in coarse)}
+    if named and len(coarse) < len(right):
+        found["reduced"] = _merged([c.block for c in coarse])
+    return found
 
 
 def _merged(blocks: list[Block]) -> tuple[str, ...]:
@@ -412,7 +438,8 @@ class Localization:
             again = self._probe_block(cell.block, rng, budget=budget)
             word = cell.verdict if _word(again) is cell.verdict else BlockVerdict.UNDECIDED
             bad = cell.failing + (tuple(failing(again)) if again else ())
-            confirmed.append(_Cell(cell.block, word, bad[0] if bad else cell.probe, bad, cell.probes + 1))
+            resolution = max(cell.resolution, _reduced(again))
+            confirmed.append(_Cell(cell.block, word, bad[0] if bad else cell.probe, bad, cell.probes + 1, resolution))
         return confirmed
 
     def _probe_block(self, block: Block, rng: np.random.Generator, budget: int | None = None) -> ArgumentVerdict | None:
@@ -439,7 +466,8 @@ class Localization:
         if bad:
             return _Cell(block, BlockVerdict.WRONG, max(bad, key=lambda p: p.discrepancy), bad)
         if probes and all(p.verdict is Verdict.PASS for p in probes):
-            return _Cell(block, BlockVerdict.RIGHT, probes[-1])
+            resolution = max((p.resolution for p in probes if p.reduced), default=0.0)
+            return _Cell(block, BlockVerdict.RIGHT, probes[-1], resolution=resolution)
         return _Cell(block, BlockVerdict.UNDECIDED, probes[-1] if probes else None)
 
     def _region_of(self, partition: Partition, cells: list[_Cell]) -> _Found | None:
@@ -479,6 +507,7 @@ class Localization:
             kind = RegionKind.SIGN
             extra = {"below": cells[0].verdict is BlockVerdict.WRONG}  # by_sign: below zero, then above
         labels = _merged([c.block for c in bad]) if kind is RegionKind.BLOCKS else tuple(c.block.label for c in bad)
+        extra.update(_reduced_right(cells, self.evidence.tol.resolution[0], named=kind is RegionKind.BLOCKS))
         region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
         good = tuple(c.block for c in cells if c.verdict is BlockVerdict.RIGHT)
         return _Found(region, mask, tuple(bad), separated, partition.axis, partition.first, good)
@@ -587,6 +616,7 @@ class Localization:
             low=low,
             high=high,
             contiguous=contiguous,
+            **_reduced_right(cells, self.evidence.tol.resolution[0], named=False),
         )
         return _Found(region, mask, tuple(cells[k] for k in bad), separated)
 
@@ -676,7 +706,21 @@ class Localization:
     def _elements_region(self, examples: list[ElementExample]) -> Region:
         wrong = tuple(str(e.index) for e in examples if e.wrong)
         share = len(wrong) / max(1, int(self.value.size))
-        return Region(RegionKind.ELEMENTS, self.name, "element", "elements", wrong, len(examples) - len(wrong), share)
+        right = len(examples) - len(wrong)
+        assert self.table is not None
+        # The elements measured right by a probe that agreed at a reduced resolution only.
+        full = self.evidence.tol.resolution[0]  # as `_reduced_right` counts blocks
+        coarse = [
+            (self._placed_index(element), max(p.resolution for p in probes if p.reduced))
+            for element, probes in self.table
+            if all(p.verdict is Verdict.PASS for p in probes) and any(p.reduced and p.resolution > full for p in probes)
+        ]
+        extra: dict[str, Any] = {}
+        if coarse:
+            extra["resolution"] = max(resolution for _, resolution in coarse)
+            if len(coarse) < right:
+                extra["reduced"] = tuple(str(index) for index, _ in coarse)
+        return Region(RegionKind.ELEMENTS, self.name, "element", "elements", wrong, right, share, **extra)
 
     def _measured_examples(self, gradient: Any) -> list[ElementExample]:
         """Every element of a small argument, the wrong first, the worst first among them."""
@@ -689,9 +733,14 @@ class Localization:
         """An element measured on a sub-batch, named by its index in the batch (`origin`)."""
         if self.origin is None:
             return example
+        return dataclasses.replace(example, index=self._placed_index(example.index))
+
+    def _placed_index(self, index: tuple[int, ...]) -> tuple[int, ...]:
+        """An element's index on a sub-batch as the batch's (`origin`)."""
+        if self.origin is None:
+            return index
         axis, first = self.origin
-        index = tuple(i + first if k == axis else i for k, i in enumerate(example.index))
-        return dataclasses.replace(example, index=index)
+        return tuple(i + first if k == axis else i for k, i in enumerate(index))
 
     def _sampled_examples(self, gradient: Any, suspect: Any) -> list[ElementExample]:
         """A few elements (in the region found, if any) measured one at a time."""
