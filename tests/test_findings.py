@@ -35,6 +35,7 @@ from layercheck.numerics.gradients.findings import (
     Region,
     RegionKind,
     Size,
+    resolution_text,
 )
 from layercheck.results import CheckResult, MalformedReport, Origin, plain
 
@@ -414,13 +415,33 @@ def test_a_tiny_channel_off_by_2_is_said_exactly():
         ),
         (
             Region(
-                RegionKind.ELEMENTS, "w", "element", "elements", ("(2,)",), 5, 0.17, resolution=9e-7, reduced=("(4,)",)
+                RegionKind.ELEMENTS, "w", "element", "elements", ("(2,)",), 5, 0.17, resolution=9e-5, reduced=("(4,)",)
             ),
-            "wrong at 1 of the 6 elements of w measured: (2,); right in the others; in element (4,) only to a "
-            "reduced resolution of 9e-07",
+            "wrong at 1 of the 6 elements of w measured: (2,); right in the others (element (4,) only to a reduced "
+            "resolution of 9e-05)",
+        ),
+        (
+            Region(RegionKind.ELEMENTS, "w", "element", "elements", ("(0,)",), 1, 0.5, resolution=1.3e-5),
+            "wrong at 1 of the 2 elements of w measured: (0,); right in the other, only to a reduced resolution of "
+            "1.3e-05",
+        ),
+        (
+            Region(
+                RegionKind.ELEMENTS,
+                "w",
+                "element",
+                "elements",
+                ("(2,)",),
+                26,
+                0.04,
+                resolution=9.7e-5,
+                reduced=tuple(f"({k},)" for k in range(5, 25)),
+            ),
+            "wrong at 1 of the 27 elements of w measured: (2,); right in the others (elements (5,), (6,), (7,), (8,), "
+            "(9,), (10,), (11,), (12,) ... only to a reduced resolution of 9.7e-05)",
         ),
     ],
-    ids=["some-blocks", "every-block", "sign", "value-range", "elements"],
+    ids=["some-blocks", "every-block", "sign", "value-range", "elements", "one-other-element", "many-elements"],
 )
 def test_what_was_shown_right_only_at_a_reduced_resolution_is_said_so(region, words):
     """ "Right in the others" is said as finely as it was shown: blocks whose probe agreed only
@@ -432,6 +453,25 @@ def test_what_was_shown_right_only_at_a_reduced_resolution_is_said_so(region, wo
     earlier = Finding.from_dict(data)  # a report written before the fields were there
     assert earlier.region is not None and earlier.region.resolution == 0.0 and earlier.region.reduced == ()
     assert "reduced" not in region_text(earlier.region)
+
+
+@pytest.mark.parametrize(
+    "resolution, said",
+    [(5.64e-6, "5.7e-06"), (1.02e-6, "1.1e-06"), (3e-5, "3e-05"), (9.96e-6, "1e-05"), (0.002, "0.002")],
+)
+def test_a_reduced_resolution_is_said_in_two_digits_rounded_up(resolution, said):
+    """What a probe ruled out is never said finer than it was: 1.02e-6 would read "1e-06", the
+    full resolution, rounded to the nearest."""
+    assert resolution_text(resolution) == said
+    assert float(said) >= resolution
+
+
+@pytest.mark.parametrize("resolution", [-1.0, math.nan, math.inf])
+def test_a_region_read_back_with_a_resolution_that_is_no_relative_error_is_refused(resolution):
+    data = Region(RegionKind.BLOCKS, "X", "channel", "channels", ("2",), 5, 0.17).to_dict()
+    data["resolution"] = resolution
+    with pytest.raises(MalformedFinding, match="resolution"):
+        Region.from_dict(data)
 
 
 def test_blocks_no_probe_decided_are_said_undecided_and_a_report_without_them_reads_none():

@@ -42,7 +42,7 @@ from layercheck.numerics.gradients.engine import (
     make_baseline,
 )
 from layercheck.numerics.gradients.evidence import worst_failing
-from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers
+from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers, resolution_text
 from layercheck.numerics.gradients.localization import numbers_of
 from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch
 from layercheck.reproducers.evidence import Evidence, ReproKind
@@ -674,7 +674,7 @@ def _undecided_against_the_joint(verdict: ArgumentVerdict) -> ArgumentVerdict:
     """A passed argument undecided against a failed joint probe, where its pass says less."""
     joint = "a probe moving all arguments at once failed at the full resolution, and this one's own probes agree only"
     if verdict.reduced is not None:
-        reason = f"{joint} at a reduced resolution of {verdict.reduced.resolution:.2g}"
+        reason = f"{joint} at a reduced resolution of {resolution_text(verdict.reduced.resolution)}"
     elif any(p.within_roundoff for p in verdict.probes if p.verdict is Verdict.PASS):
         reason = f"{joint} within their round-off, the bound of their curvature left out"
     else:

@@ -31,6 +31,7 @@ from layercheck.numerics.gradients.findings import (
     Size,
     SubBatchSize,
     Worst,
+    resolution_text,
 )
 from layercheck.status import Status
 
@@ -139,12 +140,19 @@ def _place(region: Region) -> str:
     if region.kind is RegionKind.VALUE_RANGE:
         return _value_span(region)
     if region.kind is RegionKind.ELEMENTS:
-        shown = ", ".join(region.wrong[:_SHOWN_ELEMENTS]) + (" ..." if len(region.wrong) > _SHOWN_ELEMENTS else "")
         # Of those measured, which may be fewer than the argument holds (a learnable some of
         # whose elements no output uses), said so.
         total = len(region.wrong) + region.right
-        rest = f"; right in the others{_reduced(region)}" if region.resolution else ""
-        return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {shown}{rest}"
+        rest = ""
+        if region.resolution:
+            others = "the other" if region.right == 1 else "the others"
+            rest = f"; right in {others}, only to a reduced resolution of {resolution_text(region.resolution)}"
+            if region.reduced:
+                rest = (
+                    f"; right in {others} ({_elements(region.reduced)} only to a reduced resolution of "
+                    f"{resolution_text(region.resolution)})"
+                )
+        return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {_shown(region.wrong)}{rest}"
     others = f"{region.right} other{'s' if region.right > 1 else ''}"
     undecided = ""
     if region.undecided:
@@ -156,14 +164,23 @@ def _place(region: Region) -> str:
     return f"in {_blocks(region, region.wrong)} of {region.argument} (right in the {others} checked{_reduced(region)}{undecided})"
 
 
+def _shown(labels: tuple[str, ...]) -> str:
+    """Elements' indices, the first few: "(0, 1), (2, 3) ..."."""
+    return ", ".join(labels[:_SHOWN_ELEMENTS]) + (" ..." if len(labels) > _SHOWN_ELEMENTS else "")
+
+
+def _elements(labels: tuple[str, ...]) -> str:
+    return f"element{'s' if len(labels) > 1 else ''} {_shown(labels)}"
+
+
 def _reduced(region: Region) -> str:
     """How finely the blocks said right were shown right, where some only were to a reduced
     resolution (a steep layer's curvature): "; in channel 4 only to a reduced resolution of
-    5.6e-06", as a passed check says it of an argument ("" where every one was at the full)."""
+    5.7e-06", as a passed check says it of an argument ("" where every one was at the full)."""
     if not region.resolution:
         return ""
     which = f"; in {_blocks(region, region.reduced)}" if region.reduced else ","
-    return f"{which} only to a reduced resolution of {region.resolution:.2g}"
+    return f"{which} only to a reduced resolution of {resolution_text(region.resolution)}"
 
 
 def _blocks(region: Region, labels: tuple[str, ...]) -> str:
@@ -414,7 +431,7 @@ def passed(
         message += " on the GPU"
     for argument, resolution in checked:
         if resolution is not None:
-            message += f"; {argument} only to a reduced resolution of {resolution:.2g}"
+            message += f"; {argument} only to a reduced resolution of {resolution_text(resolution)}"
     if masked:
         most = max(masked)
         some = "up to " if len(set(masked)) > 1 else ""

@@ -252,8 +252,9 @@ def transposed(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     if gradient.ndim < 2 or gradient.ndim > 4:
         return None
     for perm in itertools.permutations(range(gradient.ndim)):
-        if perm == tuple(range(gradient.ndim)):
-            continue
+        moved = [axis for axis in perm if gradient.shape[axis] > 1]
+        if moved == sorted(moved):
+            continue  # it moves axes of length 1 alone: the same elements in the same order
         if gradient.transpose(perm).shape == gradient.shape and evidence.holds(index, _permuted(index, perm)):
             return Finding(Cause.TRANSPOSED, (evidence.name(index),), Permutation(tuple(perm)))
     return None

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from layercheck.numerics.arrays import fetch, namespace_of
+from layercheck.numerics.arrays import fetch, namespace_of, to_host
 from layercheck.numerics.blocks import AXIS_WORDS, axis_mask
 from layercheck.numerics.gradients import claims
 from layercheck.numerics.gradients.budget import Limit, WorkBudget
@@ -26,6 +26,7 @@ from layercheck.numerics.gradients.engine import (
     EvaluationError,
     GradientProblem,
     Tolerances,
+    Verdict,
     check_argument,
 )
 from layercheck.numerics.gradients.evidence import Evidence, worst_failing
@@ -238,13 +239,25 @@ class Diagnostician:
             right.append(~mask)
         outside = [block & ~mask for _, _, block in self.evidence.small_blocks[index]]
         right += [block for block in outside if bool(xp.any(block))]
-        resolution = 0.0
+        full, resolution = whole.tol.resolution[0], 0.0
         for support in right:
             verdict = self._verdict(index, rng, support)
             if verdict is None or verdict.status is not Status.PASSED:
                 return None
-            if verdict.reduced is not None and verdict.reduced.resolution > whole.tol.resolution[0]:
+            if verdict.reduced is not None and verdict.reduced.resolution > full:
                 resolution = max(resolution, verdict.reduced.resolution)
+        # A small argument's elements, each measured on the whole batch for the factor's test
+        # (which reads the decided ones alone): each outside the region must be right there,
+        # where an element no probe decided is not (a learnable noisy past the sub-batch).
+        table = whole.elements(index) if finding.cause in (Cause.FACTOR, Cause.WRONG_SIGN) else None
+        if table is not None:
+            inside = to_host(mask)
+            for element, probes in table:
+                if inside[element]:
+                    continue
+                if any(p.verdict is not Verdict.PASS for p in probes):
+                    return None
+                resolution = max([resolution] + [p.resolution for p in probes if p.reduced and p.resolution > full])
         return resolution
 
     def _probe(self, index: int, rng: np.random.Generator, support: Any) -> Status:

@@ -53,7 +53,7 @@ from layercheck.numerics.arrays import (
     product_norm_sq,
     random_moves,
 )
-from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput
+from layercheck.numerics.gradients.findings import NonFiniteMove, NonFiniteOutput, resolution_text
 from layercheck.status import Cause, Status, cause_of
 
 __all__ = [
@@ -490,7 +490,14 @@ def _run_moves(
     resolved = large_step
     probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * h), resolved, spares)
     if probe.reason is Undecided.CURVATURE and probe.masked:
-        probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 10 * h), resolved, spares)
+        closer = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 10 * h), resolved, spares)
+        # The closer look decides a pass, never a failure: what it takes for kinks may be
+        # round-off (outputs of sin(w X + 1e4) in some channels, noisy at 1e4 of their ulps,
+        # bend a little everywhere), taken where it happens to bend most, and the noisy outputs
+        # it keeps carry the same round-off out of their error estimate: a correct gradient
+        # failed. A wrong one still fails at a smaller step, or at the first look.
+        if closer.verdict is not Verdict.FAIL:
+            probe = closer
     return probe
 
 
@@ -1340,7 +1347,7 @@ def check_argument(
     agreeing = [p for p in probes if p.verdict is Verdict.UNDECIDED and _agrees_at_reduced_resolution(p, tol)]
     if agreeing and not fails and passes_needed == 1:
         best = min(agreeing, key=lambda p: p.resolution)
-        reason = f"agreement at a reduced resolution of {best.resolution:.2g}"
+        reason = f"agreement at a reduced resolution of {resolution_text(best.resolution)}"
         return ArgumentVerdict(index, Status.PASSED, probes, reason, reduced=best)
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
 

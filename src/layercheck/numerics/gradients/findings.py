@@ -43,6 +43,7 @@ __all__ = [
     "Size",
     "SubBatchSize",
     "Worst",
+    "resolution_text",
 ]
 
 
@@ -218,6 +219,23 @@ class Factor:
         )
 
 
+def resolution_text(resolution: float) -> str:
+    """A reduced resolution in two digits, rounded up: what was ruled out is never said finer
+    than it was (5.64e-6 is "5.7e-06", and 1.02e-6 never reads as the full "1e-06")."""
+    shown = float(f"{resolution:.2g}")
+    if shown < resolution:
+        shown += 10.0 ** (math.floor(math.log10(resolution)) - 1)
+    return f"{shown:.2g}"
+
+
+def _resolution(value: Any, where: str) -> float:
+    """A region's `resolution` read back: a relative error ruled out, finite and not negative."""
+    resolution = reading.real(value, f"the resolution of {where}")
+    if not 0 <= resolution < math.inf:
+        raise MalformedFinding(f"the resolution of {where} is {resolution!r}, not a relative error")
+    return resolution
+
+
 class RegionKind(enum.Enum):
     BLOCKS = "blocks"  # indices along a named axis: channels 2, 5
     BORDER = "border"  # the border of the spatial plane, `depth` deep
@@ -300,7 +318,7 @@ class Region:
                 reading.text(label, f"an undecided label of {where}")
                 for label in reading.items(data.get("undecided", []), where)
             ),
-            reading.real(data.get("resolution", 0.0), f"the resolution of {where}"),
+            _resolution(data.get("resolution", 0.0), where),
             tuple(
                 reading.text(label, f"a label of {where} right at a reduced resolution")
                 for label in reading.items(data.get("reduced", []), where)

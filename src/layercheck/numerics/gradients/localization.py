@@ -49,6 +49,9 @@ LOCALIZATION_BUDGET = 48
 CONFIRMATION_BUDGET = 24
 _CANDIDATES = 3  # screened partitions confirmed, the most specific first
 _EXAMPLES = 4  # elements measured one at a time for a large argument
+# The parts of a region of one sign each of which must be wrong for it to be said without a
+# factor (`Localization._fills`).
+_FILLED_PARTS = 4
 _MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little about where it is wrong
 # The most blocks of the partitions besides the labelled axes': the distance from the edge (4),
 # the sign (2), the value ranges (8), and each spatial axis (8).
@@ -75,8 +78,8 @@ class _Cell:
     probe: Probe | None  # the failing probe of a wrong cell, else the one it rests on (`_deciding`)
     failing: tuple[Probe, ...] = ()
     probes: int = 0  # decisive probes behind the verdict: 1 for a screen, 2 once confirmed (0: exact)
-    # A right cell's: the coarsest reduced resolution a probe behind it agreed to alone (0:
-    # every one decided at the full resolution), as a passed argument's `reduced` says.
+    # A right cell's: the reduced resolution it was shown right to, where no probe behind it
+    # decided it right at the full one (0: one did), as a passed argument's `reduced` says.
     resolution: float = 0.0
 
     def record(self) -> BlockError:
@@ -112,6 +115,8 @@ class _Found:
     axis: int | None = None
     first: int = 0
     right: tuple[Block, ...] = ()
+    # Those of `right` shown right only at a reduced resolution (`_reduced_right`).
+    coarse: tuple[Block, ...] = ()
 
 
 Blocks = dict[str, tuple[BlockError, ...]]  # each partition's blocks, as measured
@@ -227,18 +232,22 @@ def _indices(spans: list[tuple[int, int | None] | None]) -> int:
     return sum(span[1] - span[0] + 1 for span in spans if span is not None and span[1] is not None)
 
 
+def _coarse(cells: list[_Cell], full: float) -> list[_Cell]:
+    """The cells found right only at a reduced resolution coarser than the `full` one (the
+    relative error the check resolves: a probe that agreed at 9e-7 only, its tolerance above
+    its projection's stricter bound, still rules out 1e-6)."""
+    return [c for c in cells if c.verdict is BlockVerdict.RIGHT and c.resolution > full]
+
+
 def _reduced_right(cells: list[_Cell], full: float, named: bool) -> dict[str, Any]:
     """A region's `resolution` and `reduced` fields: the coarsest reduced resolution a block
-    found right rests on, where it is coarser than the `full` one (the relative error the
-    check resolves: a probe that agreed at 9e-7 only, its tolerance above its projection's
-    stricter bound, still rules out 1e-6), and (`named`: a region of blocks, which names
-    them) those blocks, unless they are all the blocks found right."""
-    right = [c for c in cells if c.verdict is BlockVerdict.RIGHT]
-    coarse = [c for c in right if c.resolution > full]
+    found right rests on (`_coarse`), and (`named`: a region of blocks, which names them)
+    those blocks, unless they are all the blocks found right."""
+    coarse = _coarse(cells, full)
     if not coarse:
         return {}
     found: dict[str, Any] = {"resolution": max(c.resolution for c in coarse)}
-    if named and len(coarse) < len(right):
+    if named and len(coarse) < sum(c.verdict is BlockVerdict.RIGHT for c in cells):
         found["reduced"] = _merged([c.block for c in coarse])
     return found
 
@@ -327,6 +336,13 @@ class Localization:
         found = [f for f in found if not self.evidence.wrong_outside(self.index, f.mask)]
         found = [self._undecided_taken_out(f) for f in found]
         factor, found = self._factor(gradient, found)
+        # A region of one sign said without a factor proven in it (which holds for all of it)
+        # is said only where the error fills it.
+        found = [
+            f
+            for k, f in enumerate(found)
+            if f.region.kind is not RegionKind.SIGN or (k == 0 and factor is not None) or self._fills(f)
+        ]
         regions = tuple(f.region for f in found)
         self.finding_mask = found[0].mask if found else None
         self.finding_blocks = [cell.block.mask for cell in found[0].bad] if found else []
@@ -438,7 +454,9 @@ class Localization:
             again = self._probe_block(cell.block, rng, budget=budget)
             word = cell.verdict if _word(again) is cell.verdict else BlockVerdict.UNDECIDED
             bad = cell.failing + (tuple(failing(again)) if again else ())
-            resolution = max(cell.resolution, _reduced(again))
+            # Right at the full resolution where either probe decided so (one decisive pass
+            # is what `check_argument` asks of a whole argument).
+            resolution = min(cell.resolution, _reduced(again)) if word is BlockVerdict.RIGHT else 0.0
             confirmed.append(_Cell(cell.block, word, bad[0] if bad else cell.probe, bad, cell.probes + 1, resolution))
         return confirmed
 
@@ -507,10 +525,12 @@ class Localization:
             kind = RegionKind.SIGN
             extra = {"below": cells[0].verdict is BlockVerdict.WRONG}  # by_sign: below zero, then above
         labels = _merged([c.block for c in bad]) if kind is RegionKind.BLOCKS else tuple(c.block.label for c in bad)
-        extra.update(_reduced_right(cells, self.evidence.tol.resolution[0], named=kind is RegionKind.BLOCKS))
+        full = self.evidence.tol.resolution[0]
+        extra.update(_reduced_right(cells, full, named=kind is RegionKind.BLOCKS))
         region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
         good = tuple(c.block for c in cells if c.verdict is BlockVerdict.RIGHT)
-        return _Found(region, mask, tuple(bad), separated, partition.axis, partition.first, good)
+        coarse = tuple(c.block for c in _coarse(cells, full))
+        return _Found(region, mask, tuple(bad), separated, partition.axis, partition.first, good, coarse)
 
     def _narrowed(
         self, partition: Partition, cells: list[_Cell], region: _Found
@@ -644,7 +664,40 @@ class Localization:
         region = dataclasses.replace(
             found.region, right=found.region.right - len(indices), undecided=_runs([(i, i) for i in indices])
         )
+        if region.reduced:
+            # Named right only at a reduced resolution: not those now said undecided.
+            kept = []
+            for block in found.coarse:
+                first, last = block.span if block.span is not None else (0, None)
+                if last is not None:
+                    kept += [(i, i) for i in range(first, last + 1) if i not in indices]
+            region = dataclasses.replace(region, reduced=_runs(kept), resolution=region.resolution if kept else 0.0)
         return dataclasses.replace(found, region=region)
+
+    def _fills(self, found: _Found) -> bool:
+        """Whether the error fills a region of one sign, not a few of its elements: each
+        quarter of its elements, in their order, fails a probe of its own (each element
+        measured on its own: most are wrong). One channel wrong, whose values are all below
+        zero, or one element, are wrong "where X < 0" in the letter only, and send a user to a
+        branch on the sign that is right (a gate wrong in one channel of 300, its other
+        channels undecided, read "wrong where t < 0"). A range of values is said of where the
+        errors lie, the share it holds with it: its bins are coarse (a backward wrong past 2.5
+        is found in a bin from 2.03 on)."""
+        if self.table is not None:
+            return self._mostly_wrong(found.mask)
+        xp = namespace_of(found.mask)
+        flat = found.mask.reshape(-1)
+        inside = xp.flatnonzero(flat)
+        parts = min(_FILLED_PARTS, int(inside.size))
+        self._screens = max(self._screens, self._spent) + 2 * parts  # a probe and a retry each
+        rng = self.evidence.rng(f"fills {self.name} {found.region.unit}")
+        for k, at in enumerate(xp.array_split(inside, parts)):
+            part = xp.zeros(flat.shape, dtype=bool)
+            part[at] = True
+            verdict = self._probe_block(Block(f"part {k}", part.reshape(found.mask.shape)), rng)
+            if _word(verdict) is not BlockVerdict.WRONG:
+                return False
+        return True
 
     def _mostly_wrong(self, mask: Any) -> bool:
         """Whether most of the elements `mask` holds are wrong, each measured on its own."""
