@@ -17,7 +17,7 @@ import numpy as np
 
 from layercheck.numerics import blocks as partitions
 from layercheck.numerics.arrays import fetch, is_complex, namespace_of, to_host
-from layercheck.numerics.blocks import Block, Partition
+from layercheck.numerics.blocks import Block, Partition, axis_mask
 from layercheck.numerics.gradients.claims import factors_to_try, name_factor, ratio_of, sizes
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
@@ -49,9 +49,6 @@ LOCALIZATION_BUDGET = 48
 CONFIRMATION_BUDGET = 24
 _CANDIDATES = 3  # screened partitions confirmed, the most specific first
 _EXAMPLES = 4  # elements measured one at a time for a large argument
-# The parts of a region of one sign each of which must be wrong for it to be said without a
-# factor (`Localization._fills`).
-_FILLED_PARTS = 4
 _MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little about where it is wrong
 # The most blocks of the partitions besides the labelled axes': the distance from the edge (4),
 # the sign (2), the value ranges (8), and each spatial axis (8).
@@ -675,27 +672,28 @@ class Localization:
         return dataclasses.replace(found, region=region)
 
     def _fills(self, found: _Found) -> bool:
-        """Whether the error fills a region of one sign, not a few of its elements: each
-        quarter of its elements, in their order, fails a probe of its own (each element
-        measured on its own: most are wrong). One channel wrong, whose values are all below
-        zero, or one element, are wrong "where X < 0" in the letter only, and send a user to a
-        branch on the sign that is right (a gate wrong in one channel of 300, its other
-        channels undecided, read "wrong where t < 0"). A range of values is said of where the
-        errors lie, the share it holds with it: its bins are coarse (a backward wrong past 2.5
-        is found in a bin from 2.03 on)."""
+        """Whether the error fills a region of one sign, not a few of its elements: cut in two
+        halves along each axis (the first indices, the last), each half fails a probe of its
+        own (each element measured on its own: most are wrong). One channel wrong, whose
+        values are all below zero, is wrong "where X < 0" in the letter only, and sends a user
+        to a branch on the sign that is right (a gate wrong in one channel of 300, its other
+        channels undecided, read "wrong where t < 0"); it is in one half of the channels. A
+        range of values is said of where the errors lie, the share it holds with it: its bins
+        are coarse (a backward wrong past 2.5 is found in a bin from 2.03 on)."""
         if self.table is not None:
             return self._mostly_wrong(found.mask)
-        xp = namespace_of(found.mask)
-        flat = found.mask.reshape(-1)
-        inside = xp.flatnonzero(flat)
-        parts = min(_FILLED_PARTS, int(inside.size))
-        self._screens = max(self._screens, self._spent) + 2 * parts  # a probe and a retry each
+        mask = found.mask
+        xp = namespace_of(mask)
+        halves = []
+        for axis, size in enumerate(mask.shape):
+            if size > 1:
+                first = axis_mask(tuple(mask.shape), axis, 0, size // 2, xp)
+                halves += [mask & first, mask & ~first]
+        halves = [half for half in halves if bool(xp.any(half))]
+        self._screens = max(self._screens, self._spent) + 2 * len(halves)  # a probe and a retry each
         rng = self.evidence.rng(f"fills {self.name} {found.region.unit}")
-        for k, at in enumerate(xp.array_split(inside, parts)):
-            part = xp.zeros(flat.shape, dtype=bool)
-            part[at] = True
-            verdict = self._probe_block(Block(f"part {k}", part.reshape(found.mask.shape)), rng)
-            if _word(verdict) is not BlockVerdict.WRONG:
+        for k, half in enumerate(halves):
+            if _word(self._probe_block(Block(f"half {k}", half), rng)) is not BlockVerdict.WRONG:
                 return False
         return True
 
