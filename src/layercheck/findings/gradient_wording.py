@@ -146,12 +146,12 @@ def _place(region: Region) -> str:
         rest = ""
         if region.resolution:
             others = "the other" if region.right == 1 else "the others"
-            rest = f"; right in {others}, only to a reduced resolution of {resolution_text(region.resolution)}"
-            if region.reduced:
-                rest = (
-                    f"; right in {others} ({_elements(region.reduced)} only to a reduced resolution of "
-                    f"{resolution_text(region.resolution)})"
-                )
+            coarse = f"only to a reduced resolution of {resolution_text(region.resolution)}"
+            rest = (
+                f"; right in {others} ({_elements(region.reduced)} {coarse})"
+                if region.reduced
+                else f"; right in {others}, {coarse}"
+            )
         return f"at {len(region.wrong)} of the {total} elements of {region.argument} measured: {_shown(region.wrong)}{rest}"
     others = f"{region.right} other{'s' if region.right > 1 else ''}"
     undecided = ""

@@ -28,6 +28,7 @@ from layercheck.numerics.gradients.engine import (
     Tolerances,
     Verdict,
     check_argument,
+    reduced_resolution_of,
 )
 from layercheck.numerics.gradients.evidence import Evidence, worst_failing
 from layercheck.numerics.gradients.findings import (
@@ -244,8 +245,8 @@ class Diagnostician:
             verdict = self._verdict(index, rng, support)
             if verdict is None or verdict.status is not Status.PASSED:
                 return None
-            if verdict.reduced is not None and verdict.reduced.resolution > full:
-                resolution = max(resolution, verdict.reduced.resolution)
+            if verdict.reduced_resolution > full:
+                resolution = max(resolution, verdict.reduced_resolution)
         # A small argument's elements, each measured on the whole batch for the factor's test
         # (which reads the decided ones alone): each outside the region must be right there,
         # where an element no probe decided is not (a learnable noisy past the sub-batch).
@@ -257,7 +258,9 @@ class Diagnostician:
                     continue
                 if any(p.verdict is not Verdict.PASS for p in probes):
                     return None
-                resolution = max([resolution] + [p.resolution for p in probes if p.reduced and p.resolution > full])
+                coarse = reduced_resolution_of(probes)
+                if coarse > full:
+                    resolution = max(resolution, coarse)
         return resolution
 
     def _probe(self, index: int, rng: np.random.Generator, support: Any) -> Status:

@@ -71,6 +71,7 @@ __all__ = [
     "keep_inside",
     "make_baseline",
     "random_direction",
+    "reduced_resolution_of",
     "run_probe",
     "step_scale",
 ]
@@ -874,6 +875,17 @@ class ArgumentVerdict:
     # Passed at a reduced resolution: the agreeing probe of the finest `resolution`, coarser
     # than the full one (`_agrees_at_reduced_resolution`).
     reduced: Probe | None = None
+
+    @property
+    def reduced_resolution(self) -> float:
+        """The reduced resolution a pass rests on (0: decided at the full one, or no pass)."""
+        return self.reduced.resolution if self.status is Status.PASSED and self.reduced is not None else 0.0
+
+
+def reduced_resolution_of(probes: Sequence[Probe]) -> float:
+    """The coarsest resolution of the probes passed on an agreement at a reduced resolution
+    alone (`element_probe`; 0: none was)."""
+    return max((p.resolution for p in probes if p.reduced), default=0.0)
 
 
 def check_jointly(

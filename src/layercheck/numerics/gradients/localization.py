@@ -26,6 +26,7 @@ from layercheck.numerics.gradients.engine import (
     Verdict,
     check_argument,
     element_probe,
+    reduced_resolution_of,
 )
 from layercheck.numerics.gradients.evidence import Corrected, Element, Evidence, failing, worst_failing
 from layercheck.numerics.gradients.findings import (
@@ -144,14 +145,8 @@ def _cell(block: Block, verdict: ArgumentVerdict | None) -> _Cell:
     if verdict is None or not verdict.probes:
         return _Cell(block, BlockVerdict.UNDECIDED, None)
     found = failing(verdict)
-    return _Cell(block, _word(verdict), found[0] if found else _deciding(verdict), tuple(found), 1, _reduced(verdict))
-
-
-def _reduced(verdict: ArgumentVerdict | None) -> float:
-    """The reduced resolution a passed verdict rests on (0: the full one, or not passed)."""
-    if verdict is None or verdict.status is not Status.PASSED or verdict.reduced is None:
-        return 0.0
-    return verdict.reduced.resolution
+    resolution = verdict.reduced_resolution
+    return _Cell(block, _word(verdict), found[0] if found else _deciding(verdict), tuple(found), 1, resolution)
 
 
 def _deciding(verdict: ArgumentVerdict) -> Probe:
@@ -453,7 +448,7 @@ class Localization:
             bad = cell.failing + (tuple(failing(again)) if again else ())
             # Right at the full resolution where either probe decided so (one decisive pass
             # is what `check_argument` asks of a whole argument).
-            resolution = min(cell.resolution, _reduced(again)) if word is BlockVerdict.RIGHT else 0.0
+            resolution = min(cell.resolution, again.reduced_resolution) if again and word is BlockVerdict.RIGHT else 0.0
             confirmed.append(_Cell(cell.block, word, bad[0] if bad else cell.probe, bad, cell.probes + 1, resolution))
         return confirmed
 
@@ -481,8 +476,7 @@ class Localization:
         if bad:
             return _Cell(block, BlockVerdict.WRONG, max(bad, key=lambda p: p.discrepancy), bad)
         if probes and all(p.verdict is Verdict.PASS for p in probes):
-            resolution = max((p.resolution for p in probes if p.reduced), default=0.0)
-            return _Cell(block, BlockVerdict.RIGHT, probes[-1], resolution=resolution)
+            return _Cell(block, BlockVerdict.RIGHT, probes[-1], resolution=reduced_resolution_of(probes))
         return _Cell(block, BlockVerdict.UNDECIDED, probes[-1] if probes else None)
 
     def _region_of(self, partition: Partition, cells: list[_Cell]) -> _Found | None:
@@ -761,11 +755,11 @@ class Localization:
         assert self.table is not None
         # The elements measured right by a probe that agreed at a reduced resolution only.
         full = self.evidence.tol.resolution[0]  # as `_reduced_right` counts blocks
-        coarse = [
-            (self._placed_index(element), max(p.resolution for p in probes if p.reduced))
-            for element, probes in self.table
-            if all(p.verdict is Verdict.PASS for p in probes) and any(p.reduced and p.resolution > full for p in probes)
-        ]
+        coarse = []
+        for element, probes in self.table:
+            resolution = reduced_resolution_of(probes)
+            if resolution > full and all(p.verdict is Verdict.PASS for p in probes):
+                coarse.append((self._placed_index(element), resolution))
         extra: dict[str, Any] = {}
         if coarse:
             extra["resolution"] = max(resolution for _, resolution in coarse)
