@@ -221,6 +221,7 @@ def _every_kind_of_finding() -> list[Finding]:
         Finding(Cause.TRANSPOSED, ("W",), Permutation((1, 0))),
         Finding(Cause.WRONG_AXES, ("b",), AxesMistake("dL/dY", (0,), (2,), "SSCB")),
         Finding(Cause.ACROSS_OBSERVATIONS, ("X",), AcrossObservations((0, 127), 128, 0.0, -0.0172, 1.0)),
+        Finding(Cause.ACROSS_OBSERVATIONS, ("X",), AcrossObservations((0, 3, 7), 128, 0.0, 0.00266, 1.0, 8)),
         Finding(Cause.WRONG_SIGN, ("X",), region=sign),
         Finding(Cause.FACTOR, ("X",), Factor(1 / 128, FactorForm.INVERSE_SIZE, 1, 128, batch)),
         Finding(

@@ -291,11 +291,19 @@ def headline(finding: Finding) -> str:
             f"{_axes(detail.should_keep, detail.labels)} is right"
         )
     if cause is Cause.ACROSS_OBSERVATIONS and isinstance(detail, AcrossObservations):
+        observations = listed([str(k) for k in detail.observations])
+        rate = f"the loss on the others' outputs changes at a rate of {detail.numeric:.3g} along a random direction"
+        if detail.within is not None:
+            return (
+                f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
+                f"observations' outputs (shown for observations {observations} among the first {detail.within}, "
+                f"each moved alone, then for observation {detail.observations[0]} among all {detail.batch}, where "
+                f"{rate} and backward's gradient gives {detail.analytic:.3g})"
+            )
         return (
             f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
-            f"observations' outputs (shown for observations {listed([str(k) for k in detail.observations])} of "
-            f"{detail.batch}, each moved alone): the loss on the others' outputs changes at a rate of "
-            f"{detail.numeric:.3g} along a random direction, where backward's gradient gives {detail.analytic:.3g}"
+            f"observations' outputs (shown for observations {observations} of {detail.batch}, each moved alone): "
+            f"{rate}, where backward's gradient gives {detail.analytic:.3g}"
         )
     if cause is Cause.WRONG_SIGN:
         where = "" if region is None else f" {_place(region)}{_rest(region)}"

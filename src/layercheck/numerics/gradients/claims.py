@@ -167,7 +167,9 @@ def zero(evidence: Evidence, index: int) -> Finding:
 
 
 def linearity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
-    """backward must be linear in dL/dY: s dL/dY, s times every gradient."""
+    """backward must be linear in dL/dY: s dL/dY, s times every gradient. Asked of the whole
+    batch, never of a sub-batch's first observations alone: a backward that clips dL/dY to a
+    norm past a sub-batch's is linear there."""
     scale, scaled = evidence.scaled_gradients()
     if scaled is None or scaled[index] is None:
         return None
@@ -364,6 +366,10 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     own rule, once for the others: a claim's); a backward that has the dependence, however
     wrongly scaled, or has it for the observation between, is no such finding.
 
+    On a large batch this is shown among its first observations (`Evidence.screen`, where
+    each costs a fraction of the whole batch's calls), then for the first observation among
+    the whole batch's (one failing probe: a claim's), whose numbers are said.
+
     Tried only where the argument and every output have an observation axis of the batch's
     size, and one call of the layer per observation shows that moving it changes another
     observation's outputs at all (a layer that computes each observation on its own does
@@ -371,6 +377,34 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     split = _observation_axes(evidence, index)
     if split is None:
         return None
+    axis, batch, output_axes = split
+    screen = evidence.screen()
+    among = None if screen is None else _observation_axes(screen, index)
+    if screen is None or among is None:
+        shown = _each_left_out(evidence, index, split)
+        if shown is None:
+            return None
+        observations, first, within = shown[0], shown[1], None
+    else:
+        found = _each_left_out(screen, index, among)
+        if found is None:
+            return None
+        # Shown there; the whole batch's first observation then, without the call that asks
+        # whether moving it moves the others at all (the failing probe shows that it does).
+        whole = _left_out(evidence, index, axis, output_axes, 0, 1, gated=False)
+        if whole is None:
+            return None
+        observations, first, within = found[0], whole, among[1]
+    relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
+    detail = AcrossObservations(observations, batch, first.analytic, first.numeric, relative, within)
+    return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
+
+
+def _each_left_out(
+    evidence: Evidence, index: int, split: tuple[int, int, list[int]]
+) -> tuple[tuple[int, ...], Probe] | None:
+    """The observations shown left out (`_left_out`) and the first one's worst probe; None
+    unless each of them is."""
     axis, batch, output_axes = split
     # The first, the last, and one drawn between them: "each observation's" is said of what a
     # backward that leaves out the two ends alone (an off-by-one loop) would fail.
@@ -383,25 +417,25 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
         if worst is None:
             return None
         shown.append(worst)
-    first = shown[0]
-    relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
-    detail = AcrossObservations(tuple(observations), batch, first.analytic, first.numeric, relative)
-    return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
+    return tuple(observations), shown[0]
 
 
 def _left_out(
-    evidence: Evidence, index: int, axis: int, output_axes: list[int], k: int, fails_needed: int
+    evidence: Evidence, index: int, axis: int, output_axes: list[int], k: int, fails_needed: int, gated: bool = True
 ) -> Probe | None:
     """The worst probe that shows backward giving nothing of how observation k's input moves
-    the other observations' outputs (None: it moves none of them, or backward has it)."""
+    the other observations' outputs (None: it moves none of them, or backward has it).
+    `gated`: one call of the layer first asks whether moving observation k moves the others'
+    outputs at all (most layers' do not: nothing more is spent)."""
     value = evidence.problem.values[index]
     support = axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value))
     purpose = f"observation {k} alone"
-    moved = evidence.moved_alone(index, support, purpose)
-    if moved is None or not any(
-        _others_moved(y, y0, j, k) for y, y0, j in zip(moved, evidence.base.outputs, output_axes)
-    ):
-        return None
+    if gated:
+        moved = evidence.moved_alone(index, support, purpose)
+        if moved is None or not any(
+            _others_moved(y, y0, j, k) for y, y0, j in zip(moved, evidence.base.outputs, output_axes)
+        ):
+            return None
     others = []
     for w, j in zip(evidence.base.weights, output_axes):
         w = w.copy()

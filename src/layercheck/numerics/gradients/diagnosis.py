@@ -59,6 +59,53 @@ class _Elsewhere(enum.Enum):
     OBSERVATIONS_NOT_HELD = "wrong in observations of the sub-batch that are right in the batch"
 
 
+class _SubBatches:
+    """The sub-batches of one diagnosis, each made when a claim or a localization first asks
+    for it (the first observations, or a window of the batch from a given observation), and
+    the claims' evidence on the first (`Evidence.screen`). Apart from the `Diagnostician`: the
+    evidence refers to this, and nothing here to the diagnostician or its evidence (no cycle
+    keeps their arrays past the check)."""
+
+    def __init__(
+        self,
+        make: Callable[[int], SubBatch | None] | None,
+        budget: WorkBudget,
+        whole: list[Any],
+        tol: Tolerances,
+        rng: Callable[[str], np.random.Generator],
+    ):
+        self._make, self._budget, self._whole, self._tol, self._rng = make, budget, whole, tol, rng
+        self._made: dict[int, SubBatch | None] = {}
+        self._screen: list[Evidence | None] = []  # made once
+
+    def get(self, start: int = 0) -> SubBatch | None:
+        if self._make is not None and start not in self._made:
+            self._made[start] = None
+            try:  # its base point: a forward and a backward on the sub-batch
+                self._budget.charge()
+                self._budget.charge()
+            except EvaluationError:
+                return None
+            sub = self._make(start)
+            # A backward that returns no gradient, or NaN, on a few observations only (where it
+            # returns numbers on the whole batch) is no place to localize its other bugs.
+            if sub is not None and _like_the_whole(sub.base.gradients, self._whole):
+                self._made[start] = sub
+        return self._made.get(start)
+
+    def screen(self) -> Evidence | None:
+        if not self._screen:
+            sub, rng = self.get(), self._rng
+            self._screen.append(
+                None
+                if sub is None
+                else Evidence(
+                    sub.problem, sub.base, [], self._tol, lambda purpose: rng(f"sub-batch {purpose}"), self._budget
+                )
+            )
+        return self._screen[0]
+
+
 class Diagnostician:
     """Diagnoses the failed arguments of one gradient problem within a budget of calls of the
     layer; what several arguments share (the backward with a scaled dL/dY) is run once."""
@@ -80,11 +127,9 @@ class Diagnostician:
         # Each failed argument's blocks whose gradient is small (`small_scale_blocks`, as the
         # check found them), held by the evidence: a claim about a whole argument is tested in
         # them, and a sub-batch's finding is proven in them on the whole batch.
-        self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget, small_blocks)
-        # Made when a localization first asks for it (most failures are named before): the
-        # first observations, or a window of the batch from a given observation.
-        self._make_sub_batch = sub_batch
-        self._sub_batches: dict[int, SubBatch | None] = {}
+        self._sub_batches = _SubBatches(sub_batch, self.budget, base.gradients, tol, rng)
+        screen = self._sub_batches.screen
+        self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget, small_blocks, screen)
         self._past: dict[tuple[int, int], bool] = {}  # (argument, sub-batch) -> wrong past it
 
     def diagnose(self, index: int) -> Diagnosis:
@@ -110,18 +155,6 @@ class Diagnostician:
 
     def sub_batch(self, start: int = 0) -> SubBatch | None:
         """The sub-batch of the observations from `start` (made once, and kept)."""
-        if self._make_sub_batch is not None and start not in self._sub_batches:
-            self._sub_batches[start] = None
-            try:  # its base point: a forward and a backward on the sub-batch
-                self.budget.charge()
-                self.budget.charge()
-            except EvaluationError:
-                return None
-            sub = self._make_sub_batch(start)
-            # A backward that returns no gradient, or NaN, on a few observations only (where it
-            # returns numbers on the whole batch) is no place to localize its other bugs.
-            if sub is not None and _like_the_whole(sub.base.gradients, self.evidence.base.gradients):
-                self._sub_batches[start] = sub
         return self._sub_batches.get(start)
 
     def _on_sub_batch(self, index: int) -> Diagnosis | None:

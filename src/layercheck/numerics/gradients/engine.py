@@ -142,6 +142,12 @@ _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
 # curvature or kinks left undecided) is tried again along its direction at `_RETRY` times the
 # step: the error of a gradient stays, round-off the estimate left out shrinks (`_round_off`).
 _SMALL_STEP, _RETRY = 8.0, 16.0
+# So is a pass, or a failure by less than `_SLIGHT` of its probe's scale (round-off shows so,
+# a gross error never does), with more than `_KINKED` of its changed outputs taken for kinks:
+# a layer's kinks are rarely so many within float64's step unless its inputs sit on them (a
+# third of them 0), which the larger step shows too; round-off taken for kinks (a minority of
+# outputs that round far above their own ulps, sin(w X + 1e4) in a few channels) vanishes there.
+_SLIGHT, _KINKED = 1e-3, 0.01
 # Base outputs of this many bytes and more are let go while the joint probe's pair runs
 # (`Baseline.release_outputs`): a copy of them is worth a call more where kinks or a failure
 # need them again.
@@ -1320,8 +1326,10 @@ def check_argument(
             probe = run_probe(problem, base, index, direction, t, tol, large_step=h >= _LARGE_STEP, relative=h)
         except EvaluationError as exc:
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
-        if probe.verdict is Verdict.FAIL and h * _SMALL_STEP < tol.step:
+        if _doubtful(probe, tol, h):
             probe = _round_off(problem, base, index, probe, tol, h)
+        if probes and _rounds_off(probes[-1], probe):
+            probe = dataclasses.replace(probe, reason=Undecided.ROUND_OFF, curvature=False)
         probes.append(probe)
         if probe.verdict is Verdict.PASS:
             if fails:
@@ -1357,28 +1365,77 @@ def check_argument(
     return ArgumentVerdict(index, Status.INCOMPLETE, probes, _reasons(probes) or "no probe was decisive")
 
 
-def _round_off(problem: GradientProblem, base: Baseline, index: int, failed: Probe, tol: Tolerances, h: float) -> Probe:
-    """A failure at a small step (`h`, relative), undecided (round-off) where the same
-    direction at `_RETRY` times the step shows less than a quarter of its discrepancy: a
-    gradient's error along a direction is the same at any step, while round-off that the
-    estimate leaves out (a layer that amplifies its own, softmax(1000 X)) grows as the step
-    shrinks. Kept where the larger step cannot be taken (the domain's edge, the layer raised)
-    or shows as much."""
-    value, t = problem.values[index], failed.step * _RETRY
+def _doubtful(probe: Probe, tol: Tolerances, h: float) -> bool:
+    """Whether a decided probe may rest on round-off its estimate leaves out, and is tried
+    again at a larger step (`_round_off`): a failure at a step far below the nominal one; a
+    pass, or a failure by a slight share of its scale (a gross error is no round-off), with
+    many outputs taken for kinks (`_KINKED`: round-off may have been taken for them, and
+    the outputs kept beside them carry as much outside the estimate)."""
+    if probe.verdict is Verdict.FAIL and h * _SMALL_STEP < tol.step:
+        return True
+    slight = probe.verdict is Verdict.PASS or (
+        probe.verdict is Verdict.FAIL and probe.relative(probe.discrepancy) < _SLIGHT
+    )
+    return slight and probe.masked > _KINKED * probe.changed
+
+
+def _rounds_off(larger: Probe, probe: Probe) -> bool:
+    """Whether the second differences that left `probe` undecided as curvature are round-off
+    that the estimate left out: a layer's curvature shows in its error estimate in proportion
+    to the step (kinks within the step more slowly, and never growing), round-off in inverse
+    proportion, and the estimate did not shrink from the probe at a `larger` step, also
+    undecided as curvature (a minority of outputs that round far above their own ulps,
+    sin(w X + 1e4) in a few channels, where a smaller step again would only fail on it)."""
+    return (
+        probe.verdict is Verdict.UNDECIDED
+        and probe.reason is Undecided.CURVATURE
+        and larger.verdict is Verdict.UNDECIDED
+        and larger.reason is Undecided.CURVATURE
+        and larger.step >= 4 * probe.step
+        and probe.relative(probe.error_bound) >= larger.relative(larger.error_bound)
+    )
+
+
+def _round_off(problem: GradientProblem, base: Baseline, index: int, probe: Probe, tol: Tolerances, h: float) -> Probe:
+    """A decided probe tried again along its direction at `_RETRY` times its step (`h`,
+    relative), undecided (round-off) where that shows its decision rested on round-off the
+    estimate leaves out:
+
+    - a failure whose discrepancy falls below a quarter there: a gradient's error along a
+      direction is the same at any step, while round-off that the estimate leaves out (a
+      layer that amplifies its own, softmax(1000 X)) grows as the step shrinks;
+    - a failure or a pass whose outputs taken for kinks do not bend there, half of them or
+      more: a kink within a step is within sixteen times it too (and more join it), while
+      round-off shrinks against the larger move. The outputs kept beside them round as far
+      above their ulps (a minority of outputs that do: sin(w X + 1e4) in a few channels), and
+      the test kept those whose second differences happened to be small: their first
+      differences' round-off is outside the estimate.
+
+    Kept where the larger step cannot be taken (the domain's edge, the layer raised)."""
+    value, t = problem.values[index], probe.step * _RETRY
     if not bool(
-        namespace_of(value).all(keep_inside(value, failed.direction, t, problem.domains[index]) == failed.direction)
+        namespace_of(value).all(keep_inside(value, probe.direction, t, problem.domains[index]) == probe.direction)
     ):
-        return failed
+        return probe
     try:
-        larger = run_probe(problem, base, index, failed.direction, t, tol, h * _RETRY >= _LARGE_STEP, h * _RETRY)
+        larger = run_probe(problem, base, index, probe.direction, t, tol, h * _RETRY >= _LARGE_STEP, h * _RETRY)
     except EvaluationError:
-        return failed
+        return probe
     larger.gradients = []  # kept for its numbers alone (the calls it cost are counted from it)
-    # Failed there too, or judged another loss (more outputs left out at kinks): it stands.
-    stands = larger.verdict is Verdict.FAIL or larger.masked > failed.masked
-    if stands or not (math.isfinite(larger.discrepancy) and larger.discrepancy < failed.discrepancy / 4):
-        return dataclasses.replace(failed, retry=larger)
-    return dataclasses.replace(failed, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF, retry=larger)
+    rounded = 2 * larger.masked < probe.masked
+    if probe.verdict is Verdict.FAIL and not rounded:
+        finite = math.isfinite(larger.discrepancy)
+        shrank = finite and larger.discrepancy < probe.discrepancy / 4
+        # Judged another loss there (more outputs left out at kinks): it stands, unless its
+        # discrepancy fell as round-off does, in proportion to the step (the outputs left out
+        # would have to carry nearly all of a real error). A failure there too does not make
+        # it stand: round-off the estimate leaves out fails both steps (the loop then goes on
+        # at larger steps, where a real error fails again).
+        stands = larger.masked > probe.masked and not (finite and larger.discrepancy < probe.discrepancy / _RETRY)
+        rounded = shrank and not stands
+    if not rounded:
+        return dataclasses.replace(probe, retry=larger)
+    return dataclasses.replace(probe, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF, retry=larger)
 
 
 def _reasons(probes: Sequence[Probe]) -> str:

@@ -109,8 +109,13 @@ class Evidence:
         rng: Callable[[str], np.random.Generator],
         budget: WorkBudget,
         small_blocks: Mapping[int, Sequence[tuple[str, float, Any]]] | None = None,
+        screen: Callable[[], Evidence | None] | None = None,
     ):
         self.budget = budget
+        # The evidence of the first observations of a large batch (`sub_batch`): a claim shown
+        # on several of them (a dependence across observations left out) is shown there, at a
+        # fraction of the cost, and proven on the whole batch by one of them.
+        self._screen = screen
         # Each argument's blocks whose gradient is small against the rest (`small_scale_blocks`):
         # no probe of the whole argument sees them, so a claim about all of it is tested in
         # each of them on its own.
@@ -125,6 +130,11 @@ class Evidence:
 
     def name(self, index: int) -> str:
         return self.problem.names[index]
+
+    def screen(self) -> Evidence | None:
+        """The first observations' evidence (made on first use), or None where the batch is
+        too small to have any (`sub_batch.SubBatch.worth`) or the layer cannot run on them."""
+        return None if self._screen is None else self._screen()
 
     def complex_values(self, index: int) -> bool:
         gradient = self.base.gradients[index]

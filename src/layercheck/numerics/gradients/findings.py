@@ -355,13 +355,16 @@ class AcrossObservations:
     """Each of `observations` moved alone changes the other observations' outputs, and for a
     loss on those alone backward gives nothing: `analytic` and `numeric` are the directional
     derivative of that loss for the first of them (backward's, and the finite difference's),
-    `relative` the error of the first against the second."""
+    `relative` the error of the first against the second. `within`: the observations were
+    moved among the batch's first `within` (a large batch's sub-batch), and the first of them
+    then among the whole batch, whose numbers these are (None: among the whole batch)."""
 
     observations: tuple[int, ...]
     batch: int
     analytic: float
     numeric: float
     relative: float
+    within: int | None = None
 
 
 @dataclass(frozen=True)
@@ -704,6 +707,7 @@ def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
             reading.real(data.get("analytic"), where),
             reading.real(data.get("numeric"), where),
             reading.real(data.get("relative"), where),
+            None if data.get("within") is None else reading.whole(data.get("within"), where),
         )
     if cause in (Cause.IGNORES_DLDY, Cause.NOT_LINEAR_IN_DLDY):
         return Nonlinearity(reading.real(data.get("scale"), where), reading.real(data.get("relative"), where))
