@@ -297,7 +297,7 @@ def headline(finding: Finding) -> str:
             return (
                 f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
                 f"observations' outputs (shown for observations {observations} among the first {detail.within}, "
-                f"each moved alone, then for observation {detail.observations[0]} among all {detail.batch}, where "
+                f"each moved alone, then for observation {detail.batch - 1} among all {detail.batch}, where "
                 f"{rate} and backward's gradient gives {detail.analytic:.3g})"
             )
         return (

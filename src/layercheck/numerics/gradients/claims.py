@@ -367,8 +367,10 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     wrongly scaled, or has it for the observation between, is no such finding.
 
     On a large batch this is shown among its first observations (`Evidence.screen`, where
-    each costs a fraction of the whole batch's calls), then for the first observation among
-    the whole batch's (one failing probe: a claim's), whose numbers are said.
+    each costs a fraction of the whole batch's calls), then for the last observation among
+    the whole batch's (one failing probe: a claim's), whose numbers are said: a backward that
+    has the dependence past the first observations (a loop over chunks that skips the first)
+    has it there.
 
     Tried only where the argument and every output have an observation axis of the batch's
     size, and one call of the layer per observation shows that moving it changes another
@@ -389,12 +391,12 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
         found = _each_left_out(screen, index, among)
         if found is None:
             return None
-        # Shown there; the whole batch's first observation then, without the call that asks
-        # whether moving it moves the others at all (the failing probe shows that it does).
-        whole = _left_out(evidence, index, axis, output_axes, 0, 1, gated=False)
-        if whole is None:
+        # Shown there; the whole batch's last observation then, without the call that asks
+        # whether moving it moves the others at all (a failing probe shows that it does).
+        last = _left_out(evidence, index, axis, output_axes, batch - 1, 1, gated=False)
+        if last is None:
             return None
-        observations, first, within = found[0], whole, among[1]
+        observations, first, within = found[0], last, among[1]
     relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
     detail = AcrossObservations(observations, batch, first.analytic, first.numeric, relative, within)
     return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)

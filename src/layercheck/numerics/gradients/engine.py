@@ -148,6 +148,7 @@ _SMALL_STEP, _RETRY = 8.0, 16.0
 # third of them 0), which the larger step shows too; round-off taken for kinks (a minority of
 # outputs that round far above their own ulps, sin(w X + 1e4) in a few channels) vanishes there.
 _SLIGHT, _KINKED = 1e-3, 0.01
+_KINK_SHARE = 1e-3  # the least share of its first difference a kink's second difference passes
 # Base outputs of this many bytes and more are let go while the joint probe's pair runs
 # (`Baseline.release_outputs`): a copy of them is worth a call more where kinks or a failure
 # need them again.
@@ -495,10 +496,17 @@ def _run_moves(
     # step larger, that closer look would take every output for a kink.
     h = tol.step if relative is None else relative
     resolved = large_step
-    probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-3, 30 * h), resolved, spares)
+    probe = _compare(problem, base, moves, t, tol, deltas, seconds, _kink_share(h), resolved, spares)
     if probe.reason is Undecided.CURVATURE and probe.masked:
         probe = _compare(problem, base, moves, t, tol, deltas, seconds, max(1e-6, 10 * h), resolved, spares)
     return probe
+
+
+def _kink_share(h: float) -> float:
+    """The share of its first difference that an output's second difference must pass to be
+    taken for a kink at relative step `h`, at the first look (`_run_moves`): it grows with
+    large steps, where a smooth layer's own curvature does."""
+    return max(_KINK_SHARE, 30 * h)
 
 
 def _compare(
@@ -1317,6 +1325,9 @@ def check_argument(
     h = tol.step
     probes: list[Probe] = []
     fails = passes = 0
+    # Set where a retry showed outputs taken for kinks to be round-off (`_kinks_vanished`):
+    # then no probe with as many outputs left out at kinks speaks for a reduced resolution.
+    rounding = False
     for _ in range(max_probes):
         t = h * scale
         direction = keep_inside(value, random_direction(value, rng, support), t, problem.domains[index])
@@ -1328,6 +1339,7 @@ def check_argument(
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
         if _doubtful(probe, tol, h):
             probe = _round_off(problem, base, index, probe, tol, h)
+            rounding = rounding or _kinks_vanished(probe, h)
         if probes and _rounds_off(probes[-1], probe):
             probe = dataclasses.replace(probe, reason=Undecided.ROUND_OFF, curvature=False)
         probes.append(probe)
@@ -1357,7 +1369,13 @@ def check_argument(
             h = min(h * 10, _MAX_STEP)
         elif probe.reason is not Undecided.SMALL_PROJECTION or probe.curvature:
             h /= 10
-    agreeing = [p for p in probes if p.verdict is Verdict.UNDECIDED and _agrees_at_reduced_resolution(p, tol)]
+    agreeing = [
+        p
+        for p in probes
+        if p.verdict is Verdict.UNDECIDED
+        and _agrees_at_reduced_resolution(p, tol)
+        and not (rounding and p.masked > _KINKED * p.changed)
+    ]
     if agreeing and not fails and passes_needed == 1:
         best = min(agreeing, key=lambda p: p.resolution)
         reason = f"agreement at a reduced resolution of {resolution_text(best.resolution)}"
@@ -1376,7 +1394,22 @@ def _doubtful(probe: Probe, tol: Tolerances, h: float) -> bool:
     slight = probe.verdict is Verdict.PASS or (
         probe.verdict is Verdict.FAIL and probe.relative(probe.discrepancy) < _SLIGHT
     )
-    return slight and probe.masked > _KINKED * probe.changed
+    return slight and _kinks_comparable(h) and probe.masked > _KINKED * probe.changed
+
+
+def _kinks_comparable(h: float) -> bool:
+    """Whether a probe at relative step `h` and its retry at `_RETRY` times it take outputs
+    for kinks by the same share of their first differences (`_kink_share`), so that kinks
+    that vanish at the retry were no kinks: float64's steps, not float32's (3e-3, whose retry
+    takes only second differences above 1.4 times the first for kinks: none, on a ReLU)."""
+    return _kink_share(h * _RETRY) == _kink_share(h)
+
+
+def _kinks_vanished(probe: Probe, h: float) -> bool:
+    """Whether half or more of the outputs `probe` took for kinks do not bend at its retry
+    (`_round_off`), at a step where that shows them round-off (`_kinks_comparable`)."""
+    retry = probe.retry
+    return retry is not None and _kinks_comparable(h) and 2 * retry.masked < probe.masked
 
 
 def _rounds_off(larger: Probe, probe: Probe) -> bool:
@@ -1422,7 +1455,7 @@ def _round_off(problem: GradientProblem, base: Baseline, index: int, probe: Prob
     except EvaluationError:
         return probe
     larger.gradients = []  # kept for its numbers alone (the calls it cost are counted from it)
-    rounded = 2 * larger.masked < probe.masked
+    rounded = _kinks_vanished(dataclasses.replace(probe, retry=larger), h)
     if probe.verdict is Verdict.FAIL and not rounded:
         finite = math.isfinite(larger.discrepancy)
         shrank = finite and larger.discrepancy < probe.discrepancy / 4

@@ -356,8 +356,9 @@ class AcrossObservations:
     loss on those alone backward gives nothing: `analytic` and `numeric` are the directional
     derivative of that loss for the first of them (backward's, and the finite difference's),
     `relative` the error of the first against the second. `within`: the observations were
-    moved among the batch's first `within` (a large batch's sub-batch), and the first of them
-    then among the whole batch, whose numbers these are (None: among the whole batch)."""
+    moved among the batch's first `within` (a large batch's sub-batch), and the batch's last
+    observation then among the whole batch, whose numbers these are (None: among the whole
+    batch)."""
 
     observations: tuple[int, ...]
     batch: int
