@@ -438,24 +438,24 @@ class _BatchMeanLeftOut:
 
 def test_a_dependence_across_observations_left_out_is_shown_on_a_sub_batch_then_on_the_whole():
     """The three observations are moved alone among the first 8, each at an eighth of the
-    calls' cost, then the last among all 64: one backward of the whole batch more than the
-    check's and the linearity's, where each observation shown on the whole batch took one
-    (issue 38: 6.7 times the passing check at the seed layout)."""
+    calls' cost, then the first and the last among all 64: one backward of the whole batch
+    more than the check's and the linearity's, where each observation shown on the whole batch
+    took one (issue 38: 6.7 times the passing check at the seed layout)."""
     _BatchMeanLeftOut.whole.update(predict=0, backward=0)
     report = layercheck.check_layer(_BatchMeanLeftOut, "4,4,3,64:SSCB", checks=[GRADIENTS], dtypes=["float64"])
     result = report.result(GRADIENTS)
     said = (
         r"^the gradient of X leaves out how each observation's X moves the other observations' outputs \(shown "
-        r"for observations 0, [1-6] and 7 among the first 8, each moved alone, then for observation 63 among all "
-        r"64, where the loss on the others' outputs changes at a rate of (\S+) along a random direction and "
-        r"backward's gradient gives 0\)$"
+        r"for observations 0, [1-6] and 7 among the first 8, each moved alone, then for observations 0 and 63 among "
+        r"all 64: moving observation 0, the loss on the 62 other observations' outputs changes at a rate of (\S+) "
+        r"along a random direction, where backward's gradient gives 0\)$"
     )
     found = re.search(said, result.message)
     assert found, result.message
     detail = records(result)["X"]["diagnosis"]["finding"]["detail"]
     assert detail["within"] == 8 and detail["batch"] == 64 and detail["analytic"] == 0
     assert found.group(1) == f"{detail['numeric']:.3g}"  # the whole batch's numbers
-    assert _BatchMeanLeftOut.whole["backward"] == 3  # the base point, the linearity, observation 63
+    assert _BatchMeanLeftOut.whole["backward"] == 3  # the base point, the linearity, observations 0 and 63
 
 
 class _AnchoredOnTheLastObservation:
@@ -501,6 +501,31 @@ class _SwapsTheFirstPairs:
 def test_a_dependence_left_out_among_the_first_observations_alone_is_never_said_of_each(layer):
     result = layercheck.check_layer(layer, "4,4,3,64:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
     assert result.message == "the gradient of X is wrong only in observations 0-7 of X (right in the 56 others checked)"
+
+
+class _CenteredInGroupsButTheLast:
+    """Y = X minus the mean over each group of 8 consecutive observations, whose backward has
+    the mean's term for every group but the last (a loop one short): a second review found
+    it told "leaves out how each observation's X ...": the first 8 observations run alone are
+    one group, the last, and so is the whole batch's last observation."""
+
+    def predict(self, X):
+        groups = X.reshape(*X.shape[:-1], -1, 8)
+        return (groups - groups.mean(axis=-1, keepdims=True)).reshape(X.shape)
+
+    def backward(self, X, Y, dLdY, memory):
+        groups = dLdY.reshape(*dLdY.shape[:-1], -1, 8).copy()
+        groups[..., :-1, :] -= groups[..., :-1, :].mean(axis=-1, keepdims=True)
+        return groups.reshape(dLdY.shape)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_dependence_left_out_in_the_last_group_of_observations_alone_is_never_said_of_each(seed):
+    result = layercheck.check_layer(
+        _CenteredInGroupsButTheLast, "4,4,3,64:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed
+    ).result(GRADIENTS)
+    assert result.status == "failed"
+    assert "other observations' outputs" not in result.message, result.message
 
 
 def test_a_dependence_on_one_observation_is_never_said_of_each_on_a_sub_batch():
@@ -1457,19 +1482,16 @@ def test_round_off_taken_for_kinks_in_a_minority_of_outputs_fails_nothing():
     """A review found this correct layer failed on most seeds ("the gradient of w is off by a
     constant factor 1 + 2.7e-11"): the outputs its probes kept beside those taken for kinks
     carried their round-off outside the error estimate (the kink test kept the ones whose
-    second differences happened to be small), and curvature was said of second differences
-    that grew as the step shrank. A decision beside many outputs taken for kinks is now tried
-    at sixteen times the step, where the round-off's kinks vanish; an estimate that did not
-    shrink with the step is round-off, and the step grows."""
-    said = []
+    second differences happened to be small). A slight failure beside many outputs taken for
+    kinks is now tried at sixteen times the step, where the round-off's kinks vanish: it
+    decides nothing, nor does a pass beside as many after it (mostly incomplete: what this
+    layer's gradient is at float64's resolution, no step shows)."""
     for seed in range(8):
         report = layercheck.check_layer(
             _RoundsFarAboveItsUlpsInSomeChannels, "4,4,64,4:SSCB", checks=[GRADIENTS], dtypes=["float64"], seed=seed
         )
         result = report.result(GRADIENTS)
         assert result.status != "failed", (seed, result.message)
-        said.append(result.status)
-    assert said.count("passed") >= 6, said  # decided: the larger steps resolve it
 
 
 def test_a_real_error_beside_round_off_taken_for_kinks_still_fails():

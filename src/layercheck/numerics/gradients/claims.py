@@ -18,7 +18,7 @@ import numpy as np
 
 from layercheck.numerics.arrays import fetch, namespace_of, norm_sq, to_host
 from layercheck.numerics.blocks import axis_mask
-from layercheck.numerics.gradients.engine import EvaluationError, Probe, Verdict
+from layercheck.numerics.gradients.engine import ArgumentVerdict, EvaluationError, Probe, Verdict
 from layercheck.numerics.gradients.evidence import Corrected, Evidence, failing, worst_failing
 from layercheck.numerics.gradients.findings import (
     AcrossObservations,
@@ -367,10 +367,12 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     wrongly scaled, or has it for the observation between, is no such finding.
 
     On a large batch this is shown among its first observations (`Evidence.screen`, where
-    each costs a fraction of the whole batch's calls), then for the last observation among
-    the whole batch's (one failing probe: a claim's), whose numbers are said: a backward that
-    has the dependence past the first observations (a loop over chunks that skips the first)
-    has it there.
+    each costs a fraction of the whole batch's calls), then for the first and the last
+    observation among the whole batch's (`_ends_left_out`: one backward, one failing probe
+    each, a claim's), the first's numbers said. The first 8 run alone are not the whole batch's
+    first 8: a backward that has the dependence past them (a loop over chunks that skips the
+    first) has it for the last observation, and one that has it for every group of 8 but the
+    last (statistics over groups of 8, a loop one short) has it for the first.
 
     Tried only where the argument and every output have an observation axis of the batch's
     size, and one call of the layer per observation shows that moving it changes another
@@ -391,12 +393,12 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
         found = _each_left_out(screen, index, among)
         if found is None:
             return None
-        # Shown there; the whole batch's last observation then, without the call that asks
-        # whether moving it moves the others at all (a failing probe shows that it does).
-        last = _left_out(evidence, index, axis, output_axes, batch - 1, 1, gated=False)
-        if last is None:
+        # Shown there; the whole batch's first and last observations then, without the call
+        # that asks whether moving each moves the others at all (a failing probe shows it).
+        ends = _ends_left_out(evidence, index, axis, output_axes, batch)
+        if ends is None:
             return None
-        observations, first, within = found[0], last, among[1]
+        observations, first, within = found[0], ends, among[1]
     relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
     detail = AcrossObservations(observations, batch, first.analytic, first.numeric, relative, within)
     return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
@@ -423,30 +425,52 @@ def _each_left_out(
 
 
 def _left_out(
-    evidence: Evidence, index: int, axis: int, output_axes: list[int], k: int, fails_needed: int, gated: bool = True
+    evidence: Evidence, index: int, axis: int, output_axes: list[int], k: int, fails_needed: int
 ) -> Probe | None:
     """The worst probe that shows backward giving nothing of how observation k's input moves
-    the other observations' outputs (None: it moves none of them, or backward has it).
-    `gated`: one call of the layer first asks whether moving observation k moves the others'
-    outputs at all (most layers' do not: nothing more is spent)."""
+    the other observations' outputs (None: it moves none of them, or backward has it)."""
     value = evidence.problem.values[index]
     support = axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value))
     purpose = f"observation {k} alone"
-    if gated:
-        moved = evidence.moved_alone(index, support, purpose)
-        if moved is None or not any(
-            _others_moved(y, y0, j, k) for y, y0, j in zip(moved, evidence.base.outputs, output_axes)
-        ):
-            return None
+    moved = evidence.moved_alone(index, support, purpose)
+    if moved is None or not any(
+        _others_moved(y, y0, j, k) for y, y0, j in zip(moved, evidence.base.outputs, output_axes)
+    ):
+        return None
     others = []
     for w, j in zip(evidence.base.weights, output_axes):
         w = w.copy()
         w[_at(j, w.ndim, k)] = 0
         others.append(w)
-    verdict = evidence.with_loss(index, others, support, f"{purpose}, the others' outputs", fails_needed)
+    return _nothing(evidence.with_loss(index, others, support, f"{purpose}, the others' outputs", fails_needed))
+
+
+def _ends_left_out(evidence: Evidence, index: int, axis: int, output_axes: list[int], batch: int) -> Probe | None:
+    """The worst probe that shows backward giving nothing of how the first observation's
+    input moves the outputs of the observations but the first and the last, where the last's
+    does too (one backward for the loss on those outputs); None unless both do."""
+    ends = (0, batch - 1)
+    others = []
+    for w, j in zip(evidence.base.weights, output_axes):
+        w = w.copy()
+        for k in ends:
+            w[_at(j, w.ndim, k)] = 0
+        others.append(w)
+    value = evidence.problem.values[index]
+    supports = [
+        (axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value)), f"observation {k} alone, among all")
+        for k in ends
+    ]
+    verdicts = evidence.with_loss_on(index, others, supports, 1)
+    shown = [_nothing(verdict) for verdict in verdicts or []]
+    return shown[0] if len(shown) == len(ends) and all(p is not None for p in shown) else None
+
+
+def _nothing(verdict: ArgumentVerdict | None) -> Probe | None:
+    """The worst failing probe of a verdict whose failing probes show backward giving
+    nothing: |analytic| a millionth of the finite difference at most (a NaN is not nothing)."""
     if verdict is None or verdict.status is not Status.FAILED:
         return None
-    # "Nothing": |analytic| a millionth of the finite difference at most (a NaN is not nothing).
     if not all(abs(p.analytic) <= _LEFT_OUT * abs(p.numeric) for p in failing(verdict)):
         return None
     return worst_failing(verdict)

@@ -142,11 +142,11 @@ _LARGE_STEP, _MAX_STEP = 1e-3, 10.0
 # curvature or kinks left undecided) is tried again along its direction at `_RETRY` times the
 # step: the error of a gradient stays, round-off the estimate left out shrinks (`_round_off`).
 _SMALL_STEP, _RETRY = 8.0, 16.0
-# So is a pass, or a failure by less than `_SLIGHT` of its probe's scale (round-off shows so,
-# a gross error never does), with more than `_KINKED` of its changed outputs taken for kinks:
-# a layer's kinks are rarely so many within float64's step unless its inputs sit on them (a
-# third of them 0), which the larger step shows too; round-off taken for kinks (a minority of
-# outputs that round far above their own ulps, sin(w X + 1e4) in a few channels) vanishes there.
+# So is a failure by less than `_SLIGHT` of its probe's scale (round-off shows so, a gross
+# error never does) with more than `_KINKED` of its changed outputs taken for kinks: a layer's
+# kinks are rarely so many within float64's step unless its inputs sit on them (a third of
+# them 0), which the larger step shows too; round-off taken for kinks (a minority of outputs
+# that round far above their own ulps, sin(w X + 1e4) in a few channels) vanishes there.
 _SLIGHT, _KINKED = 1e-3, 0.01
 _KINK_SHARE = 1e-3  # the least share of its first difference a kink's second difference passes
 # Base outputs of this many bytes and more are let go while the joint probe's pair runs
@@ -1326,7 +1326,8 @@ def check_argument(
     probes: list[Probe] = []
     fails = passes = 0
     # Set where a retry showed outputs taken for kinks to be round-off (`_kinks_vanished`):
-    # then no probe with as many outputs left out at kinks speaks for a reduced resolution.
+    # then no probe with as many outputs left out at kinks passes, or speaks for a reduced
+    # resolution.
     rounding = False
     for _ in range(max_probes):
         t = h * scale
@@ -1337,12 +1338,22 @@ def check_argument(
             probe = run_probe(problem, base, index, direction, t, tol, large_step=h >= _LARGE_STEP, relative=h)
         except EvaluationError as exc:
             return ArgumentVerdict(index, Status.INCOMPLETE, probes, str(exc), cause_of(exc))
+        vanished = False
         if _doubtful(probe, tol, h):
             probe = _round_off(problem, base, index, probe, tol, h)
-            rounding = rounding or _kinks_vanished(probe, h)
-        if probes and _rounds_off(probes[-1], probe):
-            probe = dataclasses.replace(probe, reason=Undecided.ROUND_OFF, curvature=False)
+            vanished = _kinks_vanished(probe, h)
+            rounding = rounding or vanished
+        elif rounding and probe.verdict is Verdict.PASS and probe.masked > _KINKED * probe.changed:
+            # As many outputs taken for kinks as in a failure shown to rest on round-off: the
+            # outputs kept beside them carry as much outside the estimate, and a pass on them
+            # would clear an error the failure did not rule out.
+            probe = dataclasses.replace(probe, verdict=Verdict.UNDECIDED, reason=Undecided.KINKS)
         probes.append(probe)
+        if vanished:
+            # Round-off taken for kinks, or bends at the scale of the step (a ripple): a larger
+            # step averages the second away, a smaller one makes the first worse. Another
+            # direction at this step: a real error fails its retry too.
+            continue
         if probe.verdict is Verdict.PASS:
             if fails:
                 reason = "probes disagree: one failed and another passed"
@@ -1384,16 +1395,16 @@ def check_argument(
 
 
 def _doubtful(probe: Probe, tol: Tolerances, h: float) -> bool:
-    """Whether a decided probe may rest on round-off its estimate leaves out, and is tried
-    again at a larger step (`_round_off`): a failure at a step far below the nominal one; a
-    pass, or a failure by a slight share of its scale (a gross error is no round-off), with
-    many outputs taken for kinks (`_KINKED`: round-off may have been taken for them, and
-    the outputs kept beside them carry as much outside the estimate)."""
-    if probe.verdict is Verdict.FAIL and h * _SMALL_STEP < tol.step:
+    """Whether a failure may rest on round-off its estimate leaves out, and is tried again at
+    a larger step (`_round_off`): at a step far below the nominal one, or by a slight share
+    of its scale (a gross error is no round-off) with many outputs taken for kinks
+    (`_KINKED`: round-off may have been taken for them, and the outputs kept beside them
+    carry as much outside the estimate)."""
+    if probe.verdict is not Verdict.FAIL:
+        return False
+    if h * _SMALL_STEP < tol.step:
         return True
-    slight = probe.verdict is Verdict.PASS or (
-        probe.verdict is Verdict.FAIL and probe.relative(probe.discrepancy) < _SLIGHT
-    )
+    slight = probe.relative(probe.discrepancy) < _SLIGHT
     return slight and _kinks_comparable(h) and probe.masked > _KINKED * probe.changed
 
 
@@ -1407,68 +1418,58 @@ def _kinks_comparable(h: float) -> bool:
 
 def _kinks_vanished(probe: Probe, h: float) -> bool:
     """Whether half or more of the outputs `probe` took for kinks do not bend at its retry
-    (`_round_off`), at a step where that shows them round-off (`_kinks_comparable`)."""
+    (`_round_off`), at a step where that shows them round-off (`_kinks_comparable`), and the
+    retry did not fail: a layer that bends at the scale of the step (a ripple, a zigzag of
+    period 1e-7) has its bends averaged away at sixteen times it, and the central difference
+    there, which no second difference bounds, fails the right gradient."""
     retry = probe.retry
-    return retry is not None and _kinks_comparable(h) and 2 * retry.masked < probe.masked
-
-
-def _rounds_off(larger: Probe, probe: Probe) -> bool:
-    """Whether the second differences that left `probe` undecided as curvature are round-off
-    that the estimate left out: a layer's curvature shows in its error estimate in proportion
-    to the step (kinks within the step more slowly, and never growing), round-off in inverse
-    proportion, and the estimate did not shrink from the probe at a `larger` step, also
-    undecided as curvature (a minority of outputs that round far above their own ulps,
-    sin(w X + 1e4) in a few channels, where a smaller step again would only fail on it)."""
     return (
-        probe.verdict is Verdict.UNDECIDED
-        and probe.reason is Undecided.CURVATURE
-        and larger.verdict is Verdict.UNDECIDED
-        and larger.reason is Undecided.CURVATURE
-        and larger.step >= 4 * probe.step
-        and probe.relative(probe.error_bound) >= larger.relative(larger.error_bound)
+        retry is not None
+        and retry.verdict is not Verdict.FAIL
+        and _kinks_comparable(h)
+        and 2 * retry.masked < probe.masked
     )
 
 
-def _round_off(problem: GradientProblem, base: Baseline, index: int, probe: Probe, tol: Tolerances, h: float) -> Probe:
-    """A decided probe tried again along its direction at `_RETRY` times its step (`h`,
-    relative), undecided (round-off) where that shows its decision rested on round-off the
-    estimate leaves out:
+def _round_off(problem: GradientProblem, base: Baseline, index: int, failed: Probe, tol: Tolerances, h: float) -> Probe:
+    """A failure tried again along its direction at `_RETRY` times its step (`h`, relative),
+    undecided where that shows it rested on round-off the estimate leaves out:
 
-    - a failure whose discrepancy falls below a quarter there: a gradient's error along a
-      direction is the same at any step, while round-off that the estimate leaves out (a
-      layer that amplifies its own, softmax(1000 X)) grows as the step shrinks;
-    - a failure or a pass whose outputs taken for kinks do not bend there, half of them or
-      more: a kink within a step is within sixteen times it too (and more join it), while
-      round-off shrinks against the larger move. The outputs kept beside them round as far
-      above their ulps (a minority of outputs that do: sin(w X + 1e4) in a few channels), and
-      the test kept those whose second differences happened to be small: their first
-      differences' round-off is outside the estimate.
+    - its outputs taken for kinks do not bend there, half of them or more, and the retry does
+      not fail (`_kinks_vanished`): round-off taken for kinks (a minority of outputs that
+      round far above their ulps: sin(w X + 1e4) in a few channels), beside which the test
+      kept the outputs whose second differences happened to be small, their first
+      differences' round-off outside the estimate. Or bends at the scale of the step (a
+      ripple of period 3e-8), which sixteen times it averages away (and would fail the right
+      gradient, where no second difference bounds that): undecided at kinks, and another
+      direction is drawn at the same step (`check_argument`);
+    - else its discrepancy falls below a quarter there: a gradient's error along a direction
+      is the same at any step, while round-off that the estimate leaves out (a layer that
+      amplifies its own, softmax(1000 X)) grows as the step shrinks. A failure there too does
+      not make it stand (round-off the estimate leaves out fails both steps; the loop goes on
+      at larger steps, where a real error fails again), nor do more outputs left out at kinks
+      there unless its discrepancy fell by less than the step grew.
 
     Kept where the larger step cannot be taken (the domain's edge, the layer raised)."""
-    value, t = problem.values[index], probe.step * _RETRY
+    value, t = problem.values[index], failed.step * _RETRY
     if not bool(
-        namespace_of(value).all(keep_inside(value, probe.direction, t, problem.domains[index]) == probe.direction)
+        namespace_of(value).all(keep_inside(value, failed.direction, t, problem.domains[index]) == failed.direction)
     ):
-        return probe
+        return failed
     try:
-        larger = run_probe(problem, base, index, probe.direction, t, tol, h * _RETRY >= _LARGE_STEP, h * _RETRY)
+        larger = run_probe(problem, base, index, failed.direction, t, tol, h * _RETRY >= _LARGE_STEP, h * _RETRY)
     except EvaluationError:
-        return probe
+        return failed
     larger.gradients = []  # kept for its numbers alone (the calls it cost are counted from it)
-    rounded = _kinks_vanished(dataclasses.replace(probe, retry=larger), h)
-    if probe.verdict is Verdict.FAIL and not rounded:
-        finite = math.isfinite(larger.discrepancy)
-        shrank = finite and larger.discrepancy < probe.discrepancy / 4
-        # Judged another loss there (more outputs left out at kinks): it stands, unless its
-        # discrepancy fell as round-off does, in proportion to the step (the outputs left out
-        # would have to carry nearly all of a real error). A failure there too does not make
-        # it stand: round-off the estimate leaves out fails both steps (the loop then goes on
-        # at larger steps, where a real error fails again).
-        stands = larger.masked > probe.masked and not (finite and larger.discrepancy < probe.discrepancy / _RETRY)
-        rounded = shrank and not stands
-    if not rounded:
-        return dataclasses.replace(probe, retry=larger)
-    return dataclasses.replace(probe, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF, retry=larger)
+    retried = dataclasses.replace(failed, retry=larger)
+    if _kinks_vanished(retried, h):
+        return dataclasses.replace(retried, verdict=Verdict.UNDECIDED, reason=Undecided.KINKS)
+    finite = math.isfinite(larger.discrepancy)
+    shrank = finite and larger.discrepancy < failed.discrepancy / 4
+    stands = larger.masked > failed.masked and not (finite and larger.discrepancy < failed.discrepancy / _RETRY)
+    if stands or not shrank:
+        return retried
+    return dataclasses.replace(retried, verdict=Verdict.UNDECIDED, reason=Undecided.ROUND_OFF)
 
 
 def _reasons(probes: Sequence[Probe]) -> str:

@@ -114,7 +114,7 @@ class Evidence:
         self.budget = budget
         # The evidence of the first observations of a large batch (`sub_batch`): a claim shown
         # on several of them (a dependence across observations left out) is shown there, at a
-        # fraction of the cost, and proven on the whole batch by one of them.
+        # fraction of the cost, and proven on the whole batch by its two ends.
         self._screen = screen
         # Each argument's blocks whose gradient is small against the rest (`small_scale_blocks`):
         # no probe of the whole argument sees them, so a claim about all of it is tested in
@@ -275,16 +275,33 @@ class Evidence:
         `weights` instead of the check's: backward once more, then the gradient check's own
         loop (`fails_needed` failing probes fail it). None when the budget is spent or the
         layer raised."""
+        verdicts = self.with_loss_on(index, weights, [(support, purpose)], fails_needed)
+        return None if verdicts is None else verdicts[0]
+
+    def with_loss_on(
+        self, index: int, weights: list[Any], supports: Sequence[tuple[Any, str]], fails_needed: int = 2
+    ) -> list[ArgumentVerdict] | None:
+        """`with_loss` on each of `supports` (a mask, and what its directions are drawn for),
+        with one backward for all of them."""
         if self.budget.over():
             return None
-        rng = self.rng(f"claim {self.problem.names[index]} {purpose}")
         try:
             base = make_baseline(self.problem, self.base.outputs, weights, self.tol)
             if base.gradients[index] is None:
                 return None
-            return check_argument(
-                self.problem, base, index, self.tol, rng, max_probes=4, support=support, fails_needed=fails_needed
-            )
+            return [
+                check_argument(
+                    self.problem,
+                    base,
+                    index,
+                    self.tol,
+                    self.rng(f"claim {self.problem.names[index]} {purpose}"),
+                    max_probes=4,
+                    support=support,
+                    fails_needed=fails_needed,
+                )
+                for support, purpose in supports
+            ]
         except EvaluationError:
             return None
 

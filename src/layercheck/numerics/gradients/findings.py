@@ -356,9 +356,9 @@ class AcrossObservations:
     loss on those alone backward gives nothing: `analytic` and `numeric` are the directional
     derivative of that loss for the first of them (backward's, and the finite difference's),
     `relative` the error of the first against the second. `within`: the observations were
-    moved among the batch's first `within` (a large batch's sub-batch), and the batch's last
-    observation then among the whole batch, whose numbers these are (None: among the whole
-    batch)."""
+    moved among the batch's first `within` (a large batch's sub-batch), then the batch's first
+    and last among the whole batch, for the loss on the others' outputs, the numbers the
+    first's there (None: every observation moved among the whole batch)."""
 
     observations: tuple[int, ...]
     batch: int
