@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 
 import numpy as np
@@ -1570,3 +1571,21 @@ def test_kinks_at_float32s_step_are_never_taken_for_round_off(seed):
     assert right.result(GRADIENTS).status == "passed"
     assert "reduced resolution" not in right.result(GRADIENTS).message, right.result(GRADIENTS).message
     assert re.search(r"off by a factor 1\.0(3|29+\d*) in channel 3 of X", wrong.result(GRADIENTS).message)
+
+
+@pytest.mark.parametrize(
+    ("layer", "layout"), [(_BatchMeanLeftOut, "4,4,3,64:SSCB"), (_OneChannelSwish, "8,8,20,32:SSCB")]
+)
+def test_a_diagnosis_on_a_sub_batch_leaves_nothing_for_the_cycle_collector(layer, layout):
+    """A first version of the sub-batch's claims referred to the diagnostician from its
+    evidence: a cycle that kept the check's arrays (the batch's outputs, every probe's
+    gradients) until the cycle collector ran."""
+    gc.collect()
+    gc.disable()
+    try:
+        report = layercheck.check_layer(layer, layout, checks=[GRADIENTS], dtypes=["float64"])
+        assert report.result(GRADIENTS).status == "failed"
+        del report
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
