@@ -292,20 +292,20 @@ def headline(finding: Finding) -> str:
         )
     if cause is Cause.ACROSS_OBSERVATIONS and isinstance(detail, AcrossObservations):
         observations = listed([str(k) for k in detail.observations])
+        lead = (
+            f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
+            f"observations' outputs (shown for observations {observations}"
+        )
         if detail.within is not None:
-            last = detail.batch - 1
             return (
-                f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
-                f"observations' outputs (shown for observations {observations} among the first {detail.within}, "
-                f"each moved alone, then for observations 0 and {last} among all {detail.batch}: moving observation "
-                f"0, the loss on the {detail.batch - 2} other observations' outputs changes at a rate of "
-                f"{detail.numeric:.3g} along a random direction, where backward's gradient gives {detail.analytic:.3g})"
+                f"{lead} among the first {detail.within}, each moved alone, then for observations 0 and "
+                f"{detail.batch - 1} among all {detail.batch}: moving observation 0, the loss on the "
+                f"{detail.batch - 2} other observations' outputs changes at a rate of {detail.numeric:.3g} along a "
+                f"random direction, where backward's gradient gives {detail.analytic:.3g})"
             )
         return (
-            f"{subject} {_verb('leaves', args)} out how each observation's {listed(args)} moves the other "
-            f"observations' outputs (shown for observations {observations} of {detail.batch}, each moved alone): "
-            f"the loss on the others' outputs changes at a rate of {detail.numeric:.3g} along a random direction, "
-            f"where backward's gradient gives {detail.analytic:.3g}"
+            f"{lead} of {detail.batch}, each moved alone): the loss on the others' outputs changes at a rate of "
+            f"{detail.numeric:.3g} along a random direction, where backward's gradient gives {detail.analytic:.3g}"
         )
     if cause is Cause.WRONG_SIGN:
         where = "" if region is None else f" {_place(region)}{_rest(region)}"

@@ -429,19 +429,14 @@ def _left_out(
 ) -> Probe | None:
     """The worst probe that shows backward giving nothing of how observation k's input moves
     the other observations' outputs (None: it moves none of them, or backward has it)."""
-    value = evidence.problem.values[index]
-    support = axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value))
+    support = _observation(evidence, index, axis, k)
     purpose = f"observation {k} alone"
     moved = evidence.moved_alone(index, support, purpose)
     if moved is None or not any(
         _others_moved(y, y0, j, k) for y, y0, j in zip(moved, evidence.base.outputs, output_axes)
     ):
         return None
-    others = []
-    for w, j in zip(evidence.base.weights, output_axes):
-        w = w.copy()
-        w[_at(j, w.ndim, k)] = 0
-        others.append(w)
+    others = _without(evidence, output_axes, (k,))
     return _nothing(evidence.with_loss(index, others, support, f"{purpose}, the others' outputs", fails_needed))
 
 
@@ -450,20 +445,28 @@ def _ends_left_out(evidence: Evidence, index: int, axis: int, output_axes: list[
     input moves the outputs of the observations but the first and the last, where the last's
     does too (one backward for the loss on those outputs); None unless both do."""
     ends = (0, batch - 1)
-    others = []
-    for w, j in zip(evidence.base.weights, output_axes):
-        w = w.copy()
-        for k in ends:
-            w[_at(j, w.ndim, k)] = 0
-        others.append(w)
-    value = evidence.problem.values[index]
-    supports = [
-        (axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value)), f"observation {k} alone, among all")
-        for k in ends
-    ]
-    verdicts = evidence.with_loss_on(index, others, supports, 1)
+    supports = [(_observation(evidence, index, axis, k), f"observation {k} alone, among all") for k in ends]
+    verdicts = evidence.with_loss_on(index, _without(evidence, output_axes, ends), supports, 1)
     shown = [_nothing(verdict) for verdict in verdicts or []]
     return shown[0] if len(shown) == len(ends) and all(p is not None for p in shown) else None
+
+
+def _observation(evidence: Evidence, index: int, axis: int, k: int) -> Any:
+    """The mask of observation k of argument `index` (its batch axis `axis`)."""
+    value = evidence.problem.values[index]
+    return axis_mask(tuple(value.shape), axis, k, k + 1, namespace_of(value))
+
+
+def _without(evidence: Evidence, output_axes: list[int], observations: tuple[int, ...]) -> list[Any]:
+    """The check's loss weights with the outputs of `observations` left out (each output's
+    batch axis in `output_axes`): the loss on the others' outputs."""
+    weights = []
+    for w, j in zip(evidence.base.weights, output_axes):
+        w = w.copy()
+        for k in observations:
+            w[_at(j, w.ndim, k)] = 0
+        weights.append(w)
+    return weights
 
 
 def _nothing(verdict: ArgumentVerdict | None) -> Probe | None:
