@@ -244,10 +244,12 @@ def normalize(text: str) -> str:
 # A number with a fraction or an exponent, not inside a word or a version (`3.13.0`, `sha1e5`).
 _FLOAT = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?![\w.]*\d)", re.I)
 # How far a float shown may be from the fresh one. Some depend on the machine's round-off (the
-# gradient check's allowance adds the round-off it measures; BLAS sums in another order), so a
-# page made with one NumPy shows 1.61e-07 where another computes 1.64e-07; a wrong number is
-# off by far more. Integers (counts, indices, sizes) and every word must be equal.
-FLOAT_RTOL = 0.05
+# gradient check's allowance adds the round-off it measures; BLAS and NumPy's SIMD loops sum in
+# another order), so a page made with one NumPy shows 1.61e-07 where another computes 1.64e-07,
+# and one machine's CPU 3.32e-07 where another's gives 3.6e-07 (the allowance of a small LSTM's
+# 18 peephole weights, measured from few outputs); a wrong number is off by far more. Integers
+# (counts, indices, sizes) and every word must be equal.
+FLOAT_RTOL = 0.15
 
 
 def same_output(shown: str, fresh: str) -> bool:

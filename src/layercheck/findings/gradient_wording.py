@@ -297,10 +297,11 @@ def headline(finding: Finding) -> str:
             f"observations' outputs (shown for observations {observations}"
         )
         if detail.within is not None:
+            others = detail.batch - 2 if detail.others is None else detail.others
             return (
                 f"{lead} among the first {detail.within}, each moved alone, then for observations 0 and "
                 f"{detail.batch - 1} among all {detail.batch}: moving observation 0, the loss on the "
-                f"{detail.batch - 2} other observations' outputs changes at a rate of {detail.numeric:.3g} along a "
+                f"{others} other observations' outputs changes at a rate of {detail.numeric:.3g} along a "
                 f"random direction, where backward's gradient gives {detail.analytic:.3g})"
             )
         return (

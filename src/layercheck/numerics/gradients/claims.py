@@ -388,7 +388,7 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
         shown = _each_left_out(evidence, index, split)
         if shown is None:
             return None
-        observations, first, within = shown[0], shown[1], None
+        observations, first, within, others = shown[0], shown[1], None, None
     else:
         found = _each_left_out(screen, index, among)
         if found is None:
@@ -398,9 +398,9 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
         ends = _ends_left_out(evidence, index, axis, output_axes, batch)
         if ends is None:
             return None
-        observations, first, within = found[0], ends, among[1]
+        observations, (first, others), within = found[0], ends, among[1]
     relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
-    detail = AcrossObservations(observations, batch, first.analytic, first.numeric, relative, within)
+    detail = AcrossObservations(observations, batch, first.analytic, first.numeric, relative, within, others)
     return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
 
 
@@ -440,15 +440,35 @@ def _left_out(
     return _nothing(evidence.with_loss(index, others, support, f"{purpose}, the others' outputs", fails_needed))
 
 
-def _ends_left_out(evidence: Evidence, index: int, axis: int, output_axes: list[int], batch: int) -> Probe | None:
+def _ends_left_out(
+    evidence: Evidence, index: int, axis: int, output_axes: list[int], batch: int
+) -> tuple[Probe, int] | None:
     """The worst probe that shows backward giving nothing of how the first observation's
     input moves the outputs of the observations but the first and the last, where the last's
-    does too (one backward for the loss on those outputs); None unless both do."""
+    does too (one backward for the loss on those outputs), and how many observations' outputs
+    its loss was on; None unless both do.
+
+    An end whose move shows no error there may move only the other end's outputs (a layer
+    that reverses the batch pairs the first observation with the last, a roll the last with
+    the first): it is moved again for the loss on every observation's outputs but its own
+    (a backward more, on this path alone)."""
     ends = (0, batch - 1)
     supports = [(_observation(evidence, index, axis, k), f"observation {k} alone, among all") for k in ends]
     verdicts = evidence.with_loss_on(index, _without(evidence, output_axes, ends), supports, 1)
-    shown = [_nothing(verdict) for verdict in verdicts or []]
-    return shown[0] if len(shown) == len(ends) and all(p is not None for p in shown) else None
+    if verdicts is None:
+        return None
+    shown: list[tuple[Probe, int]] = []
+    for k, verdict, (support, purpose) in zip(ends, verdicts, supports):
+        others = batch - 2
+        if verdict.status is not Status.FAILED:
+            loss = _without(evidence, output_axes, (k,))
+            again = evidence.with_loss(index, loss, support, f"{purpose}, the others' outputs", 1)
+            verdict, others = (verdict if again is None else again), batch - 1
+        probe = _nothing(verdict)
+        if probe is None:
+            return None
+        shown.append((probe, others))
+    return shown[0]
 
 
 def _observation(evidence: Evidence, index: int, axis: int, k: int) -> Any:

@@ -43,7 +43,7 @@ from layercheck.numerics.gradients.findings import (
     SubBatchSize,
 )
 from layercheck.numerics.gradients.localization import Localization, numbers_of
-from layercheck.numerics.gradients.sub_batch import SubBatch, whole_batch_mask
+from layercheck.numerics.gradients.sub_batch import SubBatch, last_at_batch_end, whole_batch_mask
 from layercheck.status import Status
 
 __all__ = ["Diagnostician", "group"]
@@ -57,6 +57,30 @@ class _Elsewhere(enum.Enum):
     # Wrong in observations of the sub-batch that the whole batch has right: a loop that stops
     # one short of the batch skips observation 7 of 8, and 127 of 128.
     OBSERVATIONS_NOT_HELD = "wrong in observations of the sub-batch that are right in the batch"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Local:
+    """An argument localized on a sub-batch: what `Localization.run` found there, and the masks
+    (of the sub-batch's argument) of its region and of each wrong block of it."""
+
+    finding: Finding
+    examples: tuple[ElementExample, ...]
+    blocks: dict[str, tuple[BlockError, ...]]
+    mask: Any
+    block_masks: tuple[Any, ...]
+
+
+def _at_batch_end(region: Region | None, sub: SubBatch, index: int) -> Region | None:
+    """A region of the first observations of the batch along their batch axis that holds the
+    last of them, named with the batch's last in its place (`last_at_batch_end`); None for any
+    other."""
+    if region is None or sub.first or sub.axes[index] is None or sub.batch <= sub.observations:
+        return None
+    last = str(sub.observations - 1)
+    if region.kind is not RegionKind.BLOCKS or region.unit != AXIS_WORDS["B"] or last not in region.wrong:
+        return None
+    return dataclasses.replace(region, wrong=tuple(str(sub.batch - 1) if w == last else w for w in region.wrong))
 
 
 class _SubBatches:
@@ -131,6 +155,7 @@ class Diagnostician:
         screen = self._sub_batches.screen
         self.evidence = Evidence(problem, base, verdicts, tol, rng, self.budget, small_blocks, screen)
         self._past: dict[tuple[int, int], bool] = {}  # (argument, sub-batch) -> wrong past it
+        self._locals: dict[tuple[int, int], _Local | _Elsewhere | None] = {}  # (argument, sub-batch)
 
     def diagnose(self, index: int) -> Diagnosis:
         evidence = self.evidence
@@ -172,16 +197,27 @@ class Diagnostician:
         # found wrong, where localizing the whole batch took hundreds of its calls.
         start = self._wrong_window(index, sub)
         window = None if start is None else self.sub_batch(start)
-        if window is None:
-            return None
-        found = self._localized_on(index, window, narrower_only=True)
-        return None if isinstance(found, _Elsewhere) else found
+        if window is not None:
+            in_window = self._localized_on(index, window, narrower_only=True)
+            if in_window is not None and not isinstance(in_window, _Elsewhere):
+                return in_window
+        if found is _Elsewhere.OBSERVATIONS_NOT_HELD:
+            # Wrong in the sub-batch's last observation, which the whole batch has right, and
+            # in no window past it that holds: perhaps in the batch's last, as the first 8 run
+            # alone have their own (a loop over observations 1 to B - 2 leaves out both ends).
+            at_end = self._localized_on(index, sub, at_end=True)
+            return None if isinstance(at_end, _Elsewhere) else at_end
+        return None
 
-    def _localized_on(self, index: int, sub: SubBatch, narrower_only: bool = False) -> Diagnosis | _Elsewhere | None:
-        """The argument localized on `sub` and its finding proven on the whole batch; None
-        where what was found there does not hold on the whole batch (or, `narrower_only`, is
-        nothing narrower than the argument); `_Elsewhere` where a window of the batch past the
-        sub-batch may show what it did not."""
+    def _local(self, index: int, sub: SubBatch) -> _Local | _Elsewhere | None:
+        """The argument localized on `sub` (once per sub-batch: `_on_sub_batch` may read it
+        again); `_Elsewhere.RIGHT_THERE` where it is right there, None where nothing decided."""
+        key = (index, sub.first)
+        if key not in self._locals:
+            self._locals[key] = self._localize(index, sub)
+        return self._locals[key]
+
+    def _localize(self, index: int, sub: SubBatch) -> _Local | _Elsewhere | None:
         whole, name = self.evidence, self.evidence.name(index)
         tol, rng = whole.tol, whole.rng
         where = f"sub-batch from {sub.first}" if sub.first else "sub-batch"
@@ -200,7 +236,29 @@ class Diagnostician:
         axis = sub.axes[index]
         localization = Localization(local, index, None if axis is None or not sub.first else (axis, sub.first))
         finding, _, examples, blocks = localization.run(sub.base.gradients[index])
-        size = SubBatchSize(sub.observations, sub.batch, sub.first)
+        return _Local(finding, examples, blocks, localization.finding_mask, tuple(localization.finding_blocks))
+
+    def _localized_on(
+        self, index: int, sub: SubBatch, narrower_only: bool = False, at_end: bool = False
+    ) -> Diagnosis | _Elsewhere | None:
+        """The argument localized on `sub` and its finding proven on the whole batch; None
+        where what was found there does not hold on the whole batch (or, `narrower_only`, is
+        nothing narrower than the argument); `_Elsewhere` where a window of the batch past the
+        sub-batch may show what it did not. `at_end`: a region of the first observations that
+        holds their last is carried over with that one standing for the batch's last
+        (`_at_batch_end`); said without the blocks and elements measured there, which name it
+        by its place in the sub-batch."""
+        found = self._local(index, sub)
+        if not isinstance(found, _Local):
+            return found
+        whole, name = self.evidence, self.evidence.name(index)
+        finding, examples, blocks = found.finding, found.examples, found.blocks
+        size: SubBatchSize | None = SubBatchSize(sub.observations, sub.batch, sub.first)
+        if at_end:
+            carried = _at_batch_end(finding.region, sub, index)
+            if carried is None:
+                return None
+            finding, examples, blocks, size = dataclasses.replace(finding, region=carried), (), {}, None
         if narrower_only and finding.region is not None and finding.region.kind is RegionKind.ELEMENTS:
             return None  # elements of a window, measured one by one: the whole batch says where
         if finding.region is None:
@@ -214,14 +272,19 @@ class Diagnostician:
                 Cause.UNEXPLAINED, (name,), numbers=numbers_of(probe), complex_values=finding.complex_values
             )
             return self._diagnosis(unexplained, (), examples, blocks, size)
-        if localization.finding_mask is None:
+        if found.mask is None:
             return None
         value, axis = whole.problem.values[index], sub.axes[index]
-        mask = whole_batch_mask(finding.region, localization.finding_mask, axis, value, sub.observations, sub.first)
-        each = [
-            whole_batch_mask(finding.region, m, axis, value, sub.observations, sub.first)
-            for m in localization.finding_blocks
-        ]
+
+        def carried_over(mask: Any) -> Any:
+            assert finding.region is not None
+            if at_end:
+                assert axis is not None  # `_at_batch_end` carries over a region along the batch axis alone
+                return last_at_batch_end(mask, axis, value, sub.observations)
+            return whole_batch_mask(finding.region, mask, axis, value, sub.observations, sub.first)
+
+        mask = carried_over(found.mask)
+        each = [carried_over(m) for m in found.block_masks]
         if finding.region.kind not in (RegionKind.BLOCKS, RegionKind.BORDER):
             each = []  # a sign or a range of values: one region, proven whole
         held = None if mask is None or any(m is None for m in each) else self._holds(index, finding, mask, each)

@@ -358,7 +358,9 @@ class AcrossObservations:
     `relative` the error of the first against the second. `within`: the observations were
     moved among the batch's first `within` (a large batch's sub-batch), then the batch's first
     and last among the whole batch, for the loss on the others' outputs, the numbers the
-    first's there (None: every observation moved among the whole batch)."""
+    first's there (None: every observation moved among the whole batch). `others`: how many
+    observations' outputs that loss of the first's was on (None: all but the first's and the
+    last's, or every observation moved among the whole batch)."""
 
     observations: tuple[int, ...]
     batch: int
@@ -366,6 +368,7 @@ class AcrossObservations:
     numeric: float
     relative: float
     within: int | None = None
+    others: int | None = None
 
 
 @dataclass(frozen=True)
@@ -709,6 +712,7 @@ def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
             reading.real(data.get("numeric"), where),
             reading.real(data.get("relative"), where),
             None if data.get("within") is None else reading.whole(data.get("within"), where),
+            None if data.get("others") is None else reading.whole(data.get("others"), where),
         )
     if cause in (Cause.IGNORES_DLDY, Cause.NOT_LINEAR_IN_DLDY):
         return Nonlinearity(reading.real(data.get("scale"), where), reading.real(data.get("relative"), where))

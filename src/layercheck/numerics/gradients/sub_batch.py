@@ -25,7 +25,7 @@ from layercheck.numerics.arrays import namespace_of
 from layercheck.numerics.gradients.engine import Baseline, GradientProblem
 from layercheck.numerics.gradients.findings import Region, RegionKind
 
-__all__ = ["SUB_BATCH", "SubBatch", "whole_batch_mask"]
+__all__ = ["SUB_BATCH", "SubBatch", "last_at_batch_end", "whole_batch_mask"]
 
 # The observations a sub-batch holds, and how many times as many the batch must hold for one
 # to be worth it: below that, the whole batch is localized.
@@ -78,4 +78,21 @@ def whole_batch_mask(
     index: list[Any] = [slice(None)] * value.ndim
     index[axis] = slice(start, start + observations)
     whole[tuple(index)] = mask
+    return whole
+
+
+def last_at_batch_end(mask: Any, axis: int, value: Any, observations: int) -> Any:
+    """The elements of the whole batch's argument `value` that a mask of the first
+    `observations` stands for where their last observation stands for the batch's last: a
+    layer that treats the ends of its batch apart (a loop over observations 1 to B - 2) has
+    its own ends on the first observations run alone, and the batch's ends on the batch."""
+    xp = namespace_of(value)
+    whole = xp.zeros(value.shape, dtype=bool)
+    head: list[Any] = [slice(None)] * value.ndim
+    head[axis] = slice(0, observations - 1)
+    whole[tuple(head)] = mask[tuple(head)]
+    head[axis] = value.shape[axis] - 1
+    last: list[Any] = [slice(None)] * value.ndim
+    last[axis] = observations - 1
+    whole[tuple(head)] = mask[tuple(last)]
     return whole
