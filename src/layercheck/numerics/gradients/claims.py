@@ -463,7 +463,9 @@ def _ends_left_out(
         if verdict.status is not Status.FAILED:
             loss = _without(evidence, output_axes, (k,))
             again = evidence.with_loss(index, loss, support, f"{purpose}, the others' outputs", 1)
-            verdict, others = (verdict if again is None else again), batch - 1
+            if again is None:  # the budget spent, or the layer raised
+                return None
+            verdict, others = again, batch - 1
         probe = _nothing(verdict)
         if probe is None:
             return None
