@@ -232,10 +232,49 @@ def test_a_cpu_run_never_asks_the_gpu_and_no_cupy_says_not_installed(monkeypatch
 def test_cupy_on_the_path_without_a_distribution_gives_its_own_version(monkeypatch):
     fake = types.ModuleType("cupy")
     fake.__version__ = "13.9.9"
-    monkeypatch.setitem(__import__("sys").modules, "cupy", fake)  # no __spec__: find_spec raises
-    # No distribution installs it, wherever the test runs (room 3 of CI has cupy-cuda12x).
-    monkeypatch.setattr(environment.importlib.metadata, "packages_distributions", lambda: {})
+    # No __spec__, so find_spec raises: no distribution installed the module an import finds,
+    # wherever the test runs (room 3 of CI has cupy-cuda12x installed).
+    monkeypatch.setitem(__import__("sys").modules, "cupy", fake)
     assert environment._cupy_version() == "13.9.9"
+
+
+@pytest.mark.parametrize("listed", ["top_level.txt", "RECORD"])
+def test_cupy_version_is_that_of_the_distribution_beside_the_cupy_an_import_finds(tmp_path, monkeypatch, listed):
+    """The distribution that installed the `cupy` on the path, found by its top_level.txt
+    (CuPy's wheels have one) or else by its list of files; one elsewhere on the path that
+    names `cupy` too (another CUDA major's, shadowed, or an installed one behind a source
+    checkout) is not the one reported."""
+    import importlib
+    import sys
+
+    def site(folder, name, version, cupy):
+        info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        if listed == "top_level.txt":
+            (info / "top_level.txt").write_text("cupy\ncupyx\n" if cupy else "other\n")
+        (info / "RECORD").write_text(f"{'cupy' if cupy else 'other'}/__init__.py,,\n")
+        if cupy:
+            (folder / "cupy").mkdir()
+            (folder / "cupy" / "__init__.py").write_text("raise ImportError('never imported')\n")
+        return folder
+
+    first = site(tmp_path / "first", "cupy-cuda12x", "14.2.0", cupy=True)
+    site(first, "unrelated", "1.0", cupy=False)
+    second = site(tmp_path / "second", "cupy-cuda11x", "13.6.0", cupy=True)
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    monkeypatch.setattr(sys, "path", [str(first), str(second), *sys.path])
+    importlib.invalidate_caches()
+    assert environment._cupy_version() == "14.2.0 (cupy-cuda12x)"
+    assert "cupy" not in sys.modules
+    # A checkout of CuPy's sources first on the path: no distribution installed what an
+    # import finds, whatever is installed further on.
+    checkout = tmp_path / "checkout"
+    (checkout / "cupy").mkdir(parents=True)
+    (checkout / "cupy" / "__init__.py").write_text("")
+    monkeypatch.setattr(sys, "path", [str(checkout), str(first), *sys.path])
+    importlib.invalidate_caches()
+    assert environment._cupy_version() == "unknown version (no distribution installed it)"
 
 
 def test_html_and_json_on_one_file_are_refused(tmp_path):

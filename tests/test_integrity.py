@@ -970,3 +970,76 @@ def test_what_a_class_runs_as_it_is_read_is_caught_before_the_checks_began(layer
         np.isfinite = _ORIGINAL_ISFINITE
     integrity = _by_name(report)[INTEGRITY_CHECK]
     assert integrity.message.startswith("the layer replaced numpy.isfinite before the checks began"), integrity.message
+
+
+class _Harmless:
+    """A descriptor of the layer's that does nothing but return a function: its `__get__` is
+    still the layer's code, run by the read."""
+
+    def __get__(self, instance, owner=None):
+        return lambda X: 2 * X
+
+
+class _Meta(type):
+    pass
+
+
+class _Slotted:
+    __slots__ = ("scale",)
+
+
+class PlainDouble(_Slotted):
+    """A class of plain functions and values: a property, a staticmethod, a classmethod and
+    slots (the interpreter's descriptors) among them."""
+
+    learnables = ()
+    size = property(lambda self: 2)
+    make = staticmethod(lambda: None)
+    build = classmethod(lambda cls: cls)
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        return 2 * dLdY
+
+
+def _variants():
+    return {
+        "descriptor": type("Described", (PlainDouble,), {"twice": _Harmless()}),
+        "inherited descriptor": type("Inherits", (type("Base", (), {"twice": _Harmless()}), PlainDouble), {}),
+        "metaclass": _Meta("Meta", (PlainDouble,), {}),
+        "classmethod of a descriptor": type("WrapsDescriptor", (PlainDouble,), {"build": classmethod(_Harmless())}),
+    }
+
+
+def test_reads_run_no_code_for_a_class_of_plain_functions_and_values_alone():
+    from layercheck.sandbox import reads_run_no_code
+
+    assert reads_run_no_code(PlainDouble)
+    for what, cls in _variants().items():
+        assert not reads_run_no_code(cls), what
+    assert not reads_run_no_code(KeyTampers)  # a key whose __eq__ is the layer's
+    assert not reads_run_no_code(ReadTampers)
+    assert not reads_run_no_code(PlainDouble())  # an instance: its class's reads are not all
+
+
+def test_the_look_before_set_up_is_taken_unless_nothing_of_the_layers_can_have_run(monkeypatch):
+    """A class of plain functions given with its layout: the guard's look after Guard.start
+    would find what that found, and is not taken; any class whose reads may run its code
+    (here a harmless descriptor) has it taken, and the checks are the same."""
+    from layercheck.sandbox import integrity
+
+    looks = []
+    verify = integrity.Guard.verify
+    monkeypatch.setattr(
+        integrity.Guard, "verify", lambda self, *a, **k: looks.append(self.where) or verify(self, *a, **k)
+    )
+    counts = {}
+    for what, cls in {"plain": PlainDouble, **_variants()}.items():
+        looks.clear()
+        report = layercheck.check_layer(cls, "3,2:CB", checks=["gradients_are_numerically_correct"], dtypes=["float64"])
+        assert report.result("gradients_are_numerically_correct").status == "passed", what
+        counts[what] = looks.count("before the checks began")
+    assert counts.pop("plain") == 0
+    assert set(counts.values()) == {1}, counts

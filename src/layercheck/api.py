@@ -36,7 +36,7 @@ from layercheck.reporters.text import target_text
 from layercheck.results import TargetReport, cause_of
 from layercheck.running.runner import run_target
 from layercheck.safetext import exception_text, type_name
-from layercheck.sandbox import Guard
+from layercheck.sandbox import Guard, reads_run_no_code
 from layercheck.settings.config import keeps_gradients_mapping
 from layercheck.settings.options import make_options, parse_input_layouts
 
@@ -230,9 +230,11 @@ def _check(
         layouts = _example_layout(layer) if layout is None else layout
         adopt = _adopter(layer, target, convention, args)
         # Nothing of the layer's ran since the guard's last look where it is a plain function
-        # given with its layout: a class's attributes, read to tell what it is, may be its own
+        # given with its layout, or a class whose attributes, read to tell what it is, are
+        # plain functions and values (`reads_run_no_code`): else they may be its own
         # descriptors or its metaclass's code; an example layout or a convention's adopter is.
-        looked = layout is not None and adopt is None and type(layer) is types.FunctionType
+        plain = type(layer) is types.FunctionType or reads_run_no_code(layer)
+        looked = layout is not None and adopt is None and plain
         return _checked(layer, layouts, args, guard, label=label, adopt=adopt, looked=looked, **options)
     except UsageError as exc:
         raise _cut(exc) from None

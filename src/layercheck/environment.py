@@ -210,14 +210,39 @@ def _cupy_version() -> str | None:
     if not _cupy_importable():
         return None
     try:
-        names = importlib.metadata.packages_distributions().get("cupy") or []
-        if names:
-            return f"{importlib.metadata.version(names[0])} ({names[0]})"
+        found = _cupy_distribution()
+        if found is not None:
+            return f"{found.version} ({found.metadata['Name']})"
     except Exception:  # a broken distribution's metadata: what the module says, if imported
         pass
     module = sys.modules.get("cupy")
     version = getattr(module, "__version__", None) if module is not None else None
     return _bounded(version) if isinstance(version, str) else "unknown version (no distribution installed it)"
+
+
+def _cupy_distribution() -> importlib.metadata.Distribution | None:
+    """The distribution that installed the `cupy` an import would find, among those of its
+    folder: the one whose `top_level.txt` names it (setuptools writes one, and CuPy's wheels
+    are built with it: milliseconds), else whose list of files holds it (each one's RECORD
+    read: `packages_distributions` reads them all, half a second in a large environment, on
+    every run where CuPy is installed). None where no distribution installed it."""
+    try:
+        spec = importlib.util.find_spec("cupy")
+    except ValueError:  # a module in sys.modules without a spec (put there by hand)
+        return None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not locations:
+        return None
+    folder = os.path.dirname(os.path.abspath(locations[0]))
+    installed = list(importlib.metadata.distributions(path=[folder]))
+    for dist in installed:
+        top = dist.read_text("top_level.txt")
+        if top is not None and "cupy" in top.split():
+            return dist
+    for dist in installed:
+        if any(file.parts[:1] == ("cupy",) for file in dist.files or ()):
+            return dist
+    return None
 
 
 def _blas() -> str | None:

@@ -9,12 +9,14 @@ sandbox for two things, through the names below:
   off the user's terminal;
 - `Guard`: hold a layer to what layercheck computes its verdicts with (`integrity`, judged by
   effect, with `lookups` reading which names that code looks up); its findings are the
-  `INTEGRITY_CHECK` result.
+  `INTEGRITY_CHECK` result; `reads_run_no_code` tells where a look would find nothing new
+  (`inert`).
 
 What a layer can do to the process, and what layercheck guarantees against it, is written once,
 in the threat model of docs/robustness.md.
 """
 
+from layercheck.sandbox.inert import reads_run_no_code
 from layercheck.sandbox.integrity import INTEGRITY_ABOUT, INTEGRITY_CHECK, Allowed, ChangeKind, Finding, Guard
 from layercheck.sandbox.isolation import (
     Job,
@@ -37,6 +39,7 @@ __all__ = [
     "Outcome",
     "Watch",
     "default_memory_cap",
+    "reads_run_no_code",
     "run_jobs",
     "signal_reason",
     "worker_sys_path",
