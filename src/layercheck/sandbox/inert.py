@@ -17,6 +17,12 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from layercheck.sandbox.own import OWN_BUILTINS
+
+# Builtins resolved in the sandbox's own copy: `all`, `type` or `frozenset` replaced in
+# `builtins` by the layer's module never answer for it here.
+__builtins__ = OWN_BUILTINS  # type: ignore[assignment]  # noqa: A001
+
 __all__ = ["reads_run_no_code"]
 
 _MRO = type.__dict__["__mro__"].__get__
