@@ -14,6 +14,7 @@ import copy
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -1043,3 +1044,87 @@ def test_the_look_before_set_up_is_taken_unless_nothing_of_the_layers_can_have_r
         counts[what] = looks.count("before the checks began")
     assert counts.pop("plain") == 0
     assert set(counts.values()) == {1}, counts
+
+
+def _statuses(report):
+    return {c.name: c.status for c in report.checks if c.name != INTEGRITY_CHECK}
+
+
+@pytest.mark.parametrize("every_time", [True, False])
+def test_tampering_in_a_check_that_calls_no_method_of_the_layer_is_found_and_every_other_check_decides(
+    monkeypatch, every_time
+):
+    """The look after a check that called no method of the layer is owed, and taken before the
+    layer's next call: what such a check ran of the layer's (here: after outputs_are_finite,
+    as a property of the layer it read could) is found there, and put back. The checks since
+    the last look then run again, each looked after: the one that tampers again is not
+    decided, every other one is, as on the untampered layer; tampering made once leaves none
+    undecided."""
+    from layercheck.running import runner
+
+    clean = _statuses(layercheck.check_layer(PlainDouble, "3,2:CB"))
+    original, done = runner.run_check, []
+
+    def run_check(check, session, on_evidence=None):
+        result = original(check, session, on_evidence)
+        if check.name == "outputs_are_finite" and (every_time or not done):
+            done.append(check.name)
+            np.isfinite = lambda *args, **kwargs: True
+        return result
+
+    monkeypatch.setattr(runner, "run_check", run_check)
+    try:
+        report = layercheck.check_layer(PlainDouble, "3,2:CB")
+    finally:
+        assert np.isfinite is _ORIGINAL_ISFINITE
+        np.isfinite = _ORIGINAL_ISFINITE
+    expected = dict(clean, outputs_are_finite=Status.INCOMPLETE) if every_time else clean
+    assert _statuses(report) == expected
+    assert [c.name for c in report.checks][:-1] == list(clean)  # recorded in their order
+    message = _by_name(report)[INTEGRITY_CHECK].message
+    assert re.match(r"the layer replaced numpy\.isfinite during one of the \d+ checks from \w+ to \w+", message), (
+        message
+    )
+    assert ("; again during outputs_are_finite" in message) is every_time, message
+
+
+def test_a_look_is_taken_after_the_checks_that_call_the_layer_and_after_the_last_alone(monkeypatch):
+    from layercheck.sandbox import integrity
+
+    looks = []
+    verify = integrity.Guard.verify
+    monkeypatch.setattr(
+        integrity.Guard, "verify", lambda self, *a, **k: looks.append(self.where) or verify(self, *a, **k)
+    )
+    report = layercheck.check_layer(PlainDouble, "3,2:CB")
+    after_checks = [where for where in looks if where.startswith("during ")]
+    checks = [c.name for c in report.checks if c.name != INTEGRITY_CHECK]
+    assert after_checks[-1] == f"during {checks[-1]}"
+    assert len(after_checks) < len(checks) / 2, (after_checks, checks)
+
+
+def test_the_checks_a_look_was_owed_for_are_reported_before_the_layer_runs_again():
+    """A worker streams each result as it is recorded (`on_check`): those of the checks that
+    called no method of the layer are recorded once the look owed for them is taken, before
+    the layer's next call, so that a layer that then hangs or crashes loses none of them."""
+    from layercheck.running.runner import run_target
+    from layercheck.settings.options import make_options, parse_input_layouts
+
+    started, recorded, behind = [], [], []
+
+    class Watched(PlainDouble):
+        def predict(self, X):
+            ended = started[:-1]  # every check started before the one under way has ended
+            behind.append(sorted(set(ended) - set(recorded)))
+            return 2 * X
+
+    report = run_target(
+        "Watched",
+        Watched,
+        parse_input_layouts("3,2:CB"),
+        make_options(check_names=tuple(REGISTRY)),
+        on_start=lambda check: started.append(check.name),
+        on_check=lambda result: recorded.append(result.name),
+    )
+    assert all(not names for names in behind), behind
+    assert recorded == [c.name for c in report.checks]

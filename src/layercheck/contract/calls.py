@@ -9,7 +9,9 @@ add up the seconds the outermost calls that ended took, and how many they were; 
 there are none and `run` only calls.
 
 After each outermost call `run` also calls the hook `guard` installed (`sandbox.integrity`:
-a quick look whether the layer replaced NumPy's functions, before layercheck uses them).
+a quick look whether the layer replaced NumPy's functions, before layercheck uses them), and
+before it another (the whole look the guard owes, if any: the checks before this one called
+no method of the layer, and were not looked after).
 """
 
 from __future__ import annotations
@@ -43,9 +45,10 @@ _clock: Clock | None = None
 _spent: Tally | None = None  # the seconds the outermost calls that ended took, and how many
 _depth = 0  # calls of the layer under way (predict from forward, say): the outermost counts
 _after: Callable[[], None] | None = None  # called after each outermost call
+_before: Callable[[], None] | None = None  # called before each outermost call
 # The globals this module rebinds while the layer runs: `sandbox.integrity` leaves them out of
 # what it watches.
-_RUNTIME_GLOBALS = ("_clock", "_spent", "_depth", "_after")
+_RUNTIME_GLOBALS = ("_clock", "_spent", "_depth", "_after", "_before")
 
 
 def install(clock: Clock | None, spent: Tally | None = None) -> None:
@@ -55,10 +58,11 @@ def install(clock: Clock | None, spent: Tally | None = None) -> None:
     _clock, _spent = clock, spent
 
 
-def guard(after: Callable[[], None] | None) -> None:
-    """Call `after()` when each outermost call of the layer returns or raises (None: none)."""
-    global _after
-    _after = after
+def guard(after: Callable[[], None] | None, before: Callable[[], None] | None = None) -> None:
+    """Call `after()` when each outermost call of the layer returns or raises, and `before()`
+    as each starts (None: none)."""
+    global _after, _before
+    _after, _before = after, before
 
 
 def run(fn: Callable[..., Any], *args: Any) -> Any:
@@ -66,6 +70,8 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     hook called after it."""
     global _depth
     clock, spent, after = _clock, _spent, _after
+    if _depth == 0 and _before is not None:
+        _before()  # before the clock starts: the look is layercheck's time, not the layer's
     started = monotonic() if _depth == 0 and clock is not None else 0.0
     if clock is not None and started:
         clock.value = started

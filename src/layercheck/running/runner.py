@@ -229,18 +229,7 @@ def _run_target(
         report.error, report.traceback, report.cause = failure.message, failure.traceback, failure.cause
     guard.verify()
     if session is not None:
-        for check in checks:
-            if on_start is not None:
-                on_start(check)
-            guard.where = f"during {check.name}"
-            found = len(guard.findings)
-            result = run_check(check, session, on_evidence)
-            guard.verify()
-            # Found right after a call of the layer, tampering was put back before the check
-            # computed anything more; found only now, the check may have computed with it.
-            if any(not finding.at_call for finding in guard.findings[found:]):
-                result = _undecided(result)
-            record(result)
+        _run_checks(checks, session, guard, record, on_start, on_evidence)
         guard.where = "after the checks"
         # Nothing of the layer's runs in the notes: the look after the last check is the
         # report's last (its callers look again once the run's objects are freed).
@@ -276,6 +265,92 @@ def look_once_freed(report: TargetReport, guard: Guard) -> None:
         report.checks = [c for c in report.checks if c.name != INTEGRITY_CHECK] + [_replaced(guard.findings)]
     report.allowed_changes = [allowed_words(finding) for finding in guard.allowed]
     report.bound()
+
+
+# The results of checks that called no method of the layer that wait for the guard's look.
+_WAITS = frozenset({Status.PASSED, Status.SKIPPED})
+
+
+def _run_checks(
+    checks: Sequence[Check],
+    session: Session,
+    guard: Guard,
+    record: Callable[[CheckResult], None],
+    on_start: Callable[[Check], None] | None,
+    on_evidence: Callable[[str, LazyEvidence], None] | None,
+) -> None:
+    """Each check run, and recorded once the guard has looked after it."""
+    # The checks since the guard's last look that called no method of the layer and passed
+    # or were skipped (`_WAITS`): their look is owed (`Guard.owe`), taken before the layer's
+    # next call or after the last check, and they are recorded once it was taken (before
+    # that call: a check that then hangs or crashes loses none of them). Where it found
+    # tampering, each of them runs again, looked after as any other check is (`_looked`),
+    # and so does the check whose first call took it. A failure is looked after at once:
+    # what it says is said where it was found, and a worker may stop there (`on_check`).
+    unlooked: list[tuple[Check, CheckResult]] = []
+    raised: list[BaseException] = []
+
+    def looked_after(found: bool) -> None:
+        if found:
+            return
+        try:
+            for _, earlier in unlooked:
+                record(earlier)
+        except BaseException as exc:  # on_check's (a worker stopping): raised once this check ended
+            raised.append(exc)
+        unlooked.clear()
+
+    for number, check in enumerate(checks, 1):
+        if on_start is not None:
+            on_start(check)
+        guard.where = f"during {check.name}"
+        owed = bool(unlooked)
+        if owed:
+            guard.owe(_during([*(c.name for c, _ in unlooked), check.name]), looked_after)
+        found, calls = len(guard.findings), guard.calls
+        result = run_check(check, session, on_evidence)
+        if guard.calls == calls and number < len(checks) and result.status in _WAITS:
+            unlooked.append((check, result))
+            continue
+        if guard.settle_owed():
+            guard.verify()  # what this check's calls did, before anything runs again
+            for again, _ in [*unlooked, (check, result)]:
+                if on_start is not None:
+                    on_start(again)
+                record(_looked(again, session, guard, on_evidence))
+            unlooked.clear()
+            continue
+        if raised:
+            raise raised[0]
+        if guard.calls != calls or not owed:  # else the look owed was taken after it
+            guard.verify()
+        # Found right after a call of the layer, tampering was put back before the check
+        # computed anything more; found only now, the check may have computed with it.
+        if any(not finding.at_call for finding in guard.findings[found:]):
+            result = _undecided(result)
+        record(result)
+
+
+def _looked(
+    check: Check, session: Session, guard: Guard, on_evidence: Callable[[str, LazyEvidence], None] | None
+) -> CheckResult:
+    """`check` run, and the guard's look taken after it: undecided where tampering was found
+    then, not right after a call of the layer (the check may have computed with it)."""
+    guard.where = f"during {check.name}"
+    found = len(guard.findings)
+    result = run_check(check, session, on_evidence)
+    guard.verify()
+    if any(not finding.at_call for finding in guard.findings[found:]):
+        result = _undecided(result)
+    return result
+
+
+def _during(names: Sequence[str]) -> str:
+    """Where a look owed for checks that called no method of the layer (and the start of the
+    check after them, up to its first call) found what it found: during one of them."""
+    if len(names) <= 3:
+        return f"during {', '.join(names[:-1])} or {names[-1]}"
+    return f"during one of the {len(names)} checks from {names[0]} to {names[-1]}"
 
 
 def _replaced(findings: Sequence[Finding]) -> CheckResult:

@@ -43,14 +43,19 @@ Settings touch no name at all and are not looked at: `np.seterr`, `np.set_printo
 promotion state, warnings filters, codecs, the locale, the global RNGs' states.
 
 `Guard` is what the runner holds: it looks at everything after the module is imported, after
-the layer is set up and after each check (about a millisecond each time: ten thousand names
-compared by identity in C loops, `_Unchanged`; in a worker, whose forkserver counts the writes
-of functions' code and defaults with an audit hook, the functions are compared only after
-such a write), and at NumPy's public namespaces after every call of the layer (`contract.calls`; tens of microseconds). Judging a change costs a tenth of
+the layer is set up and after each check that called a method of the layer; after one that
+called none, before the layer's next call (`Guard.owe`: the checks judged from results shared
+with others call none, and the look after each cost more than they do) or after the last check
+(a few milliseconds each time: sixteen thousand names compared by identity in C loops,
+`_Unchanged`; in a worker, whose forkserver counts the writes of functions' code and defaults
+with an audit hook, the functions are compared only after such a write), and at NumPy's
+public namespaces after every call of the layer (`contract.calls`; tens of microseconds).
+Judging a change costs a tenth of
 a second the first time (`sandbox.lookups` reads the bytecode), and happens only when
 something changed. Tampering is put back before layercheck computes anything more, so the
 checks after it decide with the originals (`running.runner`); a check during which tampering
-was found only at its end (not right after a call of the layer) is not decided. Looking at
+was found only at its end (not right after a call of the layer) is not decided, and the checks
+a look owed found it after run again, each looked after. Looking at
 everything after every call would cost more than the checks of a small layer: a change deeper
 than NumPy's public names (a function's code, the registry) that a layer makes and undoes
 within one check is not seen.
@@ -202,7 +207,7 @@ _import_lazy_numpy()
 _fill_numpy_caches()
 # Looked at after every call of the layer (tens of microseconds): the names a layer would
 # replace first, so that a replacement undone by a later call within the same check is seen
-# too. Everything is looked at after each check.
+# too. Everything is looked at after each check that calls the layer (`Guard`).
 _HOT = frozenset({"numpy", *_NUMPY_PUBLIC_LAZY, "cupy", "cupy.random", "cupy.linalg", "cupy.fft"})
 # The namespaces judged by the names code looks up (`Reliance.LOOKED_UP`): NumPy's and CuPy's
 # public ones, whose names real libraries rebind (`np.long = int`), and the standard modules
@@ -1321,6 +1326,12 @@ class Guard:
         self._allowed_said: set[str] = set()
         # The worker's shared clock and the tally of the calls that ended, installed before.
         self._clock, self._spent = vars(calls)["_clock"], vars(calls)["_spent"]
+        self.calls = 0  # the layer's outermost calls that ended under this guard
+        # The look owed (`owe`): where what it finds was done, else None; and whether the
+        # last owed look taken found tampering.
+        self._owed: str | None = None
+        self._then: Callable[[bool], None] | None = None
+        self._owed_found = False
 
     @property
     def first(self) -> Finding | None:
@@ -1341,7 +1352,7 @@ class Guard:
             recent = Snapshot.take()
             _RECENT[:] = [recent]
         guard = cls(recent, hooks)
-        calls.guard(guard.after_call)
+        calls.guard(guard.after_call, guard.before_call)
         return guard
 
     def stop(self) -> None:
@@ -1355,22 +1366,61 @@ class Guard:
         """After a call of the layer: NumPy's public names and the interpreter's hooks looked
         at, everything when one changed (so that what layercheck computes next is the
         original's)."""
+        self.calls += 1
         if not (self._hooks.hold() and self._snapshot.hot.holds()):
             self.verify(at_call=True)
 
+    def owe(self, where: str, then: Callable[[bool], None] | None = None) -> None:
+        """A look is owed: taken before the next call of the layer (`before_call`), else when
+        the runner settles it (`settle_owed`); what it finds was done `where`, and `then(found)`
+        is called once it was taken (found: whether it found tampering). The runner owes the
+        look after a check that called no method of the layer: what such a check runs of the
+        layer's (a property it reads, a freed object's `__del__`) is found there, before
+        anything of the layer's runs again, and that check's verdict waits for it."""
+        self._owed, self._then, self._owed_found = where, then, False
+
+    def before_call(self) -> None:
+        """Before a call of the layer: the look owed, if one is."""
+        if self._owed is not None:
+            self._take_owed()
+
+    def settle_owed(self) -> bool:
+        """The look owed taken now, if no call of the layer took it; whether the owed look
+        found tampering (the checks it was owed for may have computed with it)."""
+        if self._owed is not None:
+            self._take_owed()
+        found, self._owed_found = self._owed_found, False
+        return found
+
+    def _take_owed(self) -> None:
+        where, then, self._owed, self._then = self._owed, self._then, None, None
+        count = len(self.findings)
+        self.verify(where)
+        found = len(self.findings) > count
+        self._owed_found = self._owed_found or found
+        if then is not None:
+            then(found)
+
     def _calls_kept(self) -> tuple[Change, ...]:
-        """`contract.calls`' record of the layer's calls as this guard set it: its hook after
-        each call (set to None, no look would follow a call), its depth (0 between calls: more,
+        """`contract.calls`' record of the layer's calls as this guard set it: its hooks after
+        and before each call (set to None, no look would follow a call, nor the look owed be
+        taken before one), its depth (0 between calls: more,
         and no call would look, nor be timed), its clock and the tally of the calls that ended.
         Its module leaves them out of what the snapshot records (they change while the layer
         runs): a verify runs between calls, where each has one right value. Put back where
         changed."""
         namespace = vars(calls)
         found = []
-        kept = (("_after", self.after_call), ("_depth", 0), ("_clock", self._clock), ("_spent", self._spent))
+        kept = (
+            ("_after", self.after_call),
+            ("_before", self.before_call),
+            ("_depth", 0),
+            ("_clock", self._clock),
+            ("_spent", self._spent),
+        )
         for name, right in kept:
             now = namespace.get(name, _MISSING)
-            if name == "_after":
+            if name in ("_after", "_before"):
                 same = _same_hook(now, right)
             else:
                 same = now is right or (type(now) is int and now == right)
