@@ -1128,3 +1128,31 @@ def test_the_checks_a_look_was_owed_for_are_reported_before_the_layer_runs_again
     )
     assert all(not names for names in behind), behind
     assert recorded == [c.name for c in report.checks]
+
+
+def test_numpy_replaced_after_a_check_that_calls_no_method_and_put_back_before_the_next_call_is_seen(monkeypatch):
+    """What a layer could do from a check that calls none of its methods (a property read, a
+    `__del__`): replace np.isfinite there, and put it back as the next check starts, before
+    the look owed would see it. NumPy's public names are looked at after each such check, as
+    after a call: the replacement is found where it was made, and that check is not decided."""
+    from layercheck.running import runner
+
+    clean = list(_statuses(layercheck.check_layer(PlainDouble, "3,2:CB")))
+    after = clean[clean.index("outputs_are_finite") + 1]
+    original = runner.run_check
+
+    def run_check(check, session, on_evidence=None):
+        if check.name == after:
+            np.isfinite = _ORIGINAL_ISFINITE  # undone before anything of the layer's runs again
+        result = original(check, session, on_evidence)
+        if check.name == "outputs_are_finite":
+            np.isfinite = lambda *args, **kwargs: True
+        return result
+
+    monkeypatch.setattr(runner, "run_check", run_check)
+    try:
+        report = layercheck.check_layer(PlainDouble, "3,2:CB")
+    finally:
+        np.isfinite = _ORIGINAL_ISFINITE
+    assert _by_name(report)[INTEGRITY_CHECK].status == Status.FAILED
+    assert _by_name(report)["outputs_are_finite"].status == Status.INCOMPLETE

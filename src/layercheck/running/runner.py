@@ -281,12 +281,14 @@ def _run_checks(
 ) -> None:
     """Each check run, and recorded once the guard has looked after it."""
     # The checks since the guard's last look that called no method of the layer and passed
-    # or were skipped (`_WAITS`): their look is owed (`Guard.owe`), taken before the layer's
-    # next call or after the last check, and they are recorded once it was taken (before
-    # that call: a check that then hangs or crashes loses none of them). Where it found
-    # tampering, each of them runs again, looked after as any other check is (`_looked`),
-    # and so does the check whose first call took it. A failure is looked after at once:
-    # what it says is said where it was found, and a worker may stop there (`on_check`).
+    # or were skipped (`_WAITS`): their whole look is owed (`Guard.owe`), taken before the
+    # layer's next call or after the last check, and they are recorded once it was taken
+    # (before that call: a check that then hangs or crashes loses none of them). NumPy's
+    # public names and the hooks are looked at after each (`Guard.glance`, as after a call):
+    # changed there, the look owed is taken at once. Where it found tampering, each of them
+    # runs again, looked after as any other check is (`_looked`), and so does the check
+    # whose first call took it. A failure is looked after at once: what it says is said
+    # where it was found, and a worker may stop there (`on_check`).
     unlooked: list[tuple[Check, CheckResult]] = []
     raised: list[BaseException] = []
 
@@ -309,7 +311,7 @@ def _run_checks(
             guard.owe(_during([*(c.name for c, _ in unlooked), check.name]), looked_after)
         found, calls = len(guard.findings), guard.calls
         result = run_check(check, session, on_evidence)
-        if guard.calls == calls and number < len(checks) and result.status in _WAITS:
+        if guard.calls == calls and number < len(checks) and result.status in _WAITS and guard.glance():
             unlooked.append((check, result))
             continue
         if guard.settle_owed():

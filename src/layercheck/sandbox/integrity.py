@@ -49,7 +49,8 @@ with others call none, and the look after each cost more than they do) or after 
 (a few milliseconds each time: sixteen thousand names compared by identity in C loops,
 `_Unchanged`; in a worker, whose forkserver counts the writes of functions' code and defaults
 with an audit hook, the functions are compared only after such a write), and at NumPy's
-public namespaces after every call of the layer (`contract.calls`; tens of microseconds).
+public namespaces after every call of the layer (`contract.calls`; tens of microseconds) and
+every check (`Guard.glance`).
 Judging a change costs a tenth of
 a second the first time (`sandbox.lookups` reads the bytecode), and happens only when
 something changed. Tampering is put back before layercheck computes anything more, so the
@@ -1369,6 +1370,13 @@ class Guard:
         self.calls += 1
         if not (self._hooks.hold() and self._snapshot.hot.holds()):
             self.verify(at_call=True)
+
+    def glance(self) -> bool:
+        """Whether NumPy's public names and the interpreter's hooks are as recorded: the look
+        after a call of the layer (`after_call`), taken without looking further; the runner
+        takes it after a check whose whole look it owes, so that what such a check ran of the
+        layer's there is found at once, not undone unseen before the look owed."""
+        return self._hooks.hold() and self._snapshot.hot.holds()
 
     def owe(self, where: str, then: Callable[[bool], None] | None = None) -> None:
         """A look is owed: taken before the next call of the layer (`before_call`), else when
