@@ -69,9 +69,11 @@ def run(fn: Callable[..., Any], *args: Any) -> Any:
     """`fn(*args)`, a method of the user's, with the clock set while it runs and the guard's
     hook called after it."""
     global _depth
-    clock, spent, after = _clock, _spent, _after
     if _depth == 0 and _before is not None:
-        _before()  # before the clock starts: the look is layercheck's time, not the layer's
+        # Before the clock starts (the look is layercheck's time, not the layer's), and before
+        # the hooks are read (it puts back any the layer replaced).
+        _before()
+    clock, spent, after = _clock, _spent, _after
     started = monotonic() if _depth == 0 and clock is not None else 0.0
     if clock is not None and started:
         clock.value = started

@@ -50,16 +50,15 @@ with others call none, and the look after each cost more than they do) or after 
 `_Unchanged`; in a worker, whose forkserver counts the writes of functions' code and defaults
 with an audit hook, the functions are compared only after such a write), and at NumPy's
 public namespaces after every call of the layer (`contract.calls`; tens of microseconds) and
-every check (`Guard.glance`).
-Judging a change costs a tenth of
-a second the first time (`sandbox.lookups` reads the bytecode), and happens only when
-something changed. Tampering is put back before layercheck computes anything more, so the
-checks after it decide with the originals (`running.runner`); a check during which tampering
-was found only at its end (not right after a call of the layer) is not decided, and the checks
-a look owed found it after run again, each looked after. Looking at
-everything after every call would cost more than the checks of a small layer: a change deeper
-than NumPy's public names (a function's code, the registry) that a layer makes and undoes
-within one check is not seen.
+every check (`Guard.glance`). Judging a change costs a tenth of a second the first time
+(`sandbox.lookups` reads the bytecode), and happens only when something changed. Tampering is
+put back before layercheck computes anything more, so the checks after it decide with the
+originals (`running.runner`); a check during which tampering was found only at its end (not
+right after a call of the layer) is not decided, and the checks a look owed found it after
+run again, each looked after. Looking at everything after every call would cost more than the
+checks of a small layer: a change deeper than NumPy's public names (a function's code, the
+registry) that a layer makes and undoes within one check (or within the checks of one owed
+look) is not seen.
 
 NumPy modules first imported after the snapshot have no original to compare with: those that
 layercheck's own code imports on first use (`numpy.ma`, through `np.median`) are imported before
@@ -1412,11 +1411,10 @@ class Guard:
     def _calls_kept(self) -> tuple[Change, ...]:
         """`contract.calls`' record of the layer's calls as this guard set it: its hooks after
         and before each call (set to None, no look would follow a call, nor the look owed be
-        taken before one), its depth (0 between calls: more,
-        and no call would look, nor be timed), its clock and the tally of the calls that ended.
-        Its module leaves them out of what the snapshot records (they change while the layer
-        runs): a verify runs between calls, where each has one right value. Put back where
-        changed."""
+        taken before one), its depth (0 between calls: more, and no call would look, nor be
+        timed), its clock and the tally of the calls that ended. Its module leaves them out of
+        what the snapshot records (they change while the layer runs): a verify runs between
+        calls, where each has one right value. Put back where changed."""
         namespace = vars(calls)
         found = []
         kept = (
