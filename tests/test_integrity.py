@@ -1014,6 +1014,40 @@ def _variants():
     }
 
 
+def _looks_counted(monkeypatch):
+    """Where each whole look of the guard is taken (its `where`), in order, as they are."""
+    from layercheck.sandbox import integrity
+
+    looks = []
+    verify = integrity.Guard.verify
+    monkeypatch.setattr(
+        integrity.Guard, "verify", lambda self, *a, **k: looks.append(self.where) or verify(self, *a, **k)
+    )
+    return looks
+
+
+def _around_checks(monkeypatch, before=None, after=None):
+    """The runner's checks run with `before(name)` and `after(name)` around each: what a
+    layer's code could do from a check that calls none of its methods."""
+    from layercheck.running import runner
+
+    original = runner.run_check
+
+    def run_check(check, session, on_evidence=None):
+        if before is not None:
+            before(check.name)
+        result = original(check, session, on_evidence)
+        if after is not None:
+            after(check.name)
+        return result
+
+    monkeypatch.setattr(runner, "run_check", run_check)
+
+
+def _replace_isfinite():
+    np.isfinite = lambda *args, **kwargs: True
+
+
 def test_reads_run_no_code_for_a_class_of_plain_functions_and_values_alone():
     from layercheck.sandbox import reads_run_no_code
 
@@ -1029,13 +1063,7 @@ def test_the_look_before_set_up_is_taken_unless_nothing_of_the_layers_can_have_r
     """A class of plain functions given with its layout: the guard's look after Guard.start
     would find what that found, and is not taken; any class whose reads may run its code
     (here a harmless descriptor) has it taken, and the checks are the same."""
-    from layercheck.sandbox import integrity
-
-    looks = []
-    verify = integrity.Guard.verify
-    monkeypatch.setattr(
-        integrity.Guard, "verify", lambda self, *a, **k: looks.append(self.where) or verify(self, *a, **k)
-    )
+    looks = _looks_counted(monkeypatch)
     counts = {}
     for what, cls in {"plain": PlainDouble, **_variants()}.items():
         looks.clear()
@@ -1060,19 +1088,15 @@ def test_tampering_in_a_check_that_calls_no_method_of_the_layer_is_found_and_eve
     the last look then run again, each looked after: the one that tampers again is not
     decided, every other one is, as on the untampered layer; tampering made once leaves none
     undecided."""
-    from layercheck.running import runner
-
     clean = _statuses(layercheck.check_layer(PlainDouble, "3,2:CB"))
-    original, done = runner.run_check, []
+    done = []
 
-    def run_check(check, session, on_evidence=None):
-        result = original(check, session, on_evidence)
-        if check.name == "outputs_are_finite" and (every_time or not done):
-            done.append(check.name)
-            np.isfinite = lambda *args, **kwargs: True
-        return result
+    def after(name):
+        if name == "outputs_are_finite" and (every_time or not done):
+            done.append(name)
+            _replace_isfinite()
 
-    monkeypatch.setattr(runner, "run_check", run_check)
+    _around_checks(monkeypatch, after=after)
     try:
         report = layercheck.check_layer(PlainDouble, "3,2:CB")
     finally:
@@ -1089,13 +1113,7 @@ def test_tampering_in_a_check_that_calls_no_method_of_the_layer_is_found_and_eve
 
 
 def test_a_look_is_taken_after_the_checks_that_call_the_layer_and_after_the_last_alone(monkeypatch):
-    from layercheck.sandbox import integrity
-
-    looks = []
-    verify = integrity.Guard.verify
-    monkeypatch.setattr(
-        integrity.Guard, "verify", lambda self, *a, **k: looks.append(self.where) or verify(self, *a, **k)
-    )
+    looks = _looks_counted(monkeypatch)
     report = layercheck.check_layer(PlainDouble, "3,2:CB")
     after_checks = [where for where in looks if where.startswith("during ")]
     checks = [c.name for c in report.checks if c.name != INTEGRITY_CHECK]
@@ -1135,21 +1153,18 @@ def test_numpy_replaced_after_a_check_that_calls_no_method_and_put_back_before_t
     `__del__`): replace np.isfinite there, and put it back as the next check starts, before
     the look owed would see it. NumPy's public names are looked at after each such check, as
     after a call: the replacement is found where it was made, and that check is not decided."""
-    from layercheck.running import runner
-
     clean = list(_statuses(layercheck.check_layer(PlainDouble, "3,2:CB")))
-    after = clean[clean.index("outputs_are_finite") + 1]
-    original = runner.run_check
+    following = clean[clean.index("outputs_are_finite") + 1]
 
-    def run_check(check, session, on_evidence=None):
-        if check.name == after:
-            np.isfinite = _ORIGINAL_ISFINITE  # undone before anything of the layer's runs again
-        result = original(check, session, on_evidence)
-        if check.name == "outputs_are_finite":
-            np.isfinite = lambda *args, **kwargs: True
-        return result
+    def undo(name):
+        if name == following:  # undone before anything of the layer's runs again
+            np.isfinite = _ORIGINAL_ISFINITE
 
-    monkeypatch.setattr(runner, "run_check", run_check)
+    def replace(name):
+        if name == "outputs_are_finite":
+            _replace_isfinite()
+
+    _around_checks(monkeypatch, before=undo, after=replace)
     try:
         report = layercheck.check_layer(PlainDouble, "3,2:CB")
     finally:

@@ -326,24 +326,27 @@ def _run_checks(
             raise raised[0]
         if guard.calls != calls or not owed:  # else the look owed was taken after it
             guard.verify()
-        # Found right after a call of the layer, tampering was put back before the check
-        # computed anything more; found only now, the check may have computed with it.
-        if any(not finding.at_call for finding in guard.findings[found:]):
-            result = _undecided(result)
-        record(result)
+        record(_decided_unless_found(result, guard, found))
 
 
 def _looked(
     check: Check, session: Session, guard: Guard, on_evidence: Callable[[str, LazyEvidence], None] | None
 ) -> CheckResult:
-    """`check` run, and the guard's look taken after it: undecided where tampering was found
-    then, not right after a call of the layer (the check may have computed with it)."""
+    """`check` run, and the guard's look taken after it (`_decided_unless_found`)."""
     guard.where = f"during {check.name}"
     found = len(guard.findings)
     result = run_check(check, session, on_evidence)
     guard.verify()
+    return _decided_unless_found(result, guard, found)
+
+
+def _decided_unless_found(result: CheckResult, guard: Guard, found: int) -> CheckResult:
+    """`result`, undecided where the guard found tampering since its `found`-th finding other
+    than right after a call of the layer. Found right after a call, tampering was put back
+    before the check computed anything more; found only later, the check may have computed
+    with it."""
     if any(not finding.at_call for finding in guard.findings[found:]):
-        result = _undecided(result)
+        return _undecided(result)
     return result
 
 

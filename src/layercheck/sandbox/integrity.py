@@ -1367,14 +1367,14 @@ class Guard:
         at, everything when one changed (so that what layercheck computes next is the
         original's)."""
         self.calls += 1
-        if not (self._hooks.hold() and self._snapshot.hot.holds()):
+        if not self.glance():
             self.verify(at_call=True)
 
     def glance(self) -> bool:
         """Whether NumPy's public names and the interpreter's hooks are as recorded: the look
-        after a call of the layer (`after_call`), taken without looking further; the runner
-        takes it after a check whose whole look it owes, so that what such a check ran of the
-        layer's there is found at once, not undone unseen before the look owed."""
+        after each call of the layer (`after_call`); the runner takes it after a check whose
+        whole look it owes, so that what such a check ran of the layer's there is found at
+        once, not undone unseen before the look owed."""
         return self._hooks.hold() and self._snapshot.hot.holds()
 
     def owe(self, where: str, then: Callable[[bool], None] | None = None) -> None:
