@@ -388,22 +388,35 @@ def _baseline(y, spread):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("size", [(1 << 16) + 1, 3 * (1 << 16) - 5])
 @pytest.mark.parametrize("spread", [0.0, 1e-5])
-def test_the_kinks_found_in_chunks_on_the_host_are_those_of_whole_arrays(monkeypatch, dtype, size, spread):
-    """At real sizes the kink test runs on the host in chunks that stay in the cache: the same
+@pytest.mark.parametrize("every", [7, 997])
+def test_the_kinks_found_in_chunks_on_the_host_are_those_of_whole_arrays(monkeypatch, dtype, size, spread, every):
+    """At real sizes the kink test runs on the host in chunks that stay in the cache, each
+    screened first by |second| > rho |delta| and tested where that holds (on the whole chunk
+    where many outputs do, `every` seventh; on those alone where a few do): the same
     operations element by element, so the very same mask, at every chunk's edge, with or
-    without a measured spread of round-off, in either precision."""
+    without a measured spread of round-off, in either precision, for outputs screened in that
+    the floor of round-off then clears, and for values that are not finite."""
     rng = np.random.default_rng(size)
     y = rng.standard_normal(size).astype(dtype)
     delta = (1e-3 * rng.standard_normal(size)).astype(dtype)
-    second = (1e-6 * rng.standard_normal(size)).astype(dtype)
-    second[::7] = 2 * delta[::7]  # kinks, at every seventh output
-    y[::11], delta[::13] = 0, 0  # outputs at zero, outputs that did not move
+    second = (1e-9 * rng.standard_normal(size)).astype(dtype)  # a smooth layer's: no kinks
+    second[::every] = 2 * delta[::every]  # kinks
+    y[::11], delta[::29] = 0, 0  # outputs at zero, outputs that did not move
+    second[::29] = np.finfo(dtype).eps * y[::29] * rng.uniform(-8, 8, second[::29].size)  # their round-off
+    delta[3::4001], second[3::4001], delta[9::4001], second[9::4001] = np.nan, np.inf, -np.inf, np.nan
+    # Outputs on either side of the test's threshold: of rho |delta|, and of the floor alone.
+    second[1::211] = 1e-3 * np.abs(delta[1::211]) * rng.uniform(0.5, 2.5, second[1::211].size)
+    delta[2::307] = 0
+    second[2::307] = 10.0 ** rng.uniform(-16, -2, second[2::307].size)
+    # Outputs that did not move, whose second difference is round-off: screened in, no kinks.
+    delta[5::503], second[5::503] = 0, np.finfo(dtype).eps * y[5::503]
     base = _baseline(y, spread)
     assert engine._in_chunks(y, delta, second) and (base.floor_scale(0)[1] > 0) == (spread > 0)
     chunked = engine._kinks(delta, second, base, 0, 1e-3)
     monkeypatch.setattr(engine, "_in_chunks", lambda *arrays: False)
     whole = engine._kinks(delta, second, base, 0, 1e-3)
-    assert whole.sum() > size // 20
+    assert whole.sum() > size // (3 * every)
+    assert not whole[5::503].any()
     assert chunked.shape == whole.shape and np.array_equal(chunked, whole)
 
 

@@ -760,7 +760,12 @@ _CHUNKED_FROM = 1 << 16  # elements: below, the passes over whole arrays cost as
 def _host_kinks(y: Any, delta: Any, second: Any, floor: tuple[float, float], rho: float) -> Any:
     """`_kinks` on the host in chunks: the same operations, element by element, on slices
     whose temporaries stay in the cache (several times faster at real sizes than passes over
-    whole arrays, and no output-sized array made but the mask). `floor`: `floor_scale`."""
+    whole arrays, and no output-sized array made but the mask). `floor`: `floor_scale`.
+
+    Kinks are few: each chunk is first screened by |second| > rho |delta|, which every kink
+    passes (the floor added to rho |delta| is not negative, and a rounded sum of it is no
+    smaller), in half the operations of the test; the test itself then runs on the outputs
+    screened in, the same operations on each, so the mask is the one the test gives alone."""
     kinks = np.empty(delta.shape, dtype=bool)
     flat_y, flat_delta, flat_second, flat_kinks = (a.reshape(-1) for a in (y, delta, second, kinks))
     parts = list(chunks(delta.size))
@@ -768,8 +773,23 @@ def _host_kinks(y: Any, delta: Any, second: Any, floor: tuple[float, float], rho
     high = np.empty_like(low)
     for part in parts:
         n = part.stop - part.start
-        _kink_test(flat_y[part], flat_delta[part], flat_second[part], floor, rho, low[:n], high[:n], flat_kinks[part])
+        screened = np.greater(
+            np.abs(flat_second[part], out=high[:n]),
+            np.multiply(np.abs(flat_delta[part], out=low[:n]), rho, out=low[:n]),
+            out=flat_kinks[part],
+        )
+        count = int(np.count_nonzero(screened))
+        if count > n // _SCREEN_SHARE:
+            _kink_test(flat_y[part], flat_delta[part], flat_second[part], floor, rho, low[:n], high[:n], screened)
+        elif count:
+            at = np.flatnonzero(screened)
+            scratch = np.empty(count, delta.dtype), np.empty(count, delta.dtype)
+            values = (flat_y[part][at], flat_delta[part][at], flat_second[part][at])
+            screened[at] = _kink_test(*values, floor, rho, *scratch)
     return kinks
+
+
+_SCREEN_SHARE = 16  # past one output in this many screened in, the test runs on the whole chunk
 
 
 def _scratch(like: Any, spare: Any = None) -> tuple[Any, Any]:
