@@ -164,6 +164,58 @@ def test_a_budget_of_calls_stops_at_its_count_whatever_the_clock_says(monkeypatc
     assert timed.stopped is budgets.Limit.TIMEOUT
 
 
+def test_a_call_on_part_of_the_batch_is_charged_its_share_and_no_budget_passes_its_most_calls():
+    from layercheck.numerics.gradients import budget as budgets
+    from layercheck.numerics.gradients.sub_batch import call_share
+
+    assert call_share(8, 64) == 1 / 8 and call_share(8, 128) == 1 / 16
+    assert call_share(8, 4096) == 1 / 16  # what a call costs beside its arrays does not shrink
+    budget = budgets.WorkBudget(3, most=20)
+    budget.start()
+    for _ in range(16):  # two calls on the whole problem's worth
+        budget.charge(1 / 8)
+    assert budget.affords(1) and not budget.affords(2) and not budget.affords(5, 1 / 8)
+    budget.charge()
+    with pytest.raises(budgets.OutOfBudget, match="3 calls of the layer"):
+        budget.charge(1 / 8)
+    assert (budget.made, budget.on_part, budget.stopped_at) == (17, 16, 3)
+    # However small each call's share, no more than `most` calls of any size.
+    small = budgets.WorkBudget(3, most=20)
+    small.start()
+    for _ in range(20):
+        small.charge(1 / 16)
+    with pytest.raises(budgets.OutOfBudget, match="20 calls of the layer"):
+        small.charge(1 / 16)
+    assert small.stopped is budgets.Limit.CALLS and small.stopped_at == 20
+
+
+BORDER_BUG = Path(__file__).resolve().parent / "corpus_verdicts" / "border_pool_divides_by_nine.py"
+
+
+def test_a_budget_the_whole_batch_would_spend_localizes_on_a_sub_batch_at_its_share(monkeypatch):
+    """A large layer's budget is as few calls as its size allows (240 at 2.6 million elements):
+    counted one each, the sub-batch's calls of a localization spent it (a depthwise convolution
+    wrong at its ends, at 640,64,64:SCB, said only "wrong"). Each is charged its share of a call
+    on the whole batch: 30 calls' worth hold the hundred calls, mostly on 8 of 64 observations,
+    that prove where; a budget too small still stops, and says what it counted."""
+    import layercheck.checks.gradients as gradients
+
+    obj = load_layer(BORDER_BUG)
+    monkeypatch.setattr(gradients, "calls_for", lambda elements: 30)
+    named = layercheck.check_layer(obj, "6,6,4,64:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    assert "wrong only at the border of the spatial plane" in named.message, named.message
+    assert not any("localization stopped" in line for line in named.explanation)
+    monkeypatch.setattr(gradients, "calls_for", lambda elements: 8)
+    stopped = layercheck.check_layer(obj, "6,6,4,64:SSCB", checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+    (x,) = [a for a in stopped.details["arguments"] if a["argument"] == "X"]
+    on_part = x["diagnosis"]["calls_on_part"]
+    assert x["diagnosis"]["stopped_after_calls"] == 8 and on_part > 8
+    assert (
+        f"  localization stopped after its budget of 8 calls of the layer ({on_part} calls on part of the batch, "
+        "each counted for its share of one on the whole batch): what is said above was proven before it"
+    ) in stopped.explanation
+
+
 CHANNEL_BUG = Path(__file__).resolve().parent / "corpus" / "grad_one_channel.py"
 
 

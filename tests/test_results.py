@@ -232,6 +232,7 @@ def test_gradient_records_keep_their_keys():
         "blocks",
         "stopped_after_s",
         "stopped_after_calls",
+        "calls_on_part",
         "sub_batch",
     ]
     (finding,) = by_target["HalfGradient"][GRADIENTS]["details"]["findings"]

@@ -27,7 +27,7 @@ from layercheck.findings.gradient import Agreement
 from layercheck.numerics import arrays
 from layercheck.numerics.blocks import small_scale_blocks
 from layercheck.numerics.compare import mismatch, repeat_tolerance
-from layercheck.numerics.gradients.budget import WorkBudget, calls_for
+from layercheck.numerics.gradients.budget import CALLS, WorkBudget, calls_for
 from layercheck.numerics.gradients.diagnosis import Diagnostician, group
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
@@ -44,7 +44,7 @@ from layercheck.numerics.gradients.engine import (
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers, resolution_text
 from layercheck.numerics.gradients.localization import numbers_of
-from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch
+from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch, call_share
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Blocked, Call, Kind, Status, cause_of
 from layercheck.safetext import exception_text
@@ -501,7 +501,7 @@ def sub_batch(
         training = TrainingPass(
             session, dtype, new_layer=fresh, inputs=subsets.subset_inputs(session, split, observations)
         )
-        problem = training.problem(session, labels)
+        problem = dataclasses.replace(training.problem(session, labels), share=call_share(SUB_BATCH, batch))
         rng = session.rng("gradient weights sub-batch" + (f" from {start}" if start else ""))
         weights = [arrays.random_like(y, rng) for y in training.outputs]
         base = make_baseline(problem, training.outputs, weights, tol)
@@ -612,7 +612,7 @@ def gradients_are_numerically_correct(session: CheckContext) -> Outcome:
     # Calls of the layer, as many as the problem's size allows: the same diagnosis on every
     # machine. The timeout only bounds it, so that the failure is reported in time.
     elements = max([int(a.size) for a in problem.values] + baseline.output_sizes)
-    budget = WorkBudget(calls_for(elements), diagnosis_seconds(timeout, left))
+    budget = WorkBudget(calls_for(elements), diagnosis_seconds(timeout, left), most=CALLS.most)
     labels = problem.labels
     doctor = Diagnostician(
         problem,

@@ -493,7 +493,12 @@ def argument_lines(
 def _budget_words(diagnosis: Diagnosis) -> str | None:
     """The budget a diagnosis stopped after, in words; None where it ran to the end."""
     if diagnosis.stopped_after_calls is not None:
-        return f"{diagnosis.stopped_after_calls} calls of the layer"
+        words = f"{diagnosis.stopped_after_calls} calls of the layer"
+        if diagnosis.calls_on_part:
+            n = diagnosis.calls_on_part
+            parts = "a call on part of the batch" if n == 1 else f"{n} calls on part of the batch, each"
+            words += f" ({parts} counted for its share of one on the whole batch)"
+        return words
     if diagnosis.stopped_after_s is not None:
         return f"{diagnosis.stopped_after_s:.3g} s, its share of the timeout"
     return None

@@ -429,7 +429,8 @@ class Diagnostician:
             examples,
             {} if blocks is None else blocks,
             stopped_after_s=self.budget.seconds if stopped is Limit.TIMEOUT else None,
-            stopped_after_calls=self.budget.calls if stopped is Limit.CALLS else None,
+            stopped_after_calls=self.budget.stopped_at if stopped is Limit.CALLS else None,
+            calls_on_part=self.budget.on_part if stopped is Limit.CALLS else 0,
             sub_batch=sub_batch,
         )
 

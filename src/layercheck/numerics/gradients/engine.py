@@ -194,6 +194,10 @@ class GradientProblem:
     # be let go (`Baseline.release_outputs` keeps them).
     base_outputs: Callable[[], list[np.ndarray]] | None = None
     release_base: Callable[[], None] | None = None
+    # The work of one call of the layer here, as a share of a call on the whole problem: a
+    # sub-batch's calls cost a fraction of the whole batch's, and the diagnosis's budget of
+    # calls charges each for that fraction (`budget.budgeted`).
+    share: float = 1.0
     # Each argument's `step_scale`, computed once: `values` is never written into, and the
     # copies `dataclasses.replace` makes (`budgeted`) share it and this with it.
     _scales: dict[int, float] = field(default_factory=dict, repr=False, compare=False)

@@ -177,7 +177,7 @@ class Evidence:
             # what is left, no more: the rest proves what it shows (a sub-batch's table of 256
             # elements took 512 of 600 calls, and nothing was left to carry its channel over
             # to the whole batch: nothing was said).
-            affordable = self.budget.affords(2 * _ELEMENT_CALLS * int(value.size) * len(units))
+            affordable = self.budget.affords(2 * _ELEMENT_CALLS * int(value.size) * len(units), self.problem.share)
             if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK and affordable:
                 try:
                     table = [

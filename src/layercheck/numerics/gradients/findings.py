@@ -605,6 +605,9 @@ class Diagnosis:
     blocks: Mapping[str, tuple[BlockError, ...]] = field(default_factory=dict)
     stopped_after_s: float | None = None
     stopped_after_calls: int | None = None
+    # Of the calls made before it stopped after its calls, those on part of the batch (a
+    # sub-batch's), each charged its share of a call on the whole batch; 0 where none were.
+    calls_on_part: int = 0
     # Localized on the first observations of the batch (`sub_batch.SubBatch`): its blocks and
     # examples were measured there, its finding then proven on the whole batch. None: on the
     # whole batch.
@@ -618,6 +621,7 @@ class Diagnosis:
             "blocks": {unit: [b.to_dict() for b in found] for unit, found in self.blocks.items()},
             "stopped_after_s": self.stopped_after_s,
             "stopped_after_calls": self.stopped_after_calls,
+            "calls_on_part": self.calls_on_part,
             "sub_batch": None if self.sub_batch is None else self.sub_batch.to_dict(),
         }
 
@@ -647,6 +651,7 @@ class Diagnosis:
             },
             None if seconds is None else reading.real(seconds, "stopped_after_s"),
             None if calls is None else reading.whole(calls, "stopped_after_calls"),
+            reading.whole(data.get("calls_on_part", 0), "calls_on_part"),
             sub_batch,
         )
 

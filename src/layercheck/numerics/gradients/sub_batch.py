@@ -25,12 +25,22 @@ from layercheck.numerics.arrays import namespace_of
 from layercheck.numerics.gradients.engine import Baseline, GradientProblem
 from layercheck.numerics.gradients.findings import Region, RegionKind
 
-__all__ = ["SUB_BATCH", "SubBatch", "last_at_batch_end", "whole_batch_mask"]
+__all__ = ["SUB_BATCH", "SubBatch", "call_share", "last_at_batch_end", "whole_batch_mask"]
 
 # The observations a sub-batch holds, and how many times as many the batch must hold for one
 # to be worth it: below that, the whole batch is localized.
 SUB_BATCH = 8
 _WORTH = 4
+# The least share of a call on the whole batch that a call on a sub-batch is charged: what a
+# call and its probe cost beside the arrays they compute (the layer's own overhead, the
+# engine's passes over small arrays) does not shrink with the observations.
+_LEAST_SHARE = 1 / 16
+
+
+def call_share(observations: int, batch: int) -> float:
+    """What a call of the layer on `observations` of a batch of `batch` is charged, as a share
+    of a call on the whole batch (`budget.WorkBudget`): a function of the layout alone."""
+    return max(observations / batch, _LEAST_SHARE)
 
 
 @dataclass(frozen=True)
