@@ -427,7 +427,9 @@ def random_direction(
             v *= scale
     else:
         v = random_moves(value, rng, scale)
-    chosen: np.ndarray = v if support is None else v * support
+    if support is not None:
+        v *= support  # the moves are this call's own: no array more of the argument's size
+    chosen: np.ndarray = v
     return chosen
 
 
