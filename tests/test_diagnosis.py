@@ -223,6 +223,28 @@ def test_a_cause_is_named_at_the_size_users_check(path, layout, said):
     assert not any("localization stopped" in line for line in result.explanation)
 
 
+def test_a_localization_holds_the_arrays_of_its_wrong_blocks_probes_alone():
+    """A localization probes a hundred blocks, each with a direction of the argument's size:
+    kept with every block's cell, they made the failed check of a channel among 64 peak at 55
+    copies of its input (910 MB at 32,32,256,8:SSCB). A block found right keeps its probe's
+    numbers alone, and a partition that is no candidate lets its probes go before the next
+    is drawn: the same report, at about half the memory (traced allocations: a count of bytes,
+    not a timing)."""
+    import tracemalloc
+
+    obj = load_layer(CORPUS.parent / "corpus_verdicts" / "channel_scale_bias_one_channel.py")
+    layout = "16,16,64,8:SSCB"
+    copies = 16 * 16 * 64 * 8 * np.dtype(np.float64).itemsize
+    tracemalloc.start()
+    try:
+        result = layercheck.check_layer(obj, layout, checks=[GRADIENTS], dtypes=["float64"]).result(GRADIENTS)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert re.search(r"off by a factor 3/2 in channel 1 of X \(right in the 63 others checked\)", result.message)
+    assert peak < 40 * copies, peak / copies
+
+
 # -- localized on a sub-batch, proven on the whole batch (issue 38) ---------------------------
 
 

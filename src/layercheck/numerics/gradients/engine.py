@@ -153,6 +153,7 @@ _KINK_SHARE = 1e-3  # the least share of its first difference a kink's second di
 # (`Baseline.release_outputs`): a copy of them is worth a call more where kinks or a failure
 # need them again.
 _RELEASE_BYTES = 32 << 20
+_NO_DIRECTION: np.ndarray = np.empty(0)  # of a probe kept for its numbers alone (`numbers_only`)
 # The largest share of a probe's changed outputs left out at kinks that a failure may rest on.
 _FAIL_MASKED = 0.25
 
@@ -262,6 +263,14 @@ class Probe:
     # Passed on an agreement at a reduced resolution alone (`element_probe`): right to its
     # `resolution`, not to the full one.
     reduced: bool = False
+
+    def numbers_only(self) -> Probe:
+        """This probe without its arrays (its direction and the gradients it compared), every
+        number kept: what is held of a probe only its numbers are read from again (a block of a
+        localization found right). Its gradients stand as placeholders: whether any were
+        compared is kept (`tolerance`)."""
+        retry = None if self.retry is None else self.retry.numbers_only()
+        return dataclasses.replace(self, direction=_NO_DIRECTION, gradients=[None] * len(self.gradients), retry=retry)
 
     @property
     def discrepancy(self) -> float:
