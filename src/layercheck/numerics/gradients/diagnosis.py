@@ -105,7 +105,9 @@ class _SubBatches:
     def get(self, start: int = 0) -> SubBatch | None:
         if self._make is not None and start not in self._made:
             self._made[start] = None
-            try:  # its base point: a forward and a backward on the sub-batch
+            # Its base point, a forward and a backward on the sub-batch, is charged as two calls
+            # on the whole batch: its share of one is known once it is made.
+            try:
                 self._budget.charge()
                 self._budget.charge()
             except EvaluationError:

@@ -144,9 +144,9 @@ def _word(verdict: ArgumentVerdict | None) -> BlockVerdict:
 def _cell(block: Block, verdict: ArgumentVerdict | None) -> _Cell:
     """A block's cell after its probe. Where no probe failed, the probe it rests on is kept for
     its numbers alone: a wrong block's failing probes are tested again (a factor corrected in
-    the region must pass them), a right one's only stated; and a localization of a large
-    argument holds a cell for each of a hundred blocks (with their directions, 55 copies of a
-    2-million-element argument at once)."""
+    the region must pass them), a right one's only stated; and a localization holds a cell for
+    each of up to a hundred blocks (with their directions, the failed check of one channel among
+    64 held 55 copies of its input at its peak)."""
     if verdict is None or not verdict.probes:
         return _Cell(block, BlockVerdict.UNDECIDED, None)
     found = failing(verdict)
@@ -386,7 +386,7 @@ class Localization:
             share = _candidate_share(cells)
             if share is not None:
                 screened.append((share, partition, cells))
-            del cells  # a partition no candidate: its probes' arrays let go before the next's are drawn
+            del cells  # let go where no candidate, before the next partition's probes are drawn
         # The most specific candidates first: each confirmed block by block, or dropped.
         found = []
         for _, partition, cells in sorted(screened, key=lambda c: c[0])[:_CANDIDATES]:
