@@ -10,7 +10,8 @@ twins: dL/dbeta off by a factor 2, dL/dbeta wrong in one channel, and a predict 
 the observations of a batch (its backward ignores the mixing). Each line gives the failing
 check's time over the correct layer's, the time the diagnosis spent, the calls of the layer the
 check made (counted in one more run: `speed.Calls`) and how many of them ran on the whole
-batch, and its headline.
+batch, the peak of that run's allocations (traced: `tracemalloc`) in copies of the input,
+and its headline.
 Target (issues 26, 38): a failed check at most 3x the passing one, never a timeout; the
 diagnosis spends a budget of calls of the layer (`numerics.gradients.budget`), and localizes a
 large batch, and shows a dependence across its observations, on its first observations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import functools
 import time
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -119,7 +121,8 @@ def main() -> None:
 def counted(bug: str | None, layout: str, channels: int) -> str:
     """The calls one gradient check of the layer with `bug` makes, and those of them on the
     whole batch (the rest run on a sub-batch of a few observations, at a fraction of the
-    cost): "57 predicts, 3 backwards; 12 and 2 of the whole batch"."""
+    cost), and the peak of its allocations in copies of the input: "57 predicts, 3 backwards;
+    12 and 2 of the whole batch; peak 9.1 copies of X"."""
     calls = Calls(swish(bug, channels))
     parsed = parse_layout(layout)
     batch, axis = parsed.size[parsed.format.index("B")], parsed.format.index("B")
@@ -137,8 +140,16 @@ def counted(bug: str | None, layout: str, channels: int) -> str:
 
     for method in whole:
         setattr(calls.cls, method, on_whole(method))
-    layercheck.check_layer(calls.cls, layout, checks=[GRADIENTS], dtypes=["float64"])
-    return f"{calls.words()}; {whole['predict']} and {whole['backward']} of the whole batch"
+    tracemalloc.start()
+    try:
+        layercheck.check_layer(calls.cls, layout, checks=[GRADIENTS], dtypes=["float64"])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    copies = peak / (parsed.numel * np.dtype(np.float64).itemsize)
+    return (
+        f"{calls.words()}; {whole['predict']} and {whole['backward']} of the whole batch; peak {copies:.1f} copies of X"
+    )
 
 
 if __name__ == "__main__":
