@@ -72,7 +72,6 @@ class WorkBudget:
     spent: float = 0.0  # their cost in calls on the whole problem
     on_part: int = 0  # the calls made on part of it
     stopped: Limit | None = None
-    stopped_at: int | None = None  # the calls it stopped after: `calls`, or `most` where those ran out
     deadline: float = math.inf
 
     def start(self) -> None:
@@ -82,12 +81,22 @@ class WorkBudget:
         """Whether the budget is spent (asked before work that costs more than a call: a
         random direction over a whole argument, a table of every element)."""
         if self.stopped is None:
-            if self.spent >= self.calls or (self.most is not None and self.made >= self.most):
+            if self._run_out() is not None:
                 self.stopped = Limit.CALLS
-                self.stopped_at = self.calls if self.spent >= self.calls else self.most
             elif perf_counter() > self.deadline:
                 self.stopped = Limit.TIMEOUT
         return self.stopped is not None
+
+    @property
+    def stopped_at(self) -> int | None:
+        """The calls it stopped after: `calls`, or `most` where those ran out first (None: it
+        did not stop on its calls). No call is charged once it stopped: what ran out stays."""
+        return self._run_out() if self.stopped is Limit.CALLS else None
+
+    def _run_out(self) -> int | None:
+        if self.spent >= self.calls:
+            return self.calls
+        return self.most if self.most is not None and self.made >= self.most else None
 
     def affords(self, calls: int, share: float = 1.0) -> bool:
         """Whether `calls` more calls of the layer, each `share` of one on the whole problem,
