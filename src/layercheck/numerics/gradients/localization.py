@@ -55,6 +55,8 @@ _MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little ab
 # the sign (2), the value ranges (8), and each spatial axis (8).
 _REGION_BLOCKS = 4 + 2 + 8
 _SPATIAL_BLOCKS = 8
+_NAMED_SUFFICE = 1 << 16  # elements from which a region along a named axis is said alone
+_NARROWING = 4  # the most blocks a probed narrowing cuts a region's wide blocks into, in all
 # How far the wrong blocks' errors must stand above what the right blocks' probes resolve, each
 # relative to its own block, for a region to be said (`_separated`).
 _SEPARATION = 25.0
@@ -377,35 +379,52 @@ class Localization:
 
     def _regions(self) -> tuple[list[_Found], Blocks]:
         measured: Blocks = {}
-        screened = []
-        for partition in self._partitions():
-            if self.evidence.budget.over():
-                break  # the partitions left are not built: a large argument's cost as much as a call
-            cells = self._judge(partition, partition.unit)
-            measured[partition.unit] = tuple(c.record() for c in cells)
-            share = _candidate_share(cells)
-            if share is not None:
-                screened.append((share, partition, cells))
-            del cells  # let go where no candidate, before the next partition's probes are drawn
-        # The most specific candidates first: each confirmed block by block, or dropped.
-        found = []
-        for _, partition, cells in sorted(screened, key=lambda c: c[0])[:_CANDIDATES]:
-            cells = self._confirm(partition, cells)
-            region = self._region_of(partition, cells)
-            if region is not None:
-                partition, cells, narrowed = self._narrowed(partition, cells, region)
-                if narrowed is not None:
-                    found.append(narrowed)
-            measured[partition.unit] = tuple(c.record() for c in cells)
+        found: list[_Found] = []
+        # On a large argument the partitions beyond the named axes (the border, the sign, the
+        # value ranges, the spatial blocks) are screened only where no named axis said where:
+        # each probe costs two calls on the whole argument (a channel among 256 at
+        # 32,32,256,8:SSCB: 38 of 115 probes). On a smaller one every partition is, and the
+        # most specific region said: there a few wrong elements may all fall in one channel
+        # by chance (softplus wrong where X > 2.5 at 4,3,5,6:SSCB: "channel 1", where the
+        # value range says why).
+        large = self.table is None and int(self.value.size) >= _NAMED_SUFFICE
+        groups = (self._named(), self._beyond_named()) if large else (self._partitions(),)
+        for group in groups:
+            screened = []
+            for partition in group:
+                if self.evidence.budget.over():
+                    break  # the partitions left are not built: a large argument's cost as much as a call
+                cells = self._judge(partition, partition.unit)
+                measured[partition.unit] = tuple(c.record() for c in cells)
+                share = _candidate_share(cells)
+                if share is not None:
+                    screened.append((share, partition, cells))
+                del cells  # let go where no candidate, before the next partition's probes are drawn
+            # The most specific candidates first: each confirmed block by block, or dropped.
+            for _, partition, cells in sorted(screened, key=lambda c: c[0])[:_CANDIDATES]:
+                cells = self._confirm(partition, cells)
+                region = self._region_of(partition, cells)
+                if region is not None:
+                    partition, cells, narrowed = self._narrowed(partition, cells, region)
+                    if narrowed is not None:
+                        found.append(narrowed)
+                measured[partition.unit] = tuple(c.record() for c in cells)
+            if found:
+                break
         found.sort(key=lambda f: f.region.share)
         return _most_specific(found), measured
 
     def _partitions(self) -> Iterator[Partition]:
         """In the order they are paid for from the budget: the named axes, then regions; each
         built only when the one before was judged."""
+        yield from self._named()
+        yield from self._beyond_named()
+
+    def _named(self) -> Iterator[Partition]:
+        """The partitions along the named axes: channels, observations, time steps; or along
+        each axis of an argument without labels."""
         value, labels = self.value, self.labels
-        named = labels is not None and len(labels) == value.ndim
-        if labels is not None and named:
+        if labels is not None and len(labels) == value.ndim:
             for label in "CBT":
                 axis = labels.find(label)
                 if axis >= 0 and value.shape[axis] > 1:
@@ -417,6 +436,11 @@ class Localization:
             for axis, unit, plural in partitions.unlabelled_axes(value):
                 along = partitions.along_axis(value, axis, unit)
                 yield Partition(unit, along.blocks, plural, axis)
+
+    def _beyond_named(self) -> Iterator[Partition]:
+        """The regions: distance from the edge, sign, value range, then blocks along each
+        spatial axis."""
+        value, labels = self.value, self.labels
         for extra in (partitions.distance_to_edge, lambda v, _: partitions.by_sign(v, self.name)):
             found = extra(value, labels)
             if found is not None:
@@ -424,7 +448,7 @@ class Localization:
         self._ranges = partitions.by_value(value, self.name)
         if len(self._ranges) > 1:
             yield Partition("value range", tuple(block for _, block in self._ranges))
-        if labels is not None and named:
+        if labels is not None and len(labels) == value.ndim:
             for axis, word in partitions.spatial_words(labels):
                 if value.shape[axis] > 1:
                     yield partitions.along_axis(value, axis, word, max_cells=8)
@@ -557,7 +581,11 @@ class Localization:
         wide = tuple(block for block, span in spans if span is not None and span[1] is not None and span[1] > span[0])
         if partition.axis is None or not wide or self.evidence.budget.over():
             return None
-        finer = partitions.refined(self.value, partition, wide)
+        # Probed, a wide block is cut in `_NARROWING` (each part screened and confirmed: 16
+        # probes for a channel among 16, where one block per index took 32); measured element
+        # by element, in one block per index at once.
+        cells_at_most = _NARROWING if self.table is None else partitions.AXIS_CELLS
+        finer = partitions.refined(self.value, partition, wide, max_cells=cells_at_most)
         kept = {c.block.label: c for c in cells if all(c.block is not block for block in wide)}
         new = Partition(
             finer.unit, tuple(b for b in finer.blocks if b.label not in kept), finer.plural, finer.axis, finer.first
