@@ -245,6 +245,28 @@ def test_a_large_argument_right_along_every_named_axis_is_localized_by_its_regio
     assert "column" in records(result)["X"]["diagnosis"]["blocks"]
 
 
+def test_a_large_argument_wrong_in_every_block_of_a_screen_stops_it_after_four():
+    """A border forgotten by a crop at 32,32,16,8:SSCB is wrong in every channel and every
+    observation: each screen probes its blocks spread along it (the first, the middle, the
+    quarters) and stops after four found wrong, the rest left undecided; a border wrong along
+    edges that cross is said without the sign, value-range and spatial screens (a blur's at
+    128,128,16,16:SSCB took 33 s, and its diagnosis ran out of its share of the timeout)."""
+    _, result = gradient_result(VERDICTS / "border_crop_mask_forgotten.py", "32,32,16,8:SSCB")
+    assert re.search(r"only at the border of the spatial plane \(rows 0 and 31, columns 0 and 31\)", result.message)
+    blocks = records(result)["X"]["diagnosis"]["blocks"]
+    assert set(blocks) == {"channel", "observation", "distance from the edge"}, set(blocks)
+    channels = [b["verdict"] for b in blocks["channel"]]
+    assert channels == ["wrong", "undecided", "undecided", "undecided"] * 4, channels
+
+
+def test_a_large_argument_wrong_in_its_last_column_alone_is_never_said_wrong_at_the_border():
+    """The complement: a border found wrong in one edge alone (the last column) is not
+    enough to stop: the spatial blocks are screened, and the column, narrower, is said."""
+    _, result = gradient_result(VERDICTS / "border_lookalike_last_column.py", "32,32,16,8:SSCB")
+    assert re.search(r"only in column 31 of X \(right in the 31 others checked\)", result.message), result.message
+    assert "border" not in result.message
+
+
 def test_a_localization_holds_the_arrays_of_its_wrong_blocks_probes_alone():
     """A localization probes a hundred blocks, each with a direction of the argument's size:
     kept with every block's cell, they made the failed check of a channel among 64 peak at 55

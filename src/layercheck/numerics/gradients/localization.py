@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,8 @@ _MAX_VALUE_SHARE = 0.5  # "right" only in the tails of the values says little ab
 # the sign (2), the value ranges (8), and each spatial axis (8).
 _REGION_BLOCKS = 4 + 2 + 8
 _SPATIAL_BLOCKS = 8
-_NAMED_SUFFICE = 1 << 16  # elements from which a region along a named axis is said alone
+_LARGE = 1 << 16  # elements from which a probed argument's screens stop early (`_groups`)
+_SPREAD_WRONG = 4  # blocks probed first, spread along a screen, all wrong: the rest not screened
 _NARROWING = 4  # the most blocks a probed narrowing cuts a region's wide blocks into, in all
 # How far the wrong blocks' errors must stand above what the right blocks' probes resolve, each
 # relative to its own block, for a region to be said (`_separated`).
@@ -117,6 +118,8 @@ class _Found:
     right: tuple[Block, ...] = ()
     # Those of `right` shown right only at a reduced resolution (`_reduced_right`).
     coarse: tuple[Block, ...] = ()
+    # A border one deep whose edges found wrong lie along two spatial axes (`_wrong_edges`).
+    across: bool = False
 
 
 Blocks = dict[str, tuple[BlockError, ...]]  # each partition's blocks, as measured
@@ -184,6 +187,38 @@ def _separated(bad: list[_Cell], right: list[_Cell]) -> bool:
     smallest = min((p.relative(p.discrepancy) for c in bad for p in c.failing), default=0.0)
     coarsest = max((_resolved(c.probe) for c in right if c.probe is not None), default=math.inf)
     return smallest >= _SEPARATION * coarsest
+
+
+def _never(found: list[_Found]) -> bool:
+    return False
+
+
+def _any(found: list[_Found]) -> bool:
+    return bool(found)
+
+
+def _holds_border(found: list[_Found]) -> bool:
+    """Whether a border one deep was found wrong along edges of two spatial axes or more (a
+    blur's, every edge): no row or column alone holds its error, and the spatial blocks would
+    find none. A border wrong in its last column alone is that column (the screens find it,
+    and it is said); a deeper border may hold the row that is the cause (row 2 of 32 in a
+    border 3 deep)."""
+    return any(f.across for f in found)
+
+
+def _spread(n: int) -> list[int]:
+    """0 to n - 1, spread: 0, then n/2, then n/4 and 3n/4, then the eighths, ..."""
+    order: list[int] = []
+    seen: set[int] = set()
+    parts = 1
+    while len(order) < n:
+        for j in range(parts):
+            k = j * n // parts
+            if k not in seen:
+                seen.add(k)
+                order.append(k)
+        parts *= 2
+    return order
 
 
 def _union(masks: list[Any]) -> Any:
@@ -318,6 +353,9 @@ class Localization:
         # size (20 channels and 8 observations once left a column's blocks unscreened, and a
         # last column wrong read as the whole border).
         self._screens = _screens(self.value, self.labels)
+        # Probes cost two calls on the whole argument each: a large one's screens are spared
+        # what cannot change what is said (`_groups`, `_judge`).
+        self._large = self.table is None and int(self.value.size) >= _LARGE
         self._ranges: list[tuple[tuple[float, float], Block]] = []  # the value ranges, once cut
         # The elements of the region the finding states, once `run` found one (None: none, or
         # a region of elements measured one by one, which has no mask), and of each of its
@@ -380,21 +418,12 @@ class Localization:
     def _regions(self) -> tuple[list[_Found], Blocks]:
         measured: Blocks = {}
         found: list[_Found] = []
-        # On a large argument the partitions beyond the named axes (the border, the sign, the
-        # value ranges, the spatial blocks) are screened only where no named axis said where:
-        # each probe costs two calls on the whole argument (a channel among 256 at
-        # 32,32,256,8:SSCB: 38 of 115 probes). On a smaller one every partition is, and the
-        # most specific region said: there a few wrong elements may all fall in one channel
-        # by chance (softplus wrong where X > 2.5 at 4,3,5,6:SSCB: "channel 1", where the
-        # value range says why).
-        large = self.table is None and int(self.value.size) >= _NAMED_SUFFICE
-        groups = (self._named(), self._beyond_named()) if large else (self._partitions(),)
-        for group in groups:
+        for group, enough in self._groups():
             screened = []
             for partition in group:
                 if self.evidence.budget.over():
                     break  # the partitions left are not built: a large argument's cost as much as a call
-                cells = self._judge(partition, partition.unit)
+                cells = self._judge(partition, partition.unit, screen=True)
                 measured[partition.unit] = tuple(c.record() for c in cells)
                 share = _candidate_share(cells)
                 if share is not None:
@@ -409,10 +438,32 @@ class Localization:
                     if narrowed is not None:
                         found.append(narrowed)
                 measured[partition.unit] = tuple(c.record() for c in cells)
-            if found:
+            if enough(found):
                 break
         found.sort(key=lambda f: f.region.share)
         return _most_specific(found), measured
+
+    def _groups(self) -> list[tuple[Iterator[Partition], Callable[[list[_Found]], bool]]]:
+        """The partitions in groups, each with what found after it leaves the others unscreened.
+
+        On a large argument each probe costs two calls on the whole of it (a channel among
+        256 at 32,32,256,8:SSCB took 115 probes, 38 of them on the partitions beyond the named
+        axes): a region along a named axis is said without screening the rest, and a border
+        wrong along edges that cross (`_holds_border`) without the sign, the value ranges and
+        the spatial blocks. Another region of the distance from the edge (one edge, a border 3
+        deep, a ring, the interior) does not stop them: a row or a column found there is
+        narrower. On a smaller argument every partition is screened and the most specific
+        region said: a few wrong elements may all fall in one channel by chance (softplus
+        wrong where X > 2.5 at 4,3,5,6:SSCB: "channel 1", where the value range says why)."""
+        if not self._large:
+            return [(self._partitions(), _never)]
+        rest = self._beyond_named()
+        edge = partitions.distance_to_edge(self.value, self.labels)
+        return [
+            (self._named(), _any),
+            (iter(() if edge is None else (edge,)), _holds_border),
+            (rest, _never),
+        ]
 
     def _partitions(self) -> Iterator[Partition]:
         """In the order they are paid for from the budget: the named axes, then regions; each
@@ -438,10 +489,11 @@ class Localization:
                 yield Partition(unit, along.blocks, plural, axis)
 
     def _beyond_named(self) -> Iterator[Partition]:
-        """The regions: distance from the edge, sign, value range, then blocks along each
-        spatial axis."""
+        """The regions: distance from the edge (but on a large argument, where it is a group
+        of its own: `_groups`), sign, value range, then blocks along each spatial axis."""
         value, labels = self.value, self.labels
-        for extra in (partitions.distance_to_edge, lambda v, _: partitions.by_sign(v, self.name)):
+        extras = (partitions.distance_to_edge, lambda v, _: partitions.by_sign(v, self.name))
+        for extra in extras[1:] if self._large else extras:
             found = extra(value, labels)
             if found is not None:
                 yield found
@@ -453,14 +505,29 @@ class Localization:
                 if value.shape[axis] > 1:
                     yield partitions.along_axis(value, axis, word, max_cells=8)
 
-    def _judge(self, partition: Partition, seed: str) -> list[_Cell]:
+    def _judge(self, partition: Partition, seed: str, screen: bool = False) -> list[_Cell]:
         """Each block of a partition probed once (a screen): wrong or right on one probe.
         Blocks left unmeasured when the budget runs out are undecided. Small arguments are
         judged from their elements instead, exactly."""
         if self.table is not None:
             return [self._judge_exactly(block, self.table) for block in partition.blocks]
         rng = self.evidence.rng(f"localize {self.name} {seed}")
-        return [_cell(block, self._probe_block(block, rng)) for block in partition.blocks]
+        if not (screen and self._large):
+            return [_cell(block, self._probe_block(block, rng)) for block in partition.blocks]
+        # A large argument's screen probes its blocks spread along the partition (the first,
+        # the middle, the quarters, ...), and stops where the first `_SPREAD_WRONG` are all
+        # wrong: no block of it is likely right, where a block right is what makes it a
+        # candidate; the rest are left undecided. A border wrong at 128,128,16,16:SSCB was
+        # wrong in all 32 blocks of the channels and the observations.
+        blocks = partition.blocks
+        cells: dict[int, _Cell] = {}
+        for k in _spread(len(blocks)):
+            cells[k] = _cell(blocks[k], self._probe_block(blocks[k], rng))
+            if len(cells) == _SPREAD_WRONG < len(blocks) and all(
+                c.verdict is BlockVerdict.WRONG for c in cells.values()
+            ):
+                break
+        return [cells.get(k) or _cell(block, None) for k, block in enumerate(blocks)]
 
     def _confirm(self, partition: Partition, cells: list[_Cell]) -> list[_Cell]:
         """Each screened block probed once more with a direction of its own: a block is called
@@ -530,6 +597,7 @@ class Localization:
         depth = len(bad)
         kind = RegionKind.BLOCKS
         extra: dict[str, Any] = {}
+        across = False
         if partition.unit == "distance from the edge" and [c.block.label for c in bad] == [
             str(d) for d in range(depth)
         ]:
@@ -542,7 +610,7 @@ class Localization:
                 "spatial_axes": len(partitions.spatial_words(layout)),
             }
             if depth == 1:
-                extra["wrong_edges"] = self._wrong_edges()
+                extra["wrong_edges"], across = self._wrong_edges()
         elif partition.unit == "sign":
             kind = RegionKind.SIGN
             extra = {"below": cells[0].verdict is BlockVerdict.WRONG}  # by_sign: below zero, then above
@@ -552,7 +620,7 @@ class Localization:
         region = Region(kind, self.name, partition.unit, partition.units, labels, right, share, **extra)
         good = tuple(c.block for c in cells if c.verdict is BlockVerdict.RIGHT)
         coarse = tuple(c.block for c in _coarse(cells, full))
-        return _Found(region, mask, tuple(bad), separated, partition.axis, partition.first, good, coarse)
+        return _Found(region, mask, tuple(bad), separated, partition.axis, partition.first, good, coarse, across)
 
     def _narrowed(
         self, partition: Partition, cells: list[_Cell], region: _Found
@@ -613,11 +681,13 @@ class Localization:
             return None
         return finer, narrowed, better
 
-    def _wrong_edges(self) -> tuple[str, ...]:
+    def _wrong_edges(self) -> tuple[tuple[str, ...], bool]:
         """The edges (first and last row, column) of a gradient wrong at the border: those
         wrong, where some are right. Edges cross at the corners: an edge is said wrong only
         where it is wrong without them too (a last column wrong makes the first and last rows
-        wrong at their last cell, and they are not said)."""
+        wrong at their last cell, and they are not said). And whether the edges found wrong lie
+        along two spatial axes or more (every edge, a row and a column): then no row or column
+        alone holds the error (`_holds_border`)."""
         labels = self.labels or ""
         strips = Partition("edge", tuple(partitions.edges(self.value, labels)))
         inner = Partition("edge", tuple(partitions.edges(self.value, labels, corners=False)))
@@ -625,15 +695,16 @@ class Localization:
         self._screens = max(self._screens, self._spent) + 2 * (len(strips.blocks) + len(inner.blocks))
         judged = self._confirm(strips, self._judge(strips, "edges"))
         if any(c.verdict is BlockVerdict.UNDECIDED for c in judged):
-            return ()
+            return (), False
         wrong = [c.block.label for c in judged if c.verdict is BlockVerdict.WRONG]
         if len(partitions.spatial_words(labels)) > 1:
             inside = self._confirm(inner, self._judge(inner, "edges without corners"))
             verdicts = {c.block.label: c.verdict for c in inside}
             if any(verdicts[label] is BlockVerdict.UNDECIDED for label in wrong):
-                return ()
+                return (), False
             wrong = [label for label in wrong if verdicts[label] is BlockVerdict.WRONG]
-        return tuple(wrong) if wrong and len(wrong) < len(judged) else ()
+        across = len({label.rpartition(" ")[0] for label in wrong}) > 1
+        return (tuple(wrong) if wrong and len(wrong) < len(judged) else ()), across
 
     def _value_region(self, cells: list[_Cell], mask: Any, share: float, separated: bool) -> _Found | None:
         ranges = [span for span, _ in self._ranges]  # the value-range partition's own cuts
