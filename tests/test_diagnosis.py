@@ -267,6 +267,15 @@ def test_a_large_argument_wrong_in_its_last_column_alone_is_never_said_wrong_at_
     assert "border" not in result.message
 
 
+def test_a_large_signal_wrong_at_both_ends_is_said_so_without_the_other_screens():
+    """A signal's two ends wrong (a convolution's roll that wraps around, at 16384,4,2:SCB)
+    are its border in other words: said without the sign, value-range and position screens
+    (a position block would find the same two positions)."""
+    _, result = gradient_result(VERDICTS / "border_signal_conv_wraps_around.py", "16384,4,2:SCB")
+    assert re.search(r"only at the ends of the spatial axis \(positions 0 and 16383\)", result.message)
+    assert set(records(result)["X"]["diagnosis"]["blocks"]) == {"channel", "observation", "distance from the edge"}
+
+
 def test_a_localization_holds_the_arrays_of_its_wrong_blocks_probes_alone():
     """A localization probes a hundred blocks, each with a direction of the argument's size:
     kept with every block's cell, they made the failed check of a channel among 64 peak at 55

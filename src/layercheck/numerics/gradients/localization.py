@@ -118,7 +118,7 @@ class _Found:
     right: tuple[Block, ...] = ()
     # Those of `right` shown right only at a reduced resolution (`_reduced_right`).
     coarse: tuple[Block, ...] = ()
-    # A border one deep whose edges found wrong lie along two spatial axes (`_wrong_edges`).
+    # A border one deep wrong at every edge, or along edges of two spatial axes (`_wrong_edges`).
     across: bool = False
 
 
@@ -198,11 +198,11 @@ def _any(found: list[_Found]) -> bool:
 
 
 def _holds_border(found: list[_Found]) -> bool:
-    """Whether a border one deep was found wrong along edges of two spatial axes or more (a
-    blur's, every edge): no row or column alone holds its error, and the spatial blocks would
-    find none. A border wrong in its last column alone is that column (the screens find it,
-    and it is said); a deeper border may hold the row that is the cause (row 2 of 32 in a
-    border 3 deep)."""
+    """Whether a border one deep was found wrong at every edge (a blur's, a signal's two ends)
+    or along edges of two spatial axes: the spatial blocks would find no row or column that
+    holds its error apart from it (a signal's ends are the border in other words). A border
+    wrong in its last column alone is that column (the screens find it, and it is said); a
+    deeper border may hold the row that is the cause (row 2 of 32 in a border 3 deep)."""
     return any(f.across for f in found)
 
 
@@ -685,9 +685,9 @@ class Localization:
         """The edges (first and last row, column) of a gradient wrong at the border: those
         wrong, where some are right. Edges cross at the corners: an edge is said wrong only
         where it is wrong without them too (a last column wrong makes the first and last rows
-        wrong at their last cell, and they are not said). And whether the edges found wrong lie
-        along two spatial axes or more (every edge, a row and a column): then no row or column
-        alone holds the error (`_holds_border`)."""
+        wrong at their last cell, and they are not said). And whether the edges found wrong are
+        every edge (a signal's two ends), or lie along two spatial axes (a row and a column):
+        then no row or column holds the error apart from the border (`_holds_border`)."""
         labels = self.labels or ""
         strips = Partition("edge", tuple(partitions.edges(self.value, labels)))
         inner = Partition("edge", tuple(partitions.edges(self.value, labels, corners=False)))
@@ -703,7 +703,7 @@ class Localization:
             if any(verdicts[label] is BlockVerdict.UNDECIDED for label in wrong):
                 return (), False
             wrong = [label for label in wrong if verdicts[label] is BlockVerdict.WRONG]
-        across = len({label.rpartition(" ")[0] for label in wrong}) > 1
+        across = len(wrong) == len(judged) or len({label.rpartition(" ")[0] for label in wrong}) > 1
         return (tuple(wrong) if wrong and len(wrong) < len(judged) else ()), across
 
     def _value_region(self, cells: list[_Cell], mask: Any, share: float, separated: bool) -> _Found | None:
