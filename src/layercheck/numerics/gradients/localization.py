@@ -457,13 +457,14 @@ class Localization:
         wrong where X > 2.5 at 4,3,5,6:SSCB: "channel 1", where the value range says why)."""
         if not self._large:
             return [(self._partitions(), _never)]
-        rest = self._beyond_named()
-        edge = partitions.distance_to_edge(self.value, self.labels)
-        return [
-            (self._named(), _any),
-            (iter(() if edge is None else (edge,)), _holds_border),
-            (rest, _never),
-        ]
+        return [(self._named(), _any), (self._edge(), _holds_border), (self._beyond_named(), _never)]
+
+    def _edge(self) -> Iterator[Partition]:
+        """The distance from the edge, where the spatial plane has an interior (built when
+        judged, as every partition)."""
+        found = partitions.distance_to_edge(self.value, self.labels)
+        if found is not None:
+            yield found
 
     def _partitions(self) -> Iterator[Partition]:
         """In the order they are paid for from the budget: the named axes, then regions; each
@@ -703,7 +704,7 @@ class Localization:
             if any(verdicts[label] is BlockVerdict.UNDECIDED for label in wrong):
                 return (), False
             wrong = [label for label in wrong if verdicts[label] is BlockVerdict.WRONG]
-        across = len(wrong) == len(judged) or len({label.rpartition(" ")[0] for label in wrong}) > 1
+        across = bool(wrong) and (len(wrong) == len(judged) or len({label.rpartition(" ")[0] for label in wrong}) > 1)
         return (tuple(wrong) if wrong and len(wrong) < len(judged) else ()), across
 
     def _value_region(self, cells: list[_Cell], mask: Any, share: float, separated: bool) -> _Found | None:
