@@ -206,7 +206,7 @@ def _holds_border(found: list[_Found]) -> bool:
     return any(f.across for f in found)
 
 
-def _spread(n: int) -> list[int]:
+def _spread_order(n: int) -> list[int]:
     """0 to n - 1, spread: 0, then n/2, then n/4 and 3n/4, then the eighths, ..."""
     order: list[int] = []
     seen: set[int] = set()
@@ -457,7 +457,7 @@ class Localization:
         wrong where X > 2.5 at 4,3,5,6:SSCB: "channel 1", where the value range says why)."""
         if not self._large:
             return [(self._partitions(), _never)]
-        return [(self._named(), _any), (self._edge(), _holds_border), (self._beyond_named(), _never)]
+        return [(self._named(), _any), (self._edge(), _holds_border), (self._beyond_edge(), _never)]
 
     def _edge(self) -> Iterator[Partition]:
         """The distance from the edge, where the spatial plane has an interior (built when
@@ -470,7 +470,8 @@ class Localization:
         """In the order they are paid for from the budget: the named axes, then regions; each
         built only when the one before was judged."""
         yield from self._named()
-        yield from self._beyond_named()
+        yield from self._edge()
+        yield from self._beyond_edge()
 
     def _named(self) -> Iterator[Partition]:
         """The partitions along the named axes: channels, observations, time steps; or along
@@ -489,15 +490,13 @@ class Localization:
                 along = partitions.along_axis(value, axis, unit)
                 yield Partition(unit, along.blocks, plural, axis)
 
-    def _beyond_named(self) -> Iterator[Partition]:
-        """The regions: distance from the edge (but on a large argument, where it is a group
-        of its own: `_groups`), sign, value range, then blocks along each spatial axis."""
+    def _beyond_edge(self) -> Iterator[Partition]:
+        """The regions after the distance from the edge: sign, value range, then blocks along
+        each spatial axis."""
         value, labels = self.value, self.labels
-        extras = (partitions.distance_to_edge, lambda v, _: partitions.by_sign(v, self.name))
-        for extra in extras[1:] if self._large else extras:
-            found = extra(value, labels)
-            if found is not None:
-                yield found
+        sign = partitions.by_sign(value, self.name)
+        if sign is not None:
+            yield sign
         self._ranges = partitions.by_value(value, self.name)
         if len(self._ranges) > 1:
             yield Partition("value range", tuple(block for _, block in self._ranges))
@@ -522,7 +521,7 @@ class Localization:
         # wrong in all 32 blocks of the channels and the observations.
         blocks = partition.blocks
         cells: dict[int, _Cell] = {}
-        for k in _spread(len(blocks)):
+        for k in _spread_order(len(blocks)):
             cells[k] = _cell(blocks[k], self._probe_block(blocks[k], rng))
             if len(cells) == _SPREAD_WRONG < len(blocks) and all(
                 c.verdict is BlockVerdict.WRONG for c in cells.values()
