@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import re
+import types
 
 import numpy as np
 import pytest
@@ -213,6 +215,16 @@ def test_a_wrong_slice_among_many_is_named_to_its_index(module, layout, said):
         (CORPUS / "grad_transposed.py", "64,128:CB", r"the gradient of W is transposed"),
         (CORPUS / "grad_mean_not_sum.py", "24,24,20,128:SSCB", r"off by a constant factor 1/128 \(1/batch size\)"),
         (VERDICTS / "sign_tanh_negated.py", "24,24,20,128:SSCB", r"the gradient of X has the wrong sign"),
+        (
+            VERDICTS / "flipped_kernel_rotated.py",
+            "24,24,20,128:SSCB",
+            r"K is flipped: the right one reversed along axes 0 and 1",
+        ),
+        (
+            VERDICTS / "flipped_sequence_reversed.py",
+            "20,64,40:CBT",
+            r"X is flipped: the right one reversed along axis 2 \(T\)",
+        ),
     ],
 )
 def test_a_cause_is_named_at_the_size_users_check(path, layout, said):
@@ -1176,6 +1188,45 @@ def test_a_transpose_that_moves_only_axes_of_length_1_is_never_claimed():
     assert claims.transposed(_AnyCorrectionHolds(), 0, np.arange(64.0).reshape(1, 1, 64, 1)) is None
     found = claims.transposed(_AnyCorrectionHolds(), 0, np.arange(16.0).reshape(1, 4, 4, 1))
     assert found is not None and found.detail.axes == (0, 2, 1, 3), found
+
+
+class _ReversalsTried:
+    """Evidence under which the gradient reversed along `right` holds; records the axes of
+    each reversal tried (found by comparing it with every reversal of a gradient whose
+    elements all differ)."""
+
+    def __init__(self, labels, right):
+        self.problem = types.SimpleNamespace(labels=[labels])
+        self.right, self.tried = right, []
+        self.gradient = np.arange(2.0 * 3 * 1 * 5).reshape(2, 3, 1, 5)
+
+    def holds(self, index, corrected):
+        reversed_ = corrected([self.gradient])
+        sets = [c for n in range(1, 5) for c in itertools.combinations(range(4), n)]
+        self.tried.append(next(c for c in sets if np.array_equal(reversed_, np.flip(self.gradient, c))))
+        return self.tried[-1] == self.right
+
+    def name(self, index):
+        return "X"
+
+
+def test_a_reversal_is_tried_along_the_fewest_axes_first_and_only_where_it_moves_elements():
+    """A reversal along an axis of length 1 leaves every element where it was, as a transpose
+    of such axes does: never tried. Along an argument's format, the spatial and time axes
+    alone (no common layer reverses its channels); the fewest axes first, so that a gradient
+    reversed along one axis is never said reversed along more."""
+    from layercheck.numerics.gradients import claims
+
+    unlabelled = _ReversalsTried(None, (0, 3))
+    found = claims.flipped(unlabelled, 0, unlabelled.gradient)
+    assert found is not None and found.detail.axes == (0, 3) and found.detail.labels == ""
+    assert unlabelled.tried == [(0,), (1,), (3,), (0, 1), (0, 3)]
+    labelled = _ReversalsTried("SCUT", (3,))
+    found = claims.flipped(labelled, 0, labelled.gradient)
+    assert found is not None and found.detail.axes == (3,) and labelled.tried == [(0,), (3,)]
+    nowhere = _ReversalsTried("SCUT", None)
+    assert claims.flipped(nowhere, 0, nowhere.gradient) is None
+    assert nowhere.tried == [(0,), (3,), (0, 3)]
 
 
 class _FactorButATinyChannel:

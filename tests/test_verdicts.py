@@ -89,6 +89,7 @@ def test_the_verdict_corpus_covers_every_claim():
         "only in channel",
         "border",
         "wrong axis",
+        "reversed along",
         "NaN",
         "mixes observations",
         "float32",

@@ -20,6 +20,7 @@ from layercheck.numerics.gradients.findings import (
     Factor,
     FactorForm,
     Finding,
+    Flip,
     Misplaced,
     NonFinite,
     NonFiniteMove,
@@ -237,6 +238,12 @@ def _permutation_text(permutation: Permutation) -> tuple[str, str]:
     return "has", f"its axes permuted (transpose {permutation.axes} fits)"
 
 
+def _flip_text(flip: Flip) -> str:
+    """ "axis 2 (T)", "axes 0 (S) and 1 (S)", "axes 0 and 1" (no format)."""
+    axes = [f"{k} ({flip.labels[k]})" if k < len(flip.labels) else str(k) for k in flip.axes]
+    return f"{'axis' if len(axes) == 1 else 'axes'} {listed(axes)}"
+
+
 def _axes(ks: Sequence[int], labels: str) -> str:
     return ", ".join(f"{k} ({labels[k]})" if k < len(labels) else str(k) for k in ks)
 
@@ -284,6 +291,8 @@ def headline(finding: Finding) -> str:
     if cause is Cause.TRANSPOSED and isinstance(detail, Permutation):
         verb, rest = _permutation_text(detail)
         return f"{subject} {_verb(verb, args)} {rest}"
+    if cause is Cause.FLIPPED and isinstance(detail, Flip):
+        return f"{subject} {_verb('is', args)} flipped: the right one reversed along {_flip_text(detail)}"
     if cause is Cause.WRONG_AXES and isinstance(detail, AxesMistake):
         return (
             f"{subject} {_verb('is', args)} summed over the wrong axis: it equals {detail.contribution} summed over "
@@ -356,6 +365,8 @@ def cause_phrase(finding: Finding) -> str | None:
         return "conj missing"
     if cause is Cause.TRANSPOSED and isinstance(detail, Permutation):
         return _permutation_text(detail)[1]
+    if cause is Cause.FLIPPED and isinstance(detail, Flip):
+        return f"reversed along {_flip_text(detail)}"
     if cause is Cause.WRONG_AXES:
         return "summed over the wrong axis"
     if cause is Cause.ACROSS_OBSERVATIONS:

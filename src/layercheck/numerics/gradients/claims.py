@@ -3,7 +3,7 @@
 Claims about the incoming gradient come first: a backward that ignores dL/dY, or is not
 linear in it, is found by one more backward with -2 dL/dY. Then another argument's gradient
 in this one's place, a missing conjugate, permuted axes, a constant factor, a sum over the
-wrong axes; each returns a `Finding` or None.
+wrong axes, a gradient reversed along some axes; each returns a `Finding` or None.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from layercheck.numerics.gradients.findings import (
     Factor,
     FactorForm,
     Finding,
+    Flip,
     Misplaced,
     NamedSize,
     NonFinite,
@@ -260,6 +261,41 @@ def transposed(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
         if gradient.transpose(perm).shape == gradient.shape and evidence.holds(index, _permuted(index, perm)):
             return Finding(Cause.TRANSPOSED, (evidence.name(index),), Permutation(tuple(perm)))
     return None
+
+
+# The labels of the axes along which a gradient is tried reversed: where a layer reverses its
+# input (a sequence run backwards, an image mirrored) and backward does not undo it. Not the
+# channels, nor the observations: a batch reordered and not put back is a dependence across
+# observations (`across_observations`), and reversing the batch's axis, the contiguous one,
+# costs an argument's reversed gradient several passes (`Evidence.holds` with each reversal).
+_FLIPPABLE = "ST"
+_MOST_FLIPPED = 4  # axes of size above 1: at most 15 sets of them tried
+
+
+def flipped(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """The right gradient reversed along some axes (a kernel's gradient rotated by 180
+    degrees): the fewest axes first, each set tried only where it reverses elements (axes of
+    size above 1; along the spatial and time axes where the argument has a format). A set whose reversed gradient some failing probe rejects costs one pass over
+    the argument; the one that every failing probe admits is proven as any correction is
+    (`Evidence.holds`). After the sign: a gradient that is odd under the reversal, returned
+    with the wrong sign, is the right one reversed too, and its sign is the simpler claim."""
+    labels = evidence.problem.labels[index] or ""
+    if len(labels) != gradient.ndim:
+        labels = ""
+    axes = [k for k, n in enumerate(gradient.shape) if n > 1 and (not labels or labels[k] in _FLIPPABLE)]
+    if not axes or len(axes) > _MOST_FLIPPED:
+        return None
+    xp = namespace_of(gradient)
+    for count in range(1, len(axes) + 1):
+        for chosen in itertools.combinations(axes, count):
+            if evidence.holds(index, _reversed(index, chosen, xp)):
+                return Finding(Cause.FLIPPED, (evidence.name(index),), Flip(chosen, labels))
+    return None
+
+
+def _reversed(k: int, axes: tuple[int, ...], xp: Any) -> Corrected:
+    """Argument k's gradient reversed along `axes` (a view: nothing copied)."""
+    return lambda grads: xp.flip(grads[k], axis=axes)
 
 
 def proposed_ratio(evidence: Evidence, index: int) -> float | None:
@@ -544,6 +580,7 @@ CLAIMS: tuple[Callable[[Evidence, int, Any], Finding | None], ...] = (
     transposed,
     factor,
     wrong_axes,
+    flipped,
     across_observations,
 )
 

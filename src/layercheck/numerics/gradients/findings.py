@@ -28,6 +28,7 @@ __all__ = [
     "Factor",
     "FactorForm",
     "Finding",
+    "Flip",
     "MalformedFinding",
     "Misplaced",
     "NamedSize",
@@ -58,6 +59,7 @@ class Cause(enum.Enum):
     MISPLACED = "misplaced"  # another argument's gradient in this one's place
     CONJUGATE = "conjugate"  # a conjugate missing, in one of the forms of `Conjugation`
     TRANSPOSED = "transposed"  # axes permuted
+    FLIPPED = "flipped"  # reversed along some axes
     WRONG_SIGN = "wrong_sign"
     FACTOR = "factor"  # off by a constant factor
     WRONG_AXES = "wrong_axes"  # a broadcast argument's gradient summed over the wrong axes
@@ -343,6 +345,15 @@ class Permutation:
 
 
 @dataclass(frozen=True)
+class Flip:
+    """The axes along which backward's gradient is the right one reversed, and the argument's
+    format, to name them ("" when it has none)."""
+
+    axes: tuple[int, ...]
+    labels: str
+
+
+@dataclass(frozen=True)
 class AxesMistake:
     contribution: str  # what was summed: "dL/dY", "dL/dY * X"
     summed_over_all_but: tuple[int, ...]  # the axes backward kept
@@ -428,7 +439,16 @@ def _name(names: Sequence[str], index: int) -> str:
 
 
 Detail = (
-    Factor | Misplaced | Conjugation | Permutation | AxesMistake | AcrossObservations | Nonlinearity | NonFinite | None
+    Factor
+    | Misplaced
+    | Conjugation
+    | Permutation
+    | Flip
+    | AxesMistake
+    | AcrossObservations
+    | Nonlinearity
+    | NonFinite
+    | None
 )
 
 
@@ -700,6 +720,8 @@ def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
         return reading.member(Conjugation, data.get("form"), where)
     if cause is Cause.TRANSPOSED:
         return Permutation(reading.indices(data.get("axes"), where))
+    if cause is Cause.FLIPPED:
+        return Flip(reading.indices(data.get("axes"), where), reading.text(data.get("labels"), where))
     if cause is Cause.WRONG_AXES:
         return AxesMistake(
             reading.text(data.get("contribution"), where),
