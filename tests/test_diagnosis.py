@@ -225,11 +225,13 @@ def test_a_wrong_slice_among_many_is_named_to_its_index(module, layout, said):
             "20,64,40:CBT",
             r"X is flipped: the right one reversed along axis 2 \(T\)",
         ),
+        (VERDICTS / "identity_residual_skip_left_out.py", "24,24,20,128:SSCB", r"X leaves out a term equal to dL/dY"),
     ],
 )
 def test_a_cause_is_named_at_the_size_users_check(path, layout, said):
     """Issue 38: every cause named at a small size is named at the seed size too (a transpose,
-    a factor of the batch size, a sign), with the budget of calls the size gives."""
+    a factor of the batch size, a sign, a reversal, dL/dY left out), with the budget of calls
+    the size gives."""
     _, result = gradient_result(path, layout)
     assert re.search(said, result.message), (layout, result.message)
     assert not any("localization stopped" in line for line in result.explanation)

@@ -90,6 +90,7 @@ def test_the_verdict_corpus_covers_every_claim():
         "border",
         "wrong axis",
         "reversed along",
+        "identity path",
         "NaN",
         "mixes observations",
         "float32",

@@ -21,6 +21,7 @@ from layercheck.numerics.gradients.findings import (
     FactorForm,
     Finding,
     Flip,
+    Identity,
     Misplaced,
     NonFinite,
     NonFiniteMove,
@@ -293,6 +294,16 @@ def headline(finding: Finding) -> str:
         return f"{subject} {_verb(verb, args)} {rest}"
     if cause is Cause.FLIPPED and isinstance(detail, Flip):
         return f"{subject} {_verb('is', args)} flipped: the right one reversed along {_flip_text(detail)}"
+    if cause is Cause.IDENTITY and isinstance(detail, Identity):
+        if detail.left_out:
+            return (
+                f"{subject} {_verb('leaves', args)} out a term equal to {detail.output}: the gradient of an identity "
+                "path (Y = X + f(X), a skip connection?)"
+            )
+        return (
+            f"{subject} {_verb('has', args)} a term equal to {detail.output} too many: the gradient of an identity "
+            "path the layer does not have?"
+        )
     if cause is Cause.WRONG_AXES and isinstance(detail, AxesMistake):
         return (
             f"{subject} {_verb('is', args)} summed over the wrong axis: it equals {detail.contribution} summed over "
@@ -367,6 +378,8 @@ def cause_phrase(finding: Finding) -> str | None:
         return _permutation_text(detail)[1]
     if cause is Cause.FLIPPED and isinstance(detail, Flip):
         return f"reversed along {_flip_text(detail)}"
+    if cause is Cause.IDENTITY and isinstance(detail, Identity):
+        return f"{detail.output} {'left out' if detail.left_out else 'added once too often'} (an identity path)"
     if cause is Cause.WRONG_AXES:
         return "summed over the wrong axis"
     if cause is Cause.ACROSS_OBSERVATIONS:

@@ -3,7 +3,8 @@
 Claims about the incoming gradient come first: a backward that ignores dL/dY, or is not
 linear in it, is found by one more backward with -2 dL/dY. Then another argument's gradient
 in this one's place, a missing conjugate, permuted axes, a constant factor, a sum over the
-wrong axes, a gradient reversed along some axes; each returns a `Finding` or None.
+wrong axes, a gradient reversed along some axes, dL/dY itself left out or added; each returns a
+`Finding` or None.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from layercheck.numerics.gradients.findings import (
     FactorForm,
     Finding,
     Flip,
+    Identity,
     Misplaced,
     NamedSize,
     NonFinite,
@@ -296,6 +298,26 @@ def flipped(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
 def _reversed(k: int, axes: tuple[int, ...], xp: Any) -> Corrected:
     """Argument k's gradient reversed along `axes` (a view: nothing copied)."""
     return lambda grads: xp.flip(grads[k], axis=axes)
+
+
+def identity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
+    """The gradient off by the loss weights of an output of its shape, dL/dY itself: left out
+    (Y = X + f(X), whose backward returns f's gradient alone, the skip connection's forgotten),
+    or added where the layer has no such path. Proven as any correction is (`Evidence.holds`),
+    for the check's own dL/dY (`Evidence.unmasked`: the correction is the loss's, and a probe
+    whose loss left kinks out is left out of it). After a constant factor: of Y = 2 X, a
+    backward that returns dL/dY lacks dL/dY and is off by 1/2, which is the simpler claim."""
+    weights = evidence.base.weights
+    for k, w in enumerate(weights):
+        if tuple(w.shape) != tuple(gradient.shape) or w.dtype.kind == "c" or gradient.dtype.kind == "c":
+            continue
+        output = "dL/dY" if len(weights) == 1 else f"dL/dY{k + 1}"
+        for left_out in (True, False):
+            candidate = gradient + w if left_out else gradient - w
+            if evidence.holds(index, evidence.unmasked(candidate)):
+                return Finding(Cause.IDENTITY, (evidence.name(index),), Identity(output, left_out))
+            del candidate
+    return None
 
 
 def proposed_ratio(evidence: Evidence, index: int) -> float | None:
@@ -581,6 +603,7 @@ CLAIMS: tuple[Callable[[Evidence, int, Any], Finding | None], ...] = (
     factor,
     wrong_axes,
     flipped,
+    identity,
     across_observations,
 )
 

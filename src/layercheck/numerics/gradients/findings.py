@@ -29,6 +29,7 @@ __all__ = [
     "FactorForm",
     "Finding",
     "Flip",
+    "Identity",
     "MalformedFinding",
     "Misplaced",
     "NamedSize",
@@ -60,6 +61,7 @@ class Cause(enum.Enum):
     CONJUGATE = "conjugate"  # a conjugate missing, in one of the forms of `Conjugation`
     TRANSPOSED = "transposed"  # axes permuted
     FLIPPED = "flipped"  # reversed along some axes
+    IDENTITY = "identity"  # off by dL/dY itself: an identity path left out, or added
     WRONG_SIGN = "wrong_sign"
     FACTOR = "factor"  # off by a constant factor
     WRONG_AXES = "wrong_axes"  # a broadcast argument's gradient summed over the wrong axes
@@ -354,6 +356,16 @@ class Flip:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """The gradient is off by the loss weights of one output, dL/dY itself: `left_out` (it
+    lacks them: the identity path of Y = X + f(X)), else it has them once too often; `output`
+    names them ("dL/dY", or "dL/dY2" where the layer has several outputs)."""
+
+    output: str
+    left_out: bool
+
+
+@dataclass(frozen=True)
 class AxesMistake:
     contribution: str  # what was summed: "dL/dY", "dL/dY * X"
     summed_over_all_but: tuple[int, ...]  # the axes backward kept
@@ -444,6 +456,7 @@ Detail = (
     | Conjugation
     | Permutation
     | Flip
+    | Identity
     | AxesMistake
     | AcrossObservations
     | Nonlinearity
@@ -722,6 +735,8 @@ def _read_detail(cause: Cause, data: Mapping[str, Any]) -> Detail:
         return Permutation(reading.indices(data.get("axes"), where))
     if cause is Cause.FLIPPED:
         return Flip(reading.indices(data.get("axes"), where), reading.text(data.get("labels"), where))
+    if cause is Cause.IDENTITY:
+        return Identity(reading.text(data.get("output"), where), reading.flag(data.get("left_out"), where))
     if cause is Cause.WRONG_AXES:
         return AxesMistake(
             reading.text(data.get("contribution"), where),
