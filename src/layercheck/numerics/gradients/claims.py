@@ -268,8 +268,8 @@ def transposed(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
 # The labels of the axes along which a gradient is tried reversed: where a layer reverses its
 # input (a sequence run backwards, an image mirrored) and backward does not undo it. Not the
 # channels, nor the observations: a batch reordered and not put back is a dependence across
-# observations (`across_observations`), and reversing the batch's axis, the contiguous one,
-# costs an argument's reversed gradient several passes (`Evidence.holds` with each reversal).
+# observations (`across_observations`), and a reversal of the batch's axis, the last in most
+# formats, makes every pass over the reversed gradient several times slower.
 _FLIPPABLE = "ST"
 _MOST_FLIPPED = 4  # axes of size above 1: at most 15 sets of them tried
 
@@ -277,8 +277,9 @@ _MOST_FLIPPED = 4  # axes of size above 1: at most 15 sets of them tried
 def flipped(evidence: Evidence, index: int, gradient: Any) -> Finding | None:
     """The right gradient reversed along some axes (a kernel's gradient rotated by 180
     degrees): the fewest axes first, each set tried only where it reverses elements (axes of
-    size above 1; along the spatial and time axes where the argument has a format). A set whose reversed gradient some failing probe rejects costs one pass over
-    the argument; the one that every failing probe admits is proven as any correction is
+    size above 1; along the spatial and time axes where the argument has a format). A set
+    that the first failing probe rejects costs a few passes over the argument and no call of
+    the layer; one that every failing probe admits is proven as any correction is
     (`Evidence.holds`). After the sign: a gradient that is odd under the reversal, returned
     with the wrong sign, is the right one reversed too, and its sign is the simpler claim."""
     labels = evidence.problem.labels[index] or ""
