@@ -255,7 +255,7 @@ def test_a_large_argument_right_along_every_named_axis_is_localized_by_its_regio
     """The complement: a column wrong at 32,32,16,8:SSCB (131,072 elements) is wrong in every
     channel and every observation; the regions are screened, and the column is said."""
     _, result = gradient_result(VERDICTS / "border_lookalike_interior_column.py", "32,32,16,8:SSCB")
-    assert re.search(r"only in column 5 of X", result.message), result.message
+    assert re.search(r"zero in column 5 of X", result.message), result.message  # its backward zeroes it
     assert "column" in records(result)["X"]["diagnosis"]["blocks"]
 
 
@@ -277,7 +277,7 @@ def test_a_large_argument_wrong_in_its_last_column_alone_is_never_said_wrong_at_
     """The complement: a border found wrong in one edge alone (the last column) is not
     enough to stop: the spatial blocks are screened, and the column, narrower, is said."""
     _, result = gradient_result(VERDICTS / "border_lookalike_last_column.py", "32,32,16,8:SSCB")
-    assert re.search(r"only in column 31 of X \(right in the 31 others checked\)", result.message), result.message
+    assert re.search(r"zero in column 31 of X \(right in the 31 others checked\)", result.message), result.message
     assert "border" not in result.message
 
 
@@ -358,10 +358,9 @@ def test_a_loop_one_short_of_the_batch_is_found_in_its_last_observation_not_the_
     """`range(B - 1)` skips the last observation of whatever batch it is given: 7 of the first
     8, which the whole batch has right, and 63 of 64, which a window at the end shows."""
     _, result = gradient_result(VERDICTS / "observation_loop_one_short.py", "6,6,4,64:SSCB")
-    # The others were proven right on the whole batch, not only in the window's seven.
-    assert re.search(r"wrong only in observation 63 of X \(right in the 63 others checked\)", result.message), (
-        result.message
-    )
+    # The others were proven right on the whole batch, not only in the window's seven; the
+    # loop never writes observation 63's gradient, zero in the whole batch's too.
+    assert re.search(r"zero in observation 63 of X \(right in the 63 others checked\)", result.message), result.message
     assert "observation 7 " not in result.message
     assert _sub_batch(result) == {"observations": 8, "batch": 64, "first": 56}
 
@@ -1192,6 +1191,30 @@ def test_a_transpose_that_moves_only_axes_of_length_1_is_never_claimed():
     assert found is not None and found.detail.axes == (0, 2, 1, 3), found
 
 
+class _ZeroInAChannelOfTheFirstEight:
+    """Y = 2 X, whose backward returns zeros in channel 1 of observations 0-7 alone."""
+
+    def predict(self, X):
+        return 2 * X
+
+    def backward(self, X, Y, dLdY, memory):
+        dLdX = 2 * dLdY
+        dLdX[:, :, 1, :8] = 0
+        return dLdX
+
+
+def test_a_region_zero_on_the_first_observations_alone_is_never_said_zero_of_the_whole_batch():
+    """Localized on the first 8 observations, channel 1 is zero there; carried over to the
+    whole batch it is wrong (in observations 0-7) with the other channels right, but not zero
+    (observations 8-63 have it right): said wrong only there, never zero."""
+    report = layercheck.check_layer(
+        _ZeroInAChannelOfTheFirstEight, "6,6,4,64:SSCB", checks=[GRADIENTS], dtypes=["float64"]
+    )
+    result = report.result(GRADIENTS)
+    assert result.message == "the gradient of X is wrong only in channel 1 of X (right in the 3 others checked)"
+    assert _sub_batch(result) == {"observations": 8, "batch": 64}
+
+
 class _ReversalsTried:
     """Evidence under which the gradient reversed along `right` holds; records the axes of
     each reversal tried (found by comparing it with every reversal of a gradient whose
@@ -1601,10 +1624,13 @@ def test_a_time_step_is_said_alone_where_the_one_beside_it_passed_at_a_reduced_r
     """A hunt: at 20,64,40:CBT time step 1 of a GRU passed at a reduced resolution, after two
     probes lost to round-off; its block rested on the last of those (NaN, resolving nothing),
     and the region stayed "time steps 0-1" on one seed of three. Time step 1 is counted right
-    with the resolution it was shown right to, where that was reduced (not "wrong only" then)."""
+    with the resolution it was shown right to, where that was reduced (not "wrong only" then).
+    Its backward returns zeros there: said in the message, the region in the explanation."""
     _, result = gradient_result(VERDICTS / "time_step_zero_skipped_gru.py", "20,64,40:CBT", seed=seed)
-    said = re.search(r"wrong (only )?in time step 0 of X \(right in the 39 others checked([^)]*)\)", result.message)
-    assert said is not None, result.message
+    assert re.search(r"the gradient of X is zero in time step 0 of X \(right in the 39 others", result.message)
+    where = "\n".join(result.explanation)
+    said = re.search(r"wrong (only )?in time step 0 of X \(right in the 39 others checked([^)]*)\)", where)
+    assert said is not None, where
     only, rest = said.groups()
     assert (only is None) == ("; in time step 1 only to a reduced resolution of " in rest), result.message
 

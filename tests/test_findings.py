@@ -215,6 +215,8 @@ def _every_kind_of_finding() -> list[Finding]:
     return [
         Finding(Cause.NON_FINITE, ("X",), NonFinite(3, 120, ((0, 1), (2, 3), (4, 5)))),
         Finding(Cause.ZERO, ("w", "b")),
+        Finding(Cause.ZERO, ("X",), region=channel),
+        Finding(Cause.ZERO, ("X",), region=border),
         Finding(Cause.IGNORES_DLDY, ("X",), Nonlinearity(-2.0, 1.0)),
         Finding(Cause.NOT_LINEAR_IN_DLDY, ("X",), Nonlinearity(-2.0, 0.25)),
         Finding(Cause.SWAPPED, ("al", "tr")),

@@ -1,6 +1,9 @@
-"""Broken: per-channel scale Y = w*X whose dLdX is zero in channel 1 only (right in the other channels).
+r"""Broken: per-channel scale Y = w*X whose dLdX is zero in channel 1 only (right in the other channels): zero
+there, not everywhere.
 Check: gradients_are_numerically_correct
-Says: only in channel
+Says: the gradient of X is zero in channel 1 of X \(right in the 3 others checked\)
+Says: likely cause: zero or missing gradient in channel 1
+Says: where: wrong only in channel 1
 Never says: zero everywhere
 """
 

@@ -272,7 +272,8 @@ def headline(finding: Finding) -> str:
             f"({_non_finite_elements(detail)}), where the outputs and their finite differences are finite"
         )
     if cause is Cause.ZERO:
-        return f"{subject} {_verb('is', args)} zero everywhere"
+        where = "everywhere" if region is None else f"{_place(region)}{_rest(region)}"
+        return f"{subject} {_verb('is', args)} zero {where}"
     if cause is Cause.IGNORES_DLDY and isinstance(detail, Nonlinearity):
         return (
             f"backward ignores dL/dY: {subject} {_verb('does', args)} not change when dL/dY is multiplied by "
@@ -363,7 +364,7 @@ def cause_phrase(finding: Finding) -> str | None:
     if cause is Cause.NON_FINITE:
         return "NaN or infinite gradient"
     if cause is Cause.ZERO:
-        return "zero or missing gradient"
+        return "zero or missing gradient" + ("" if region is None else f" {_place(region)}")
     if cause is Cause.IGNORES_DLDY:
         return "backward ignores dL/dY"
     if cause is Cause.NOT_LINEAR_IN_DLDY:

@@ -40,7 +40,17 @@ from layercheck.numerics.gradients.findings import (
 )
 from layercheck.status import Status
 
-__all__ = ["CLAIMS", "factors_to_try", "name_factor", "non_finite", "proposed_ratio", "ratio_of", "sizes", "zero"]
+__all__ = [
+    "CLAIMS",
+    "factors_to_try",
+    "name_factor",
+    "non_finite",
+    "proposed_ratio",
+    "ratio_of",
+    "sizes",
+    "zero",
+    "zero_on",
+]
 
 _FACTOR_SPREAD = 1e-3  # ratios of the failing probes must agree this well to propose a factor
 _SHOWN = 5  # non-finite elements listed
@@ -167,6 +177,14 @@ def non_finite(evidence: Evidence, index: int, finite: Any) -> Finding:
 
 def zero(evidence: Evidence, index: int) -> Finding:
     return Finding(Cause.ZERO, (evidence.name(index),))
+
+
+def zero_on(gradient: Any, mask: Any) -> bool:
+    """Whether backward returned exact zeros wherever `mask` (a region found wrong) holds: a
+    loop one short that never writes the last channel, a border left as `zeros` made it."""
+    xp = namespace_of(gradient)
+    (nonzero,) = fetch(xp.count_nonzero(xp.where(mask, gradient, 0)))
+    return int(nonzero) == 0
 
 
 def linearity(evidence: Evidence, index: int, gradient: Any) -> Finding | None:

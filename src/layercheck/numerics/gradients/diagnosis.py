@@ -306,6 +306,9 @@ class Diagnostician:
             (wrong,) = fetch(namespace_of(mask).count_nonzero(mask.any(axis=others)))
             region = dataclasses.replace(region, right=sub.batch - int(wrong))
         finding = dataclasses.replace(finding, region=region)
+        if finding.cause is Cause.ZERO and not claims.zero_on(whole.base.gradients[index], mask):
+            # Zero on the first observations: wrong on the whole batch's region, not zero there.
+            finding = dataclasses.replace(finding, cause=Cause.LOCALIZED)
         if isinstance(finding.detail, Factor):  # named among the whole batch's sizes (1/batch size)
             problem = whole.problem
             named = claims.name_factor(finding.detail.ratio, claims.sizes(problem.values, problem.labels))

@@ -18,7 +18,7 @@ import numpy as np
 from layercheck.numerics import blocks as partitions
 from layercheck.numerics.arrays import fetch, is_complex, namespace_of, to_host
 from layercheck.numerics.blocks import Block, Partition, axis_mask
-from layercheck.numerics.gradients.claims import factors_to_try, name_factor, ratio_of, sizes
+from layercheck.numerics.gradients.claims import factors_to_try, name_factor, ratio_of, sizes, zero_on
 from layercheck.numerics.gradients.engine import (
     ArgumentVerdict,
     EvaluationError,
@@ -99,6 +99,11 @@ class _Cell:
             self.probes,
             self.block.span,
         )
+
+
+# The regions a zero gradient is said in: blocks along an axis, a border, a sign. Not a range of
+# values (said with the share of the elements it holds), nor elements measured one by one.
+_ZERO_KINDS = (RegionKind.BLOCKS, RegionKind.BORDER, RegionKind.SIGN)
 
 
 @dataclass(frozen=True)
@@ -394,7 +399,7 @@ class Localization:
             if wrong and len(wrong) < len(examples):
                 regions += (self._elements_region(examples),)
             if found:
-                finding = factor or Finding(Cause.LOCALIZED, (self.name,), region=found[0].region)
+                finding = factor or self._localized(gradient, found[0])
             elif regions:
                 finding = Finding(Cause.LOCALIZED, (self.name,), region=regions[0])
             elif wrong:
@@ -407,7 +412,7 @@ class Localization:
                 finding = Finding(Cause.UNEXPLAINED, (self.name,), numbers=worst)
             return finding, regions, tuple(examples[:5]), measured
         if found:
-            finding = factor or Finding(Cause.LOCALIZED, (self.name,), region=found[0].region)
+            finding = factor or self._localized(gradient, found[0])
         else:
             finding = Finding(Cause.UNEXPLAINED, (self.name,), numbers=worst, complex_values=complex_values)
         sampled = tuple(self._sampled_examples(gradient, found[0].mask if found else None))
@@ -796,6 +801,14 @@ class Localization:
             if _word(self._probe_block(Block(f"half {k}", half), rng)) is not BlockVerdict.WRONG:
                 return False
         return True
+
+    def _localized(self, gradient: Any, found: _Found) -> Finding:
+        """The region found, with no factor proven in it: said zero there where backward
+        returned exact zeros in all of it (its blocks proven wrong, so the right gradient is
+        not zero there), else wrong there."""
+        if found.region.kind in _ZERO_KINDS and zero_on(gradient, found.mask):
+            return Finding(Cause.ZERO, (self.name,), region=found.region)
+        return Finding(Cause.LOCALIZED, (self.name,), region=found.region)
 
     def _mostly_wrong(self, mask: Any) -> bool:
         """Whether most of the elements `mask` holds are wrong, each measured on its own."""
