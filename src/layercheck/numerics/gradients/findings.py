@@ -53,7 +53,7 @@ class Cause(enum.Enum):
     """The kind of a finding about a wrong gradient: a cause proven, or only where and how much."""
 
     NON_FINITE = "non_finite"  # NaN or infinite where the outputs and their differences are finite
-    ZERO = "zero"  # zero everywhere: a missing gradient
+    ZERO = "zero"  # zero everywhere (a missing gradient), or in its region where it is wrong
     IGNORES_DLDY = "ignores_dldy"  # backward returns the same for -2 dL/dY
     NOT_LINEAR_IN_DLDY = "not_linear_in_dldy"
     SWAPPED = "swapped"  # two arguments' gradients in each other's place
