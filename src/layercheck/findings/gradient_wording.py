@@ -241,12 +241,17 @@ def _permutation_text(permutation: Permutation) -> tuple[str, str]:
 
 def _flip_text(flip: Flip) -> str:
     """ "axis 2 (T)", "axes 0 (S) and 1 (S)", "axes 0 and 1" (no format)."""
-    axes = [f"{k} ({flip.labels[k]})" if k < len(flip.labels) else str(k) for k in flip.axes]
+    axes = [_axis(k, flip.labels) for k in flip.axes]
     return f"{'axis' if len(axes) == 1 else 'axes'} {listed(axes)}"
 
 
+def _axis(k: int, labels: str) -> str:
+    """ "2 (T)", or "2" where the argument has no format."""
+    return f"{k} ({labels[k]})" if k < len(labels) else str(k)
+
+
 def _axes(ks: Sequence[int], labels: str) -> str:
-    return ", ".join(f"{k} ({labels[k]})" if k < len(labels) else str(k) for k in ks)
+    return ", ".join(_axis(k, labels) for k in ks)
 
 
 def _conjugation_text(form: Conjugation) -> str:
