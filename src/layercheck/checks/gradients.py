@@ -44,7 +44,7 @@ from layercheck.numerics.gradients.engine import (
 from layercheck.numerics.gradients.evidence import worst_failing
 from layercheck.numerics.gradients.findings import Diagnosis, NonFiniteMove, Numbers, resolution_text
 from layercheck.numerics.gradients.localization import numbers_of
-from layercheck.numerics.gradients.sub_batch import SUB_BATCH, SubBatch, call_share
+from layercheck.numerics.gradients.sub_batch import SubBatch, call_share, observations_for
 from layercheck.reproducers.evidence import Evidence, ReproKind
 from layercheck.results import Blocked, Call, Kind, Status, cause_of
 from layercheck.safetext import exception_text
@@ -487,10 +487,11 @@ def sub_batch(
         outputs = whole.outputs[: len(session.reference.output_names)]
         split, _ = subsets.split_by_observation(session, method, outputs)
         batch = require_batch(session)
-        if not SubBatch.worth(batch) or not 0 <= start <= batch - SUB_BATCH:
+        size = observations_for(batch)
+        if size is None or not 0 <= start <= batch - size:
             return None
         split = dataclasses.replace(split, dtype=dtype)
-        observations = range(start, start + SUB_BATCH)
+        observations = range(start, start + size)
 
         def fresh() -> Adapter:  # as a perturbed point the layer raised at: nothing said of it
             try:
@@ -501,7 +502,7 @@ def sub_batch(
         training = TrainingPass(
             session, dtype, new_layer=fresh, inputs=subsets.subset_inputs(session, split, observations)
         )
-        problem = dataclasses.replace(training.problem(session, labels), share=call_share(SUB_BATCH, batch))
+        problem = dataclasses.replace(training.problem(session, labels), share=call_share(size, batch))
         rng = session.rng("gradient weights sub-batch" + (f" from {start}" if start else ""))
         weights = [arrays.random_like(y, rng) for y in training.outputs]
         base = make_baseline(problem, training.outputs, weights, tol)
@@ -509,7 +510,7 @@ def sub_batch(
         return None
     learnables = [None] * len(session.reference.learnables)
     axes = (*split.inputs, *learnables, *split.states.values())
-    return SubBatch(problem, base, SUB_BATCH, batch, axes, start)
+    return SubBatch(problem, base, size, batch, axes, start)
 
 
 def _prepare(session: CheckContext, measure: bool) -> tuple[GradientProblem, Baseline, Tolerances, str | None, str]:

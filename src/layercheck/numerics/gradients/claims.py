@@ -461,7 +461,7 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     axis, batch, output_axes = split
     screen = evidence.screen()
     among = None if screen is None else _observation_axes(screen, index)
-    if screen is None or among is None:
+    if screen is None or among is None or among[1] < _AMONG:
         shown = _each_left_out(evidence, index, split)
         if shown is None:
             return None
@@ -479,6 +479,13 @@ def across_observations(evidence: Evidence, index: int, gradient: Any) -> Findin
     relative = first.discrepancy / abs(first.numeric) if first.numeric else math.inf
     detail = AcrossObservations(observations, batch, first.analytic, first.numeric, relative, within, others)
     return Finding(Cause.ACROSS_OBSERVATIONS, (evidence.name(index),), detail)
+
+
+# The fewest observations the claim is shown among on a sub-batch: the first, the last and one
+# between them. On two, both are ends: a backward that leaves out the dependence of the batch's
+# two ends alone leaves out all of theirs, and that of the observations between would be
+# claimed unseen.
+_AMONG = 3
 
 
 def _each_left_out(

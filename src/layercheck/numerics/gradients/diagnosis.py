@@ -265,8 +265,10 @@ class Diagnostician:
             return None  # elements of a window, measured one by one: the whole batch says where
         if finding.region is None:
             # Nothing narrower than the argument on the sub-batch. Where the observations past
-            # it are right, the error is theirs alone (observations 0-7): the whole batch says so.
-            if narrower_only or not self._wrong_past(index, sub):
+            # it are right, the error is theirs alone (observations 0-7): the whole batch says so;
+            # so it does where the batch's last observations are right, the error a run of
+            # observations from the first that outlasts the sub-batch (0-7, of 2 run alone).
+            if narrower_only or not self._wrong_past(index, sub) or self._right_at_end(index, sub):
                 return None
             probe = worst_failing(whole.verdicts[index])
             assert probe is not None  # a failed argument failed a probe
@@ -417,6 +419,19 @@ class Diagnostician:
             rng = self.evidence.rng(f"sub-batch {what} {self.evidence.name(index)}")
             self._past[index, sub.first] = self._probe(index, rng, past) is Status.FAILED
         return self._past[index, sub.first]
+
+    def _right_at_end(self, index: int, sub: SubBatch) -> bool:
+        """Whether the argument's gradient is right in the whole batch's last observations, as
+        many as the sub-batch holds, where they lie past it (False for an argument without a
+        batch axis); probed once per argument, after `_wrong_past` found the rest wrong."""
+        axis = sub.axes[index]
+        start = sub.batch - sub.observations
+        if axis is None or start < sub.first + sub.observations:
+            return False
+        value = self.evidence.problem.values[index]
+        end = axis_mask(tuple(value.shape), axis, start, None, namespace_of(value))
+        rng = self.evidence.rng(f"sub-batch end {self.evidence.name(index)}")
+        return self._probe(index, rng, end) is Status.PASSED
 
     def _diagnosis(
         self,

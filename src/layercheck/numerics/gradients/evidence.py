@@ -133,7 +133,7 @@ class Evidence:
 
     def screen(self) -> Evidence | None:
         """The first observations' evidence (made on first use), or None where the batch is
-        too small to have any (`sub_batch.SubBatch.worth`) or the layer cannot run on them."""
+        too small to have any (`sub_batch.observations_for`) or the layer cannot run on them."""
         return None if self._screen is None else self._screen()
 
     def complex_values(self, index: int) -> bool:

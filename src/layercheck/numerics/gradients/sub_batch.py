@@ -25,16 +25,25 @@ from layercheck.numerics.arrays import namespace_of
 from layercheck.numerics.gradients.engine import Baseline, GradientProblem
 from layercheck.numerics.gradients.findings import Region, RegionKind
 
-__all__ = ["SUB_BATCH", "SubBatch", "call_share", "last_at_batch_end", "whole_batch_mask"]
+__all__ = ["SUB_BATCH", "SubBatch", "call_share", "last_at_batch_end", "observations_for", "whole_batch_mask"]
 
-# The observations a sub-batch holds, and how many times as many the batch must hold for one
-# to be worth it: below that, the whole batch is localized.
+# The most observations a sub-batch holds, and how many times as many the batch must hold for
+# one to be worth it: a batch of 8 to 31 is localized on a quarter of it (2 to 7 observations),
+# one below 8 on the whole of it.
 SUB_BATCH = 8
 _WORTH = 4
+_FEWEST = 2  # observations: a dependence across them, or a batch statistic, needs two
 # The least share of a call on the whole batch that a call on a sub-batch is charged: what a
 # call and its probe cost beside the arrays they compute (the layer's own overhead, the
 # engine's passes over small arrays) does not shrink with the observations.
 _LEAST_SHARE = 1 / 16
+
+
+def observations_for(batch: int) -> int | None:
+    """The observations of a sub-batch of a batch of `batch` (a function of the layout alone):
+    `SUB_BATCH`, or a quarter of a smaller batch; None where the whole batch is localized."""
+    observations = min(SUB_BATCH, batch // _WORTH)
+    return observations if observations >= _FEWEST else None
 
 
 def call_share(observations: int, batch: int) -> float:
@@ -56,11 +65,6 @@ class SubBatch:
     batch: int
     axes: tuple[int | None, ...]
     first: int = 0
-
-    @staticmethod
-    def worth(batch: int) -> bool:
-        """Whether a batch of this size is localized on a sub-batch."""
-        return batch >= _WORTH * SUB_BATCH
 
 
 def whole_batch_mask(
