@@ -264,11 +264,11 @@ class Diagnostician:
         if narrower_only and finding.region is not None and finding.region.kind is RegionKind.ELEMENTS:
             return None  # elements of a window, measured one by one: the whole batch says where
         if finding.region is None:
-            # Nothing narrower than the argument on the sub-batch. Where the observations past
-            # it are right, the error is theirs alone (observations 0-7): the whole batch says so;
-            # so it does where the batch's last observations are right, the error a run of
-            # observations from the first that outlasts the sub-batch (0-7, of 2 run alone).
-            if narrower_only or not self._wrong_past(index, sub) or self._right_at_end(index, sub):
+            # Nothing narrower than the argument on the sub-batch. Where the batch's last
+            # observations are right, the error is a run of observations from the first: the
+            # sub-batch's alone (observations 0-7), or one that outlasts it (0-15): the whole
+            # batch says which. Where they are wrong too, nothing narrower is said.
+            if narrower_only or not self._wrong_at_end(index, sub):
                 return None
             probe = worst_failing(whole.verdicts[index])
             assert probe is not None  # a failed argument failed a probe
@@ -420,18 +420,18 @@ class Diagnostician:
             self._past[index, sub.first] = self._probe(index, rng, past) is Status.FAILED
         return self._past[index, sub.first]
 
-    def _right_at_end(self, index: int, sub: SubBatch) -> bool:
-        """Whether the argument's gradient is right in the whole batch's last observations, as
-        many as the sub-batch holds, where they lie past it (False for an argument without a
-        batch axis); probed once per argument, after `_wrong_past` found the rest wrong."""
+    def _wrong_at_end(self, index: int, sub: SubBatch) -> bool:
+        """Whether the argument's gradient is wrong in the whole batch's last observations, as
+        many as the sub-batch holds: one probe, where they lie past it (wrong there, it is
+        wrong past it); else whether it is wrong past it (`_wrong_past`)."""
         axis = sub.axes[index]
         start = sub.batch - sub.observations
         if axis is None or start < sub.first + sub.observations:
-            return False
+            return self._wrong_past(index, sub)
         value = self.evidence.problem.values[index]
         end = axis_mask(tuple(value.shape), axis, start, None, namespace_of(value))
         rng = self.evidence.rng(f"sub-batch end {self.evidence.name(index)}")
-        return self._probe(index, rng, end) is Status.PASSED
+        return self._probe(index, rng, end) is Status.FAILED
 
     def _diagnosis(
         self,
