@@ -1806,3 +1806,49 @@ def test_a_diagnosis_on_a_sub_batch_leaves_nothing_for_the_cycle_collector(layer
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_indices_set_apart_are_blocks_of_their_own_and_the_other_blocks_stay():
+    """`set_apart`: a channel of a block of several (channels 3-4 of 20 in 16 blocks; channel
+    5 in the middle of a block of 32 of 512) is cut out of it, the rest of the block kept in
+    the runs around it, and every other block is the same object (its judgement kept)."""
+    from layercheck.numerics.blocks import along_axis, set_apart
+
+    value = np.zeros((2, 2, 20, 3))
+    twenty = along_axis(value, 2, "channel")
+    apart = set_apart(value, twenty, [3])
+    labels = [b.label for b in apart.blocks]
+    assert labels[:5] == ["0", "1", "2", "3", "4"] and len(labels) == 17
+    assert [b.span for b in apart.blocks[3:5]] == [(3, 3), (4, 4)]
+    assert np.array_equal(apart.blocks[3].mask, np.arange(20)[None, None, :, None] == 3 + 0 * value)
+    kept = [b for b in apart.blocks if any(b is old for old in twenty.blocks)]
+    assert len(kept) == 15
+    wide = along_axis(np.zeros((512, 1)), 0, "channel")
+    assert [b.label for b in set_apart(np.zeros((512, 1)), wide, [5, 40]).blocks[:5]] == [
+        "0-4",
+        "5",
+        "6-31",
+        "32-39",
+        "40",
+    ]
+    assert set_apart(value, twenty, [0, 1]).blocks == twenty.blocks  # single indices already
+
+
+@pytest.mark.parametrize(
+    ("name", "layout", "seed"),
+    [
+        (name, layout, seed)
+        for name in ("channel_tiny_wrong_among_twenty.py", "subbatch_tiny_channel_wrong_past_eight.py")
+        for layout, seeds in (("6,6,20,32:SSCB", (0, 1, 2)), ("24,24,20,64:SSCB", (0,)))
+        for seed in seeds
+    ],
+)
+def test_a_tiny_channel_wrong_beside_a_normal_one_in_a_block_is_judged_alone(name: str, layout: str, seed: int):
+    """Issue 38: past 16 channels the channels are probed in blocks, and a block of a channel
+    whose gradient is 1e-8 of the rest and a normal one is judged at the normal one's scale.
+    Wrong in the tiny channel (everywhere, or past the sub-batch), it was found right there
+    (its own probe then contradicted the region) or undecided: only "wrong" was said, at
+    24,24,20,128:SSCB on two seeds of three. The tiny channel is set apart, or the undecided
+    block cut, and judged alone."""
+    _, result = gradient_result(VERDICTS / name, layout, seed=seed)
+    assert "wrong only in channels 1, 3 of X (right in the 18 others checked)" in result.message

@@ -116,14 +116,15 @@ def along_axis(value: Any, axis: int, unit: str, max_cells: int = _MAX_CELLS, fi
     n = shape[axis]
     cuts = np.linspace(0, n, min(n, max_cells) + 1).astype(int).tolist()
     blocks = tuple(
-        Block(
-            str(first + lo) if hi - lo == 1 else f"{first + lo}-{first + hi - 1}",
-            axis_mask(shape, axis, lo, hi, xp),
-            (first + lo, first + hi - 1),
-        )
-        for lo, hi in zip(cuts[:-1], cuts[1:])
+        _indices_block(shape, axis, first + lo, first + hi, first, xp) for lo, hi in zip(cuts[:-1], cuts[1:])
     )
     return Partition(unit, blocks, axis=axis, first=first)
+
+
+def _indices_block(shape: tuple[int, ...], axis: int, lo: int, hi: int, first: int, xp: Any) -> Block:
+    """The block of indices [lo, hi) along `axis`, counted from `first` (its mask's index 0)."""
+    label = str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}"
+    return Block(label, axis_mask(shape, axis, lo - first, hi - first, xp), (lo, hi - 1))
 
 
 def refined(value: Any, partition: Partition, wide: tuple[Block, ...], max_cells: int = _MAX_CELLS) -> Partition:
@@ -141,16 +142,30 @@ def refined(value: Any, partition: Partition, wide: tuple[Block, ...], max_cells
         if id(block) in cut and last is not None:
             n = last - first + 1
             cuts = np.linspace(first, last + 1, min(n, each) + 1).astype(int).tolist()
-            blocks += [
-                Block(
-                    str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}",
-                    axis_mask(shape, partition.axis, lo - at, hi - at, xp),
-                    (lo, hi - 1),
-                )
-                for lo, hi in zip(cuts[:-1], cuts[1:])
-            ]
+            blocks += [_indices_block(shape, partition.axis, lo, hi, at, xp) for lo, hi in zip(cuts[:-1], cuts[1:])]
         else:
             blocks.append(block)
+    return Partition(partition.unit, tuple(blocks), partition.plural, partition.axis, partition.first)
+
+
+def set_apart(value: Any, partition: Partition, indices: list[int]) -> Partition:
+    """`partition` (along an axis) with each of `indices` (counted as its spans are) a block of
+    its own, cut out of a block that held it with others; the rest of that block kept in the
+    runs of indices around it. Blocks that hold none are kept as they are (the same objects)."""
+    assert partition.axis is not None
+    shape, xp, at = tuple(value.shape), namespace_of(value), partition.first
+    blocks: list[Block] = []
+    for block in partition.blocks:
+        first, last = block.span if block.span is not None else (0, None)
+        inside = sorted({i for i in indices if last is not None and first <= i <= last})
+        if not inside or first == last:
+            blocks.append(block)
+            continue
+        assert last is not None
+        cuts = [first, *(k for i in inside for k in (i, i + 1)), last + 1]
+        blocks += [
+            _indices_block(shape, partition.axis, lo, hi, at, xp) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo
+        ]
     return Partition(partition.unit, tuple(blocks), partition.plural, partition.axis, partition.first)
 
 

@@ -244,6 +244,15 @@ class Evidence:
             fresh is not None and fresh.verdict is Verdict.FAIL for _, fresh in self._outside_probes(index, region)
         )
 
+    def found_wrong_outside(self, index: int, region: Any) -> list[Any]:
+        """The masks of the small blocks of argument `index` outside `region` that their own
+        probes found wrong (`wrong_outside`, each of them)."""
+        return [
+            mask
+            for mask, fresh in self._outside_probes(index, region)
+            if fresh is not None and fresh.verdict is Verdict.FAIL
+        ]
+
     def undecided_outside(self, index: int, region: Any) -> list[Any]:
         """The masks of the elements of argument `index` outside `region` (a mask of it) in
         its blocks whose gradient is small that no probe of their own decided right: a block

@@ -313,6 +313,19 @@ def _runs(spans: list[tuple[int, int]]) -> tuple[str, ...]:
     return tuple(str(first) if first == last else f"{first}-{last}" for first, last in runs)
 
 
+def _whole_slices(mask: Any, axis: int) -> list[int]:
+    """The indices along `axis` of a mask that is whole slices along it (a channel, the
+    channels of a small block), each wholly in it; none where it is anything else."""
+    others = tuple(k for k in range(mask.ndim) if k != axis)
+    whole, touched = (to_host(a) for a in (mask.all(axis=others), mask.any(axis=others)))
+    return [int(i) for i in np.flatnonzero(whole)] if np.array_equal(whole, touched) else []
+
+
+def _wide(span: tuple[int, int | None] | None) -> bool:
+    """Whether a block along an axis spans several of its indices."""
+    return span is not None and span[1] is not None and span[1] > span[0]
+
+
 def _within(index: int, span: tuple[int, int | None] | None) -> bool:
     return span is not None and span[0] <= index and (span[1] is None or index <= span[1])
 
@@ -437,8 +450,10 @@ class Localization:
             # The most specific candidates first: each confirmed block by block, or dropped.
             for _, partition, cells in sorted(screened, key=lambda c: c[0])[:_CANDIDATES]:
                 cells = self._confirm(partition, cells)
+                partition, cells = self._undecided_cut(partition, cells)
                 region = self._region_of(partition, cells)
                 if region is not None:
+                    partition, cells, region = self._small_set_apart(partition, cells, region)
                     partition, cells, narrowed = self._narrowed(partition, cells, region)
                     if narrowed is not None:
                         found.append(narrowed)
@@ -651,7 +666,7 @@ class Localization:
         narrower region is not proven; `_CONTRADICTED` where it is not one that may be said
         and an index of the wrong blocks was found right."""
         spans = [(c.block, c.block.span) for c in region.bad]
-        wide = tuple(block for block, span in spans if span is not None and span[1] is not None and span[1] > span[0])
+        wide = tuple(block for block, span in spans if _wide(span))
         if partition.axis is None or not wide or self.evidence.budget.over():
             return None
         # Probed, a wide block is cut in `_NARROWING` (each part screened and confirmed: 16
@@ -659,13 +674,7 @@ class Localization:
         # by element, in one block per index at once.
         cells_at_most = _NARROWING if self.table is None else partitions.AXIS_CELLS
         finer = partitions.refined(self.value, partition, wide, max_cells=cells_at_most)
-        kept = {c.block.label: c for c in cells if all(c.block is not block for block in wide)}
-        new = Partition(
-            finer.unit, tuple(b for b in finer.blocks if b.label not in kept), finer.plural, finer.axis, finer.first
-        )
-        self._screens = max(self._screens, self._spent) + 2 * len(new.blocks)  # a screen and a confirmation each
-        judged = {c.block.label: c for c in self._confirm(new, self._judge(new, f"{partition.unit} narrowed"))}
-        narrowed = [kept.get(b.label) or judged[b.label] for b in finer.blocks]
+        narrowed = self._cut(cells, finer, "narrowed")
         better = self._region_of(finer, narrowed)
         # Every block proven wrong must hold an index proven wrong: a narrower region that
         # left one out would call right what was proven wrong.
@@ -685,6 +694,66 @@ class Localization:
             # not 0, 1, ... 31), and nothing narrower to find in them.
             return None
         return finer, narrowed, better
+
+    def _cut(self, cells: list[_Cell], finer: Partition, why: str) -> list[_Cell]:
+        """The cells of `finer`, a partition with some blocks of the one `cells` judged cut into
+        parts (`partitions.refined`, `set_apart`): each part screened and confirmed, the blocks
+        kept whole (the same objects) as they were judged."""
+        kept = {id(c.block): c for c in cells}  # blocks hold arrays: known by identity
+        new = Partition(
+            finer.unit, tuple(b for b in finer.blocks if id(b) not in kept), finer.plural, finer.axis, finer.first
+        )
+        self._screens = max(self._screens, self._spent) + 2 * len(new.blocks)  # a screen and a confirmation each
+        judged = {id(c.block): c for c in self._confirm(new, self._judge(new, f"{finer.unit} {why}"))}
+        return [kept.get(id(b)) or judged[id(b)] for b in finer.blocks]
+
+    def _undecided_cut(self, partition: Partition, cells: list[_Cell]) -> tuple[Partition, list[_Cell]]:
+        """A partition along an axis with blocks wrong and right, and a few of several indices
+        undecided, those cut (`_NARROWING` parts each, as a narrowing) until none of several
+        indices is left undecided: each part is judged at its own scale. Channels 3-4 of 20,
+        channel 3's gradient 1e-8 of channel 4's and wrong past the sub-batch, were undecided
+        together (a probe at channel 4's scale cannot see channel 3), and with them the wrong
+        channels went unsaid at 24,24,20,128:SSCB; channel 3 alone is wrong, channel 4 right.
+        A part of one index left undecided leaves the partition no region, as before."""
+        while partition.axis is not None and self.table is None and not self.evidence.budget.over():
+            undecided = [c for c in cells if c.verdict is BlockVerdict.UNDECIDED]
+            verdicts = {c.verdict for c in cells}
+            wide = tuple(c.block for c in undecided if _wide(c.block.span))
+            if not wide or len(wide) < len(undecided) or len(wide) > _NARROWING:
+                break
+            if BlockVerdict.WRONG not in verdicts or BlockVerdict.RIGHT not in verdicts:
+                break  # nothing the cut could find makes a region of it
+            partition = partitions.refined(self.value, partition, wide, max_cells=_NARROWING)
+            cells = self._cut(cells, partition, "undecided")
+        return partition, cells
+
+    def _small_set_apart(
+        self, partition: Partition, cells: list[_Cell], found: _Found
+    ) -> tuple[Partition, list[_Cell], _Found]:
+        """A region along an axis where indices of it outside the region whose gradient is
+        small (a saturated channel) were found wrong by probes of their own: those set apart,
+        each a block of its own judged at its own scale, and the region found again. A block
+        that holds such an index beside others was found right by probes at the others'
+        scale, which cannot see it: channel 3 of 20, its gradient 1e-8 of the rest and wrong
+        past the sub-batch, in a block with channel 4, left "channel 1" alone, which the
+        probe of channel 3 contradicted, and nothing was said at 24,24,20,128:SSCB. The
+        region as it was where the set-apart indices make none, or one still contradicted."""
+        axis = partition.axis
+        if axis is None or self.table is not None or not self.evidence.wrong_outside(self.index, found.mask):
+            return partition, cells, found
+        indices = [
+            i + partition.first
+            for mask in self.evidence.found_wrong_outside(self.index, found.mask)
+            for i in _whole_slices(mask, axis)
+        ]
+        finer = partitions.set_apart(self.value, partition, indices)
+        if len(finer.blocks) == len(partition.blocks) or self.evidence.budget.over():
+            return partition, cells, found
+        apart = self._cut(cells, finer, "set apart")
+        again = self._region_of(finer, apart)
+        if again is None or self.evidence.wrong_outside(self.index, again.mask):
+            return partition, cells, found
+        return finer, apart, again
 
     def _wrong_edges(self) -> tuple[tuple[str, ...], bool]:
         """The edges (first and last row, column) of a gradient wrong at the border: those
