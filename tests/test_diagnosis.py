@@ -1852,3 +1852,23 @@ def test_a_tiny_channel_wrong_beside_a_normal_one_in_a_block_is_judged_alone(nam
     block cut, and judged alone."""
     _, result = gradient_result(VERDICTS / name, layout, seed=seed)
     assert "wrong only in channels 1, 3 of X (right in the 18 others checked)" in result.message
+
+
+def test_an_argument_measured_element_by_element_on_the_whole_batch_is_localized_there():
+    """Issue 38: a claim that had every element of a small argument measured on the whole
+    batch (alpha, 20 slopes, at 12,12,20,16:SSCB) leaves the localization to read them: the
+    sub-batch measured them again (a beta of 20 channels at 24,24,20,16:SSCB: 40 calls of the
+    whole batch, then 45 of a quarter of it: 7.8 passing checks, where 6.4)."""
+    cls = load_layer(VERDICTS / "factor_lookalike_prelu_one_slope.py")
+    batches: list[int] = []
+
+    class Counted(cls):
+        def predict(self, X):
+            batches.append(X.shape[3])
+            return super().predict(X)
+
+    report = layercheck.check_layer(Counted, "12,12,20,16:SSCB", checks=[GRADIENTS], dtypes=["float64"])
+    result = report.result(GRADIENTS)
+    assert "off by a factor 2 in channel 2 of alpha (right in the 19 others checked)" in result.message
+    assert _sub_batch(result, "alpha") is None
+    assert set(batches) == {16}  # no call on part of the batch

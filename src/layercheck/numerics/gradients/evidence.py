@@ -192,6 +192,11 @@ class Evidence:
             self._elements[index] = table
         return self._elements[index]
 
+    def measured(self, index: int) -> bool:
+        """Whether a claim already had every element of the argument measured (`elements` made
+        its table): a localization reads the table, and calls the layer no more."""
+        return self._elements.get(index) is not None
+
     def holds(
         self, index: int, corrected: Corrected, supports: tuple[Block | None, ...] = (None,), region: Any = None
     ) -> bool:
