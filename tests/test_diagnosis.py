@@ -1872,3 +1872,24 @@ def test_an_argument_measured_element_by_element_on_the_whole_batch_is_localized
     assert "off by a factor 2 in channel 2 of alpha (right in the 19 others checked)" in result.message
     assert _sub_batch(result, "alpha") is None
     assert set(batches) == {16}  # no call on part of the batch
+
+
+def test_a_small_argument_is_localized_from_its_elements_where_that_takes_fewer_calls_than_probes():
+    """Issue 38: past the work bound of a claim's table (its elements times the outputs), a
+    localization measured a small argument's blocks with probes: alpha, 20 slopes, at
+    64,64,20,7:SSCB took 104 calls of the layer, where its 20 elements measured one by one
+    take 40 (and say the same, exactly): they are, wherever they take fewer calls than the
+    screens and their confirmations."""
+    cls = load_layer(VERDICTS / "factor_lookalike_prelu_one_slope.py")
+    calls: list[int] = []
+
+    class Counted(cls):
+        def predict(self, X):
+            calls.append(1)
+            return super().predict(X)
+
+    report = layercheck.check_layer(Counted, "64,64,20,7:SSCB", checks=[GRADIENTS], dtypes=["float64"])
+    result = report.result(GRADIENTS)
+    assert "off by a factor 2 in channel 2 of alpha (right in the 19 others checked)" in result.message
+    assert len(calls) <= 60
+    assert records(result)["alpha"]["diagnosis"]["examples"]  # measured element by element

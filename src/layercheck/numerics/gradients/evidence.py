@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -126,7 +127,8 @@ class Evidence:
         self.tol = tol
         self.rng = rng
         self._fresh: dict[tuple[int, str], Probe | None] = {}
-        self._elements: dict[int, list[Element] | None] = {}
+        self._elements: dict[int, list[Element] | None] = {}  # made (None: the layer raised)
+        self._refused: dict[int, int] = {}  # not made: for as many calls or more
 
     def name(self, index: int) -> str:
         return self.problem.names[index]
@@ -161,36 +163,47 @@ class Evidence:
             self._fresh[key] = found[-1] if found else None
         return self._fresh[key]
 
-    def elements(self, index: int) -> list[Element] | None:
+    def elements(self, index: int, cheaper_than: int | None = None) -> list[Element] | None:
         """Every element's probes for a small argument; None for a large one (or when what is
-        left of the budget cannot pay for them, or the layer raised)."""
-        if index not in self._elements and self.budget.over():
+        left of the budget cannot pay for them, or the layer raised). Measured where the
+        elements times the size of the outputs stay under ELEMENTWISE_WORK, or, with
+        `cheaper_than`, where their calls are fewer than that: a localization's probes of
+        blocks would make more (a beta of 20 channels at 24,24,20,48:SSCB: 40 calls, where its
+        screens and their confirmations took 88)."""
+        if index in self._elements:
+            return self._elements[index]
+        if self._refused.get(index, -1) >= (cheaper_than or 0) or self.budget.over():
             return None
-        if index not in self._elements:
-            value = self.problem.values[index]
+        value = self.problem.values[index]
+        outputs = sum(int(y.size) for y in self.base.outputs)
+        units = (1, 1j) if is_complex(value) else (1,)
+        calls = _ELEMENT_CALLS * int(value.size) * len(units)
+        # A table cut short by the budget is worth nothing, and would leave nothing for
+        # the probes that decide without it (two 16x16 weights swapped: the second table
+        # spent the rest, and the swap was said of one of them only). It may take half of
+        # what is left, no more: the rest proves what it shows (a sub-batch's table of 256
+        # elements took 512 of 600 calls, and nothing was left to carry its channel over
+        # to the whole batch: nothing was said).
+        affordable = self.budget.affords(2 * calls, self.problem.share)
+        if value.size > ELEMENTWISE_LIMIT or not affordable:
+            self._refused[index] = sys.maxsize  # never made
+            return None
+        if value.size * outputs > ELEMENTWISE_WORK and (cheaper_than is None or calls >= cheaper_than):
+            self._refused[index] = cheaper_than or 0  # made, if at all, for fewer calls than more probes
+            return None
+        table: list[Element] | None
+        try:
+            table = [
+                (
+                    tuple(int(i) for i in element),
+                    [element_probe(self.problem, self.base, index, element, self.tol, u) for u in units],
+                )
+                for element in np.ndindex(tuple(value.shape))
+            ]
+        except EvaluationError:
             table = None
-            outputs = sum(int(y.size) for y in self.base.outputs)
-            units = (1, 1j) if is_complex(value) else (1,)
-            # A table cut short by the budget is worth nothing, and would leave nothing for
-            # the probes that decide without it (two 16x16 weights swapped: the second table
-            # spent the rest, and the swap was said of one of them only). It may take half of
-            # what is left, no more: the rest proves what it shows (a sub-batch's table of 256
-            # elements took 512 of 600 calls, and nothing was left to carry its channel over
-            # to the whole batch: nothing was said).
-            affordable = self.budget.affords(2 * _ELEMENT_CALLS * int(value.size) * len(units), self.problem.share)
-            if value.size <= ELEMENTWISE_LIMIT and value.size * outputs <= ELEMENTWISE_WORK and affordable:
-                try:
-                    table = [
-                        (
-                            tuple(int(i) for i in element),
-                            [element_probe(self.problem, self.base, index, element, self.tol, u) for u in units],
-                        )
-                        for element in np.ndindex(tuple(value.shape))
-                    ]
-                except EvaluationError:
-                    table = None
-            self._elements[index] = table
-        return self._elements[index]
+        self._elements[index] = table
+        return table
 
     def measured(self, index: int) -> bool:
         """Whether a claim already had every element of the argument measured (`elements` made

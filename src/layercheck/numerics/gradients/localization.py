@@ -363,14 +363,16 @@ class Localization:
         self.name = evidence.name(index)
         self.value = evidence.problem.values[index]
         self.labels = evidence.problem.labels[index]
-        self.table = evidence.elements(index)
-        self.origin = origin
-        self._spent = 0  # localization probes spent
         # Probes for the screens: each block of every partition once, however many blocks the
         # labelled axes have: a channel, an observation, a time step or a column is found at any
         # size (20 channels and 8 observations once left a column's blocks unscreened, and a
         # last column wrong read as the whole border).
         self._screens = _screens(self.value, self.labels)
+        # A small argument's elements are measured one by one wherever that takes fewer calls
+        # than the screens and their confirmations (two calls a probe): exactly, and for less.
+        self.table = evidence.elements(index, cheaper_than=4 * self._screens)
+        self.origin = origin
+        self._spent = 0  # localization probes spent
         # Probes cost two calls on the whole argument each: a large one's screens are spared
         # what cannot change what is said (`_groups`, `_judge`).
         self._large = self.table is None and int(self.value.size) >= _LARGE
